@@ -1,0 +1,70 @@
+# qkv — one entry point: `make` builds build/qkv and the tests, `make test` runs them,
+# `make demo` sets up, builds and runs the demo, `make clean` removes build outputs.
+
+CXX      ?= g++
+BUILD    ?= build
+PKGS     := openblas fmt stb harfbuzz nlohmann_json CLI11
+CXXFLAGS ?= -O2
+CXXFLAGS += -std=c++20 -Wall -Wextra -I. $(shell pkg-config --cflags $(PKGS)) -MMD -MP
+LDLIBS   += $(shell pkg-config --libs $(PKGS)) -lpthread
+
+# Everything but train/ (the program) and tests/ goes into one static library.
+LIB_SRC  := $(wildcard framework/*.cpp framework/cpu/*.cpp data/*.cpp models/*.cpp tools/render/*.cpp)
+APP_SRC  := $(wildcard train/*.cpp)
+TEST_SRC := $(wildcard tests/*.cpp)
+BENCH_SRC:= $(wildcard tools/bench/*.cpp)
+
+# CUDA: built when nvcc exists (CUDA_HOME/bin/nvcc or on PATH); `make CUDA=0` forces CPU-only.
+CUDA_HOME ?= /usr/local/cuda
+NVCC      ?= $(shell command -v $(CUDA_HOME)/bin/nvcc 2>/dev/null || command -v nvcc 2>/dev/null)
+CUDA      ?= $(if $(NVCC),1,0)
+CUDA_SRC  := $(wildcard framework/cuda/*.cu)
+ifeq ($(CUDA),1)
+ifneq ($(CUDA_SRC),)
+NVCCFLAGS ?= -O2 -std=c++20 -I. -gencode arch=compute_80,code=sm_80 \
+             -gencode arch=compute_90,code=sm_90 -gencode arch=compute_90,code=compute_90
+LIB_CU_OBJ := $(CUDA_SRC:%.cu=$(BUILD)/obj/%.o)
+LDLIBS     += -L$(CUDA_HOME)/lib64 -lcublas -lcudart
+CXXFLAGS   += -DQKV_WITH_CUDA
+endif
+endif
+
+LIB_OBJ  := $(LIB_SRC:%.cpp=$(BUILD)/obj/%.o) $(LIB_CU_OBJ)
+APP_OBJ  := $(APP_SRC:%.cpp=$(BUILD)/obj/%.o)
+TEST_OBJ := $(TEST_SRC:%.cpp=$(BUILD)/obj/%.o)
+LIB      := $(BUILD)/libqkv.a
+
+.PHONY: all test demo clean
+all: $(BUILD)/qkv $(BUILD)/qkv_tests
+
+$(BUILD)/obj/%.o: %.cpp
+	@mkdir -p $(dir $@)
+	$(CXX) $(CXXFLAGS) -c $< -o $@
+
+$(BUILD)/obj/%.o: %.cu
+	@mkdir -p $(dir $@)
+	$(NVCC) $(NVCCFLAGS) -c $< -o $@
+
+$(LIB): $(LIB_OBJ)
+	@mkdir -p $(dir $@)
+	rm -f $@ && ar rcs $@ $^
+
+# --whole-archive keeps self-registering pieces (the CUDA backend) in the link.
+$(BUILD)/qkv: $(APP_OBJ) $(LIB)
+	$(CXX) -o $@ $(APP_OBJ) -Wl,--whole-archive $(LIB) -Wl,--no-whole-archive $(LDLIBS)
+
+$(BUILD)/qkv_tests: $(TEST_OBJ) $(LIB)
+	$(CXX) -o $@ $(TEST_OBJ) -Wl,--whole-archive $(LIB) -Wl,--no-whole-archive $(LDLIBS)
+
+test: $(BUILD)/qkv $(BUILD)/qkv_tests
+	$(BUILD)/qkv_tests
+
+demo: 
+	bash tools/setup.sh
+	$(MAKE) $(BUILD)/qkv
+	$(BUILD)/qkv demo --out demo_out
+
+clean:
+	rm -rf $(BUILD)
+
+-include $(LIB_OBJ:.o=.d) $(APP_OBJ:.o=.d) $(TEST_OBJ:.o=.d)

@@ -1,0 +1,118 @@
+// framework/backend.h — the primitive kernels a device must provide. A backend knows loops,
+// gemm and memory; it never knows a derivative. Ops (ops_*.cpp) compose these primitives.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "tensor.h"
+
+namespace qkv {
+
+enum class UnaryOp {
+  Neg,       // -x
+  Exp,       // e^x
+  Log,       // ln x
+  Sqrt,      // sqrt x
+  Tanh,      // tanh x
+  Relu,      // max(x, 0)
+  Step,      // 1 if x > 0 else 0
+  Erf,       // erf x
+  Square,    // x * x
+  Recip,     // 1 / x
+  PowScalar, // x ^ scalar
+  MulScalar, // x * scalar
+  AddScalar, // x + scalar
+};
+
+enum class BinaryOp { Add, Sub, Mul, Div, Eq };  // Eq gives 1 where a == b, else 0
+
+enum class ReduceOp { Sum, Max };
+
+// Strides in elements, aligned to an output shape; a stride of 0 broadcasts that dim.
+using Strides = std::vector<int64_t>;
+
+class Backend {
+ public:
+  virtual ~Backend() = default;
+  virtual std::string name() const = 0;
+
+  // ---- memory ----
+  virtual void* allocate(size_t nbytes) = 0;
+  virtual void release(void* ptr) = 0;
+  virtual void copy_to_host(void* host_dst, const void* src, size_t nbytes) = 0;
+  virtual void copy_from_host(void* dst, const void* host_src, size_t nbytes) = 0;
+  virtual void copy(void* dst, const void* src, size_t nbytes) = 0;  // same device
+  virtual void synchronize() {}
+
+  // ---- elementwise ----
+  virtual void fill(DType dtype, void* out, int64_t n, double value) = 0;
+  virtual void cast(DType from, const void* in, DType to, void* out, int64_t n) = 0;
+  virtual void unary(UnaryOp op, DType dtype, const void* in, void* out, int64_t n,
+                     double scalar) = 0;
+  // out[i] = a[i] op b[i] over out_shape, reading a and b through broadcast strides.
+  virtual void binary(BinaryOp op, DType dtype, const void* a, const Strides& a_strides,
+                      const void* b, const Strides& b_strides, void* out,
+                      const Shape& out_shape) = 0;
+  // out = keep[i] != 0 ? in[i] : value, keep read through broadcast strides (same dtype as in).
+  virtual void masked_fill(DType dtype, const void* in, const void* keep,
+                           const Strides& keep_strides, double value, void* out,
+                           const Shape& shape) = 0;
+  // out[idx . out_strides] = in[idx . in_strides] for every index idx of `shape` (element
+  // strides). Covers transpose, slicing, concatenation and broadcasting (stride 0).
+  virtual void strided_copy(DType dtype, const void* in, const Strides& in_strides, void* out,
+                            const Strides& out_strides, const Shape& shape) = 0;
+
+  // ---- reductions ----
+  // Reduces `in` (in_shape) to out_shape, which has the same rank with each dim equal or 1.
+  virtual void reduce(ReduceOp op, DType dtype, const void* in, const Shape& in_shape, void* out,
+                      const Shape& out_shape) = 0;
+  // Views `in` as (outer, n, inner); writes the max over n and its first index, both (outer, inner).
+  virtual void max_along(DType dtype, const void* in, int64_t outer, int64_t n, int64_t inner,
+                         void* out_values, int64_t* out_indices) = 0;
+
+  // ---- indexing, viewing x as (outer, n, inner) ----
+  // out[o, i] = x[o, index[o, i], i]
+  virtual void take_along(DType dtype, const void* x, int64_t outer, int64_t n, int64_t inner,
+                          const int64_t* index, void* out) = 0;
+  // x[o, index[o, i], i] += values[o, i]  (deterministic: sequential order)
+  virtual void put_along_add(DType dtype, void* x, int64_t outer, int64_t n, int64_t inner,
+                             const int64_t* index, const void* values) = 0;
+  // out[m, :] = table[index[m], :]  for table (rows, width); index already range-checked.
+  virtual void gather_rows(DType dtype, const void* table, int64_t width, const int64_t* index,
+                           int64_t count, void* out) = 0;
+  // table[index[m], :] += values[m, :]  (deterministic: sequential order)
+  virtual void scatter_add_rows(DType dtype, void* table, int64_t width, const int64_t* index,
+                                int64_t count, const void* values) = 0;
+  // Copies int64 index values to host (for range checks and decoding).
+  virtual void index_min_max(const int64_t* index, int64_t count, int64_t* min_value,
+                             int64_t* max_value) = 0;
+
+  // ---- row-wise softmax over the last axis, numerically stable ----
+  // A row whose entries are all -inf gives zeros (softmax) and zeros (log_softmax).
+  virtual void softmax_rows(DType dtype, const void* in, void* out, int64_t rows, int64_t cols,
+                            bool log) = 0;
+
+  // ---- matmul: C[b] = alpha * op(A[b]) @ op(B[b]) + beta * C[b], row-major ----
+  // op(A) is (M, K), op(B) is (K, N), C is (M, N). A stride of 0 reuses one matrix for every b.
+  virtual void gemm_batched(DType dtype, bool transpose_a, bool transpose_b, int64_t batch,
+                            int64_t M, int64_t N, int64_t K, double alpha, const void* A,
+                            int64_t stride_a, const void* B, int64_t stride_b, double beta,
+                            void* C, int64_t stride_c) = 0;
+};
+
+// The backend that owns a device. CUDA throws a clear error when it was not built or no GPU exists.
+Backend& backend_for(Device device);
+// Registers the CUDA backend (called by the CUDA translation unit's static initialiser).
+void register_cuda_backend(Backend* (*factory)(int device_index));
+
+// Sets the number of OpenBLAS threads used by the CPU backend's gemm.
+void set_cpu_threads(int threads);
+
+// Contiguous row-major strides for a shape.
+Strides contiguous_strides(const Shape& shape);
+// Strides for reading `shape` broadcast up to `out_shape` (numpy rules); throws if incompatible.
+Strides broadcast_strides(const Shape& shape, const Shape& out_shape);
+
+}  // namespace qkv

@@ -1,0 +1,409 @@
+// framework/cpu/cpu_backend.cpp — the CPU backend: OpenBLAS gemm plus plain loops, in float32
+// and float64. Loops run in a fixed order, so results are bit-for-bit reproducible.
+#include <cblas.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <limits>
+#include <new>
+#include <stdexcept>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "../backend.h"
+
+namespace qkv {
+
+namespace {
+
+// Visits every index of `shape` row by row (the last dim is the inner loop). For each row it
+// calls fn(base offsets..., inner length, inner strides...) with up to three stride sets.
+template <size_t N, typename Fn>
+void for_each_row(const Shape& shape, const std::array<const Strides*, N>& strides, Fn&& fn) {
+  const size_t rank = shape.size();
+  if (shape_numel(shape) == 0) return;
+  std::array<int64_t, N> base{};
+  std::array<int64_t, N> inner_stride{};
+  if (rank == 0) {
+    fn(base, int64_t{1}, inner_stride);
+    return;
+  }
+  for (size_t k = 0; k < N; ++k) inner_stride[k] = (*strides[k])[rank - 1];
+  const int64_t inner = shape[rank - 1];
+  std::vector<int64_t> index(rank, 0);
+  while (true) {
+    fn(base, inner, inner_stride);
+    // advance the outer index (all dims but the last), odometer style
+    size_t d = rank - 1;
+    while (d-- > 0) {
+      ++index[d];
+      for (size_t k = 0; k < N; ++k) base[k] += (*strides[k])[d];
+      if (index[d] < shape[d]) break;
+      for (size_t k = 0; k < N; ++k) base[k] -= (*strides[k])[d] * shape[d];
+      index[d] = 0;
+    }
+    if (d == static_cast<size_t>(-1)) return;
+  }
+}
+
+template <typename T>
+T apply_unary(UnaryOp op, T x, T s) {
+  switch (op) {
+    case UnaryOp::Neg: return -x;
+    case UnaryOp::Exp: return std::exp(x);
+    case UnaryOp::Log: return std::log(x);
+    case UnaryOp::Sqrt: return std::sqrt(x);
+    case UnaryOp::Tanh: return std::tanh(x);
+    case UnaryOp::Relu: return x > T(0) ? x : T(0);
+    case UnaryOp::Step: return x > T(0) ? T(1) : T(0);
+    case UnaryOp::Erf: return std::erf(x);
+    case UnaryOp::Square: return x * x;
+    case UnaryOp::Recip: return T(1) / x;
+    case UnaryOp::PowScalar: return std::pow(x, s);
+    case UnaryOp::MulScalar: return x * s;
+    case UnaryOp::AddScalar: return x + s;
+  }
+  return x;
+}
+
+template <typename T>
+void unary_loop(UnaryOp op, const T* in, T* out, int64_t n, T s) {
+  switch (op) {  // the hot cases get their own loops so the compiler can vectorise them
+    case UnaryOp::MulScalar:
+      for (int64_t i = 0; i < n; ++i) out[i] = in[i] * s;
+      return;
+    case UnaryOp::AddScalar:
+      for (int64_t i = 0; i < n; ++i) out[i] = in[i] + s;
+      return;
+    case UnaryOp::Neg:
+      for (int64_t i = 0; i < n; ++i) out[i] = -in[i];
+      return;
+    default:
+      for (int64_t i = 0; i < n; ++i) out[i] = apply_unary(op, in[i], s);
+  }
+}
+
+template <typename T, typename F>
+void binary_loop(const T* a, const Strides& sa, const T* b, const Strides& sb, T* out,
+                 const Shape& shape, F f) {
+  const Strides so = contiguous_strides(shape);
+  for_each_row<3>(shape, {&sa, &sb, &so}, [&](auto base, int64_t n, auto step) {
+    const T* pa = a + base[0];
+    const T* pb = b + base[1];
+    T* po = out + base[2];
+    if (step[0] == 1 && step[1] == 1) {
+      for (int64_t i = 0; i < n; ++i) po[i] = f(pa[i], pb[i]);
+    } else if (step[0] == 1 && step[1] == 0) {
+      const T vb = *pb;
+      for (int64_t i = 0; i < n; ++i) po[i] = f(pa[i], vb);
+    } else {
+      for (int64_t i = 0; i < n; ++i) po[i] = f(pa[i * step[0]], pb[i * step[1]]);
+    }
+  });
+}
+
+template <typename T>
+void binary_typed(BinaryOp op, const T* a, const Strides& sa, const T* b, const Strides& sb,
+                  T* out, const Shape& shape) {
+  switch (op) {
+    case BinaryOp::Add: return binary_loop(a, sa, b, sb, out, shape, [](T x, T y) { return x + y; });
+    case BinaryOp::Sub: return binary_loop(a, sa, b, sb, out, shape, [](T x, T y) { return x - y; });
+    case BinaryOp::Mul: return binary_loop(a, sa, b, sb, out, shape, [](T x, T y) { return x * y; });
+    case BinaryOp::Div: return binary_loop(a, sa, b, sb, out, shape, [](T x, T y) { return x / y; });
+    case BinaryOp::Eq:
+      return binary_loop(a, sa, b, sb, out, shape, [](T x, T y) { return x == y ? T(1) : T(0); });
+  }
+}
+
+template <typename T>
+void reduce_typed(ReduceOp op, const T* in, const Shape& in_shape, T* out, const Shape& out_shape) {
+  const int64_t n_out = shape_numel(out_shape);
+  // Sums accumulate in double; the order is fixed (row-major over the input).
+  std::vector<double> acc(static_cast<size_t>(n_out),
+                          op == ReduceOp::Sum ? 0.0 : -std::numeric_limits<double>::infinity());
+  const Strides s_in = contiguous_strides(in_shape);
+  const Strides s_out = broadcast_strides(out_shape, in_shape);
+  for_each_row<2>(in_shape, {&s_in, &s_out}, [&](auto base, int64_t n, auto step) {
+    const T* p = in + base[0];
+    double* q = acc.data() + base[1];
+    if (op == ReduceOp::Sum) {
+      if (step[1] == 0) {
+        double total = 0.0;
+        for (int64_t i = 0; i < n; ++i) total += p[i * step[0]];
+        *q += total;
+      } else {
+        for (int64_t i = 0; i < n; ++i) q[i * step[1]] += p[i * step[0]];
+      }
+    } else {
+      for (int64_t i = 0; i < n; ++i) {
+        double& slot = q[i * step[1]];
+        slot = std::max(slot, static_cast<double>(p[i * step[0]]));
+      }
+    }
+  });
+  for (int64_t i = 0; i < n_out; ++i) out[i] = static_cast<T>(acc[i]);
+}
+
+template <typename T>
+void softmax_typed(const T* in, T* out, int64_t rows, int64_t cols, bool log) {
+  for (int64_t r = 0; r < rows; ++r) {
+    const T* x = in + r * cols;
+    T* y = out + r * cols;
+    T m = -std::numeric_limits<T>::infinity();
+    for (int64_t c = 0; c < cols; ++c) m = std::max(m, x[c]);
+    if (m == -std::numeric_limits<T>::infinity()) {  // fully masked row: zeros, not NaN
+      for (int64_t c = 0; c < cols; ++c) y[c] = T(0);
+      continue;
+    }
+    double total = 0.0;
+    for (int64_t c = 0; c < cols; ++c) total += std::exp(static_cast<double>(x[c] - m));
+    if (log) {
+      const T shift = m + static_cast<T>(std::log(total));
+      for (int64_t c = 0; c < cols; ++c) y[c] = x[c] - shift;
+    } else {
+      const double inv = 1.0 / total;
+      for (int64_t c = 0; c < cols; ++c) y[c] = static_cast<T>(std::exp(static_cast<double>(x[c] - m)) * inv);
+    }
+  }
+}
+
+template <typename T>
+void strided_copy_typed(const T* in, const Strides& si, T* out, const Strides& so, const Shape& shape) {
+  for_each_row<2>(shape, {&si, &so}, [&](auto base, int64_t n, auto step) {
+    const T* p = in + base[0];
+    T* q = out + base[1];
+    if (step[0] == 1 && step[1] == 1) std::memcpy(q, p, n * sizeof(T));
+    else for (int64_t i = 0; i < n; ++i) q[i * step[1]] = p[i * step[0]];
+  });
+}
+
+// Dispatches a float-typed body on dtype.
+template <typename Body>
+void dispatch_float(DType dtype, const char* what, Body&& body) {
+  if (dtype == DType::F32) body(float{});
+  else if (dtype == DType::F64) body(double{});
+  else throw std::runtime_error(fmt::format("cpu backend: {} does not support {}", what, dtype_name(dtype)));
+}
+
+class CpuBackend final : public Backend {
+ public:
+  std::string name() const override { return "cpu"; }
+
+  void* allocate(size_t nbytes) override {
+    void* p = std::aligned_alloc(64, (nbytes + 63) / 64 * 64);
+    if (!p) throw std::runtime_error(fmt::format("cpu: out of memory allocating {} bytes", nbytes));
+    return p;
+  }
+  void release(void* ptr) override { std::free(ptr); }
+  void copy_to_host(void* dst, const void* src, size_t n) override { std::memcpy(dst, src, n); }
+  void copy_from_host(void* dst, const void* src, size_t n) override { std::memcpy(dst, src, n); }
+  void copy(void* dst, const void* src, size_t n) override { std::memmove(dst, src, n); }
+
+  void fill(DType dtype, void* out, int64_t n, double value) override {
+    if (dtype == DType::I64) {
+      auto* p = static_cast<int64_t*>(out);
+      for (int64_t i = 0; i < n; ++i) p[i] = static_cast<int64_t>(value);
+      return;
+    }
+    dispatch_float(dtype, "fill", [&](auto zero) {
+      using T = decltype(zero);
+      T* p = static_cast<T*>(out);
+      for (int64_t i = 0; i < n; ++i) p[i] = static_cast<T>(value);
+    });
+  }
+
+  void cast(DType from, const void* in, DType to, void* out, int64_t n) override {
+    auto read = [&](int64_t i) -> double {
+      switch (from) {
+        case DType::F32: return static_cast<const float*>(in)[i];
+        case DType::F64: return static_cast<const double*>(in)[i];
+        case DType::I64: return static_cast<double>(static_cast<const int64_t*>(in)[i]);
+      }
+      return 0.0;
+    };
+    if (from == to) {
+      std::memcpy(out, in, n * dtype_size(to));
+      return;
+    }
+    for (int64_t i = 0; i < n; ++i) {
+      switch (to) {
+        case DType::F32: static_cast<float*>(out)[i] = static_cast<float>(read(i)); break;
+        case DType::F64: static_cast<double*>(out)[i] = read(i); break;
+        case DType::I64: static_cast<int64_t*>(out)[i] = static_cast<int64_t>(read(i)); break;
+      }
+    }
+  }
+
+  void unary(UnaryOp op, DType dtype, const void* in, void* out, int64_t n, double s) override {
+    dispatch_float(dtype, "unary", [&](auto zero) {
+      using T = decltype(zero);
+      unary_loop<T>(op, static_cast<const T*>(in), static_cast<T*>(out), n, static_cast<T>(s));
+    });
+  }
+
+  void binary(BinaryOp op, DType dtype, const void* a, const Strides& sa, const void* b,
+              const Strides& sb, void* out, const Shape& shape) override {
+    dispatch_float(dtype, "binary", [&](auto zero) {
+      using T = decltype(zero);
+      binary_typed<T>(op, static_cast<const T*>(a), sa, static_cast<const T*>(b), sb,
+                      static_cast<T*>(out), shape);
+    });
+  }
+
+  void masked_fill(DType dtype, const void* in, const void* keep, const Strides& keep_strides,
+                   double value, void* out, const Shape& shape) override {
+    dispatch_float(dtype, "masked_fill", [&](auto zero) {
+      using T = decltype(zero);
+      const Strides s = contiguous_strides(shape);
+      const T* x = static_cast<const T*>(in);
+      const T* k = static_cast<const T*>(keep);
+      T* y = static_cast<T*>(out);
+      const T fill_value = static_cast<T>(value);
+      for_each_row<2>(shape, {&s, &keep_strides}, [&](auto base, int64_t n, auto step) {
+        for (int64_t i = 0; i < n; ++i)
+          y[base[0] + i] = k[base[1] + i * step[1]] != T(0) ? x[base[0] + i] : fill_value;
+      });
+    });
+  }
+
+  void strided_copy(DType dtype, const void* in, const Strides& si, void* out, const Strides& so,
+                    const Shape& shape) override {
+    switch (dtype_size(dtype)) {
+      case 4: return strided_copy_typed(static_cast<const float*>(in), si, static_cast<float*>(out), so, shape);
+      case 8: return strided_copy_typed(static_cast<const double*>(in), si, static_cast<double*>(out), so, shape);
+    }
+  }
+
+  void reduce(ReduceOp op, DType dtype, const void* in, const Shape& in_shape, void* out,
+              const Shape& out_shape) override {
+    dispatch_float(dtype, "reduce", [&](auto zero) {
+      using T = decltype(zero);
+      reduce_typed<T>(op, static_cast<const T*>(in), in_shape, static_cast<T*>(out), out_shape);
+    });
+  }
+
+  void max_along(DType dtype, const void* in, int64_t outer, int64_t n, int64_t inner,
+                 void* out_values, int64_t* out_indices) override {
+    dispatch_float(dtype, "max_along", [&](auto zero) {
+      using T = decltype(zero);
+      const T* x = static_cast<const T*>(in);
+      T* v = static_cast<T*>(out_values);
+      for (int64_t o = 0; o < outer; ++o)
+        for (int64_t i = 0; i < inner; ++i) {
+          int64_t best = 0;
+          T best_value = x[o * n * inner + i];
+          for (int64_t j = 1; j < n; ++j) {
+            const T candidate = x[(o * n + j) * inner + i];
+            if (candidate > best_value || (std::isnan(candidate) && !std::isnan(best_value))) {
+              best_value = candidate;
+              best = j;
+            }
+          }
+          v[o * inner + i] = best_value;
+          out_indices[o * inner + i] = best;
+        }
+    });
+  }
+
+  void take_along(DType dtype, const void* x, int64_t outer, int64_t n, int64_t inner,
+                  const int64_t* index, void* out) override {
+    dispatch_float(dtype, "take_along", [&](auto zero) {
+      using T = decltype(zero);
+      const T* p = static_cast<const T*>(x);
+      T* q = static_cast<T*>(out);
+      for (int64_t o = 0; o < outer; ++o)
+        for (int64_t i = 0; i < inner; ++i)
+          q[o * inner + i] = p[(o * n + index[o * inner + i]) * inner + i];
+    });
+  }
+
+  void put_along_add(DType dtype, void* x, int64_t outer, int64_t n, int64_t inner,
+                     const int64_t* index, const void* values) override {
+    dispatch_float(dtype, "put_along_add", [&](auto zero) {
+      using T = decltype(zero);
+      T* p = static_cast<T*>(x);
+      const T* v = static_cast<const T*>(values);
+      for (int64_t o = 0; o < outer; ++o)
+        for (int64_t i = 0; i < inner; ++i)
+          p[(o * n + index[o * inner + i]) * inner + i] += v[o * inner + i];
+    });
+  }
+
+  void gather_rows(DType dtype, const void* table, int64_t width, const int64_t* index,
+                   int64_t count, void* out) override {
+    const size_t row_bytes = static_cast<size_t>(width) * dtype_size(dtype);
+    for (int64_t m = 0; m < count; ++m)
+      std::memcpy(static_cast<char*>(out) + m * row_bytes,
+                  static_cast<const char*>(table) + index[m] * row_bytes, row_bytes);
+  }
+
+  void scatter_add_rows(DType dtype, void* table, int64_t width, const int64_t* index,
+                        int64_t count, const void* values) override {
+    dispatch_float(dtype, "scatter_add_rows", [&](auto zero) {
+      using T = decltype(zero);
+      T* t = static_cast<T*>(table);
+      const T* v = static_cast<const T*>(values);
+      for (int64_t m = 0; m < count; ++m) {
+        T* row = t + index[m] * width;
+        const T* src = v + m * width;
+        for (int64_t d = 0; d < width; ++d) row[d] += src[d];
+      }
+    });
+  }
+
+  void index_min_max(const int64_t* index, int64_t count, int64_t* lo, int64_t* hi) override {
+    *lo = count ? index[0] : 0;
+    *hi = *lo;
+    for (int64_t i = 1; i < count; ++i) {
+      *lo = std::min(*lo, index[i]);
+      *hi = std::max(*hi, index[i]);
+    }
+  }
+
+  void softmax_rows(DType dtype, const void* in, void* out, int64_t rows, int64_t cols,
+                    bool log) override {
+    dispatch_float(dtype, "softmax", [&](auto zero) {
+      using T = decltype(zero);
+      softmax_typed<T>(static_cast<const T*>(in), static_cast<T*>(out), rows, cols, log);
+    });
+  }
+
+  void gemm_batched(DType dtype, bool ta, bool tb, int64_t batch, int64_t M, int64_t N, int64_t K,
+                    double alpha, const void* A, int64_t stride_a, const void* B, int64_t stride_b,
+                    double beta, void* C, int64_t stride_c) override {
+    if (M == 0 || N == 0) return;
+    const CBLAS_TRANSPOSE op_a = ta ? CblasTrans : CblasNoTrans;
+    const CBLAS_TRANSPOSE op_b = tb ? CblasTrans : CblasNoTrans;
+    const int lda = static_cast<int>(ta ? M : K);
+    const int ldb = static_cast<int>(tb ? K : N);
+    const int ldc = static_cast<int>(N);
+    for (int64_t b = 0; b < batch; ++b) {
+      if (dtype == DType::F32) {
+        cblas_sgemm(CblasRowMajor, op_a, op_b, M, N, K, static_cast<float>(alpha),
+                    static_cast<const float*>(A) + b * stride_a, std::max(lda, 1),
+                    static_cast<const float*>(B) + b * stride_b, std::max(ldb, 1),
+                    static_cast<float>(beta), static_cast<float*>(C) + b * stride_c, ldc);
+      } else if (dtype == DType::F64) {
+        cblas_dgemm(CblasRowMajor, op_a, op_b, M, N, K, alpha,
+                    static_cast<const double*>(A) + b * stride_a, std::max(lda, 1),
+                    static_cast<const double*>(B) + b * stride_b, std::max(ldb, 1), beta,
+                    static_cast<double*>(C) + b * stride_c, ldc);
+      } else {
+        throw std::runtime_error("cpu backend: gemm does not support int64");
+      }
+    }
+  }
+};
+
+}  // namespace
+
+Backend& cpu_backend() {
+  static CpuBackend backend;
+  return backend;
+}
+
+void set_cpu_threads(int threads) { openblas_set_num_threads(threads); }
+
+}  // namespace qkv

@@ -1,0 +1,83 @@
+// framework/ops.h — every differentiable op. Each op's forward and backward sit side by side in
+// one of the ops_*.cpp files and call only backend primitives (backend.h) or other ops, so a new
+// device never touches a derivative. Shapes: B batch, T sequence, D model width, K head width,
+// V vocabulary. Axes may be negative (counted from the end), as in PyTorch.
+#pragma once
+
+#include <vector>
+
+#include "random.h"
+#include "tensor.h"
+
+namespace qkv {
+
+// ---- elementwise with numpy/PyTorch broadcasting (ops_elementwise.cpp) ----
+Tensor add(const Tensor& a, const Tensor& b);
+Tensor sub(const Tensor& a, const Tensor& b);
+Tensor mul(const Tensor& a, const Tensor& b);
+Tensor div(const Tensor& a, const Tensor& b);
+Tensor neg(const Tensor& x);
+Tensor exp(const Tensor& x);
+Tensor log(const Tensor& x);
+Tensor sqrt(const Tensor& x);
+Tensor tanh(const Tensor& x);
+Tensor relu(const Tensor& x);
+Tensor gelu(const Tensor& x);  // exact (erf) form, PyTorch's default
+Tensor mul_scalar(const Tensor& x, double s);
+Tensor add_scalar(const Tensor& x, double s);
+Tensor pow_scalar(const Tensor& x, double exponent);
+Shape broadcast_shapes(const Shape& a, const Shape& b, const char* op_name);
+// Sums `x` down to `shape` (the reverse of broadcasting). Differentiable.
+Tensor sum_to(const Tensor& x, const Shape& shape);
+// Broadcasts `x` up to `shape` as a fresh contiguous tensor. Differentiable.
+Tensor broadcast_to(const Tensor& x, const Shape& shape);
+
+inline Tensor operator+(const Tensor& a, const Tensor& b) { return add(a, b); }
+inline Tensor operator-(const Tensor& a, const Tensor& b) { return sub(a, b); }
+inline Tensor operator*(const Tensor& a, const Tensor& b) { return mul(a, b); }
+inline Tensor operator/(const Tensor& a, const Tensor& b) { return div(a, b); }
+inline Tensor operator-(const Tensor& x) { return neg(x); }
+inline Tensor operator*(const Tensor& x, double s) { return mul_scalar(x, s); }
+inline Tensor operator*(double s, const Tensor& x) { return mul_scalar(x, s); }
+
+// ---- matmul (ops_matmul.cpp) ----
+// (..., M, K) @ (..., K, N) -> (..., M, N). transpose_a / transpose_b read the stored operand
+// as its transpose through gemm's flags (no copy): matmul(Q, K, false, true) is Q @ K^T.
+// Batch dims must match, or one operand must be a plain matrix that is shared by every batch.
+Tensor matmul(const Tensor& a, const Tensor& b, bool transpose_a = false, bool transpose_b = false);
+
+// ---- shape (ops_shape.cpp) ----
+Tensor transpose(const Tensor& x);                  // swaps the last two dims (copies)
+Tensor reshape(const Tensor& x, const Shape& shape);  // one dim may be -1
+Tensor view(const Tensor& x, const Shape& shape);     // alias of reshape: storage is shared
+Tensor concat(const std::vector<Tensor>& xs, int64_t axis);
+Tensor slice(const Tensor& x, int64_t axis, int64_t begin, int64_t end);  // [begin, end)
+
+// ---- reductions (ops_reduce.cpp) ----
+Tensor sum(const Tensor& x);                                       // all elements -> ()
+Tensor sum(const Tensor& x, int64_t axis, bool keepdim = false);
+Tensor mean(const Tensor& x);
+Tensor mean(const Tensor& x, int64_t axis, bool keepdim = false);
+// Max along an axis; the gradient flows to the first maximal element, as in PyTorch.
+Tensor max(const Tensor& x, int64_t axis, bool keepdim = false);
+struct MaxResult {
+  Tensor values;
+  Tensor indices;  // int64
+};
+MaxResult max_with_indices(const Tensor& x, int64_t axis, bool keepdim = false);
+
+// ---- neural-network ops (ops_nn.cpp) ----
+Tensor softmax(const Tensor& x);      // over the last axis; an all -inf row gives zeros
+Tensor log_softmax(const Tensor& x);  // over the last axis; an all -inf row gives zeros
+// Where mask == 0 the result is `value` (e.g. -inf), elsewhere x. mask broadcasts to x.
+Tensor masked_fill(const Tensor& x, const Tensor& mask, double value);
+// table (V, D), ids (...) int64 -> (..., D). Backward scatter-adds into the rows used.
+Tensor embedding(const Tensor& table, const Tensor& ids);
+// Normalises over the last axis; weight and bias (D) may be undefined tensors.
+Tensor layer_norm(const Tensor& x, const Tensor& weight, const Tensor& bias, double eps = 1e-5);
+// Mean cross-entropy of logits (..., V) against int64 targets (...), skipping ignore_index.
+Tensor cross_entropy(const Tensor& logits, const Tensor& targets, int64_t ignore_index = -100);
+// Zeroes each element with probability p and scales the rest by 1/(1-p) when training.
+Tensor dropout(const Tensor& x, double p, bool training, Generator& gen);
+
+}  // namespace qkv

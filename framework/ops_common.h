@@ -1,0 +1,61 @@
+// framework/ops_common.h — small helpers shared by the ops_*.cpp files (argument checks and
+// backend lookup). Not part of the public API.
+#pragma once
+
+#include <fmt/format.h>
+
+#include <stdexcept>
+
+#include "autograd.h"
+#include "backend.h"
+#include "ops.h"
+
+namespace qkv::detail {
+
+inline Backend& backend_of(const Tensor& t) { return backend_for(t.device()); }
+
+inline void check_defined(const Tensor& t, const char* op) {
+  if (!t.defined()) throw std::runtime_error(fmt::format("{}: input tensor is undefined", op));
+}
+
+inline void check_float(const Tensor& t, const char* op) {
+  check_defined(t, op);
+  if (t.dtype() == DType::I64)
+    throw std::runtime_error(fmt::format("{}: expected a float32 or float64 tensor, got {}", op,
+                                         t.describe()));
+}
+
+// Same dtype and device, or a clear error naming both.
+inline void check_pair(const Tensor& a, const Tensor& b, const char* op) {
+  check_float(a, op);
+  check_float(b, op);
+  if (a.device() != b.device())
+    throw std::runtime_error(fmt::format("{}: tensors are on different devices: {} and {}", op,
+                                         a.device().str(), b.device().str()));
+  if (a.dtype() != b.dtype())
+    throw std::runtime_error(fmt::format("{}: dtype mismatch: {} and {}", op, dtype_name(a.dtype()),
+                                         dtype_name(b.dtype())));
+}
+
+inline int64_t normalize_axis(int64_t axis, int64_t rank, const char* op) {
+  const int64_t a = axis < 0 ? axis + rank : axis;
+  if (a < 0 || a >= rank)
+    throw std::runtime_error(fmt::format("{}: axis {} out of range for a {}-d tensor", op, axis, rank));
+  return a;
+}
+
+// (outer, n, inner) around `axis`.
+struct AxisSplit {
+  int64_t outer = 1, n = 1, inner = 1;
+};
+inline AxisSplit split_at_axis(const Shape& shape, int64_t axis) {
+  AxisSplit s;
+  for (int64_t i = 0; i < static_cast<int64_t>(shape.size()); ++i) {
+    if (i < axis) s.outer *= shape[i];
+    else if (i == axis) s.n = shape[i];
+    else s.inner *= shape[i];
+  }
+  return s;
+}
+
+}  // namespace qkv::detail

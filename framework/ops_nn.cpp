@@ -1,0 +1,209 @@
+// framework/ops_nn.cpp — softmax, log_softmax, masked_fill, embedding, layer_norm, fused
+// cross-entropy and dropout: forwards on backend primitives, backwards directly below each.
+#include <cmath>
+#include <limits>
+
+#include "ops_common.h"
+
+namespace qkv {
+using namespace detail;
+
+static Tensor softmax_forward(const Tensor& x, bool log, const char* name) {
+  check_float(x, name);
+  if (x.dim() == 0) throw std::runtime_error(std::string(name) + ": needs at least 1 dim");
+  Tensor out = Tensor::empty(x.shape(), x.dtype(), x.device());
+  const int64_t cols = x.size(-1);
+  const int64_t rows = cols == 0 ? 0 : x.numel() / cols;
+  backend_of(x).softmax_rows(x.dtype(), x.data_ptr(), out.data_ptr(), rows, cols, log);
+  return out;
+}
+
+Tensor softmax(const Tensor& x) {
+  Tensor out = softmax_forward(x, false, "softmax");
+  Tensor y = out.detach();
+  // d x = y * (g - sum(g * y, last axis))
+  return record(out, "softmax", {x}, [y](const Tensor& g) -> std::vector<Tensor> {
+    return {mul(y, sub(g, sum(mul(g, y), -1, true)))};
+  });
+}
+
+Tensor log_softmax(const Tensor& x) {
+  Tensor out = softmax_forward(x, true, "log_softmax");
+  Tensor p = softmax_forward(x.detach(), false, "log_softmax");
+  // d x = g - softmax(x) * sum(g, last axis)
+  return record(out, "log_softmax", {x}, [p](const Tensor& g) -> std::vector<Tensor> {
+    return {sub(g, mul(p, sum(g, -1, true)))};
+  });
+}
+
+Tensor masked_fill(const Tensor& x, const Tensor& mask, double value) {
+  check_float(x, "masked_fill");
+  check_defined(mask, "masked_fill");
+  if (mask.device() != x.device())
+    throw std::runtime_error(fmt::format("masked_fill: tensors are on different devices: {} and {}",
+                                         x.device().str(), mask.device().str()));
+  Tensor keep = mask.dtype() == x.dtype() ? mask : mask.to(x.dtype());
+  const Shape shape = broadcast_shapes(x.shape(), keep.shape(), "masked_fill");
+  if (shape != x.shape())
+    throw std::runtime_error(fmt::format("masked_fill: mask {} does not broadcast to the input {}",
+                                         shape_str(mask.shape()), shape_str(x.shape())));
+  Tensor out = Tensor::empty(x.shape(), x.dtype(), x.device());
+  const Strides keep_strides = broadcast_strides(keep.shape(), shape);
+  backend_of(x).masked_fill(x.dtype(), x.data_ptr(), keep.data_ptr(), keep_strides, value,
+                            out.data_ptr(), shape);
+  Tensor k = keep.detach();
+  // d x = g where kept, 0 where filled
+  return record(out, "masked_fill", {x}, [k](const Tensor& g) -> std::vector<Tensor> {
+    return {masked_fill(g, k, 0.0)};
+  });
+}
+
+Tensor embedding(const Tensor& table, const Tensor& ids) {
+  check_float(table, "embedding");
+  check_defined(ids, "embedding");
+  if (table.dim() != 2)
+    throw std::runtime_error("embedding: table must be (V, D), got " + shape_str(table.shape()));
+  if (ids.dtype() != DType::I64)
+    throw std::runtime_error("embedding: ids must be int64, got " + dtype_name(ids.dtype()));
+  if (ids.device() != table.device())
+    throw std::runtime_error(fmt::format("embedding: tensors are on different devices: {} and {}",
+                                         table.device().str(), ids.device().str()));
+  const int64_t rows = table.size(0), width = table.size(1), count = ids.numel();
+  if (count > 0) {
+    int64_t lo = 0, hi = 0;
+    backend_of(ids).index_min_max(ids.data<int64_t>(), count, &lo, &hi);
+    if (lo < 0 || hi >= rows)
+      throw std::runtime_error(fmt::format("embedding: index {} out of range for a table of {} rows",
+                                           lo < 0 ? lo : hi, rows));
+  }
+  Shape out_shape = ids.shape();
+  out_shape.push_back(width);
+  Tensor out = Tensor::empty(out_shape, table.dtype(), table.device());
+  backend_of(table).gather_rows(table.dtype(), table.data_ptr(), width, ids.data<int64_t>(), count,
+                                out.data_ptr());
+  const Shape table_shape = table.shape();
+  Tensor index = ids.detach();
+  // d table[ids[m]] += g[m]
+  return record(out, "embedding", {table}, [table_shape, index](const Tensor& g) -> std::vector<Tensor> {
+    Tensor d_table = Tensor::zeros(table_shape, g.dtype(), g.device());
+    backend_for(g.device()).scatter_add_rows(g.dtype(), d_table.data_ptr(), table_shape[1],
+                                             index.data<int64_t>(), index.numel(), g.data_ptr());
+    return {d_table};
+  });
+}
+
+Tensor layer_norm(const Tensor& x, const Tensor& weight, const Tensor& bias, double eps) {
+  check_float(x, "layer_norm");
+  if (x.dim() == 0) throw std::runtime_error("layer_norm: needs at least 1 dim");
+  const int64_t width = x.size(-1);
+  for (const Tensor* p : {&weight, &bias}) {
+    if (!p->defined()) continue;
+    check_pair(x, *p, "layer_norm");
+    if (p->shape() != Shape{width})
+      throw std::runtime_error(fmt::format("layer_norm: weight/bias must be ({},) for input {}, got {}",
+                                           width, shape_str(x.shape()), shape_str(p->shape())));
+  }
+  Tensor x_hat, rstd, out;
+  {
+    NoGradGuard no_grad;
+    Tensor centred = sub(x, mean(x, -1, true));
+    Tensor variance = mean(mul(centred, centred), -1, true);  // biased, as in PyTorch
+    rstd = pow_scalar(add_scalar(variance, eps), -0.5);
+    x_hat = mul(centred, rstd);
+    out = x_hat;
+    if (weight.defined()) out = mul(out, weight);
+    if (bias.defined()) out = add(out, bias);
+  }
+  // y = x_hat * w + b,  x_hat = (x - mean) * rstd
+  // d w = sum(g * x_hat), d b = sum(g)
+  // d x = rstd * (d_x_hat - mean(d_x_hat) - x_hat * mean(d_x_hat * x_hat)),  d_x_hat = g * w
+  Tensor w = weight.defined() ? weight.detach() : Tensor();
+  const bool has_bias = bias.defined();
+  return record(out, "layer_norm", {x, weight, bias},
+                [x_hat, rstd, w, has_bias](const Tensor& g) -> std::vector<Tensor> {
+    Tensor d_x_hat = w.defined() ? mul(g, w) : g;
+    Tensor d_x = mul(rstd, sub(sub(d_x_hat, mean(d_x_hat, -1, true)),
+                               mul(x_hat, mean(mul(d_x_hat, x_hat), -1, true))));
+    Tensor d_w = w.defined() ? sum_to(mul(g, x_hat), w.shape()) : Tensor();
+    Tensor d_b = has_bias ? sum_to(g, Shape{g.size(-1)}) : Tensor();
+    return {d_x, d_w, d_b};
+  });
+}
+
+Tensor cross_entropy(const Tensor& logits, const Tensor& targets, int64_t ignore_index) {
+  check_float(logits, "cross_entropy");
+  check_defined(targets, "cross_entropy");
+  if (targets.dtype() != DType::I64)
+    throw std::runtime_error("cross_entropy: targets must be int64, got " + dtype_name(targets.dtype()));
+  if (logits.dim() < 1)
+    throw std::runtime_error("cross_entropy: logits need a class axis, got " + shape_str(logits.shape()));
+  const int64_t classes = logits.size(-1);
+  Shape expect(logits.shape().begin(), logits.shape().end() - 1);
+  if (targets.shape() != expect)
+    throw std::runtime_error(fmt::format("cross_entropy: targets {} do not match logits {} (expected {})",
+                                         shape_str(targets.shape()), shape_str(logits.shape()),
+                                         shape_str(expect)));
+  const int64_t rows = targets.numel();
+  // Validate the targets and build the 0/1 weights of the rows that count.
+  const std::vector<int64_t> ids = targets.to_ids();
+  std::vector<int64_t> safe(ids.size());
+  std::vector<double> valid(ids.size());
+  int64_t counted = 0;
+  for (size_t i = 0; i < ids.size(); ++i) {
+    if (ids[i] == ignore_index) {
+      safe[i] = 0;
+      valid[i] = 0.0;
+      continue;
+    }
+    if (ids[i] < 0 || ids[i] >= classes)
+      throw std::runtime_error(fmt::format("cross_entropy: target {} out of range for {} classes",
+                                           ids[i], classes));
+    safe[i] = ids[i];
+    valid[i] = 1.0;
+    ++counted;
+  }
+  Tensor index = Tensor::from_ids(safe, {rows}, logits.device());
+  Tensor weights = Tensor::from_vector(valid, {rows, 1}, logits.dtype(), logits.device());
+  Backend& be = backend_of(logits);
+
+  // loss = -sum_i valid_i * log_softmax(logits_i)[target_i] / count
+  Tensor log_probs = Tensor::empty({rows, classes}, logits.dtype(), logits.device());
+  be.softmax_rows(logits.dtype(), logits.data_ptr(), log_probs.data_ptr(), rows, classes, true);
+  Tensor picked = Tensor::empty({rows, 1}, logits.dtype(), logits.device());
+  be.take_along(logits.dtype(), log_probs.data_ptr(), rows, classes, 1, index.data<int64_t>(),
+                picked.data_ptr());
+  // PyTorch returns NaN when every target is ignored (0 / 0); so do we.
+  const double scale = counted > 0 ? -1.0 / static_cast<double>(counted)
+                                   : std::numeric_limits<double>::quiet_NaN();
+  Tensor loss;
+  {
+    NoGradGuard no_grad;
+    loss = mul_scalar(sum(mul(picked, weights)), scale);
+  }
+  const Shape logits_shape = logits.shape();
+  // d logits_i = (softmax(logits_i) - onehot(target_i)) * valid_i * g / count
+  return record(loss, "cross_entropy", {logits},
+                [log_probs, index, weights, scale, rows, classes, logits_shape](const Tensor& g) -> std::vector<Tensor> {
+    Tensor probs = Tensor::empty({rows, classes}, g.dtype(), g.device());
+    Backend& b = backend_for(g.device());
+    b.unary(UnaryOp::Exp, g.dtype(), log_probs.data_ptr(), probs.data_ptr(), probs.numel(), 0.0);
+    Tensor minus_one = Tensor::full({rows, 1}, -1.0, g.dtype(), g.device());
+    b.put_along_add(g.dtype(), probs.data_ptr(), rows, classes, 1, index.data<int64_t>(), minus_one.data_ptr());
+    Tensor d = mul(mul(probs, weights), mul_scalar(g, -scale));
+    return {reshape(d, logits_shape)};
+  });
+}
+
+Tensor dropout(const Tensor& x, double p, bool training, Generator& gen) {
+  check_float(x, "dropout");
+  if (p < 0.0 || p >= 1.0)
+    throw std::runtime_error(fmt::format("dropout: probability {} must be in [0, 1)", p));
+  if (!training || p == 0.0) return x;
+  std::vector<double> keep(static_cast<size_t>(x.numel()));
+  const double scale = 1.0 / (1.0 - p);
+  for (double& k : keep) k = gen.uniform() >= p ? scale : 0.0;
+  Tensor mask = Tensor::from_vector(keep, x.shape(), x.dtype(), x.device());
+  return mul(x, mask);  // d x = g * mask, through mul's backward
+}
+
+}  // namespace qkv

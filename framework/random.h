@@ -1,0 +1,32 @@
+// framework/random.h — the seeded random generator behind init, dropout and sampling.
+// The same seed always gives the same numbers on every machine (no std::*_distribution).
+#pragma once
+
+#include <cstdint>
+#include <random>
+
+#include "tensor.h"
+
+namespace qkv {
+
+class Generator {
+ public:
+  explicit Generator(uint64_t seed = 0) : engine_(seed) {}
+  void seed(uint64_t seed) { engine_.seed(seed); }
+  double uniform();                 // [0, 1), 53 random bits
+  double normal();                  // standard normal, Box-Muller
+  uint64_t next_u64() { return engine_(); }
+  uint64_t below(uint64_t n);       // uniform integer in [0, n)
+
+ private:
+  std::mt19937_64 engine_;
+  bool has_spare_ = false;
+  double spare_ = 0.0;
+};
+
+Tensor randn(const Shape& shape, Generator& gen, DType dtype = DType::F32,
+             Device device = Device::cpu(), double mean = 0.0, double std = 1.0);
+Tensor rand_uniform(const Shape& shape, Generator& gen, double low, double high,
+                    DType dtype = DType::F32, Device device = Device::cpu());
+
+}  // namespace qkv
