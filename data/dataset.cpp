@@ -1,0 +1,172 @@
+// data/dataset.cpp — TSV parsing and validation, vocabularies and batch construction.
+#include "dataset.h"
+
+#include <fmt/format.h>
+
+#include <filesystem>
+#include <fstream>
+#include <stdexcept>
+
+namespace qkv::data {
+
+std::vector<std::string> tokenize(const std::string& text) {
+  std::vector<std::string> tokens;
+  std::string current;
+  for (char c : text) {
+    if (c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v') {
+      if (!current.empty()) tokens.push_back(std::move(current));
+      current.clear();
+    } else {
+      current += c;
+    }
+  }
+  if (!current.empty()) tokens.push_back(std::move(current));
+  return tokens;
+}
+
+bool valid_utf8(const std::string& s) {
+  size_t i = 0;
+  const size_t n = s.size();
+  while (i < n) {
+    const auto c = static_cast<unsigned char>(s[i]);
+    int extra = 0;
+    uint32_t cp = 0;
+    if (c < 0x80) { ++i; continue; }
+    if ((c & 0xE0) == 0xC0) { extra = 1; cp = c & 0x1F; }
+    else if ((c & 0xF0) == 0xE0) { extra = 2; cp = c & 0x0F; }
+    else if ((c & 0xF8) == 0xF0) { extra = 3; cp = c & 0x07; }
+    else return false;
+    if (i + static_cast<size_t>(extra) >= n) return false;
+    for (int k = 1; k <= extra; ++k) {
+      const auto cc = static_cast<unsigned char>(s[i + k]);
+      if ((cc & 0xC0) != 0x80) return false;
+      cp = (cp << 6) | (cc & 0x3F);
+    }
+    static const uint32_t min_for_length[4] = {0, 0x80, 0x800, 0x10000};
+    if (cp < min_for_length[extra] || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return false;
+    i += extra + 1;
+  }
+  return true;
+}
+
+std::vector<SentencePair> load_pairs(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw std::runtime_error(fmt::format("{}: cannot open file", path));
+  std::vector<SentencePair> pairs;
+  std::string line;
+  int line_no = 0;
+  while (std::getline(in, line)) {
+    ++line_no;
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    const std::string where = fmt::format("{}:{}", path, line_no);
+    if (!valid_utf8(line)) throw std::runtime_error(where + ": invalid UTF-8");
+    const size_t tab = line.find('\t');
+    if (tab == std::string::npos)
+      throw std::runtime_error(where + ": missing tab between english and hindi");
+    if (line.find('\t', tab + 1) != std::string::npos)
+      throw std::runtime_error(where + ": more than one tab (expected english<TAB>hindi)");
+    SentencePair pair;
+    pair.english = tokenize(line.substr(0, tab));
+    pair.hindi = tokenize(line.substr(tab + 1));
+    pair.source = where;
+    if (pair.english.empty()) throw std::runtime_error(where + ": empty english side");
+    if (pair.hindi.empty()) throw std::runtime_error(where + ": empty hindi side");
+    pairs.push_back(std::move(pair));
+  }
+  if (pairs.empty()) throw std::runtime_error(fmt::format("{}: no sentence pairs", path));
+  return pairs;
+}
+
+const std::vector<SentencePair>& Dataset::split(const std::string& name) const {
+  if (name == "train") return train;
+  if (name == "valid") return valid;
+  if (name == "test") return test;
+  throw std::runtime_error("unknown split '" + name + "' (expected train, valid or test)");
+}
+
+Dataset load_dataset(const std::string& dir) {
+  namespace fs = std::filesystem;
+  if (!fs::is_directory(dir))
+    throw std::runtime_error(fmt::format("data directory '{}' does not exist", dir));
+  Dataset ds;
+  ds.train = load_pairs((fs::path(dir) / "train.tsv").string());
+  ds.valid = load_pairs((fs::path(dir) / "valid.tsv").string());
+  ds.test = load_pairs((fs::path(dir) / "test.tsv").string());
+  return ds;
+}
+
+Vocab::Vocab() : Vocab(from_words({"<pad>", "<unk>", "<sep>", "<eos>"})) {}
+
+Vocab Vocab::from_words(const std::vector<std::string>& words) {
+  static const char* specials[] = {"<pad>", "<unk>", "<sep>", "<eos>"};
+  if (words.size() < 4)
+    throw std::runtime_error(fmt::format("vocabulary has {} words, expected the 4 specials first", words.size()));
+  for (int i = 0; i < 4; ++i)
+    if (words[i] != specials[i])
+      throw std::runtime_error(fmt::format("vocabulary entry {} is '{}', expected '{}'", i, words[i], specials[i]));
+  Vocab v(EmptyTag{});
+  v.words_ = words;
+  for (size_t i = 0; i < words.size(); ++i)
+    if (!v.index_.emplace(words[i], static_cast<int64_t>(i)).second)
+      throw std::runtime_error(fmt::format("vocabulary repeats the word '{}'", words[i]));
+  return v;
+}
+
+Vocab Vocab::build(const std::vector<std::vector<std::string>>& sentences) {
+  std::vector<std::string> words = {"<pad>", "<unk>", "<sep>", "<eos>"};
+  std::unordered_map<std::string, int64_t> seen;
+  for (const auto& w : words) seen.emplace(w, 0);
+  for (const auto& sentence : sentences)
+    for (const auto& w : sentence)
+      if (seen.emplace(w, 0).second) words.push_back(w);
+  return from_words(words);
+}
+
+int64_t Vocab::id(const std::string& word) const {
+  auto it = index_.find(word);
+  return it == index_.end() ? UNK : it->second;
+}
+
+const std::string& Vocab::word(int64_t id) const {
+  if (id < 0 || id >= size())
+    throw std::runtime_error(fmt::format("token id {} out of range for a vocabulary of {}", id, size()));
+  return words_[id];
+}
+
+Batch make_batch(const std::vector<SentencePair>& pairs, const std::vector<size_t>& indices,
+                 const Vocab& english, const Vocab& hindi, const Layout& layout, Device device) {
+  const int64_t B = static_cast<int64_t>(indices.size());
+  const int64_t S = layout.max_source, Tt = layout.max_target;
+  std::vector<int64_t> src(B * S, Vocab::PAD), tin(B * Tt, Vocab::PAD), tout(B * Tt, Vocab::PAD);
+  Batch batch;
+  for (int64_t b = 0; b < B; ++b) {
+    const SentencePair& p = pairs.at(indices[b]);
+    const int64_t n_src = static_cast<int64_t>(p.english.size());
+    const int64_t n_tgt = static_cast<int64_t>(p.hindi.size());
+    if (n_src > S)
+      throw std::runtime_error(fmt::format("{}: english has {} tokens, the model reads at most {}", p.source, n_src, S));
+    if (n_tgt + 1 > Tt)
+      throw std::runtime_error(fmt::format("{}: hindi has {} tokens, the model writes at most {}", p.source, n_tgt, Tt - 1));
+    for (int64_t i = 0; i < n_src; ++i) src[b * S + i] = english.id(p.english[i]);
+    tin[b * Tt] = Vocab::SEP;
+    for (int64_t i = 0; i < n_tgt; ++i) {
+      tin[b * Tt + i + 1] = hindi.id(p.hindi[i]);
+      tout[b * Tt + i] = hindi.id(p.hindi[i]);
+    }
+    tout[b * Tt + n_tgt] = Vocab::EOS;
+    batch.source_lengths.push_back(n_src);
+  }
+  batch.source = Tensor::from_ids(src, {B, S}, device);
+  batch.target_input = Tensor::from_ids(tin, {B, Tt}, device);
+  batch.target_output = Tensor::from_ids(tout, {B, Tt}, device);
+  return batch;
+}
+
+std::vector<size_t> shuffled_indices(size_t n, Generator& gen) {
+  std::vector<size_t> idx(n);
+  for (size_t i = 0; i < n; ++i) idx[i] = i;
+  for (size_t i = n; i > 1; --i) std::swap(idx[i - 1], idx[gen.below(i)]);
+  return idx;
+}
+
+}  // namespace qkv::data

@@ -1,0 +1,79 @@
+// data/dataset.h — the idiom-translation dataset: TSV loading with file:line errors, the two
+// vocabularies (with <pad>, <unk>, <sep>, <eos>) and fixed-layout token batches for the model.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "framework/random.h"
+#include "framework/tensor.h"
+
+namespace qkv::data {
+
+struct SentencePair {
+  std::vector<std::string> english, hindi;  // whitespace-separated tokens
+  std::string source;                       // "file:line", for messages
+};
+
+// Splits on ASCII whitespace.
+std::vector<std::string> tokenize(const std::string& text);
+// True when `text` is well-formed UTF-8 (no overlongs, surrogates or bytes past U+10FFFF).
+bool valid_utf8(const std::string& text);
+
+// Reads `english<TAB>hindi` lines. Any malformed line throws "path:line: reason"; nothing is skipped.
+std::vector<SentencePair> load_pairs(const std::string& path);
+
+struct Dataset {
+  std::vector<SentencePair> train, valid, test;
+  const std::vector<SentencePair>& split(const std::string& name) const;  // "train"|"valid"|"test"
+};
+// Loads DIR/train.tsv, DIR/valid.tsv and DIR/test.tsv.
+Dataset load_dataset(const std::string& dir);
+
+class Vocab {
+ public:
+  static constexpr int64_t PAD = 0, UNK = 1, SEP = 2, EOS = 3;
+  Vocab();  // just the four specials
+  // Specials first, then every word in order of first appearance.
+  static Vocab build(const std::vector<std::vector<std::string>>& sentences);
+  static Vocab from_words(const std::vector<std::string>& words);  // checks the specials
+  int64_t id(const std::string& word) const;  // UNK when unknown
+  bool contains(const std::string& word) const { return index_.count(word) > 0; }
+  const std::string& word(int64_t id) const;
+  int64_t size() const { return static_cast<int64_t>(words_.size()); }
+  const std::vector<std::string>& words() const { return words_; }
+
+ private:
+  struct EmptyTag {};
+  explicit Vocab(EmptyTag) {}
+  std::vector<std::string> words_;
+  std::unordered_map<std::string, int64_t> index_;
+};
+
+// The fixed sequence layout: [source (S slots) ; <sep> y1 .. y_{T_tgt - 1}], T = S + T_tgt.
+// Source slots hold English ids (padded with <pad>); the target part holds Hindi ids shifted right.
+struct Layout {
+  int64_t max_source = 0;  // S
+  int64_t max_target = 0;  // T_tgt, including the final <eos>
+  int64_t length() const { return max_source + max_target; }
+};
+
+struct Batch {
+  Tensor source;         // (B, S) int64 English ids
+  Tensor target_input;   // (B, T_tgt) int64 Hindi ids: <sep> y1 .. y_n <pad> ...
+  Tensor target_output;  // (B, T_tgt) int64 Hindi ids: y1 .. y_n <eos> <pad> ... (<pad> is ignored)
+  std::vector<int64_t> source_lengths;  // real English tokens per row
+  int64_t size() const { return source.size(0); }
+};
+
+// Builds a batch from pairs[indices]. Sentences longer than the layout throw with file:line.
+Batch make_batch(const std::vector<SentencePair>& pairs, const std::vector<size_t>& indices,
+                 const Vocab& english, const Vocab& hindi, const Layout& layout,
+                 Device device = Device::cpu());
+
+// Indices 0..n-1 shuffled by `gen` (Fisher-Yates).
+std::vector<size_t> shuffled_indices(size_t n, Generator& gen);
+
+}  // namespace qkv::data

@@ -1,0 +1,81 @@
+// framework/checkpoint.cpp — the bridge between nn::Module parameters and safetensors files.
+#include "checkpoint.h"
+
+#include <fmt/format.h>
+
+#include <cstring>
+#include <filesystem>
+#include <stdexcept>
+
+#include "safetensors.h"
+
+namespace qkv {
+
+static std::string safetensors_dtype(DType dtype) {
+  switch (dtype) {
+    case DType::F32: return "F32";
+    case DType::F64: return "F64";
+    case DType::I64: return "I64";
+  }
+  return "?";
+}
+
+void save_checkpoint(const std::string& path, const nn::Module& module,
+                     const std::map<std::string, std::string>& metadata) {
+  SafeTensorsFile file;
+  file.metadata = metadata;
+  for (const auto& [name, param] : module.named_parameters()) {
+    Tensor host = param.device() == Device::cpu() ? param : param.to(Device::cpu());
+    SafeTensor t;
+    t.dtype = safetensors_dtype(host.dtype());
+    t.shape = host.shape();
+    const size_t nbytes = static_cast<size_t>(host.numel()) * dtype_size(host.dtype());
+    t.data.resize(nbytes);
+    if (nbytes) std::memcpy(t.data.data(), host.data_ptr(), nbytes);
+    file.tensors.emplace(name, std::move(t));
+  }
+  safetensors_write(path, file);
+}
+
+static SafeTensorsFile read_existing(const std::string& path) {
+  if (!std::filesystem::exists(path))
+    throw std::runtime_error(fmt::format("{}: checkpoint not found", path));
+  return safetensors_read(path);
+}
+
+std::map<std::string, std::string> read_checkpoint_metadata(const std::string& path) {
+  return read_existing(path).metadata;
+}
+
+void load_checkpoint(const std::string& path, nn::Module& module) {
+  const SafeTensorsFile file = read_existing(path);
+  const auto params = module.named_parameters();
+  for (const auto& [name, param] : params) {
+    auto it = file.tensors.find(name);
+    if (it == file.tensors.end())
+      throw std::runtime_error(fmt::format("{}: tensor '{}' is missing from the checkpoint", path, name));
+    const SafeTensor& t = it->second;
+    if (t.shape != param.shape())
+      throw std::runtime_error(fmt::format("{}: tensor '{}' has shape {} in the checkpoint but {} in the model",
+                                           path, name, shape_str(t.shape), shape_str(param.shape())));
+    DType stored;
+    if (t.dtype == "F32") stored = DType::F32;
+    else if (t.dtype == "F64") stored = DType::F64;
+    else throw std::runtime_error(fmt::format("{}: tensor '{}' has dtype {}, expected F32 or F64", path, name, t.dtype));
+    Tensor host = Tensor::empty(t.shape, stored, Device::cpu());
+    if (!t.data.empty()) std::memcpy(host.data_ptr(), t.data.data(), t.data.size());
+    if (stored != param.dtype()) host = host.to(param.dtype());
+    Tensor target = param;
+    target.copy_(host);
+  }
+  if (file.tensors.size() != params.size()) {
+    for (const auto& [name, t] : file.tensors) {
+      bool known = false;
+      for (const auto& [pname, p] : params) known = known || pname == name;
+      if (!known)
+        throw std::runtime_error(fmt::format("{}: checkpoint tensor '{}' does not belong to this model", path, name));
+    }
+  }
+}
+
+}  // namespace qkv

@@ -1,0 +1,23 @@
+// framework/checkpoint.h — saves and loads a module's named parameters as safetensors, with a
+// string metadata map. Shapes are checked tensor by tensor; nothing about any model lives here.
+#pragma once
+
+#include <map>
+#include <string>
+
+#include "nn.h"
+
+namespace qkv {
+
+// Atomic: the file appears complete or not at all.
+void save_checkpoint(const std::string& path, const nn::Module& module,
+                     const std::map<std::string, std::string>& metadata);
+
+// Reads only the metadata (to build the right model before loading its weights).
+std::map<std::string, std::string> read_checkpoint_metadata(const std::string& path);
+
+// Copies every tensor into the module's parameters (converting dtype when needed). A missing,
+// extra or differently shaped tensor throws a message naming the tensor and both shapes.
+void load_checkpoint(const std::string& path, nn::Module& module);
+
+}  // namespace qkv

@@ -1,0 +1,106 @@
+// framework/optim.cpp — the optimiser update rules, written with ops so they run on any backend.
+#include "optim.h"
+
+#include <fmt/format.h>
+
+#include <cmath>
+#include <stdexcept>
+
+#include "autograd.h"
+#include "ops.h"
+
+namespace qkv::optim {
+
+Optimizer::Optimizer(std::vector<Tensor> params) : lr(0.0), params_(std::move(params)) {
+  for (const Tensor& p : params_)
+    if (!p.defined() || !p.requires_grad() || !p.is_leaf())
+      throw std::runtime_error("optimizer: every parameter must be a leaf tensor that requires grad");
+}
+
+void Optimizer::zero_grad() {
+  for (Tensor& p : params_) p.zero_grad();
+}
+
+static void check_lr(double lr, const char* name) {
+  if (!(lr >= 0.0)) throw std::runtime_error(fmt::format("{}: invalid learning rate {}", name, lr));
+}
+
+SGD::SGD(std::vector<Tensor> params, SGDOptions options) : Optimizer(std::move(params)), opt_(options) {
+  check_lr(options.lr, "SGD");
+  if (options.nesterov && (options.momentum <= 0 || options.dampening != 0))
+    throw std::runtime_error("SGD: nesterov needs momentum > 0 and dampening = 0");
+  lr = options.lr;
+  momentum_buffers_.resize(params_.size());
+}
+
+void SGD::step() {
+  NoGradGuard no_grad;
+  for (size_t i = 0; i < params_.size(); ++i) {
+    Tensor& p = params_[i];
+    if (!p.grad().defined()) continue;
+    Tensor g = p.grad();
+    if (opt_.weight_decay != 0) g = add(g, mul_scalar(p, opt_.weight_decay));  // g += wd * p
+    if (opt_.momentum != 0) {
+      Tensor& buf = momentum_buffers_[i];
+      if (!buf.defined()) buf = g.clone();  // first step: buf = g
+      else buf = add(mul_scalar(buf, opt_.momentum), mul_scalar(g, 1.0 - opt_.dampening));
+      g = opt_.nesterov ? add(g, mul_scalar(buf, opt_.momentum)) : buf;
+    }
+    p.copy_(sub(p, mul_scalar(g, lr)));  // p -= lr * g
+  }
+}
+
+Adam::Adam(std::vector<Tensor> params, AdamOptions options, bool decoupled)
+    : Optimizer(std::move(params)), opt_(options), decoupled_(decoupled) {
+  check_lr(options.lr, decoupled ? "AdamW" : "Adam");
+  if (!(options.beta1 >= 0 && options.beta1 < 1 && options.beta2 >= 0 && options.beta2 < 1))
+    throw std::runtime_error(fmt::format("Adam: betas ({}, {}) must be in [0, 1)", options.beta1, options.beta2));
+  if (!(options.eps >= 0)) throw std::runtime_error(fmt::format("Adam: invalid eps {}", options.eps));
+  lr = options.lr;
+  exp_avg_.resize(params_.size());
+  exp_avg_sq_.resize(params_.size());
+}
+
+void Adam::step() {
+  NoGradGuard no_grad;
+  ++step_;
+  const double bias_correction1 = 1.0 - std::pow(opt_.beta1, static_cast<double>(step_));
+  const double bias_correction2 = 1.0 - std::pow(opt_.beta2, static_cast<double>(step_));
+  const double step_size = lr / bias_correction1;
+  const double sqrt_bc2 = std::sqrt(bias_correction2);
+  for (size_t i = 0; i < params_.size(); ++i) {
+    Tensor& p = params_[i];
+    if (!p.grad().defined()) continue;
+    Tensor g = p.grad();
+    Tensor param = p.detach();
+    if (opt_.weight_decay != 0) {
+      if (decoupled_) param = mul_scalar(param, 1.0 - lr * opt_.weight_decay);  // p *= 1 - lr * wd
+      else g = add(g, mul_scalar(param, opt_.weight_decay));                     // g += wd * p
+    }
+    Tensor& m = exp_avg_[i];
+    Tensor& v = exp_avg_sq_[i];
+    if (!m.defined()) {
+      m = Tensor::zeros(p.shape(), p.dtype(), p.device());
+      v = Tensor::zeros(p.shape(), p.dtype(), p.device());
+    }
+    m = add(mul_scalar(m, opt_.beta1), mul_scalar(g, 1.0 - opt_.beta1));        // m = b1 m + (1 - b1) g
+    v = add(mul_scalar(v, opt_.beta2), mul_scalar(mul(g, g), 1.0 - opt_.beta2));  // v = b2 v + (1 - b2) g^2
+    Tensor denom = add_scalar(mul_scalar(sqrt(v), 1.0 / sqrt_bc2), opt_.eps);       // sqrt(v) / sqrt(bc2) + eps
+    p.copy_(sub(param, mul_scalar(div(m, denom), step_size)));                       // p -= lr / bc1 * m / denom
+  }
+}
+
+double clip_grad_norm(const std::vector<Tensor>& params, double max_norm) {
+  NoGradGuard no_grad;
+  double total_sq = 0.0;
+  for (const Tensor& p : params)
+    if (p.grad().defined()) total_sq += sum(mul(p.grad(), p.grad())).to(DType::F64).item();
+  const double norm = std::sqrt(total_sq);
+  const double coef = max_norm / (norm + 1e-6);
+  if (coef < 1.0)
+    for (Tensor p : params)
+      if (p.grad().defined()) p.set_grad(mul_scalar(p.grad(), coef));
+  return norm;
+}
+
+}  // namespace qkv::optim

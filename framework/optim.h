@@ -1,0 +1,66 @@
+// framework/optim.h — SGD (momentum, Nesterov), Adam and AdamW with exactly PyTorch's update
+// equations, and clip_grad_norm. Parameters without a gradient are skipped, as in PyTorch.
+#pragma once
+
+#include <vector>
+
+#include "tensor.h"
+
+namespace qkv::optim {
+
+class Optimizer {
+ public:
+  explicit Optimizer(std::vector<Tensor> params);
+  virtual ~Optimizer() = default;
+  virtual void step() = 0;
+  void zero_grad();  // drops every gradient (set_to_none, PyTorch's default)
+  double lr;
+
+ protected:
+  std::vector<Tensor> params_;
+};
+
+struct SGDOptions {
+  double lr = 1e-2, momentum = 0.0, dampening = 0.0, weight_decay = 0.0;
+  bool nesterov = false;
+};
+
+class SGD : public Optimizer {
+ public:
+  SGD(std::vector<Tensor> params, SGDOptions options);
+  void step() override;
+
+ private:
+  SGDOptions opt_;
+  std::vector<Tensor> momentum_buffers_;
+};
+
+struct AdamOptions {
+  double lr = 1e-3, beta1 = 0.9, beta2 = 0.999, eps = 1e-8, weight_decay = 0.0;
+};
+
+// Adam adds weight_decay * p to the gradient (L2); AdamW (decoupled = true) instead shrinks the
+// parameter by lr * weight_decay before the Adam step.
+class Adam : public Optimizer {
+ public:
+  Adam(std::vector<Tensor> params, AdamOptions options, bool decoupled_weight_decay = false);
+  void step() override;
+  int64_t steps_taken() const { return step_; }
+
+ private:
+  AdamOptions opt_;
+  bool decoupled_;
+  int64_t step_ = 0;
+  std::vector<Tensor> exp_avg_, exp_avg_sq_;
+};
+
+class AdamW : public Adam {
+ public:
+  AdamW(std::vector<Tensor> params, AdamOptions options) : Adam(std::move(params), options, true) {}
+};
+
+// Scales all gradients so that their joint L2 norm is at most max_norm (coefficient
+// max_norm / (norm + 1e-6), applied only when below 1). Returns the norm before clipping.
+double clip_grad_norm(const std::vector<Tensor>& params, double max_norm);
+
+}  // namespace qkv::optim

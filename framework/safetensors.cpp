@@ -1,0 +1,444 @@
+// framework/safetensors.cpp — safetensors encode/decode with the reference reader's validation,
+// plus the atomic file write. JSON parsing is nlohmann's; duplicate keys are detected here.
+#include "safetensors.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <limits>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <stdexcept>
+#include <tuple>
+
+namespace qkv {
+
+namespace {
+
+using nlohmann::json;
+
+const char* const kMetadataKey = "__metadata__";
+constexpr size_t kLengthPrefixBytes = 8;
+constexpr size_t kDataAlignment = 8;
+
+[[noreturn]] void fail(const std::string& name, const std::string& reason) {
+  throw std::runtime_error(name + ": " + reason);
+}
+
+std::string single_quoted(const std::string& s) { return "'" + s + "'"; }
+
+std::string shape_to_string(const std::vector<int64_t>& shape) {
+  std::string out = "[";
+  for (size_t i = 0; i < shape.size(); ++i) {
+    if (i > 0) out += ", ";
+    out += std::to_string(shape[i]);
+  }
+  return out + "]";
+}
+
+// True when bytes[begin, end) is well-formed UTF-8 (no overlongs, surrogates, or > U+10FFFF).
+bool is_valid_utf8(const uint8_t* bytes, size_t size) {
+  size_t i = 0;
+  while (i < size) {
+    const uint8_t lead = bytes[i];
+    size_t continuation_count = 0;
+    uint32_t code_point = 0;
+    uint32_t min_code_point = 0;
+    if (lead < 0x80) {
+      ++i;
+      continue;
+    } else if ((lead & 0xE0) == 0xC0) {
+      continuation_count = 1, code_point = lead & 0x1F, min_code_point = 0x80;
+    } else if ((lead & 0xF0) == 0xE0) {
+      continuation_count = 2, code_point = lead & 0x0F, min_code_point = 0x800;
+    } else if ((lead & 0xF8) == 0xF0) {
+      continuation_count = 3, code_point = lead & 0x07, min_code_point = 0x10000;
+    } else {
+      return false;
+    }
+    if (size - i - 1 < continuation_count) return false;
+    for (size_t k = 1; k <= continuation_count; ++k) {
+      const uint8_t byte = bytes[i + k];
+      if ((byte & 0xC0) != 0x80) return false;
+      code_point = (code_point << 6) | (byte & 0x3F);
+    }
+    if (code_point < min_code_point || code_point > 0x10FFFF) return false;
+    if (code_point >= 0xD800 && code_point <= 0xDFFF) return false;
+    i += continuation_count + 1;
+  }
+  return true;
+}
+
+// numel * dtype_size with overflow checks; false on overflow or a negative dimension.
+bool checked_byte_count(const std::vector<int64_t>& shape, size_t dtype_size, uint64_t& bytes_out) {
+  uint64_t count = 1;
+  for (int64_t dim : shape) {
+    if (dim < 0) return false;
+    if (__builtin_mul_overflow(count, static_cast<uint64_t>(dim), &count)) return false;
+  }
+  if (__builtin_mul_overflow(count, static_cast<uint64_t>(dtype_size), &count)) return false;
+  bytes_out = count;
+  return true;
+}
+
+// ---- header parsing -------------------------------------------------------------------------
+
+// Parses the header text, rejecting duplicate keys in any object (nlohmann keeps the last one).
+json parse_header_json(const std::string& text, const std::string& name) {
+  std::vector<std::set<std::string>> keys_of_open_objects;
+  std::string current_entry;  // the top-level key being parsed, for messages
+  auto on_event = [&](int /*depth*/, json::parse_event_t event, json& parsed) {
+    switch (event) {
+      case json::parse_event_t::object_start:
+        keys_of_open_objects.emplace_back();
+        break;
+      case json::parse_event_t::object_end:
+        if (!keys_of_open_objects.empty()) keys_of_open_objects.pop_back();
+        break;
+      case json::parse_event_t::key: {
+        const std::string key = parsed.get<std::string>();
+        const bool top_level = keys_of_open_objects.size() == 1;
+        if (top_level) current_entry = key;
+        if (!keys_of_open_objects.empty() && !keys_of_open_objects.back().insert(key).second) {
+          if (top_level) fail(name, "header has duplicate key " + single_quoted(key));
+          fail(name, "header has duplicate key " + single_quoted(key) + " inside entry " + single_quoted(current_entry));
+        }
+        break;
+      }
+      default:
+        break;
+    }
+    return true;
+  };
+  try {
+    return json::parse(text, on_event, /*allow_exceptions=*/true, /*ignore_comments=*/false);
+  } catch (const json::exception& e) {
+    fail(name, std::string("header is not valid JSON: ") + e.what());
+  }
+}
+
+// Reads one non-negative integer that fits in int64 from a JSON number, or returns false.
+bool json_to_nonnegative_int64(const json& value, int64_t& out) {
+  if (!value.is_number_unsigned()) return false;
+  const uint64_t raw = value.get<uint64_t>();
+  if (raw > static_cast<uint64_t>(std::numeric_limits<int64_t>::max())) return false;
+  out = static_cast<int64_t>(raw);
+  return true;
+}
+
+struct TensorEntry {
+  std::string name;
+  SafeTensor tensor;  // data filled in after offsets are validated
+  uint64_t begin = 0;
+  uint64_t end = 0;
+};
+
+TensorEntry parse_tensor_entry(const std::string& tensor_name, const json& entry, const std::string& name) {
+  const std::string where = "tensor " + single_quoted(tensor_name) + ": ";
+  if (!entry.is_object()) fail(name, where + "entry must be an object with dtype, shape, data_offsets");
+  for (const char* field : {"dtype", "shape", "data_offsets"}) {
+    if (!entry.contains(field)) fail(name, where + "missing field '" + field + "'");
+  }
+  TensorEntry result;
+  result.name = tensor_name;
+
+  const json& dtype = entry.at("dtype");
+  if (!dtype.is_string()) fail(name, where + "field 'dtype' must be a string");
+  result.tensor.dtype = dtype.get<std::string>();
+  size_t dtype_size = 0;
+  try {
+    dtype_size = safetensors_dtype_size(result.tensor.dtype);
+  } catch (const std::runtime_error&) {
+    fail(name, where + "unknown dtype " + single_quoted(result.tensor.dtype));
+  }
+
+  const json& shape = entry.at("shape");
+  if (!shape.is_array()) fail(name, where + "field 'shape' must be an array of non-negative integers");
+  for (const json& dim : shape) {
+    if (dim.is_number_integer() && !dim.is_number_unsigned()) {
+      fail(name, where + "negative dimension " + std::to_string(dim.get<int64_t>()) + " in shape");
+    }
+    int64_t value = 0;
+    if (!json_to_nonnegative_int64(dim, value)) {
+      fail(name, where + "shape entry " + dim.dump() + " is not a non-negative 64-bit integer");
+    }
+    result.tensor.shape.push_back(value);
+  }
+
+  const json& offsets = entry.at("data_offsets");
+  if (!offsets.is_array() || offsets.size() != 2) {
+    fail(name, where + "field 'data_offsets' must be [begin, end], got " + offsets.dump());
+  }
+  if (!offsets[0].is_number_unsigned() || !offsets[1].is_number_unsigned()) {
+    fail(name, where + "data_offsets must be non-negative integers, got " + offsets.dump());
+  }
+  result.begin = offsets[0].get<uint64_t>();
+  result.end = offsets[1].get<uint64_t>();
+  if (result.begin > result.end) {
+    fail(name, where + "data_offsets " + offsets.dump() + " have begin > end");
+  }
+
+  uint64_t needed_bytes = 0;
+  if (!checked_byte_count(result.tensor.shape, dtype_size, needed_bytes)) {
+    fail(name, where + "shape " + shape_to_string(result.tensor.shape) + " x " + result.tensor.dtype +
+                   " overflows the byte count");
+  }
+  const uint64_t span = result.end - result.begin;
+  if (needed_bytes != span) {
+    fail(name, where + "shape " + shape_to_string(result.tensor.shape) + " x " + result.tensor.dtype + " needs " +
+                   std::to_string(needed_bytes) + " bytes but data_offsets span " + std::to_string(span));
+  }
+  return result;
+}
+
+std::map<std::string, std::string> parse_metadata(const json& metadata, const std::string& name) {
+  std::map<std::string, std::string> result;
+  if (metadata.is_null()) return result;
+  if (!metadata.is_object()) fail(name, "__metadata__ must be an object of string to string");
+  for (const auto& [key, value] : metadata.items()) {
+    if (!value.is_string()) {
+      fail(name, "__metadata__ value for key " + single_quoted(key) + " is not a string: " + value.dump());
+    }
+    result[key] = value.get<std::string>();
+  }
+  return result;
+}
+
+// ---- header writing -------------------------------------------------------------------------
+
+std::string json_string_literal(const std::string& text, const std::string& name, const std::string& what) {
+  if (!is_valid_utf8(reinterpret_cast<const uint8_t*>(text.data()), text.size())) {
+    fail(name, what + " is not valid UTF-8");
+  }
+  std::string out = "\"";
+  for (char c : text) {
+    const auto byte = static_cast<unsigned char>(c);
+    if (c == '"') {
+      out += "\\\"";
+    } else if (c == '\\') {
+      out += "\\\\";
+    } else if (byte < 0x20) {
+      char escaped[8];
+      std::snprintf(escaped, sizeof escaped, "\\u%04x", byte);
+      out += escaped;
+    } else {
+      out += c;
+    }
+  }
+  return out + "\"";
+}
+
+std::vector<uint8_t> serialize_with_name(const SafeTensorsFile& file, const std::string& name) {
+  std::string header = "{";
+  bool first_entry = true;
+  auto begin_entry = [&] {
+    if (!first_entry) header += ",";
+    first_entry = false;
+  };
+
+  if (!file.metadata.empty()) {
+    begin_entry();
+    header += "\"__metadata__\":{";
+    bool first_pair = true;
+    for (const auto& [key, value] : file.metadata) {
+      if (!first_pair) header += ",";
+      first_pair = false;
+      header += json_string_literal(key, name, "__metadata__ key") + ":" +
+                json_string_literal(value, name, "__metadata__ value for key " + single_quoted(key));
+    }
+    header += "}";
+  }
+
+  uint64_t offset = 0;
+  for (const auto& [tensor_name, tensor] : file.tensors) {
+    const std::string where = "tensor " + single_quoted(tensor_name) + ": ";
+    if (tensor_name == kMetadataKey) fail(name, "a tensor may not be named '__metadata__'");
+    size_t dtype_size = 0;
+    try {
+      dtype_size = safetensors_dtype_size(tensor.dtype);
+    } catch (const std::runtime_error&) {
+      fail(name, where + "unknown dtype " + single_quoted(tensor.dtype));
+    }
+    for (int64_t dim : tensor.shape) {
+      if (dim < 0) fail(name, where + "negative dimension " + std::to_string(dim) + " in shape");
+    }
+    uint64_t needed_bytes = 0;
+    if (!checked_byte_count(tensor.shape, dtype_size, needed_bytes)) {
+      fail(name, where + "shape " + shape_to_string(tensor.shape) + " x " + tensor.dtype + " overflows the byte count");
+    }
+    if (needed_bytes != tensor.data.size()) {
+      fail(name, where + "shape " + shape_to_string(tensor.shape) + " x " + tensor.dtype + " needs " +
+                     std::to_string(needed_bytes) + " bytes but data holds " + std::to_string(tensor.data.size()));
+    }
+    begin_entry();
+    header += json_string_literal(tensor_name, name, "tensor name") + ":{\"dtype\":\"" + tensor.dtype + "\",\"shape\":[";
+    for (size_t i = 0; i < tensor.shape.size(); ++i) {
+      if (i > 0) header += ",";
+      header += std::to_string(tensor.shape[i]);
+    }
+    header += "],\"data_offsets\":[" + std::to_string(offset) + "," + std::to_string(offset + needed_bytes) + "]}";
+    offset += needed_bytes;
+  }
+  header += "}";
+  // Pad with spaces so that 8 + header size is a multiple of the alignment.
+  header.append((kDataAlignment - header.size() % kDataAlignment) % kDataAlignment, ' ');
+  if (header.size() > kSafetensorsMaxHeaderSize) {
+    fail(name, "header of " + std::to_string(header.size()) + " bytes exceeds the limit of " +
+                   std::to_string(kSafetensorsMaxHeaderSize));
+  }
+
+  std::vector<uint8_t> bytes;
+  bytes.reserve(kLengthPrefixBytes + header.size() + offset);
+  const uint64_t header_size = header.size();
+  for (size_t i = 0; i < kLengthPrefixBytes; ++i) bytes.push_back(static_cast<uint8_t>(header_size >> (8 * i)));
+  bytes.insert(bytes.end(), header.begin(), header.end());
+  for (const auto& [tensor_name, tensor] : file.tensors) {
+    bytes.insert(bytes.end(), tensor.data.begin(), tensor.data.end());
+  }
+  return bytes;
+}
+
+std::string errno_text() { return std::strerror(errno); }
+
+}  // namespace
+
+size_t safetensors_dtype_size(const std::string& dtype) {
+  static const std::map<std::string, size_t> kSizes = {
+      {"BOOL", 1},    {"U8", 1},  {"I8", 1},   {"F8_E5M2", 1}, {"F8_E4M3", 1}, {"F8_E8M0", 1},
+      {"I16", 2},     {"U16", 2}, {"F16", 2},  {"BF16", 2},    {"I32", 4},     {"U32", 4},
+      {"F32", 4},     {"I64", 8}, {"U64", 8},  {"F64", 8},
+  };
+  const auto found = kSizes.find(dtype);
+  if (found == kSizes.end()) throw std::runtime_error("unknown safetensors dtype " + single_quoted(dtype));
+  return found->second;
+}
+
+std::vector<uint8_t> safetensors_serialize(const SafeTensorsFile& file) {
+  return serialize_with_name(file, "safetensors_serialize");
+}
+
+SafeTensorsFile safetensors_parse(const std::vector<uint8_t>& bytes, const std::string& name) {
+  if (bytes.size() < kLengthPrefixBytes) {
+    fail(name, "file is " + std::to_string(bytes.size()) + " bytes, shorter than the 8-byte header length");
+  }
+  uint64_t header_size = 0;
+  for (size_t i = 0; i < kLengthPrefixBytes; ++i) header_size |= static_cast<uint64_t>(bytes[i]) << (8 * i);
+  if (header_size > kSafetensorsMaxHeaderSize) {
+    fail(name, "header too large: " + std::to_string(header_size) + " bytes (limit " +
+                   std::to_string(kSafetensorsMaxHeaderSize) + ")");
+  }
+  const size_t available = bytes.size() - kLengthPrefixBytes;
+  if (header_size > available) {
+    fail(name, "header length " + std::to_string(header_size) + " is larger than the " + std::to_string(available) +
+                   " bytes after the length prefix");
+  }
+  const uint8_t* header_begin = bytes.data() + kLengthPrefixBytes;
+  if (!is_valid_utf8(header_begin, header_size)) fail(name, "header is not valid UTF-8");
+  const std::string header_text(reinterpret_cast<const char*>(header_begin), header_size);
+  if (header_text.empty() || header_text[0] != '{') {
+    fail(name, "header is not a JSON object (it must start with '{')");
+  }
+  const json header = parse_header_json(header_text, name);
+  if (!header.is_object()) fail(name, "header is not a JSON object");
+
+  SafeTensorsFile result;
+  std::vector<TensorEntry> entries;
+  for (const auto& [key, value] : header.items()) {
+    if (key == kMetadataKey) {
+      result.metadata = parse_metadata(value, name);
+    } else {
+      entries.push_back(parse_tensor_entry(key, value, name));
+    }
+  }
+
+  // Offsets must tile the data buffer exactly: sorted by begin, each starting where the last ended.
+  std::sort(entries.begin(), entries.end(), [](const TensorEntry& a, const TensorEntry& b) {
+    return std::tie(a.begin, a.end, a.name) < std::tie(b.begin, b.end, b.name);
+  });
+  uint64_t expected_begin = 0;
+  const TensorEntry* previous = nullptr;
+  for (const TensorEntry& entry : entries) {
+    const std::string offsets = "data_offsets [" + std::to_string(entry.begin) + ", " + std::to_string(entry.end) + "]";
+    if (entry.begin < expected_begin) {
+      fail(name, "tensor " + single_quoted(entry.name) + ": " + offsets + " overlap tensor " + single_quoted(previous->name) +
+                     ", which ends at " + std::to_string(expected_begin));
+    }
+    if (entry.begin > expected_begin) {
+      const std::string after = previous ? "tensor " + single_quoted(previous->name) + " ends" : "the data starts";
+      fail(name, "tensor " + single_quoted(entry.name) + ": " + offsets + " are not contiguous: gap of " +
+                     std::to_string(entry.begin - expected_begin) + " bytes after " + after + " at " +
+                     std::to_string(expected_begin));
+    }
+    expected_begin = entry.end;
+    previous = &entry;
+  }
+  const uint64_t data_start = kLengthPrefixBytes + header_size;
+  const uint64_t data_size = bytes.size() - data_start;
+  if (expected_begin > data_size) {
+    fail(name, "file is truncated: tensors need " + std::to_string(expected_begin) + " bytes of data but only " +
+                   std::to_string(data_size) + " are present");
+  }
+  if (expected_begin < data_size) {
+    fail(name, std::to_string(data_size - expected_begin) + " trailing bytes after the last tensor's data (" +
+                   std::to_string(expected_begin) + " bytes described, " + std::to_string(data_size) + " present)");
+  }
+
+  for (TensorEntry& entry : entries) {
+    const auto first = bytes.begin() + static_cast<std::ptrdiff_t>(data_start + entry.begin);
+    entry.tensor.data.assign(first, first + static_cast<std::ptrdiff_t>(entry.end - entry.begin));
+    result.tensors.emplace(entry.name, std::move(entry.tensor));
+  }
+  return result;
+}
+
+void safetensors_write(const std::string& path, const SafeTensorsFile& file) {
+  const std::vector<uint8_t> bytes = serialize_with_name(file, path);
+  const std::string temp_path = path + ".tmp." + std::to_string(::getpid());
+
+  FILE* stream = std::fopen(temp_path.c_str(), "wb");
+  if (stream == nullptr) fail(path, "cannot create temp file '" + temp_path + "': " + errno_text());
+  auto abandon = [&](const std::string& reason) {
+    const std::string detail = reason + ": " + errno_text();
+    if (stream != nullptr) std::fclose(stream);
+    std::remove(temp_path.c_str());
+    fail(path, detail);
+  };
+  if (!bytes.empty() && std::fwrite(bytes.data(), 1, bytes.size(), stream) != bytes.size()) {
+    abandon("writing '" + temp_path + "' failed");
+  }
+  if (std::fflush(stream) != 0) abandon("flushing '" + temp_path + "' failed");
+  if (::fsync(::fileno(stream)) != 0) abandon("fsync of '" + temp_path + "' failed");
+  const int close_result = std::fclose(stream);
+  stream = nullptr;
+  if (close_result != 0) abandon("closing '" + temp_path + "' failed");
+  if (std::rename(temp_path.c_str(), path.c_str()) != 0) abandon("renaming '" + temp_path + "' over it failed");
+
+  // Best effort: make the rename itself durable by syncing the directory.
+  const size_t slash = path.find_last_of('/');
+  const std::string directory = slash == std::string::npos ? "." : (slash == 0 ? "/" : path.substr(0, slash));
+  const int directory_fd = ::open(directory.c_str(), O_RDONLY | O_DIRECTORY);
+  if (directory_fd >= 0) {
+    ::fsync(directory_fd);
+    ::close(directory_fd);
+  }
+}
+
+SafeTensorsFile safetensors_read(const std::string& path) {
+  FILE* stream = std::fopen(path.c_str(), "rb");
+  if (stream == nullptr) fail(path, "cannot open: " + errno_text());
+  std::vector<uint8_t> bytes;
+  uint8_t chunk[1 << 16];
+  size_t got = 0;
+  while ((got = std::fread(chunk, 1, sizeof chunk, stream)) > 0) bytes.insert(bytes.end(), chunk, chunk + got);
+  const bool read_failed = std::ferror(stream) != 0;
+  const std::string read_error = read_failed ? errno_text() : "";
+  std::fclose(stream);
+  if (read_failed) fail(path, "read error: " + read_error);
+  return safetensors_parse(bytes, path);
+}
+
+}  // namespace qkv
