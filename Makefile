@@ -9,7 +9,7 @@ CXXFLAGS += -std=c++20 -Wall -Wextra -I. $(shell pkg-config --cflags $(PKGS)) -M
 LDLIBS   += $(shell pkg-config --libs $(PKGS)) -lpthread
 
 # Everything but train/ (the program) and tests/ goes into one static library.
-LIB_SRC  := $(wildcard framework/*.cpp framework/cpu/*.cpp data/*.cpp models/*.cpp tools/render/*.cpp)
+LIB_SRC  := $(filter-out %_demo.cpp,$(wildcard framework/*.cpp framework/cpu/*.cpp data/*.cpp models/*.cpp tools/render/*.cpp))
 APP_SRC  := $(wildcard train/*.cpp)
 TEST_SRC := $(wildcard tests/*.cpp)
 BENCH_SRC:= $(wildcard tools/bench/*.cpp)

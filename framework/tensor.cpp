@@ -108,6 +108,12 @@ Tensor Tensor::scalar(double value, DType dtype, Device device) {
 }
 
 Tensor Tensor::arange(int64_t n, DType dtype, Device device) {
+  if (n < 0) throw std::runtime_error(fmt::format("arange: n must be >= 0, got {}", n));
+  if (dtype == DType::I64) {
+    std::vector<int64_t> ids(static_cast<size_t>(n));
+    for (int64_t i = 0; i < n; ++i) ids[i] = i;
+    return from_ids(ids, {n}, device);
+  }
   std::vector<double> values(static_cast<size_t>(n));
   for (int64_t i = 0; i < n; ++i) values[i] = static_cast<double>(i);
   return from_vector(values, {n}, dtype, device);

@@ -1,3 +1,31 @@
-// train/main.cpp — placeholder entry point while the engine comes up.
+// train/main.cpp — the `qkv` command-line program: option parsing (CLI11) and the top-level
+// error handler that turns every exception into one line on stderr and a non-zero exit.
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
 #include <cstdio>
-int main() { return 0; }
+#include <exception>
+
+#include "commands.h"
+
+int main(int argc, char** argv) {
+  CLI::App app{"qkv: a small, exact autograd engine and a self-attention translator"};
+  app.require_subcommand(1);
+  app.set_help_all_flag("--help-all", "show help for every command");
+  qkv::app::register_commands(app);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    std::fprintf(stderr, "qkv: error: %s (see qkv --help)\n", e.what());
+    return 2;
+  } catch (const std::exception& e) {
+    std::fflush(stdout);
+    std::fprintf(stderr, "qkv: error: %s\n", e.what());
+    return 1;
+  }
+  return 0;
+}

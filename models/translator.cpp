@@ -1,0 +1,273 @@
+// models/translator.cpp — the translator's forward pass, its attention mask, greedy decoding and
+// the config's JSON form (stored in checkpoints).
+#include "translator.h"
+
+#include <fmt/format.h>
+
+#include <cmath>
+#include <limits>
+#include <nlohmann/json.hpp>
+#include <stdexcept>
+
+#include "framework/autograd.h"
+#include "framework/ops.h"
+
+namespace qkv::models {
+
+std::string attention_mode_name(AttentionMode mode) {
+  switch (mode) {
+    case AttentionMode::Learned: return "learned";
+    case AttentionMode::Static: return "static";
+    case AttentionMode::None: return "none";
+  }
+  return "?";
+}
+
+AttentionMode parse_attention_mode(const std::string& text) {
+  if (text == "learned") return AttentionMode::Learned;
+  if (text == "static") return AttentionMode::Static;
+  if (text == "none") return AttentionMode::None;
+  throw std::runtime_error("unknown attention mode '" + text + "' (expected learned, static or none)");
+}
+
+std::string TranslatorConfig::to_json() const {
+  nlohmann::ordered_json j;
+  j["attention"] = attention_mode_name(attention);
+  j["d_model"] = d_model;
+  j["d_k"] = d_k;
+  j["d_ff"] = d_ff;
+  j["source_vocab"] = source_vocab;
+  j["target_vocab"] = target_vocab;
+  j["max_source"] = layout.max_source;
+  j["max_target"] = layout.max_target;
+  return j.dump();
+}
+
+TranslatorConfig TranslatorConfig::from_json(const std::string& text) {
+  nlohmann::json j;
+  try {
+    j = nlohmann::json::parse(text);
+  } catch (const std::exception& e) {
+    throw std::runtime_error(std::string("model config is not valid JSON: ") + e.what());
+  }
+  auto integer = [&](const char* key) -> int64_t {
+    if (!j.contains(key) || !j[key].is_number_integer())
+      throw std::runtime_error(fmt::format("model config: '{}' is missing or not an integer", key));
+    return j[key].get<int64_t>();
+  };
+  if (!j.contains("attention") || !j["attention"].is_string())
+    throw std::runtime_error("model config: 'attention' is missing or not a string");
+  TranslatorConfig c;
+  c.attention = parse_attention_mode(j["attention"].get<std::string>());
+  c.d_model = integer("d_model");
+  c.d_k = integer("d_k");
+  c.d_ff = integer("d_ff");
+  c.source_vocab = integer("source_vocab");
+  c.target_vocab = integer("target_vocab");
+  c.layout.max_source = integer("max_source");
+  c.layout.max_target = integer("max_target");
+  c.validate();
+  return c;
+}
+
+void TranslatorConfig::validate() const {
+  auto positive = [](const char* name, int64_t v) {
+    if (v <= 0 || v > (1 << 20))
+      throw std::runtime_error(fmt::format("model config: {} must be in [1, 1048576], got {}", name, v));
+  };
+  positive("d_model", d_model);
+  positive("d_k", d_k);
+  positive("d_ff", d_ff);
+  positive("source_vocab", source_vocab);
+  positive("target_vocab", target_vocab);
+  positive("max_source", layout.max_source);
+  positive("max_target", layout.max_target);
+}
+
+// ---- attention ----
+
+Tensor attend(const Tensor& queries, const Tensor& keys, const Tensor& values, const Tensor& keep,
+              Tensor* weights_out) {
+  const double scale = 1.0 / std::sqrt(static_cast<double>(queries.size(-1)));
+  Tensor scores = mul_scalar(matmul(queries, keys, false, true), scale);  // (B, T, K) @ (B, T, K)^T -> (B, T, T)
+  scores = masked_fill(scores, keep, -std::numeric_limits<double>::infinity());
+  Tensor weights = softmax(scores);                                       // rows sum to 1 over keys
+  if (weights_out) *weights_out = weights.detach();
+  return matmul(weights, values);                                         // (B, T, T) @ (B, T, K) -> (B, T, K)
+}
+
+SelfAttention::SelfAttention(int64_t d_model, int64_t d_k_, Generator& gen)
+    : W_q(d_model, d_k_, false, gen), W_k(d_model, d_k_, false, gen), W_v(d_model, d_k_, false, gen),
+      W_o(d_k_, d_model, false, gen), d_k(d_k_) {
+  register_module("W_q", W_q);
+  register_module("W_k", W_k);
+  register_module("W_v", W_v);
+  register_module("W_o", W_o);
+}
+
+Tensor SelfAttention::forward(const Tensor& x, const Tensor& keep, Tensor* weights_out) const {
+  Tensor q = W_q.forward(x), k = W_k.forward(x), v = W_v.forward(x);  // (B, T, K) each
+  return W_o.forward(attend(q, k, v, keep, weights_out));             // (B, T, K) -> (B, T, D)
+}
+
+FeedForward::FeedForward(int64_t d_model, int64_t d_ff, Generator& gen)
+    : fc1(d_model, d_ff, true, gen), fc2(d_ff, d_model, true, gen) {
+  register_module("fc1", fc1);
+  register_module("fc2", fc2);
+}
+
+Tensor FeedForward::forward(const Tensor& x) const { return fc2.forward(gelu(fc1.forward(x))); }
+
+// ---- the translator ----
+
+static TranslatorConfig checked(const TranslatorConfig& c) {
+  c.validate();
+  return c;
+}
+
+Translator::Translator(const TranslatorConfig& config, Generator& gen)
+    : config_(checked(config)),
+      src_embed(config.source_vocab, config.d_model, gen),
+      tgt_embed(config.target_vocab, config.d_model, gen),
+      pos_embed(config.layout.length(), config.d_model, gen),
+      ln1(config.d_model),
+      ffn(config.d_model, config.d_ff, gen),
+      head(config.d_model, config.target_vocab, true, gen) {
+  register_module("src_embed", src_embed);
+  register_module("tgt_embed", tgt_embed);
+  register_module("pos_embed", pos_embed);
+  if (config.attention == AttentionMode::Learned) {
+    attn = std::make_unique<SelfAttention>(config.d_model, config.d_k, gen);
+    register_module("attn", *attn);
+  }
+  register_module("ln1", ln1);
+  register_module("ffn", ffn);
+  register_module("head", head);
+}
+
+Tensor Translator::attention_mask(const data::Batch& batch) const {
+  const int64_t B = batch.size(), S = config_.layout.max_source, T = config_.layout.length();
+  std::vector<double> keep(static_cast<size_t>(B * T * T), 0.0);
+  for (int64_t b = 0; b < B; ++b) {
+    const int64_t n_src = batch.source_lengths.at(b);
+    for (int64_t i = 0; i < T; ++i) {
+      double* row = keep.data() + (b * T + i) * T;
+      if (config_.attention == AttentionMode::None) {  // each token sees only itself
+        row[i] = 1.0;
+        continue;
+      }
+      for (int64_t j = 0; j < n_src; ++j) row[j] = 1.0;  // every query sees the real source words
+      if (i >= S)
+        for (int64_t j = S; j <= i; ++j) row[j] = 1.0;   // target queries: causal over the target
+    }
+  }
+  return Tensor::from_vector(keep, {B, T, T}, src_embed.weight.dtype(), src_embed.weight.device());
+}
+
+Tensor Translator::forward(const data::Batch& batch) {
+  const int64_t S = config_.layout.max_source, T = config_.layout.length();
+  if (batch.source.size(1) != S || batch.target_input.size(1) != config_.layout.max_target)
+    throw std::runtime_error(fmt::format("translator: batch layout ({}, {}) does not match the model's ({}, {})",
+                                         batch.source.size(1), batch.target_input.size(1), S,
+                                         config_.layout.max_target));
+  // x = [src_embed(source) ; tgt_embed(target_input)] + pos_embed     (B, T, D)
+  Tensor tokens = concat({src_embed.forward(batch.source), tgt_embed.forward(batch.target_input)}, 1);
+  Tensor x = add(tokens, pos_embed.weight);
+  const Tensor keep = attention_mask(batch);
+
+  Tensor mixed;  // (B, T, D)
+  switch (config_.attention) {
+    case AttentionMode::Learned: mixed = attn->forward(x, keep, &last_attention_); break;
+    case AttentionMode::Static: mixed = attend(x, x, x, keep, &last_attention_); break;  // Q = K = V = x
+    case AttentionMode::None: mixed = attend(x, x, x, keep, &last_attention_); break;    // identity weights
+  }
+  Tensor context = add(x, mixed);
+  last_contextual_ = context.detach();
+  Tensor h = ln1.forward(context);          // residual + LayerNorm
+  h = add(h, ffn.forward(h));               // position-wise feed-forward with a residual
+  Tensor target_part = slice(h, 1, S, T);   // (B, T_tgt, D)
+  return head.forward(target_part);         // (B, T_tgt, V)
+}
+
+Tensor Translator::loss(const data::Batch& batch) {
+  return cross_entropy(forward(batch), batch.target_output, data::Vocab::PAD);
+}
+
+int64_t Translator::attention_parameter_count() const { return attn ? attn->parameter_count() : 0; }
+
+std::vector<std::vector<std::string>> Translator::translate(
+    const std::vector<std::vector<std::string>>& english, const data::Vocab& english_vocab,
+    const data::Vocab& hindi_vocab) {
+  NoGradGuard no_grad;
+  const int64_t B = static_cast<int64_t>(english.size());
+  const int64_t S = config_.layout.max_source, Tt = config_.layout.max_target;
+  std::vector<std::vector<std::string>> out(B);
+  if (B == 0) return out;
+  data::Batch batch;
+  std::vector<int64_t> src(B * S, data::Vocab::PAD), tin(B * Tt, data::Vocab::PAD);
+  for (int64_t b = 0; b < B; ++b) {
+    const auto& sentence = english[b];
+    if (sentence.empty()) throw std::runtime_error("translate: the sentence is empty");
+    if (static_cast<int64_t>(sentence.size()) > S)
+      throw std::runtime_error(fmt::format("translate: the sentence has {} words; this model reads at most {}",
+                                           sentence.size(), S));
+    for (size_t i = 0; i < sentence.size(); ++i) src[b * S + i] = english_vocab.id(sentence[i]);
+    tin[b * Tt] = data::Vocab::SEP;
+    batch.source_lengths.push_back(static_cast<int64_t>(sentence.size()));
+  }
+  const Device device = this->device();
+  batch.source = Tensor::from_ids(src, {B, S}, device);
+  std::vector<bool> done(B, false);
+  for (int64_t t = 0; t < Tt; ++t) {
+    batch.target_input = Tensor::from_ids(tin, {B, Tt}, device);
+    Tensor logits = slice(forward(batch), 1, t, t + 1);  // (B, 1, V)
+    const std::vector<int64_t> next = max_with_indices(logits, -1).indices.to_ids();
+    bool all_done = true;
+    for (int64_t b = 0; b < B; ++b) {
+      if (done[b]) continue;
+      if (next[b] == data::Vocab::EOS || t + 1 == Tt) {
+        done[b] = true;
+        continue;  // a translation that fills every slot is cut there (no room for <eos>)
+      }
+      out[b].push_back(hindi_vocab.word(next[b]));
+      tin[b * Tt + t + 1] = next[b];
+      all_done = false;
+    }
+    if (all_done) break;
+  }
+  return out;
+}
+
+AttentionTrace trace_attention(Translator& model, const std::vector<std::string>& english,
+                               const data::Vocab& english_vocab, const data::Vocab& hindi_vocab) {
+  AttentionTrace trace;
+  trace.english = english;
+  trace.hindi = model.translate({english}, english_vocab, hindi_vocab)[0];
+  // One teacher-forced pass over the model's own translation exposes the weights used for it.
+  const data::Layout layout = model.config().layout;
+  data::SentencePair pair{english, trace.hindi, "<sentence>"};
+  NoGradGuard no_grad;
+  const data::Batch batch = data::make_batch({pair}, {0}, english_vocab, hindi_vocab, layout, model.device());
+  model.forward(batch);
+  const Tensor keep = model.attention_mask(batch);
+  const std::vector<double> weights = model.last_attention().to_vector();
+  const std::vector<double> allowed = keep.to_vector();
+  std::vector<int64_t> positions;
+  for (int64_t i = 0; i < static_cast<int64_t>(english.size()); ++i) positions.push_back(i);
+  for (int64_t i = 0; i <= static_cast<int64_t>(trace.hindi.size()); ++i) positions.push_back(layout.max_source + i);
+  trace.labels = english;
+  trace.labels.push_back("<sep>");
+  for (const auto& w : trace.hindi) trace.labels.push_back(w);
+  const int64_t T = layout.length();
+  for (int64_t qi : positions)
+    for (int64_t kj : positions) {
+      trace.weights.push_back(weights[qi * T + kj]);
+      trace.masked.push_back(allowed[qi * T + kj] == 0.0 ? 1 : 0);
+    }
+  // Replace unknown words' labels so pictures show what the model saw.
+  for (size_t i = 0; i < english.size(); ++i)
+    if (!english_vocab.contains(english[i])) trace.labels[i] = "<unk>";
+  return trace;
+}
+
+}  // namespace qkv::models

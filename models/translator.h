@@ -1,0 +1,99 @@
+// models/translator.h — the single-head self-attention translator: a prefix language model over
+// [english ; <sep> hindi], one attention block (learned, static or none), a feed-forward layer
+// and a projection to the Hindi vocabulary. Shapes: B batch, T = S + T_tgt sequence, D model
+// width, K head width, F feed-forward width, V vocabulary.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "data/dataset.h"
+#include "framework/nn.h"
+
+namespace qkv::models {
+
+enum class AttentionMode { Learned, Static, None };
+std::string attention_mode_name(AttentionMode mode);
+AttentionMode parse_attention_mode(const std::string& text);  // learned | static | none
+
+struct TranslatorConfig {
+  AttentionMode attention = AttentionMode::Learned;
+  int64_t d_model = 64, d_k = 64, d_ff = 256;
+  int64_t source_vocab = 0, target_vocab = 0;
+  data::Layout layout;
+  std::string to_json() const;
+  static TranslatorConfig from_json(const std::string& text);  // throws on missing/invalid fields
+  void validate() const;
+};
+
+// Single-head scaled dot-product self-attention with learned W_q, W_k, W_v (D -> K) and W_o
+// (K -> D), as in the seed's SelfAttention class (no biases).
+class SelfAttention : public nn::Module {
+ public:
+  SelfAttention(int64_t d_model, int64_t d_k, Generator& gen);
+  // x (B, T, D), keep (B, T, T) 0/1 -> (B, T, D); weights_out gets the (B, T, T) attention.
+  Tensor forward(const Tensor& x, const Tensor& keep, Tensor* weights_out) const;
+  nn::Linear W_q, W_k, W_v, W_o;
+  int64_t d_k;
+};
+
+// softmax(masked(scores)) @ values, the shared core of the learned and static modes.
+Tensor attend(const Tensor& queries, const Tensor& keys, const Tensor& values, const Tensor& keep,
+              Tensor* weights_out);
+
+class FeedForward : public nn::Module {
+ public:
+  FeedForward(int64_t d_model, int64_t d_ff, Generator& gen);
+  Tensor forward(const Tensor& x) const;  // (..., D) -> gelu(x W1^T + b1) W2^T + b2
+  nn::Linear fc1, fc2;
+};
+
+class Translator : public nn::Module {
+ public:
+  Translator(const TranslatorConfig& config, Generator& gen);
+
+  // Teacher-forced logits over the target positions: (B, T_tgt, V).
+  Tensor forward(const data::Batch& batch);
+  // Mean cross-entropy over real target tokens (<pad> ignored).
+  Tensor loss(const data::Batch& batch);
+  // The (B, T, T) attention weights of the last forward pass (rows: queries, columns: keys).
+  const Tensor& last_attention() const { return last_attention_; }
+  // The (B, T, D) output of the attention sub-layer (x + attention, before LayerNorm) of the last
+  // forward pass: each token's contextual vector.
+  const Tensor& last_contextual() const { return last_contextual_; }
+  // The (B, T, T) 0/1 mask used for a batch: 1 where query i may attend to key j.
+  Tensor attention_mask(const data::Batch& batch) const;
+
+  // Greedy decoding of a batch of English token lists; returns Hindi tokens (without <eos>).
+  std::vector<std::vector<std::string>> translate(const std::vector<std::vector<std::string>>& english,
+                                                  const data::Vocab& english_vocab,
+                                                  const data::Vocab& hindi_vocab);
+  // Number of parameters in the attention mechanism itself (W_q, W_k, W_v, W_o).
+  int64_t attention_parameter_count() const;
+
+  const TranslatorConfig& config() const { return config_; }
+  Device device() const { return src_embed.weight.device(); }
+
+ private:
+  TranslatorConfig config_;
+  nn::Embedding src_embed, tgt_embed, pos_embed;
+  std::unique_ptr<SelfAttention> attn;  // only in learned mode
+  nn::LayerNorm ln1;
+  FeedForward ffn;
+  nn::Linear head;
+  Tensor last_attention_, last_contextual_;
+};
+
+// Greedy decoding with the final forward pass's attention: the sentence, its translation and
+// the (T, T) weights over [source ; <sep> translation] (padding removed).
+struct AttentionTrace {
+  std::vector<std::string> english, hindi;  // hindi without <eos>
+  std::vector<std::string> labels;          // english tokens, then <sep>, then hindi tokens
+  std::vector<double> weights;              // labels.size()^2, row-major
+  std::vector<uint8_t> masked;              // same size, 1 where the mask forbids the cell
+};
+AttentionTrace trace_attention(Translator& model, const std::vector<std::string>& english,
+                               const data::Vocab& english_vocab, const data::Vocab& hindi_vocab);
+
+}  // namespace qkv::models

@@ -1,0 +1,73 @@
+// models/translator_io.cpp — translator checkpoints on top of framework/checkpoint.
+#include "translator_io.h"
+
+#include <fmt/format.h>
+
+#include <nlohmann/json.hpp>
+#include <stdexcept>
+
+#include "framework/checkpoint.h"
+
+namespace qkv::models {
+
+static const char* kFormat = "qkv-translator-1";
+
+void save_translator(const std::string& path, const Translator& model, const data::Vocab& english,
+                     const data::Vocab& hindi) {
+  std::map<std::string, std::string> meta;
+  meta["format"] = kFormat;
+  meta["config"] = model.config().to_json();
+  meta["english_vocab"] = nlohmann::json(english.words()).dump();
+  meta["hindi_vocab"] = nlohmann::json(hindi.words()).dump();
+  save_checkpoint(path, model, meta);
+}
+
+static data::Vocab vocab_from(const std::map<std::string, std::string>& meta, const char* key,
+                              const std::string& path) {
+  auto it = meta.find(key);
+  if (it == meta.end()) throw std::runtime_error(fmt::format("{}: metadata has no '{}'", path, key));
+  nlohmann::json j;
+  try {
+    j = nlohmann::json::parse(it->second);
+  } catch (const std::exception&) {
+    throw std::runtime_error(fmt::format("{}: metadata '{}' is not valid JSON", path, key));
+  }
+  if (!j.is_array()) throw std::runtime_error(fmt::format("{}: metadata '{}' is not a JSON array", path, key));
+  std::vector<std::string> words;
+  for (const auto& w : j) {
+    if (!w.is_string()) throw std::runtime_error(fmt::format("{}: metadata '{}' holds a non-string", path, key));
+    words.push_back(w.get<std::string>());
+  }
+  try {
+    return data::Vocab::from_words(words);
+  } catch (const std::exception& e) {
+    throw std::runtime_error(fmt::format("{}: {}: {}", path, key, e.what()));
+  }
+}
+
+LoadedTranslator load_translator(const std::string& path, Device device) {
+  const auto meta = read_checkpoint_metadata(path);
+  auto format = meta.find("format");
+  if (format == meta.end() || format->second != kFormat)
+    throw std::runtime_error(fmt::format("{}: not a qkv translator checkpoint (metadata 'format' is not '{}')", path, kFormat));
+  auto config_it = meta.find("config");
+  if (config_it == meta.end()) throw std::runtime_error(fmt::format("{}: metadata has no 'config'", path));
+  TranslatorConfig config;
+  try {
+    config = TranslatorConfig::from_json(config_it->second);
+  } catch (const std::exception& e) {
+    throw std::runtime_error(fmt::format("{}: {}", path, e.what()));
+  }
+  LoadedTranslator out{nullptr, vocab_from(meta, "english_vocab", path), vocab_from(meta, "hindi_vocab", path)};
+  if (out.english.size() != config.source_vocab || out.hindi.size() != config.target_vocab)
+    throw std::runtime_error(fmt::format("{}: vocabularies ({}, {}) do not match the config ({}, {})", path,
+                                         out.english.size(), out.hindi.size(), config.source_vocab, config.target_vocab));
+  Generator gen(0);  // the weights are overwritten by the checkpoint
+  out.model = std::make_unique<Translator>(config, gen);
+  load_checkpoint(path, *out.model);
+  if (device != Device::cpu()) out.model->to(device);
+  out.model->train(false);
+  return out;
+}
+
+}  // namespace qkv::models

@@ -1,0 +1,123 @@
+// train/commands.cpp — the `example`, `train`, `eval` and `translate` commands.
+#include <fmt/format.h>
+
+#include <memory>
+#include <stdexcept>
+
+#include "commands.h"
+#include "data/dataset.h"
+#include "framework/backend.h"
+#include "models/seed_example.h"
+#include "models/translator_io.h"
+#include "trainer.h"
+
+namespace qkv::app {
+
+// Prints a (rows, cols) tensor as a labelled table, the way the seed lays its tables out.
+static void print_table(const std::string& title, const Tensor& t, const std::vector<std::string>& rows,
+                        const std::vector<std::string>& cols, int decimals) {
+  fmt::print("{}\n", title);
+  const std::vector<double> v = t.to_vector();
+  const int64_t n_cols = t.size(1);
+  fmt::print("{:>8}", "");
+  for (const auto& c : cols) fmt::print("  {:>7}", c);
+  fmt::print("\n");
+  for (size_t r = 0; r < rows.size(); ++r) {
+    fmt::print("{:>8}  [", rows[r]);
+    for (int64_t c = 0; c < n_cols; ++c) fmt::print("{}{:>7.{}f}", c ? "  " : "", v[r * n_cols + c], decimals);
+    fmt::print(" ]\n");
+  }
+  fmt::print("\n");
+}
+
+void register_example(CLI::App& app) {
+  auto* cmd = app.add_subcommand("example", "compute the seed's running example (money bank grows) with qkv ops");
+  cmd->callback([] {
+    const models::SeedExample ex = models::run_seed_example();
+    const std::vector<std::string> dims = {"d0", "d1", "d2", "d3"};
+    print_table("Static embeddings E (T=3, d=4):", ex.E, ex.tokens, dims, 0);
+    print_table("Step 1: scores S = E E^T", ex.S, ex.tokens, ex.tokens, 0);
+    print_table("Step 2: scaled S / sqrt(4)", ex.S_scaled, ex.tokens, ex.tokens, 1);
+    print_table("Step 3: weights W = softmax(S / sqrt(4)) by row", ex.W, ex.tokens, ex.tokens, 4);
+    std::vector<std::string> ys;
+    for (const auto& t : ex.tokens) ys.push_back("y_" + t);
+    print_table("Step 4: contextual embeddings Y = W E", ex.Y, ys, dims, 4);
+    fmt::print("cos(bank, money): {:.4f} -> {:.4f}   (static -> after self-attention)\n", ex.cos_before, ex.cos_after);
+  });
+}
+
+void register_translator(CLI::App& app) {
+  // ---- train ----
+  auto opts = std::make_shared<TrainOptions>();
+  auto* train = app.add_subcommand("train", "train the self-attention translator");
+  train->add_option("--data", opts->data_dir, "dataset directory with train/valid/test.tsv")->capture_default_str();
+  train->add_option("--attention", opts->attention, "learned | static | none")
+      ->check(CLI::IsMember({"learned", "static", "none"}))->capture_default_str();
+  train->add_option("--d-model", opts->d_model, "model width D")->check(CLI::Range(1, 4096))->capture_default_str();
+  train->add_option("--d-k", opts->d_k, "head width K")->check(CLI::Range(1, 4096))->capture_default_str();
+  train->add_option("--d-ff", opts->d_ff, "feed-forward width F")->check(CLI::Range(1, 16384))->capture_default_str();
+  train->add_option("--epochs", opts->epochs, "training epochs")->check(CLI::Range(1, 100000))->capture_default_str();
+  train->add_option("--batch", opts->batch, "sentences per batch")->check(CLI::Range(1, 100000))->capture_default_str();
+  train->add_option("--lr", opts->lr, "AdamW learning rate")->check(CLI::PositiveNumber)->capture_default_str();
+  train->add_option("--weight-decay", opts->weight_decay, "AdamW weight decay")->check(CLI::NonNegativeNumber)->capture_default_str();
+  train->add_option("--seed", opts->seed, "random seed (same seed, same checkpoint)")->capture_default_str();
+  train->add_option("--threads", opts->threads, "OpenBLAS threads (0 = default)")->check(CLI::Range(0, 256))->capture_default_str();
+  train->add_option("--out", opts->out_dir, "output directory")->capture_default_str();
+  train->add_option("--device", opts->device, "cpu | cuda | cuda:N")->capture_default_str();
+  train->callback([opts] { train_translator(*opts); });
+
+  // ---- eval ----
+  auto checkpoint = std::make_shared<std::string>();
+  auto split = std::make_shared<std::string>("test");
+  auto data_dir = std::make_shared<std::string>("data/idioms");
+  auto device = std::make_shared<std::string>("cpu");
+  auto* eval = app.add_subcommand("eval", "report loss, token accuracy and greedy exact-match");
+  eval->add_option("--checkpoint", *checkpoint, "model.safetensors written by qkv train")->required();
+  eval->add_option("--split", *split, "train | valid | test")->check(CLI::IsMember({"train", "valid", "test"}))->capture_default_str();
+  eval->add_option("--data", *data_dir, "dataset directory")->capture_default_str();
+  eval->add_option("--device", *device, "cpu | cuda | cuda:N")->capture_default_str();
+  eval->callback([checkpoint, split, data_dir, device] {
+    const Device dev = Device::parse(*device);
+    models::LoadedTranslator loaded = models::load_translator(*checkpoint, dev);
+    const data::Dataset ds = data::load_dataset(*data_dir);
+    const EvalResult r = evaluate(*loaded.model, ds.split(*split), loaded.english, loaded.hindi);
+    fmt::print("{} split: {} sentences, {} target tokens\n", *split, r.sentences, r.tokens);
+    fmt::print("  loss            {:.4f}\n", r.loss);
+    fmt::print("  token accuracy  {:.2f}%\n", 100 * r.token_accuracy);
+    fmt::print("  exact match     {:.2f}%  (greedy)\n", 100 * r.exact_match);
+  });
+
+  // ---- translate ----
+  auto sentence = std::make_shared<std::string>();
+  auto translate_checkpoint = std::make_shared<std::string>();
+  auto translate_device = std::make_shared<std::string>("cpu");
+  auto* translate = app.add_subcommand("translate", "translate an English sentence greedily");
+  translate->add_option("--checkpoint", *translate_checkpoint, "model.safetensors")->required();
+  translate->add_option("--device", *translate_device, "cpu | cuda | cuda:N")->capture_default_str();
+  translate->add_option("sentence", *sentence, "the English sentence (lowercase words)")->required();
+  translate->callback([sentence, translate_checkpoint, translate_device] {
+    const std::vector<std::string> words = data::tokenize(*sentence);
+    if (words.empty()) throw std::runtime_error("the sentence is empty");
+    models::LoadedTranslator loaded = models::load_translator(*translate_checkpoint, Device::parse(*translate_device));
+    warn_unknown_words(words, loaded.english);
+    const auto out = loaded.model->translate({words}, loaded.english, loaded.hindi);
+    std::string joined;
+    for (const auto& w : out[0]) joined += (joined.empty() ? "" : " ") + w;
+    fmt::print("{}\n", joined);
+  });
+}
+
+void warn_unknown_words(const std::vector<std::string>& words, const data::Vocab& vocab) {
+  std::string unknown;
+  for (const auto& w : words)
+    if (!vocab.contains(w)) unknown += (unknown.empty() ? "'" : ", '") + w + "'";
+  if (!unknown.empty()) fmt::print(stderr, "warning: unknown words mapped to <unk>: {}\n", unknown);
+}
+
+void register_commands(CLI::App& app) {
+  register_example(app);
+  register_translator(app);
+  register_inspection(app);
+}
+
+}  // namespace qkv::app

@@ -1,0 +1,23 @@
+// train/commands.h — registers every `qkv` subcommand on the CLI11 app. Each command's callback
+// runs inside the parse call, so exceptions reach main's single error handler.
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <string>
+#include <vector>
+
+#include "data/dataset.h"
+
+namespace qkv::app {
+
+void register_commands(CLI::App& app);
+
+// Individual groups, each in its own file.
+void register_example(CLI::App& app);      // commands.cpp
+void register_translator(CLI::App& app);   // commands.cpp: train, eval, translate
+void register_inspection(CLI::App& app);   // inspect.cpp: attend, demo, scaling
+
+// Prints one warning line naming every word the vocabulary does not know (they become <unk>).
+void warn_unknown_words(const std::vector<std::string>& words, const data::Vocab& vocab);
+
+}  // namespace qkv::app

@@ -1,0 +1,53 @@
+// train/trainer.h — training and evaluation of the translator, shared by `qkv train`,
+// `qkv eval` and `qkv demo`. Progress goes to stdout; files are written atomically.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "data/dataset.h"
+#include "models/translator.h"
+
+namespace qkv::app {
+
+struct TrainOptions {
+  std::string data_dir = "data/idioms";
+  std::string attention = "learned";
+  int64_t d_model = 64, d_k = 64, d_ff = 256;
+  int64_t epochs = 60, batch = 32;
+  double lr = 3e-3, weight_decay = 0.01, clip = 1.0;
+  uint64_t seed = 1;
+  int threads = 0;  // 0: leave OpenBLAS's default
+  std::string out_dir = "runs/learned";
+  std::string device = "cpu";
+  bool quiet = false;  // no per-step progress (used by demo)
+};
+
+struct EvalResult {
+  double loss = 0, token_accuracy = 0, exact_match = 0;
+  int64_t sentences = 0, tokens = 0;
+};
+
+struct EpochRecord {
+  int64_t epoch = 0;
+  double train_loss = 0, seconds = 0;
+  EvalResult valid;
+};
+
+struct TrainResult {
+  std::vector<EpochRecord> history;
+  int64_t best_epoch = 0;
+  double seconds = 0, tokens_per_second = 0;
+  std::string checkpoint;  // DIR/model.safetensors
+};
+
+TrainResult train_translator(const TrainOptions& options);
+
+// Teacher-forced loss and token accuracy, and greedy exact-match, over a split.
+EvalResult evaluate(models::Translator& model, const std::vector<data::SentencePair>& pairs,
+                    const data::Vocab& english, const data::Vocab& hindi, int64_t batch_size = 256);
+
+// The layout that fits every sentence of the training split.
+data::Layout layout_for(const data::Dataset& ds);
+
+}  // namespace qkv::app
