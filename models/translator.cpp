@@ -172,7 +172,9 @@ Tensor Translator::forward(const data::Batch& batch) {
                                          config_.layout.max_target));
   // x = [src_embed(source) ; tgt_embed(target_input)] + pos_embed     (B, T, D)
   Tensor tokens = concat({src_embed.forward(batch.source), tgt_embed.forward(batch.target_input)}, 1);
-  Tensor x = add(tokens, pos_embed.weight);
+  Tensor embedded = add(tokens, pos_embed.weight);
+  last_embeddings_ = embedded.detach();
+  Tensor x = dropout(embedded, dropout_, training(), dropout_gen_);
   const Tensor keep = attention_mask(batch);
 
   Tensor mixed;  // (B, T, D)
@@ -181,16 +183,22 @@ Tensor Translator::forward(const data::Batch& batch) {
     case AttentionMode::Static: mixed = attend(x, x, x, keep, &last_attention_); break;  // Q = K = V = x
     case AttentionMode::None: mixed = attend(x, x, x, keep, &last_attention_); break;    // identity weights
   }
-  Tensor context = add(x, mixed);
+  Tensor context = add(x, dropout(mixed, dropout_, training(), dropout_gen_));
   last_contextual_ = context.detach();
   Tensor h = ln1.forward(context);          // residual + LayerNorm
-  h = add(h, ffn.forward(h));               // position-wise feed-forward with a residual
+  h = add(h, dropout(ffn.forward(h), dropout_, training(), dropout_gen_));  // feed-forward + residual
   Tensor target_part = slice(h, 1, S, T);   // (B, T_tgt, D)
   return head.forward(target_part);         // (B, T_tgt, V)
 }
 
 Tensor Translator::loss(const data::Batch& batch) {
   return cross_entropy(forward(batch), batch.target_output, data::Vocab::PAD);
+}
+
+void Translator::set_dropout(double p, uint64_t seed) {
+  if (p < 0.0 || p >= 1.0) throw std::runtime_error(fmt::format("dropout must be in [0, 1), got {}", p));
+  dropout_ = p;
+  dropout_gen_.seed(seed);
 }
 
 int64_t Translator::attention_parameter_count() const { return attn ? attn->parameter_count() : 0; }

@@ -62,6 +62,8 @@ class Translator : public nn::Module {
   // The (B, T, D) output of the attention sub-layer (x + attention, before LayerNorm) of the last
   // forward pass: each token's contextual vector.
   const Tensor& last_contextual() const { return last_contextual_; }
+  // The (B, T, D) input of the last forward pass: token embedding + position embedding.
+  const Tensor& last_embeddings() const { return last_embeddings_; }
   // The (B, T, T) 0/1 mask used for a batch: 1 where query i may attend to key j.
   Tensor attention_mask(const data::Batch& batch) const;
 
@@ -69,6 +71,8 @@ class Translator : public nn::Module {
   std::vector<std::vector<std::string>> translate(const std::vector<std::vector<std::string>>& english,
                                                   const data::Vocab& english_vocab,
                                                   const data::Vocab& hindi_vocab);
+  // Dropout on the embeddings, the attention output and the feed-forward output while training.
+  void set_dropout(double p, uint64_t seed);
   // Number of parameters in the attention mechanism itself (W_q, W_k, W_v, W_o).
   int64_t attention_parameter_count() const;
 
@@ -82,7 +86,9 @@ class Translator : public nn::Module {
   nn::LayerNorm ln1;
   FeedForward ffn;
   nn::Linear head;
-  Tensor last_attention_, last_contextual_;
+  Tensor last_attention_, last_contextual_, last_embeddings_;
+  double dropout_ = 0.0;
+  Generator dropout_gen_{0};
 };
 
 // Greedy decoding with the final forward pass's attention: the sentence, its translation and

@@ -60,6 +60,7 @@ void register_translator(CLI::App& app) {
   train->add_option("--batch", opts->batch, "sentences per batch")->check(CLI::Range(1, 100000))->capture_default_str();
   train->add_option("--lr", opts->lr, "AdamW learning rate")->check(CLI::PositiveNumber)->capture_default_str();
   train->add_option("--weight-decay", opts->weight_decay, "AdamW weight decay")->check(CLI::NonNegativeNumber)->capture_default_str();
+  train->add_option("--dropout", opts->dropout, "dropout probability while training")->check(CLI::Range(0.0, 0.95))->capture_default_str();
   train->add_option("--seed", opts->seed, "random seed (same seed, same checkpoint)")->capture_default_str();
   train->add_option("--threads", opts->threads, "OpenBLAS threads (0 = default)")->check(CLI::Range(0, 256))->capture_default_str();
   train->add_option("--out", opts->out_dir, "output directory")->capture_default_str();
@@ -118,6 +119,7 @@ void register_commands(CLI::App& app) {
   register_example(app);
   register_translator(app);
   register_inspection(app);
+  register_scaling(app);
 }
 
 }  // namespace qkv::app

@@ -15,7 +15,8 @@ void register_commands(CLI::App& app);
 // Individual groups, each in its own file.
 void register_example(CLI::App& app);      // commands.cpp
 void register_translator(CLI::App& app);   // commands.cpp: train, eval, translate
-void register_inspection(CLI::App& app);   // inspect.cpp: attend, demo, scaling
+void register_inspection(CLI::App& app);   // inspect.cpp: attend, demo
+void register_scaling(CLI::App& app);      // scaling.cpp: the sqrt(d_k) experiment
 
 // Prints one warning line naming every word the vocabulary does not know (they become <unk>).
 void warn_unknown_words(const std::vector<std::string>& words, const data::Vocab& vocab);

@@ -146,6 +146,7 @@ TrainResult train_translator(const TrainOptions& o) {
   Generator gen(o.seed);
   models::Translator model(config, gen);
   if (device != Device::cpu()) model.to(device);
+  model.set_dropout(o.dropout, o.seed + 1);
   optim::AdamW optimizer(model.parameters(), {.lr = o.lr, .weight_decay = o.weight_decay});
 
   fs::create_directories(o.out_dir);

@@ -1,0 +1,303 @@
+// tests/test_optim.cpp — optimiser updates (SGD, Adam, AdamW) against torch.optim over three steps,
+// clip_grad_norm, and the nn layers' initialisation, forward and parameter registry.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "framework/autograd.h"
+#include "framework/nn.h"
+#include "framework/ops.h"
+#include "framework/optim.h"
+
+using namespace qkv;
+
+namespace {
+
+using Rows = std::vector<std::vector<double>>;
+
+// The fixed gradients fed in at steps 1, 2 and 3.
+const Rows kGrads = {{0.1, -0.2, 0.3}, {-0.5, 0.4, 0.05}, {0.2, 0.2, -0.1}};
+
+// Starts a float64 parameter at (1, -2, 0.5), runs three steps with kGrads and checks the
+// parameter after each step against `expected` (absolute tolerance 1e-6).
+void check_three_steps(const std::function<std::unique_ptr<optim::Optimizer>(std::vector<Tensor>)>& make,
+                       const Rows& expected) {
+  Tensor p = Tensor::from_vector({1.0, -2.0, 0.5}, {3}, DType::F64);
+  p.set_requires_grad(true);
+  std::unique_ptr<optim::Optimizer> opt = make({p});
+  for (size_t step = 0; step < kGrads.size(); ++step) {
+    CAPTURE(step + 1);
+    p.set_grad(Tensor::from_vector(kGrads[step], {3}, DType::F64));
+    opt->step();
+    const std::vector<double> got = p.to_vector();
+    for (size_t i = 0; i < got.size(); ++i) {
+      CAPTURE(i);
+      CAPTURE(got[i]);
+      CAPTURE(expected[step][i]);
+      CHECK(std::fabs(got[i] - expected[step][i]) <= 1e-6);
+    }
+  }
+  // the update is in place: p stays a leaf that requires grad
+  CHECK(p.is_leaf());
+  CHECK(p.requires_grad());
+}
+
+}  // namespace
+
+TEST_SUITE("optim") {
+  // Every expected value below was produced by torch.optim (torch 1.13, float64) with the same
+  // starting parameter (1, -2, 0.5), learning rate and gradients kGrads, one row per step.
+
+  TEST_CASE("SGD plain") {
+    check_three_steps([](std::vector<Tensor> ps) { return std::make_unique<optim::SGD>(ps, optim::SGDOptions{.lr = 0.1}); },
+                      {{0.99, -1.98, 0.47}, {1.04, -2.02, 0.46499999999999997}, {1.02, -2.04, 0.475}});
+  }
+
+  TEST_CASE("SGD momentum 0.9, dampening 0") {
+    check_three_steps(
+        [](std::vector<Tensor> ps) {
+          return std::make_unique<optim::SGD>(ps, optim::SGDOptions{.lr = 0.1, .momentum = 0.9});
+        },
+        {{0.99, -1.98, 0.47},
+         {1.031, -2.002, 0.43799999999999994},
+         {1.0478999999999998, -2.0418, 0.41919999999999996}});
+  }
+
+  TEST_CASE("SGD Nesterov momentum 0.9") {
+    check_three_steps(
+        [](std::vector<Tensor> ps) {
+          return std::make_unique<optim::SGD>(ps, optim::SGDOptions{.lr = 0.1, .momentum = 0.9, .nesterov = true});
+        },
+        {{0.981, -1.962, 0.443}, {1.0679, -2.0218, 0.4092}, {1.06311, -2.07762, 0.40228}});
+  }
+
+  TEST_CASE("SGD weight_decay 0.1") {
+    check_three_steps(
+        [](std::vector<Tensor> ps) {
+          return std::make_unique<optim::SGD>(ps, optim::SGDOptions{.lr = 0.1, .weight_decay = 0.1});
+        },
+        {{0.98, -1.96, 0.465},
+         {1.0202, -1.9804, 0.45535000000000003},
+         {0.989998, -1.980596, 0.46079650000000005}});
+  }
+
+  TEST_CASE("SGD momentum 0.9, dampening 0.5, weight_decay 0.01") {
+    check_three_steps(
+        [](std::vector<Tensor> ps) {
+          return std::make_unique<optim::SGD>(
+              ps, optim::SGDOptions{.lr = 0.1, .momentum = 0.9, .dampening = 0.5, .weight_decay = 0.01});
+        },
+        {{0.989, -1.978, 0.4695},
+         {1.0036055, -1.977211, 0.43931525},
+         {1.0062486472499999, -1.9855122945, 0.416929317375}});
+  }
+
+  TEST_CASE("Adam without weight decay") {
+    check_three_steps(
+        [](std::vector<Tensor> ps) { return std::make_unique<optim::Adam>(ps, optim::AdamOptions{.lr = 0.1}); },
+        {{0.900000009999999, -1.9000000049999999, 0.4000000033333332},
+         {0.9598354265523341, -1.9366103565460369, 0.321667272150606},
+         {0.9795549188742791, -1.9885344363316624, 0.28412186418272706}});
+  }
+
+  TEST_CASE("Adam with (L2) weight_decay 0.1") {
+    check_three_steps(
+        [](std::vector<Tensor> ps) {
+          return std::make_unique<optim::Adam>(ps, optim::AdamOptions{.lr = 0.1, .weight_decay = 0.1});
+        },
+        {{0.9000000049999998, -1.9000000025, 0.40000000285714277},
+         {0.937522034544049, -1.87528316883678, 0.31656659378840796},
+         {0.9273037988393159, -1.857948684170344, 0.2650792999410155}});
+  }
+
+  TEST_CASE("Adam with other betas and eps") {
+    check_three_steps(
+        [](std::vector<Tensor> ps) {
+          return std::make_unique<optim::Adam>(ps, optim::AdamOptions{.lr = 0.01, .beta1 = 0.8, .beta2 = 0.99, .eps = 1e-3});
+        },
+        {{0.9900990099009901, -1.9900497512437811, 0.4900332225913621},
+         {0.9965377383772451, -1.9942465280463797, 0.4825586777461088},
+         {0.9982939057741884, -1.9999066023823582, 0.4796362956332956}});
+  }
+
+  TEST_CASE("AdamW with decoupled weight_decay 0.01") {
+    check_three_steps(
+        [](std::vector<Tensor> ps) {
+          return std::make_unique<optim::AdamW>(ps, optim::AdamOptions{.lr = 0.1, .weight_decay = 0.01});
+        },
+        {{0.8990000099999991, -1.8980000049999997, 0.39950000333333324},
+         {0.9579364265423342, -1.9327123565410367, 0.3207677721472727},
+         {0.976697982437737, -1.982703723970121, 0.2829015964072465}});
+  }
+
+  TEST_CASE("optimisers skip parameters without a gradient; zero_grad drops gradients") {
+    Tensor a = Tensor::from_vector({1.0}, {1}, DType::F64), b = Tensor::from_vector({2.0}, {1}, DType::F64);
+    a.set_requires_grad(true);
+    b.set_requires_grad(true);
+    optim::Adam adam({a, b}, optim::AdamOptions{.lr = 0.1});
+    a.set_grad(Tensor::from_vector({1.0}, {1}, DType::F64));
+    adam.step();
+    CHECK(a.item() == doctest::Approx(0.9).epsilon(1e-6));
+    CHECK(b.item() == 2.0);  // untouched
+    CHECK(adam.steps_taken() == 1);
+    adam.zero_grad();
+    CHECK_FALSE(a.grad().defined());
+    // a parameter that is not a leaf requiring grad is rejected
+    Tensor c = Tensor::ones({1}, DType::F64);
+    CHECK_THROWS_AS(optim::SGD({c}, optim::SGDOptions{}), std::runtime_error);
+    CHECK_THROWS_AS(optim::SGD({a}, optim::SGDOptions{.lr = 0.1, .nesterov = true}), std::runtime_error);
+  }
+
+  TEST_CASE("clip_grad_norm returns the norm and scales only when it exceeds max_norm") {
+    auto make = [](std::vector<double> value, std::vector<double> grad) {
+      Tensor p = Tensor::from_vector(value, {static_cast<int64_t>(value.size())}, DType::F64);
+      p.set_requires_grad(true);
+      p.set_grad(Tensor::from_vector(grad, {static_cast<int64_t>(grad.size())}, DType::F64));
+      return p;
+    };
+    // joint norm over both parameters: sqrt(3^2 + 4^2) = 5
+    Tensor a = make({0, 0}, {3, 0}), b = make({0}, {4});
+    Tensor no_grad = Tensor::zeros({2}, DType::F64);
+    no_grad.set_requires_grad(true);  // has no .grad(): skipped
+    const double norm = optim::clip_grad_norm({a, b, no_grad}, 1.0);
+    CHECK(norm == doctest::Approx(5.0).epsilon(1e-12));
+    const double coef = 1.0 / (5.0 + 1e-6);
+    CHECK(std::fabs(a.grad().to_vector()[0] - 3 * coef) <= 1e-12);
+    CHECK(a.grad().to_vector()[1] == 0.0);
+    CHECK(std::fabs(b.grad().item() - 4 * coef) <= 1e-12);
+    CHECK_FALSE(no_grad.grad().defined());
+    // below the limit: returned norm, gradients untouched
+    Tensor c = make({0, 0}, {3, 0}), d = make({0}, {4});
+    CHECK(optim::clip_grad_norm({c, d}, 10.0) == doctest::Approx(5.0).epsilon(1e-12));
+    CHECK(c.grad().to_vector() == std::vector<double>{3, 0});
+    CHECK(d.grad().item() == 4.0);
+    // float32 gradients work too
+    Tensor e = Tensor::zeros({2}, DType::F32);
+    e.set_requires_grad(true);
+    e.set_grad(Tensor::from_vector({6, 8}, {2}, DType::F32));
+    CHECK(optim::clip_grad_norm({e}, 5.0) == doctest::Approx(10.0).epsilon(1e-6));
+    CHECK(e.grad().to_vector()[0] == doctest::Approx(3.0).epsilon(1e-5));
+    CHECK(e.grad().to_vector()[1] == doctest::Approx(4.0).epsilon(1e-5));
+  }
+
+  TEST_CASE("Linear: shapes, default init within +-1/sqrt(in), forward = x W^T + b") {
+    Generator gen(11);
+    nn::Linear lin(16, 5, true, gen, DType::F64);
+    CHECK(shape_str(lin.weight.shape()) == "(5, 16)");
+    CHECK(shape_str(lin.bias.shape()) == "(5,)");
+    CHECK(lin.weight.requires_grad());
+    CHECK(lin.weight.is_leaf());
+    const double bound = 1.0 / std::sqrt(16.0);  // 0.25
+    double w_max = 0;
+    for (double v : lin.weight.to_vector()) {
+      CHECK(std::fabs(v) <= bound);
+      w_max = std::max(w_max, std::fabs(v));
+    }
+    CHECK(w_max > 0.2);  // the init uses the range, it is not all zeros
+    for (double v : lin.bias.to_vector()) CHECK(std::fabs(v) <= bound);
+    CHECK(lin.parameter_count() == 16 * 5 + 5);
+
+    // forward against a hand-written x W^T + b, for a batched (2, 3, 16) input
+    Tensor x = randn({2, 3, 16}, gen, DType::F64);
+    Tensor y = lin.forward(x);
+    CHECK(shape_str(y.shape()) == "(2, 3, 5)");
+    const std::vector<double> xv = x.to_vector(), wv = lin.weight.to_vector(), bv = lin.bias.to_vector(),
+                              yv = y.to_vector();
+    for (int r = 0; r < 6; ++r)
+      for (int o = 0; o < 5; ++o) {
+        double expect = bv[o];
+        for (int i = 0; i < 16; ++i) expect += xv[r * 16 + i] * wv[o * 16 + i];
+        CHECK(std::fabs(yv[r * 5 + o] - expect) <= 1e-12);
+      }
+    // without bias
+    nn::Linear no_bias(3, 2, false, gen, DType::F64);
+    CHECK_FALSE(no_bias.bias.defined());
+    CHECK(no_bias.parameter_count() == 6);
+    CHECK(no_bias.named_parameters().size() == 1);
+    Tensor ones = Tensor::ones({1, 3}, DType::F64);
+    const std::vector<double> w = no_bias.weight.to_vector();
+    const std::vector<double> out = no_bias.forward(ones).to_vector();
+    CHECK(out[0] == doctest::Approx(w[0] + w[1] + w[2]).epsilon(1e-12));
+    CHECK(out[1] == doctest::Approx(w[3] + w[4] + w[5]).epsilon(1e-12));
+    // float32 by default
+    nn::Linear f32(4, 4, true, gen);
+    CHECK(f32.weight.dtype() == DType::F32);
+  }
+
+  TEST_CASE("named_parameters: own names first, then children with prefixes; parameter_count") {
+    struct Block : nn::Module {
+      nn::Linear proj;
+      nn::LayerNorm norm;
+      Tensor scale;
+      Block(Generator& gen) : proj(4, 3, true, gen), norm(3) {
+        register_parameter("scale", scale, Tensor::ones({2}));
+        register_module("proj", proj);
+        register_module("norm", norm);
+      }
+    };
+    struct Model : nn::Module {
+      nn::Embedding embed;
+      Block block;
+      Model(Generator& gen) : embed(10, 4, gen), block(gen) {
+        register_module("embed", embed);
+        register_module("block", block);
+      }
+    };
+    Generator gen(3);
+    Model model(gen);
+    std::vector<std::string> names;
+    for (auto& [name, t] : model.named_parameters()) names.push_back(name);
+    CHECK(names == std::vector<std::string>{"embed.weight", "block.scale", "block.proj.weight", "block.proj.bias",
+                                            "block.norm.weight", "block.norm.bias"});
+    CHECK(model.parameter_count() == 10 * 4 + 2 + 4 * 3 + 3 + 3 + 3);
+    CHECK(model.parameters().size() == 6);
+    // named_parameters hands out the same tensors, not copies
+    CHECK(model.named_parameters()[2].second.same_impl(model.block.proj.weight));
+    // train() reaches every child
+    model.train(false);
+    CHECK_FALSE(model.block.norm.training());
+    // zero_grad reaches every child
+    model.block.proj.weight.set_grad(Tensor::ones({3, 4}));
+    model.zero_grad();
+    CHECK_FALSE(model.block.proj.weight.grad().defined());
+  }
+
+  TEST_CASE("Embedding init is N(0, 1); LayerNorm starts at weight 1, bias 0") {
+    Generator gen(5);
+    nn::Embedding emb(1000, 64, gen, DType::F64);
+    CHECK(shape_str(emb.weight.shape()) == "(1000, 64)");
+    const std::vector<double> v = emb.weight.to_vector();
+    double m = 0, s = 0;
+    for (double x : v) m += x;
+    m /= v.size();
+    for (double x : v) s += (x - m) * (x - m);
+    s = std::sqrt(s / v.size());
+    CHECK(std::fabs(m) < 0.02);  // standard error 1/sqrt(64000) = 0.004
+    CHECK(std::fabs(s - 1.0) < 0.02);
+    Tensor rows = emb.forward(Tensor::from_ids({999, 0}, {2}));
+    CHECK(rows.to_vector()[0] == v[999 * 64]);
+
+    nn::LayerNorm ln(7);
+    CHECK(ln.weight.to_vector() == std::vector<double>(7, 1.0));
+    CHECK(ln.bias.to_vector() == std::vector<double>(7, 0.0));
+    CHECK(ln.eps == 1e-5);
+    CHECK(ln.parameter_count() == 14);
+    std::vector<std::string> names;
+    for (auto& [name, t] : ln.named_parameters()) names.push_back(name);
+    CHECK(names == std::vector<std::string>{"weight", "bias"});
+  }
+
+  TEST_CASE("the same seed gives identical init; another seed does not") {
+    Generator g1(77), g2(77), g3(78);
+    nn::Linear a(8, 4, true, g1), b(8, 4, true, g2), c(8, 4, true, g3);
+    CHECK(a.weight.to_vector() == b.weight.to_vector());
+    CHECK(a.bias.to_vector() == b.bias.to_vector());
+    CHECK(a.weight.to_vector() != c.weight.to_vector());
+    nn::Embedding e1(5, 3, g1), e2(5, 3, g2);
+    CHECK(e1.weight.to_vector() == e2.weight.to_vector());
+  }
+}
