@@ -16,6 +16,22 @@ namespace {
 thread_local bool g_grad_enabled = true;
 }
 
+Node::~Node() {
+  std::vector<Tensor> pending = std::move(inputs);
+  while (!pending.empty()) {
+    Tensor t = std::move(pending.back());
+    pending.pop_back();
+    TensorImpl* impl = t.impl();
+    // If this handle is the last owner of a tensor whose node is owned only by it, take the node's
+    // inputs now, so that destroying the node does not recurse into them.
+    if (impl && t.use_count() == 1 && impl->grad_fn && impl->grad_fn.use_count() == 1) {
+      std::shared_ptr<Node> node = std::move(impl->grad_fn);
+      for (Tensor& input : node->inputs) pending.push_back(std::move(input));
+      node->inputs.clear();
+    }
+  }
+}
+
 bool grad_enabled() { return g_grad_enabled; }
 
 NoGradGuard::NoGradGuard() : previous_(g_grad_enabled) { g_grad_enabled = false; }

@@ -26,6 +26,8 @@ struct Node {
   std::vector<Tensor> inputs;  // the op's inputs, in the order BackwardFn returns gradients
   BackwardFn backward;
   bool freed = false;
+  // Tears the graph down iteratively: dropping a very deep graph must not recurse once per node.
+  ~Node();
 };
 
 bool grad_enabled();

@@ -114,6 +114,7 @@ class Tensor {
   void fill_(double value);
 
   bool same_impl(const Tensor& other) const { return impl_ == other.impl_; }
+  long use_count() const { return impl_.use_count(); }  // handles sharing this tensor
   TensorImpl* impl() const { return impl_.get(); }
 
  private:
