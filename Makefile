@@ -12,6 +12,7 @@ LDLIBS   += $(shell pkg-config --libs $(PKGS)) -lpthread
 LIB_SRC  := $(filter-out %_demo.cpp,$(wildcard framework/*.cpp framework/cpu/*.cpp data/*.cpp models/*.cpp tools/render/*.cpp))
 APP_SRC  := $(wildcard train/*.cpp)
 TEST_SRC := $(wildcard tests/*.cpp)
+GPU_TEST_SRC := $(wildcard tests/gpu/*.cpp)
 BENCH_SRC:= $(wildcard tools/bench/*.cpp)
 
 # CUDA: built when nvcc exists (CUDA_HOME/bin/nvcc or on PATH); `make CUDA=0` forces CPU-only.
@@ -32,10 +33,11 @@ endif
 LIB_OBJ  := $(LIB_SRC:%.cpp=$(BUILD)/obj/%.o) $(LIB_CU_OBJ)
 APP_OBJ  := $(APP_SRC:%.cpp=$(BUILD)/obj/%.o)
 TEST_OBJ := $(TEST_SRC:%.cpp=$(BUILD)/obj/%.o)
+GPU_TEST_OBJ := $(GPU_TEST_SRC:%.cpp=$(BUILD)/obj/%.o)
 LIB      := $(BUILD)/libqkv.a
 
-.PHONY: all test demo clean
-all: $(BUILD)/qkv $(BUILD)/qkv_tests
+.PHONY: all test gpu-test demo clean
+all: $(BUILD)/qkv $(BUILD)/qkv_tests $(if $(LIB_CU_OBJ),$(BUILD)/qkv_gpu_tests)
 
 $(BUILD)/obj/%.o: %.cpp
 	@mkdir -p $(dir $@)
@@ -43,7 +45,7 @@ $(BUILD)/obj/%.o: %.cpp
 
 $(BUILD)/obj/%.o: %.cu
 	@mkdir -p $(dir $@)
-	$(NVCC) $(NVCCFLAGS) -c $< -o $@
+	$(NVCC) $(NVCCFLAGS) -MMD -MP -c $< -o $@
 
 $(LIB): $(LIB_OBJ)
 	@mkdir -p $(dir $@)
@@ -56,8 +58,19 @@ $(BUILD)/qkv: $(APP_OBJ) $(LIB)
 $(BUILD)/qkv_tests: $(TEST_OBJ) $(LIB)
 	$(CXX) -o $@ $(TEST_OBJ) -Wl,--whole-archive $(LIB) -Wl,--no-whole-archive $(LDLIBS)
 
-test: $(BUILD)/qkv $(BUILD)/qkv_tests
+# CPU/GPU parity tests (tests/gpu/); prints "GPU tests skipped: ..." and succeeds without a GPU.
+$(BUILD)/qkv_gpu_tests: $(GPU_TEST_OBJ) $(LIB)
+	$(CXX) -o $@ $(GPU_TEST_OBJ) -Wl,--whole-archive $(LIB) -Wl,--no-whole-archive $(LDLIBS)
+
+gpu-test: $(BUILD)/qkv_gpu_tests
+	$(BUILD)/qkv_gpu_tests
+
+# Unit tests (doctest), then the program's bad-input checks, then the GPU tests (they report
+# "skipped" and pass where there is no GPU or no CUDA build).
+test: $(BUILD)/qkv $(BUILD)/qkv_tests $(if $(LIB_CU_OBJ),$(BUILD)/qkv_gpu_tests)
 	$(BUILD)/qkv_tests
+	QKV=$(BUILD)/qkv bash tests/cli/run.sh
+	$(if $(LIB_CU_OBJ),$(BUILD)/qkv_gpu_tests,@echo "GPU tests skipped: built without CUDA (nvcc not found)")
 
 demo: 
 	bash tools/setup.sh
@@ -67,4 +80,4 @@ demo:
 clean:
 	rm -rf $(BUILD)
 
--include $(LIB_OBJ:.o=.d) $(APP_OBJ:.o=.d) $(TEST_OBJ:.o=.d)
+-include $(LIB_OBJ:.o=.d) $(APP_OBJ:.o=.d) $(TEST_OBJ:.o=.d) $(GPU_TEST_OBJ:.o=.d)

@@ -120,6 +120,7 @@ void register_commands(CLI::App& app) {
   register_translator(app);
   register_inspection(app);
   register_scaling(app);
+  register_bench(app);
 }
 
 }  // namespace qkv::app

@@ -17,6 +17,7 @@ void register_example(CLI::App& app);      // commands.cpp
 void register_translator(CLI::App& app);   // commands.cpp: train, eval, translate
 void register_inspection(CLI::App& app);   // inspect.cpp: attend, demo
 void register_scaling(CLI::App& app);      // scaling.cpp: the sqrt(d_k) experiment
+void register_bench(CLI::App& app);        // bench.cpp: matmul overhead and training throughput
 
 // Prints one warning line naming every word the vocabulary does not know (they become <unk>).
 void warn_unknown_words(const std::vector<std::string>& words, const data::Vocab& vocab);

@@ -14,7 +14,7 @@ struct TrainOptions {
   std::string data_dir = "data/idioms";
   std::string attention = "learned";
   int64_t d_model = 64, d_k = 64, d_ff = 256;
-  int64_t epochs = 60, batch = 32;
+  int64_t epochs = 40, batch = 32;
   double lr = 3e-3, weight_decay = 0.01, clip = 1.0, dropout = 0.0;
   uint64_t seed = 1;
   int threads = 0;  // 0: leave OpenBLAS's default

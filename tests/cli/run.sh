@@ -1,0 +1,106 @@
+#!/usr/bin/env bash
+# tests/cli/run.sh — end-to-end checks of the qkv program on bad input: each case must print one
+# clear error line on stderr, exit non-zero and leave no partial output files. Run by `make test`.
+set -u
+QKV=${QKV:-build/qkv}
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+passed=0
+failed=0
+
+pass() { passed=$((passed + 1)); }
+fail() { failed=$((failed + 1)); echo "FAIL: $*"; }
+
+# expect_error NAME PATTERN CMD... : non-zero exit, exactly one stderr line, matching PATTERN.
+expect_error() {
+  local name=$1 pattern=$2
+  shift 2
+  "$@" >"$work/out" 2>"$work/err"
+  local rc=$?
+  local lines
+  lines=$(wc -l <"$work/err")
+  if [ "$rc" -eq 0 ]; then fail "$name: exit 0 (expected non-zero)"; return; fi
+  if [ "$lines" -ne 1 ]; then fail "$name: $lines stderr lines (expected 1): $(cat "$work/err")"; return; fi
+  if ! grep -qE -- "$pattern" "$work/err"; then fail "$name: stderr '$(cat "$work/err")' does not match '$pattern'"; return; fi
+  pass
+}
+
+expect_absent() {
+  local name=$1 path=$2
+  if [ -e "$path" ]; then fail "$name: $path exists after a failed command"; else pass; fi
+}
+
+# A small real checkpoint to poke at (a few seconds of training).
+"$QKV" train --epochs 1 --d-model 16 --d-k 8 --d-ff 32 --out "$work/tiny" >"$work/train.log" 2>&1 ||
+  { echo "FAIL: could not train the tiny model"; cat "$work/train.log"; echo "0 passed, 1 failed"; exit 1; }
+ckpt="$work/tiny/model.safetensors"
+[ -f "$ckpt" ] && [ -f "$work/tiny/metrics.csv" ] && [ -f "$work/tiny/loss.png" ] && pass || fail "train wrote model, metrics and loss.png"
+
+# ---- data ----
+expect_error "missing data directory" "data directory '$work/nope' does not exist" \
+  "$QKV" train --data "$work/nope" --out "$work/o1"
+expect_absent "missing data directory" "$work/o1"
+
+mkdir -p "$work/bad"
+printf 'a b\tक ख\n' >"$work/bad/valid.tsv"; cp "$work/bad/valid.tsv" "$work/bad/test.tsv"
+printf 'a b\tक ख\nno tab here\n' >"$work/bad/train.tsv"
+expect_error "malformed TSV: missing tab" "train.tsv:2: missing tab" "$QKV" train --data "$work/bad" --out "$work/o2"
+expect_absent "malformed TSV" "$work/o2"
+printf 'a b\t \n' >"$work/bad/train.tsv"
+expect_error "malformed TSV: empty side" "train.tsv:1: empty hindi side" "$QKV" train --data "$work/bad" --out "$work/o2"
+printf 'a \xff b\tक\n' >"$work/bad/train.tsv"
+expect_error "malformed TSV: invalid UTF-8" "train.tsv:1: invalid UTF-8" "$QKV" train --data "$work/bad" --out "$work/o2"
+
+# ---- options ----
+expect_error "unknown option" "--frobnicate" "$QKV" train --frobnicate
+expect_error "unknown command" "qkv: error" "$QKV" fly
+expect_error "bad attention mode" "attention" "$QKV" train --attention sideways
+expect_error "missing CUDA device or build" "CUDA|cuda" "$QKV" train --device cuda:7 --epochs 1 --out "$work/o3"
+expect_absent "cuda failure" "$work/o3"
+
+# ---- checkpoints ----
+expect_error "missing checkpoint" "checkpoint not found" "$QKV" eval --checkpoint "$work/none.safetensors"
+head -c 100 "$ckpt" >"$work/truncated.safetensors"
+expect_error "truncated checkpoint" "truncated|larger than the file|shorter" "$QKV" eval --checkpoint "$work/truncated.safetensors"
+cp "$ckpt" "$work/corrupt.safetensors"
+printf '\xff\xff\xff\xff\xff\xff\xff\x7f' | dd of="$work/corrupt.safetensors" bs=1 count=8 conv=notrunc 2>/dev/null
+expect_error "corrupt header size" "header" "$QKV" eval --checkpoint "$work/corrupt.safetensors"
+"$QKV" train --epochs 1 --d-model 12 --d-k 8 --d-ff 32 --out "$work/other" >/dev/null 2>&1
+/usr/bin/env python3 - "$ckpt" "$work/other/model.safetensors" "$work/mixed.safetensors" <<'EOF' 2>/dev/null
+import json, struct, sys
+def read(p):
+    b = open(p, 'rb').read(); n = struct.unpack('<Q', b[:8])[0]
+    return json.loads(b[8:8 + n]), b[8 + n:]
+h_good, _ = read(sys.argv[1]); h_other, data = read(sys.argv[2])
+h_other['__metadata__'] = h_good['__metadata__']   # config of one model, weights of another
+head = json.dumps(h_other).encode(); head += b' ' * (-len(head) % 8)
+open(sys.argv[3], 'wb').write(struct.pack('<Q', len(head)) + head + data)
+EOF
+if [ -f "$work/mixed.safetensors" ]; then
+  expect_error "checkpoint from a different config" "tensor '.*' has shape \(.*\) in the checkpoint but \(.*\) in the model" \
+    "$QKV" eval --checkpoint "$work/mixed.safetensors"
+else
+  fail "could not build the mixed-config checkpoint (python3 missing?)"
+fi
+
+# ---- sentences ----
+expect_error "empty sentence (translate)" "sentence is empty" "$QKV" translate --checkpoint "$ckpt" "   "
+expect_error "empty sentence (attend)" "sentence is empty" "$QKV" attend --checkpoint "$ckpt" ""
+"$QKV" translate --checkpoint "$ckpt" "she ate a zorbleflax" >"$work/out" 2>"$work/err"
+if [ $? -eq 0 ] && grep -q "unknown words mapped to <unk>: 'zorbleflax'" "$work/err"; then pass; else fail "unknown word warning: $(cat "$work/err")"; fi
+"$QKV" attend --checkpoint "$ckpt" --format json "she ate a zorbleflax" >"$work/out" 2>/dev/null
+if grep -q '"<unk>"' "$work/out"; then pass; else fail "attend shows unknown words as <unk>"; fi
+
+# ---- pictures ----
+QKV_FONT=/nonexistent/font.ttf "$QKV" attend --checkpoint "$ckpt" --out "$work/a.png" "she ate a piece of cake" >/dev/null 2>"$work/err"
+if [ $? -ne 0 ] && grep -q "fonts-lohit-deva" "$work/err" && [ "$(wc -l <"$work/err")" -eq 1 ]; then pass; else fail "missing font: $(cat "$work/err")"; fi
+expect_absent "missing font" "$work/a.png"
+"$QKV" attend --checkpoint "$ckpt" --out "$work/a.png" "she ate a piece of cake" >/dev/null 2>&1 && [ -s "$work/a.png" ] && pass || fail "attend writes a PNG"
+ls "$work"/*.tmp* >/dev/null 2>&1 && fail "temporary files left behind" || pass
+
+# ---- reproducibility: same seed, same flags, bit-identical checkpoint ----
+"$QKV" train --epochs 1 --d-model 16 --d-k 8 --d-ff 32 --out "$work/tiny2" >/dev/null 2>&1
+cmp -s "$ckpt" "$work/tiny2/model.safetensors" && pass || fail "same seed gives a bit-identical checkpoint"
+
+echo "cli: $passed passed, $failed failed"
+[ "$failed" -eq 0 ]

@@ -1,0 +1,124 @@
+// train/bench.cpp — `qkv bench`: speed measured as ratios against a reference run in the same
+// process (qkv matmul vs a raw cblas_sgemm call), and training throughput of the translator at
+// two sizes on every available device. Speed lives here, never in tests.
+#include <cblas.h>
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+#include <functional>
+#include <memory>
+#include <vector>
+
+#include "commands.h"
+#include "framework/autograd.h"
+#include "framework/backend.h"
+#include "framework/ops.h"
+#include "framework/optim.h"
+#include "models/translator.h"
+
+namespace qkv::app {
+
+using Clock = std::chrono::steady_clock;
+
+// Median seconds per call over `repeats` timed runs (after one warm-up call).
+static double median_seconds(const std::function<void()>& fn, int repeats) {
+  fn();
+  std::vector<double> times;
+  for (int i = 0; i < repeats; ++i) {
+    const auto start = Clock::now();
+    fn();
+    times.push_back(std::chrono::duration<double>(Clock::now() - start).count());
+  }
+  std::sort(times.begin(), times.end());
+  return times[times.size() / 2];
+}
+
+static void bench_matmul(int n, int repeats) {
+  Generator gen(0);
+  Tensor a = randn({n, n}, gen), b = randn({n, n}, gen);
+  std::vector<float> c(static_cast<size_t>(n) * n);
+  const double raw = median_seconds([&] {
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, n, n, 1.0f, a.data<float>(), n, b.data<float>(), n,
+                0.0f, c.data(), n);
+  }, repeats);
+  const double ours = median_seconds([&] { Tensor y = matmul(a, b); }, repeats);
+  const double ours_t = median_seconds([&] { Tensor y = matmul(a, b, false, true); }, repeats);
+  const double flops = 2.0 * n * n * n;
+  fmt::print("matmul {}x{} float32 (median of {}):\n", n, n, repeats);
+  fmt::print("  raw cblas_sgemm      {:8.3f} ms  {:6.1f} GFLOP/s\n", raw * 1e3, flops / raw / 1e9);
+  fmt::print("  qkv matmul           {:8.3f} ms  {:6.1f} GFLOP/s   ratio qkv/raw {:.3f}\n", ours * 1e3,
+             flops / ours / 1e9, ours / raw);
+  fmt::print("  qkv matmul (A @ B^T) {:8.3f} ms  {:6.1f} GFLOP/s   ratio qkv/raw {:.3f}\n", ours_t * 1e3,
+             flops / ours_t / 1e9, ours_t / raw);
+}
+
+struct BenchSize {
+  std::string name;
+  int64_t batch, max_source, max_target, d_model, d_k, d_ff, vocab;
+};
+
+// Training steps per second on synthetic tokens: forward, backward, clip, AdamW.
+static void bench_training(const BenchSize& s, Device device, int steps) {
+  models::TranslatorConfig config;
+  config.d_model = s.d_model;
+  config.d_k = s.d_k;
+  config.d_ff = s.d_ff;
+  config.source_vocab = s.vocab;
+  config.target_vocab = s.vocab;
+  config.layout = {s.max_source, s.max_target};
+  Generator gen(0);
+  models::Translator model(config, gen);
+  if (device != Device::cpu()) model.to(device);
+  optim::AdamW opt(model.parameters(), {.lr = 1e-3, .weight_decay = 0.01});
+  // synthetic batch: full-length sentences of random ids (>= 4, past the specials)
+  std::vector<int64_t> src, tin, tout;
+  for (int64_t i = 0; i < s.batch * s.max_source; ++i) src.push_back(4 + static_cast<int64_t>(gen.below(s.vocab - 4)));
+  for (int64_t i = 0; i < s.batch * s.max_target; ++i) tout.push_back(4 + static_cast<int64_t>(gen.below(s.vocab - 4)));
+  tin = tout;
+  data::Batch batch;
+  batch.source = Tensor::from_ids(src, {s.batch, s.max_source}, device);
+  batch.target_input = Tensor::from_ids(tin, {s.batch, s.max_target}, device);
+  batch.target_output = Tensor::from_ids(tout, {s.batch, s.max_target}, device);
+  batch.source_lengths.assign(s.batch, s.max_source);
+  auto step = [&] {
+    opt.zero_grad();
+    Tensor loss = model.loss(batch);
+    loss.backward();
+    optim::clip_grad_norm(model.parameters(), 1.0);
+    opt.step();
+    (void)loss.item();
+  };
+  step();  // warm-up (allocations, caches)
+  const auto start = Clock::now();
+  for (int i = 0; i < steps; ++i) step();
+  const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
+  const double tokens = static_cast<double>(steps) * s.batch * (s.max_source + s.max_target);
+  fmt::print("  {:<34} {:<7} {:8.2f} ms/step  {:10.0f} tokens/s  ({} steps)\n", s.name, device.str(),
+             seconds / steps * 1e3, tokens / seconds, steps);
+}
+
+void register_bench(CLI::App& app) {
+  auto* cmd = app.add_subcommand("bench", "measure matmul overhead and training throughput");
+  auto threads = std::make_shared<int>(0);
+  auto devices = std::make_shared<std::vector<std::string>>(std::vector<std::string>{"cpu"});
+  auto steps = std::make_shared<int>(20);
+  cmd->add_option("--threads", *threads, "OpenBLAS threads (0 = default)")->check(CLI::Range(0, 256));
+  cmd->add_option("--device", *devices, "devices to measure (repeatable): cpu, cuda")->capture_default_str();
+  cmd->add_option("--steps", *steps, "timed training steps per size")->check(CLI::Range(1, 100000))->capture_default_str();
+  cmd->callback([threads, devices, steps] {
+    if (*threads > 0) set_cpu_threads(*threads);
+    bench_matmul(512, 20);
+    const std::vector<BenchSize> sizes = {
+        {"toy defaults (B=32 T=21 D=64 F=256)", 32, 10, 11, 64, 64, 256, 300},
+        {"B=16 T=128 D=256 F=1024 V=1024", 16, 64, 64, 256, 256, 1024, 1024},
+    };
+    fmt::print("training throughput (forward + backward + AdamW, synthetic tokens):\n");
+    for (const auto& d : *devices) {
+      const Device device = Device::parse(d);
+      for (const auto& s : sizes) bench_training(s, device, s.batch >= 32 ? *steps * 5 : *steps);
+    }
+  });
+}
+
+}  // namespace qkv::app
