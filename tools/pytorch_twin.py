@@ -1,0 +1,293 @@
+#!/usr/bin/python3
+"""tools/pytorch_twin.py — the reference for tests/test_pytorch_twin.cpp (as llm.c does it).
+
+Reads a qkv translator checkpoint, rebuilds the same model out of torch.nn modules (identical
+parameter names), loads the weights, runs ONE fixed teacher-forced batch (the first --lines pairs
+of --data) and writes the loss, the logits, the attention weights and every parameter's gradient,
+together with the batch itself, to a safetensors fixture that qkv's safetensors_read can load.
+
+Run it with Debian's interpreter, which has python3-torch and python3-numpy
+(`QKV_WITH_TORCH=1 bash tools/setup.sh` installs them):
+
+  /usr/bin/python3 tools/pytorch_twin.py --checkpoint tests/fixtures/twin_model.safetensors \
+      --out tests/fixtures/twin_reference.safetensors [--dtype float64|float32]
+
+The safetensors files are parsed and written here with json + numpy only (no safetensors package).
+Whatever --dtype the model runs in, the fixture stores F64 values (metadata 'dtype' says which).
+"""
+
+import argparse
+import hashlib
+import json
+import math
+import os
+import re
+import struct
+import sys
+
+import numpy as np
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+FORMAT = "qkv-pytorch-twin-1"
+CHECKPOINT_FORMAT = "qkv-translator-1"
+PAD, UNK, SEP, EOS = 0, 1, 2, 3
+SPECIALS = ["<pad>", "<unk>", "<sep>", "<eos>"]
+
+# ---- safetensors, by hand ------------------------------------------------------------------
+
+_DTYPES = {"F64": "<f8", "F32": "<f4", "F16": "<f2", "I64": "<i8", "I32": "<i4", "I16": "<i2",
+           "I8": "i1", "U8": "u1", "BOOL": "?"}
+
+
+def read_safetensors(path):
+    """Returns (metadata dict, {name: numpy array}) of a safetensors file."""
+    with open(path, "rb") as f:
+        blob = f.read()
+    if len(blob) < 8:
+        raise SystemExit(f"{path}: too short for a safetensors file")
+    (n,) = struct.unpack("<Q", blob[:8])
+    if 8 + n > len(blob):
+        raise SystemExit(f"{path}: header length {n} runs past the end of the file")
+    header = json.loads(blob[8:8 + n].decode("utf-8"))
+    metadata = header.pop("__metadata__", {}) or {}
+    data = memoryview(blob)[8 + n:]
+    tensors = {}
+    for name, entry in header.items():
+        dtype = entry["dtype"]
+        if dtype not in _DTYPES:
+            raise SystemExit(f"{path}: tensor '{name}' has unsupported dtype {dtype}")
+        begin, end = entry["data_offsets"]
+        arr = np.frombuffer(data[begin:end], dtype=np.dtype(_DTYPES[dtype]))
+        tensors[name] = arr.reshape(entry["shape"]).copy()
+    return metadata, tensors
+
+
+def write_safetensors(path, tensors, metadata):
+    """Writes {name: numpy array (float64 or int64)} in name order, header padded to 8 bytes."""
+    names = sorted(tensors)
+    header = {"__metadata__": metadata}
+    chunks, offset = [], 0
+    for name in names:
+        arr = np.array(tensors[name], order="C")  # (np.ascontiguousarray would make 0-d arrays 1-d)
+        if arr.dtype == np.float64:
+            dtype, raw = "F64", arr.astype("<f8").tobytes()
+        elif arr.dtype == np.int64:
+            dtype, raw = "I64", arr.astype("<i8").tobytes()
+        else:
+            raise ValueError(f"tensor '{name}': write F64 or I64 only, got {arr.dtype}")
+        header[name] = {"dtype": dtype, "shape": list(arr.shape), "data_offsets": [offset, offset + len(raw)]}
+        chunks.append(raw)
+        offset += len(raw)
+    text = json.dumps(header, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+    text += b" " * ((8 - len(text) % 8) % 8)
+    tmp = f"{path}.tmp.{os.getpid()}"
+    with open(tmp, "wb") as f:
+        f.write(struct.pack("<Q", len(text)))
+        f.write(text)
+        for raw in chunks:
+            f.write(raw)
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(tmp, path)
+
+
+# ---- the model, as in models/translator.cpp ---------------------------------------------------
+
+class SelfAttention(nn.Module):
+    def __init__(self, d_model, d_k):
+        super().__init__()
+        self.W_q = nn.Linear(d_model, d_k, bias=False)
+        self.W_k = nn.Linear(d_model, d_k, bias=False)
+        self.W_v = nn.Linear(d_model, d_k, bias=False)
+        self.W_o = nn.Linear(d_k, d_model, bias=False)
+
+    def forward(self, x, keep):
+        a, weights = attend(self.W_q(x), self.W_k(x), self.W_v(x), keep)
+        return self.W_o(a), weights
+
+
+def attend(queries, keys, values, keep):
+    scores = queries @ keys.transpose(-2, -1) / math.sqrt(queries.shape[-1])  # (B, T, T)
+    scores = scores.masked_fill(keep == 0, float("-inf"))
+    weights = torch.softmax(scores, dim=-1)
+    return weights @ values, weights
+
+
+class FeedForward(nn.Module):
+    def __init__(self, d_model, d_ff):
+        super().__init__()
+        self.fc1 = nn.Linear(d_model, d_ff)
+        self.fc2 = nn.Linear(d_ff, d_model)
+
+    def forward(self, x):
+        return self.fc2(F.gelu(self.fc1(x)))  # exact (erf) GELU
+
+
+class Translator(nn.Module):
+    def __init__(self, config):
+        super().__init__()
+        self.attention = config["attention"]
+        if self.attention not in ("learned", "static", "none"):
+            raise SystemExit(f"unknown attention mode '{self.attention}'")
+        D = config["d_model"]
+        self.S, self.T_tgt = config["max_source"], config["max_target"]
+        self.src_embed = nn.Embedding(config["source_vocab"], D)
+        self.tgt_embed = nn.Embedding(config["target_vocab"], D)
+        self.pos_embed = nn.Embedding(self.S + self.T_tgt, D)
+        if self.attention == "learned":
+            self.attn = SelfAttention(D, config["d_k"])
+        self.ln1 = nn.LayerNorm(D, eps=1e-5)
+        self.ffn = FeedForward(D, config["d_ff"])
+        self.head = nn.Linear(D, config["target_vocab"])
+
+    def attention_mask(self, source_lengths):
+        B, S, T = len(source_lengths), self.S, self.S + self.T_tgt
+        keep = torch.zeros(B, T, T, dtype=torch.bool)
+        for b, n_src in enumerate(source_lengths):
+            if self.attention == "none":
+                keep[b] = torch.eye(T, dtype=torch.bool)  # each token sees only itself
+                continue
+            keep[b, :, :n_src] = True                     # every query sees the real source words
+            for i in range(S, T):
+                keep[b, i, S:i + 1] = True                # target queries: causal over the target
+        return keep
+
+    def forward(self, source, target_input, source_lengths):
+        tokens = torch.cat([self.src_embed(source), self.tgt_embed(target_input)], dim=1)
+        x = tokens + self.pos_embed.weight                # (B, T, D) + (T, D)
+        keep = self.attention_mask(source_lengths)
+        if self.attention == "learned":
+            mixed, weights = self.attn(x, keep)
+        else:                                             # static: Q = K = V = x; none: identity weights
+            mixed, weights = attend(x, x, x, keep)
+        h = self.ln1(x + mixed)
+        h = h + self.ffn(h)
+        return self.head(h[:, self.S:, :]), weights       # (B, T_tgt, V), (B, T, T)
+
+
+# ---- the fixed batch ---------------------------------------------------------------------------
+
+def tokenize(text):
+    return [w for w in re.split(r"[ \t\n\v\f\r]+", text) if w]  # ASCII whitespace, as qkv's tokenize
+
+
+def first_pairs(path, count):
+    pairs = []
+    with open(path, encoding="utf-8") as f:
+        for line_no, line in enumerate(f, 1):
+            line = line.rstrip("\n").rstrip("\r")
+            if line.count("\t") != 1:
+                raise SystemExit(f"{path}:{line_no}: expected english<TAB>hindi")
+            english, hindi = line.split("\t")
+            pairs.append((english, hindi))
+            if len(pairs) == count:
+                return pairs
+    raise SystemExit(f"{path}: has fewer than {count} pairs")
+
+
+def make_batch(pairs, english_vocab, hindi_vocab, S, T_tgt):
+    """As data::make_batch: source padded with <pad>; target_input <sep> y..; target_output y.. <eos>."""
+    e_index = {w: i for i, w in enumerate(english_vocab)}
+    h_index = {w: i for i, w in enumerate(hindi_vocab)}
+    B = len(pairs)
+    source = np.full((B, S), PAD, dtype=np.int64)
+    target_input = np.full((B, T_tgt), PAD, dtype=np.int64)
+    target_output = np.full((B, T_tgt), PAD, dtype=np.int64)
+    lengths = np.zeros(B, dtype=np.int64)
+    for b, (english, hindi) in enumerate(pairs):
+        e, h = tokenize(english), tokenize(hindi)
+        if len(e) > S or len(h) + 1 > T_tgt:
+            raise SystemExit(f"pair {b} does not fit the layout ({S}, {T_tgt}): {english!r}")
+        source[b, :len(e)] = [e_index.get(w, UNK) for w in e]
+        target_input[b, 0] = SEP
+        target_input[b, 1:len(h) + 1] = [h_index.get(w, UNK) for w in h]
+        target_output[b, :len(h)] = [h_index.get(w, UNK) for w in h]
+        target_output[b, len(h)] = EOS
+        lengths[b] = len(e)
+    return source, target_input, target_output, lengths
+
+
+# ---- main --------------------------------------------------------------------------------------
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--checkpoint", required=True, help="a qkv translator checkpoint (.safetensors)")
+    ap.add_argument("--out", required=True, help="the fixture to write (.safetensors)")
+    ap.add_argument("--dtype", choices=["float64", "float32"], default="float64")
+    ap.add_argument("--data", default="data/idioms/train.tsv", help="TSV whose first pairs form the batch")
+    ap.add_argument("--lines", type=int, default=3, help="batch size: the first LINES pairs of --data")
+    args = ap.parse_args()
+
+    torch.set_num_threads(1)  # reproducible summation order, so regenerated fixtures are stable
+    dtype = {"float64": torch.float64, "float32": torch.float32}[args.dtype]
+
+    meta, weights = read_safetensors(args.checkpoint)
+    if meta.get("format") != CHECKPOINT_FORMAT:
+        raise SystemExit(f"{args.checkpoint}: metadata 'format' is not '{CHECKPOINT_FORMAT}'")
+    config = json.loads(meta["config"])
+    english_vocab, hindi_vocab = json.loads(meta["english_vocab"]), json.loads(meta["hindi_vocab"])
+    for name, vocab in (("english_vocab", english_vocab), ("hindi_vocab", hindi_vocab)):
+        if vocab[:4] != SPECIALS:
+            raise SystemExit(f"{args.checkpoint}: {name} does not start with {SPECIALS}")
+    if len(english_vocab) != config["source_vocab"] or len(hindi_vocab) != config["target_vocab"]:
+        raise SystemExit(f"{args.checkpoint}: vocabulary sizes do not match the config")
+
+    model = Translator(config).to(dtype)
+    expected = dict(model.named_parameters())
+    if set(expected) != set(weights):
+        raise SystemExit(f"{args.checkpoint}: parameters differ: missing {sorted(set(expected) - set(weights))}, "
+                         f"unexpected {sorted(set(weights) - set(expected))}")
+    with torch.no_grad():
+        for name, p in expected.items():
+            w = weights[name]
+            if tuple(w.shape) != tuple(p.shape):
+                raise SystemExit(f"{args.checkpoint}: '{name}' has shape {w.shape}, the model wants {tuple(p.shape)}")
+            p.copy_(torch.from_numpy(w.astype(np.float64)))  # F32 -> F64 is exact
+
+    pairs = first_pairs(args.data, args.lines)
+    S, T_tgt = config["max_source"], config["max_target"]
+    source, target_input, target_output, lengths = make_batch(pairs, english_vocab, hindi_vocab, S, T_tgt)
+
+    model.zero_grad(set_to_none=True)
+    logits, attention = model(torch.from_numpy(source), torch.from_numpy(target_input), lengths.tolist())
+    V = logits.shape[-1]
+    loss = F.cross_entropy(logits.reshape(-1, V), torch.from_numpy(target_output).reshape(-1), ignore_index=PAD)
+    loss.backward()
+
+    f64 = lambda t: t.detach().to(torch.float64).numpy()
+    out = {
+        "loss": f64(loss).reshape(()),
+        "logits": f64(logits),
+        "attention": f64(attention),
+        "batch.source": source,
+        "batch.target_input": target_input,
+        "batch.target_output": target_output,
+        "batch.source_lengths": lengths,
+    }
+    for name, p in model.named_parameters():
+        out["grad." + name] = f64(p.grad)
+
+    with open(args.checkpoint, "rb") as f:
+        checkpoint_sha256 = hashlib.sha256(f.read()).hexdigest()
+    fixture_meta = {
+        "format": FORMAT,
+        "dtype": args.dtype,
+        "torch_version": torch.__version__,
+        "checkpoint": os.path.basename(args.checkpoint),
+        "checkpoint_sha256": checkpoint_sha256,
+        "config": meta["config"],
+        "data": args.data,
+        "english": json.dumps([e for e, _ in pairs], ensure_ascii=False),
+        "hindi": json.dumps([h for _, h in pairs], ensure_ascii=False),
+        "parameters": json.dumps([name for name, _ in model.named_parameters()]),
+    }
+    os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
+    write_safetensors(args.out, out, fixture_meta)
+    print(f"{args.out}: {config['attention']} model, batch of {len(pairs)}, {args.dtype}, "
+          f"loss {loss.item():.12f}, {len(expected)} parameter gradients, {os.path.getsize(args.out)} bytes")
+
+
+if __name__ == "__main__":
+    main()
