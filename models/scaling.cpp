@@ -29,7 +29,19 @@ void validate(const ScalingOptions& o) {
   if (o.keys < 2) bad("keys must be at least 2 (softmax over one key is constant), got " + std::to_string(o.keys));
 }
 
-double frobenius_norm(const Tensor& t) { return sqrt(sum(mul(t, t))).item(); }
+double average(const std::vector<double>& v) {
+  double s = 0;
+  for (const double x : v) s += x;
+  return s / static_cast<double>(v.size());
+}
+
+double median(std::vector<double> v) {
+  const size_t mid = v.size() / 2;
+  std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(mid), v.end());
+  if (v.size() % 2 == 1) return v[mid];
+  const double upper = v[mid];
+  return 0.5 * (upper + *std::max_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(mid)));
+}
 
 }  // namespace
 
@@ -49,8 +61,10 @@ std::vector<VarianceRow> score_variance(const ScalingOptions& o, const ScalingPr
     // Sums of x and x^2 in double; the mean is ~0 and the variance is d, so the one-pass
     // formula loses nothing measurable here.
     double s_raw = 0, ss_raw = 0, s_scaled = 0, ss_scaled = 0;
-    for (int64_t done = 0; done < o.pairs; done += o.chunk) {
-      const int64_t n = std::min(o.chunk, o.pairs - done);
+    // At most 2^23 doubles (64 MiB) per q or k block, whatever the chunk option says.
+    const int64_t chunk = std::max<int64_t>(1, std::min(o.chunk, (int64_t{1} << 23) / d));
+    for (int64_t done = 0; done < o.pairs; done += chunk) {
+      const int64_t n = std::min(chunk, o.pairs - done);
       const Tensor q = randn({n, d}, gen, DType::F64);
       const Tensor k = randn({n, d}, gen, DType::F64);
       const Tensor dots = sum(mul(q, k), -1);           // (n,) the scores q·k
@@ -87,8 +101,7 @@ std::vector<GradientRow> softmax_gradient(const ScalingOptions& o, const Scaling
   std::vector<GradientRow> rows;
   for (const int64_t d : scaling_dims(o.max_d)) {
     const double inv_sqrt_d = 1.0 / std::sqrt(static_cast<double>(d));
-    GradientRow row;
-    row.d = d;
+    std::vector<double> norms[2], max_weights[2];  // [scaled], one entry per query row
     for (int64_t draw = 0; draw < o.grad_draws; ++draw) {
       Tensor S;
       {
@@ -108,21 +121,20 @@ std::vector<GradientRow> softmax_gradient(const ScalingOptions& o, const Scaling
         const Tensor p = softmax(logits);
         const Tensor loss = sum(mul(p, G));
         loss.backward();
-        const double grad_norm = frobenius_norm(logits.grad());
-        double max_weight;
-        {
-          NoGradGuard no_grad;
-          max_weight = mean(max(p.detach(), -1)).item();
-        }
-        (scaled ? row.grad_scaled : row.grad_unscaled) += grad_norm;
-        (scaled ? row.max_weight_scaled : row.max_weight_unscaled) += max_weight;
+        NoGradGuard no_grad;
+        const Tensor& g = logits.grad();
+        for (const double x : sqrt(sum(mul(g, g), -1)).to_vector()) norms[scaled].push_back(x);
+        for (const double x : max(p.detach(), -1).to_vector()) max_weights[scaled].push_back(x);
       }
     }
-    const double draws = static_cast<double>(o.grad_draws);
-    row.grad_unscaled /= draws;
-    row.grad_scaled /= draws;
-    row.max_weight_unscaled /= draws;
-    row.max_weight_scaled /= draws;
+    GradientRow row;
+    row.d = d;
+    row.grad_unscaled = median(norms[0]);
+    row.grad_scaled = median(norms[1]);
+    row.grad_mean_unscaled = average(norms[0]);
+    row.grad_mean_scaled = average(norms[1]);
+    row.max_weight_unscaled = average(max_weights[0]);
+    row.max_weight_scaled = average(max_weights[1]);
     rows.push_back(row);
     if (progress) progress("gradient", d);
   }

@@ -12,7 +12,8 @@ namespace qkv::models {
 
 struct ScalingOptions {
   int64_t pairs = 50000;   // sampled (q, k) pairs per dimension for the variance table
-  int64_t chunk = 5000;    // pairs drawn at once (bounds memory: 2 * chunk * d doubles)
+  int64_t chunk = 5000;    // pairs drawn at once (and never more than 2^23 / d, so q and k
+                           // stay under 64 MiB each)
   int64_t max_d = 1024;    // dimensions 1, 2, 4, ..., max_d (max_d must be a power of two)
   int64_t grad_draws = 200;  // random (Q, K) draws averaged per dimension for the gradient table
   int64_t queries = 8;     // T_q rows of Q in the gradient experiment
@@ -32,13 +33,14 @@ struct VarianceRow {
 
 struct GradientRow {
   int64_t d = 0;
-  // Mean Frobenius norm of dL/d(logits), L = sum(softmax(logits) * G), over the draws, where the
-  // logits fed to softmax are Q K^T (unscaled) or Q K^T / sqrt(d) (scaled).
-  double grad_unscaled = 0;
-  double grad_scaled = 0;
-  // Mean over draws and query rows of the largest attention weight (1 = fully one-hot).
-  double max_weight_unscaled = 0;
-  double max_weight_scaled = 0;
+  // Norm of the gradient reaching one query's scores, ||dL/d logits_i|| for
+  // L = sum(softmax(logits) * G), where the logits fed to softmax are Q K^T (unscaled) or
+  // Q K^T / sqrt(d) (scaled); over all draws x queries rows: the median (a typical query) and the
+  // mean (dominated by the rare rows whose two largest scores nearly tie).
+  double grad_unscaled = 0, grad_scaled = 0;            // medians
+  double grad_mean_unscaled = 0, grad_mean_scaled = 0;  // means
+  // Mean largest attention weight of a row (1 = fully one-hot, 1/keys = uniform).
+  double max_weight_unscaled = 0, max_weight_scaled = 0;
 };
 
 struct SoftmaxRow {
