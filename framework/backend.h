@@ -19,6 +19,8 @@ enum class UnaryOp {
   Relu,      // max(x, 0)
   Step,      // 1 if x > 0 else 0
   Erf,       // erf x
+  NormalCdf, // Phi(x) = (1 + erf(x / sqrt 2)) / 2, the standard normal CDF
+  NormalPdf, // phi(x) = exp(-x^2 / 2) / sqrt(2 pi), the standard normal density
   Square,    // x * x
   Recip,     // 1 / x
   PowScalar, // x ^ scalar

@@ -185,19 +185,14 @@ Tensor relu(const Tensor& x) {
 }
 
 Tensor gelu(const Tensor& x) {
-  // gelu(x) = x * Phi(x),  Phi(x) = (1 + erf(x / sqrt 2)) / 2
-  check_float(x, "gelu");
-  Tensor phi;
-  {
-    NoGradGuard no_grad;
-    phi = mul_scalar(add_scalar(unary_forward(UnaryOp::Erf, mul_scalar(x, M_SQRT1_2), 0.0, "gelu"), 1.0), 0.5);
-  }
-  Tensor out = binary_forward(BinaryOp::Mul, x, phi, "gelu");
+  // gelu(x) = x * Phi(x), Phi the standard normal CDF
+  Tensor cdf = unary_forward(UnaryOp::NormalCdf, x, 0.0, "gelu");
+  Tensor out = binary_forward(BinaryOp::Mul, x, cdf, "gelu");
   Tensor cx = x.detach();
-  // d gelu = g * (Phi(x) + x * phi(x)),  phi(x) = exp(-x^2 / 2) / sqrt(2 pi)
-  return record(out, "gelu", {x}, [cx, phi](const Tensor& g) -> std::vector<Tensor> {
-    Tensor density = mul_scalar(exp(mul_scalar(mul(cx, cx), -0.5)), 1.0 / std::sqrt(2.0 * M_PI));
-    return {mul(g, add(phi, mul(cx, density)))};
+  // d gelu = g * (Phi(x) + x * phi(x)),  phi the standard normal density
+  return record(out, "gelu", {x}, [cx, cdf](const Tensor& g) -> std::vector<Tensor> {
+    Tensor density = unary_forward(UnaryOp::NormalPdf, cx, 0.0, "gelu_backward");
+    return {mul(g, add(cdf, mul(cx, density)))};
   });
 }
 

@@ -59,6 +59,8 @@ T apply_unary(UnaryOp op, T x, T s) {
     case UnaryOp::Relu: return x > T(0) ? x : T(0);
     case UnaryOp::Step: return x > T(0) ? T(1) : T(0);
     case UnaryOp::Erf: return std::erf(x);
+    case UnaryOp::NormalCdf: return T(0.5) * (T(1) + std::erf(x * T(M_SQRT1_2)));
+    case UnaryOp::NormalPdf: return std::exp(T(-0.5) * x * x) * T(0.3989422804014327);
     case UnaryOp::Square: return x * x;
     case UnaryOp::Recip: return T(1) / x;
     case UnaryOp::PowScalar: return std::pow(x, s);
@@ -68,20 +70,21 @@ T apply_unary(UnaryOp op, T x, T s) {
   return x;
 }
 
+template <UnaryOp Op, typename T>
+void unary_fixed(const T* in, T* out, int64_t n, T s) {
+  for (int64_t i = 0; i < n; ++i) out[i] = apply_unary(Op, in[i], s);  // Op is a constant: no switch
+}
+
 template <typename T>
 void unary_loop(UnaryOp op, const T* in, T* out, int64_t n, T s) {
-  switch (op) {  // the hot cases get their own loops so the compiler can vectorise them
-    case UnaryOp::MulScalar:
-      for (int64_t i = 0; i < n; ++i) out[i] = in[i] * s;
-      return;
-    case UnaryOp::AddScalar:
-      for (int64_t i = 0; i < n; ++i) out[i] = in[i] + s;
-      return;
-    case UnaryOp::Neg:
-      for (int64_t i = 0; i < n; ++i) out[i] = -in[i];
-      return;
-    default:
-      for (int64_t i = 0; i < n; ++i) out[i] = apply_unary(op, in[i], s);
+  switch (op) {
+#define QKV_UNARY_CASE(name) \
+  case UnaryOp::name: return unary_fixed<UnaryOp::name, T>(in, out, n, s);
+    QKV_UNARY_CASE(Neg) QKV_UNARY_CASE(Exp) QKV_UNARY_CASE(Log) QKV_UNARY_CASE(Sqrt)
+    QKV_UNARY_CASE(Tanh) QKV_UNARY_CASE(Relu) QKV_UNARY_CASE(Step) QKV_UNARY_CASE(Erf)
+    QKV_UNARY_CASE(NormalCdf) QKV_UNARY_CASE(NormalPdf) QKV_UNARY_CASE(Square) QKV_UNARY_CASE(Recip)
+    QKV_UNARY_CASE(PowScalar) QKV_UNARY_CASE(MulScalar) QKV_UNARY_CASE(AddScalar)
+#undef QKV_UNARY_CASE
   }
 }
 

@@ -1,0 +1,341 @@
+// framework/cuda/cuda_backend.cu — the CUDA backend: a caching device allocator, cuBLAS gemm and
+// the kernels of cuda_kernels.cu, all on the default stream. It registers its factory with
+// backend_for at static-initialisation time but calls no CUDA API until a cuda device is used.
+#include <cstdio>
+#include <mutex>
+#include <stdexcept>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "framework/backend.h"
+#include "framework/cuda/cuda_check.h"
+#include "framework/cuda/cuda_info.h"
+#include "framework/cuda/cuda_kernels.h"
+
+namespace qkv {
+
+namespace {
+
+std::string device_name(int index) { return "cuda:" + std::to_string(index); }
+
+// Blocks are rounded up (512 B below 1 MiB, 128 KiB above) and kept on a free list per rounded
+// size when released, so a training loop's repeated shapes never reach cudaMalloc again.
+// Reusing a block is safe without synchronisation because all work runs on the default stream.
+class CachingAllocator {
+ public:
+  explicit CachingAllocator(int device) : device_(device) {}
+
+  void* allocate(size_t nbytes) {
+    const size_t size = round_up(nbytes);
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto bucket = free_.find(size);
+    if (bucket != free_.end() && !bucket->second.empty()) {
+      void* p = bucket->second.back();
+      bucket->second.pop_back();
+      cached_bytes_ -= size;
+      live_[p] = size;
+      return p;
+    }
+    void* p = nullptr;
+    cudaError_t err = cudaMalloc(&p, size);
+    if (err == cudaErrorMemoryAllocation) {  // give the cache back and try once more
+      (void)cudaGetLastError();
+      release_cache_locked();
+      err = cudaMalloc(&p, size);
+    }
+    if (err == cudaErrorMemoryAllocation) {
+      (void)cudaGetLastError();
+      char message[160];
+      std::snprintf(message, sizeof(message), "%s: out of memory allocating %zu bytes (%.1f MiB)",
+                    device_name(device_).c_str(), nbytes, static_cast<double>(nbytes) / (1024.0 * 1024.0));
+      throw std::runtime_error(message);
+    }
+    if (err != cudaSuccess) cuda::throw_cuda_error(err, "cudaMalloc(&p, size)", __FILE__, __LINE__);
+    live_[p] = size;
+    return p;
+  }
+
+  void release(void* p) {
+    if (!p) return;
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto found = live_.find(p);
+    if (found == live_.end()) return;  // not ours; never throw from a destructor path
+    free_[found->second].push_back(p);
+    cached_bytes_ += found->second;
+    live_.erase(found);
+  }
+
+ private:
+  static size_t round_up(size_t n) {
+    const size_t step = n < (size_t{1} << 20) ? 512 : (size_t{1} << 17);
+    return (std::max<size_t>(n, 1) + step - 1) / step * step;
+  }
+
+  void release_cache_locked() {
+    for (auto& [size, blocks] : free_)
+      for (void* p : blocks) (void)cudaFree(p);  // best effort: we are already out of memory
+    free_.clear();
+    cached_bytes_ = 0;
+  }
+
+  int device_;
+  std::mutex mutex_;
+  std::unordered_map<size_t, std::vector<void*>> free_;
+  std::unordered_map<void*, size_t> live_;
+  size_t cached_bytes_ = 0;
+};
+
+class CudaBackend final : public Backend {
+ public:
+  explicit CudaBackend(int index) : index_(index), allocator_(index) {
+    activate();
+    QKV_CUBLAS_CHECK(cublasCreate(&cublas_));
+    QKV_CUBLAS_CHECK(cublasSetStream(cublas_, 0));
+    // Plain IEEE float32 gemm (no TF32), so float32 results track the CPU's.
+    QKV_CUBLAS_CHECK(cublasSetMathMode(cublas_, CUBLAS_DEFAULT_MATH));
+    // No atomics inside cuBLAS: gemm results are bit-for-bit reproducible run to run.
+    QKV_CUBLAS_CHECK(cublasSetAtomicsMode(cublas_, CUBLAS_ATOMICS_NOT_ALLOWED));
+    scratch_ = static_cast<int64_t*>(allocator_.allocate(2 * sizeof(int64_t)));
+  }
+  // Never destroyed (the backend lives for the whole process; see make_cuda_backend).
+
+  std::string name() const override { return device_name(index_); }
+
+  // ---- memory ----
+  void* allocate(size_t nbytes) override {
+    activate();
+    return allocator_.allocate(nbytes);
+  }
+  void release(void* ptr) override { allocator_.release(ptr); }
+
+  void copy_to_host(void* host_dst, const void* src, size_t nbytes) override {
+    if (nbytes == 0) return;
+    activate();
+    QKV_CUDA_CHECK(cudaMemcpy(host_dst, src, nbytes, cudaMemcpyDeviceToHost));
+  }
+  void copy_from_host(void* dst, const void* host_src, size_t nbytes) override {
+    if (nbytes == 0) return;
+    activate();
+    QKV_CUDA_CHECK(cudaMemcpy(dst, host_src, nbytes, cudaMemcpyHostToDevice));
+  }
+  void copy(void* dst, const void* src, size_t nbytes) override {
+    if (nbytes == 0 || dst == src) return;
+    activate();
+    const char* d = static_cast<const char*>(dst);
+    const char* s = static_cast<const char*>(src);
+    if (d < s + nbytes && s < d + nbytes) {  // overlapping (memmove semantics): go through a temporary
+      void* tmp = allocator_.allocate(nbytes);
+      QKV_CUDA_CHECK(cudaMemcpyAsync(tmp, src, nbytes, cudaMemcpyDeviceToDevice, 0));
+      QKV_CUDA_CHECK(cudaMemcpyAsync(dst, tmp, nbytes, cudaMemcpyDeviceToDevice, 0));
+      allocator_.release(tmp);
+      return;
+    }
+    QKV_CUDA_CHECK(cudaMemcpyAsync(dst, src, nbytes, cudaMemcpyDeviceToDevice, 0));
+  }
+  void synchronize() override {
+    activate();
+    QKV_CUDA_CHECK(cudaDeviceSynchronize());
+  }
+
+  // ---- elementwise ----
+  void fill(DType dtype, void* out, int64_t n, double value) override {
+    activate();
+    cuda::launch_fill(dtype, out, n, value);
+  }
+  void cast(DType from, const void* in, DType to, void* out, int64_t n) override {
+    activate();
+    cuda::launch_cast(from, in, to, out, n);
+  }
+  void unary(UnaryOp op, DType dtype, const void* in, void* out, int64_t n, double scalar) override {
+    activate();
+    cuda::launch_unary(op, dtype, in, out, n, scalar);
+  }
+  void binary(BinaryOp op, DType dtype, const void* a, const Strides& a_strides, const void* b,
+              const Strides& b_strides, void* out, const Shape& out_shape) override {
+    if (shape_numel(out_shape) == 0) return;
+    activate();
+    const Strides s_out = contiguous_strides(out_shape);
+    const cuda::Walk walk = cuda::make_walk("binary", out_shape, &a_strides, &b_strides, &s_out);
+    cuda::launch_binary(op, dtype, a, b, out, walk);
+  }
+  void masked_fill(DType dtype, const void* in, const void* keep, const Strides& keep_strides,
+                   double value, void* out, const Shape& shape) override {
+    if (shape_numel(shape) == 0) return;
+    activate();
+    const Strides s = contiguous_strides(shape);
+    const cuda::Walk walk = cuda::make_walk("masked_fill", shape, &keep_strides, &s);
+    cuda::launch_masked_fill(dtype, in, keep, value, out, walk);
+  }
+  void strided_copy(DType dtype, const void* in, const Strides& in_strides, void* out,
+                    const Strides& out_strides, const Shape& shape) override {
+    if (shape_numel(shape) == 0) return;
+    activate();
+    const cuda::Walk walk = cuda::make_walk("strided_copy", shape, &in_strides, &out_strides);
+    cuda::launch_strided_copy(dtype_size(dtype), in, out, walk);
+  }
+
+  // ---- reductions ----
+  void reduce(ReduceOp op, DType dtype, const void* in, const Shape& in_shape, void* out,
+              const Shape& out_shape) override {
+    activate();
+    cuda::launch_reduce(op, dtype, in, in_shape, out, out_shape);
+  }
+  void max_along(DType dtype, const void* in, int64_t outer, int64_t n, int64_t inner,
+                 void* out_values, int64_t* out_indices) override {
+    activate();
+    cuda::launch_max_along(dtype, in, outer, n, inner, out_values, out_indices);
+  }
+
+  // ---- indexing ----
+  void take_along(DType dtype, const void* x, int64_t outer, int64_t n, int64_t inner,
+                  const int64_t* index, void* out) override {
+    activate();
+    cuda::launch_take_along(dtype, x, outer, n, inner, index, out);
+  }
+  void put_along_add(DType dtype, void* x, int64_t outer, int64_t n, int64_t inner,
+                     const int64_t* index, const void* values) override {
+    activate();
+    cuda::launch_put_along_add(dtype, x, outer, n, inner, index, values);
+  }
+  void gather_rows(DType dtype, const void* table, int64_t width, const int64_t* index, int64_t count,
+                   void* out) override {
+    activate();
+    cuda::launch_gather_rows(dtype_size(dtype), table, width, index, count, out);
+  }
+  void scatter_add_rows(DType dtype, void* table, int64_t width, const int64_t* index, int64_t count,
+                        const void* values) override {
+    activate();
+    cuda::launch_scatter_add_rows(dtype, table, width, index, count, values);
+  }
+  void index_min_max(const int64_t* index, int64_t count, int64_t* min_value,
+                     int64_t* max_value) override {
+    activate();
+    cuda::launch_index_min_max(index, count, scratch_, min_value, max_value);
+  }
+
+  void softmax_rows(DType dtype, const void* in, void* out, int64_t rows, int64_t cols,
+                    bool log) override {
+    activate();
+    cuda::launch_softmax_rows(dtype, in, out, rows, cols, log);
+  }
+
+  // Row-major C = op(A) op(B) is column-major C^T = op(B)^T op(A)^T: hand cuBLAS B first.
+  void gemm_batched(DType dtype, bool transpose_a, bool transpose_b, int64_t batch, int64_t M,
+                    int64_t N, int64_t K, double alpha, const void* A, int64_t stride_a, const void* B,
+                    int64_t stride_b, double beta, void* C, int64_t stride_c) override {
+    if (dtype == DType::I64) throw std::runtime_error("cuda backend: gemm does not support int64");
+    if (batch <= 0 || M <= 0 || N <= 0) return;
+    activate();
+    if (K <= 0) {  // op(A) op(B) is empty: C = beta * C
+      cuda::launch_scale_batched(dtype, C, batch, M * N, stride_c, beta);
+      return;
+    }
+    const int64_t limit = 0x7fffffff;
+    if (M > limit || N > limit || K > limit || batch > limit)
+      throw std::runtime_error("cuda backend: gemm dimensions exceed cuBLAS's int range");
+    // With a shared output (stride 0) the batches accumulate one after another, as on the CPU.
+    const int64_t calls = stride_c == 0 ? batch : 1;
+    const int64_t per_call = stride_c == 0 ? 1 : batch;
+    const cublasOperation_t op_b = transpose_b ? CUBLAS_OP_T : CUBLAS_OP_N;
+    const cublasOperation_t op_a = transpose_a ? CUBLAS_OP_T : CUBLAS_OP_N;
+    const int ldb = static_cast<int>(transpose_b ? K : N);
+    const int lda = static_cast<int>(transpose_a ? M : K);
+    const int ldc = static_cast<int>(N);
+    const size_t elem = dtype_size(dtype);
+    for (int64_t call = 0; call < calls; ++call) {
+      const char* a = static_cast<const char*>(A) + call * stride_a * elem;
+      const char* b = static_cast<const char*>(B) + call * stride_b * elem;
+      const double beta_here = beta;  // the CPU applies beta at every batch entry too
+      char* c = static_cast<char*>(C);
+      if (dtype == DType::F32) {
+        const float al = static_cast<float>(alpha), be = static_cast<float>(beta_here);
+        QKV_CUBLAS_CHECK(cublasSgemmStridedBatched(
+            cublas_, op_b, op_a, static_cast<int>(N), static_cast<int>(M), static_cast<int>(K), &al,
+            reinterpret_cast<const float*>(b), ldb, stride_b, reinterpret_cast<const float*>(a), lda, stride_a,
+            &be, reinterpret_cast<float*>(c), ldc, stride_c, static_cast<int>(per_call)));
+      } else {
+        const double al = alpha, be = beta_here;
+        QKV_CUBLAS_CHECK(cublasDgemmStridedBatched(
+            cublas_, op_b, op_a, static_cast<int>(N), static_cast<int>(M), static_cast<int>(K), &al,
+            reinterpret_cast<const double*>(b), ldb, stride_b, reinterpret_cast<const double*>(a), lda,
+            stride_a, &be, reinterpret_cast<double*>(c), ldc, stride_c, static_cast<int>(per_call)));
+      }
+    }
+  }
+
+ private:
+  // Makes this backend's device current for the calling thread (cheap when it already is).
+  void activate() const {
+    thread_local int current = -1;
+    if (current == index_) return;
+    QKV_CUDA_CHECK(cudaSetDevice(index_));
+    current = index_;
+  }
+
+  int index_;
+  CachingAllocator allocator_;
+  cublasHandle_t cublas_ = nullptr;
+  int64_t* scratch_ = nullptr;  // 2 int64 on the device, for index_min_max
+};
+
+// Number of usable devices, or a clear reason why there are none.
+int device_count_or_throw() {
+  int count = 0;
+  const cudaError_t err = cudaGetDeviceCount(&count);
+  if (err != cudaSuccess) {
+    (void)cudaGetLastError();
+    throw std::runtime_error(std::string("no CUDA device available (") + cudaGetErrorName(err) + ": " +
+                             cudaGetErrorString(err) + ")");
+  }
+  if (count <= 0) throw std::runtime_error("no CUDA device available (cudaErrorNoDevice: no CUDA-capable device is detected)");
+  return count;
+}
+
+void check_index(int index, int count) {
+  if (index < 0 || index >= count)
+    throw std::runtime_error(device_name(index) + " does not exist: " + std::to_string(count) +
+                             " CUDA device(s) available");
+}
+
+// Called by backend_for (under its lock) the first time a cuda device is used; the backend is
+// deliberately leaked so that tensors released during static destruction still find it.
+Backend* make_cuda_backend(int index) {
+  check_index(index, device_count_or_throw());
+  return new CudaBackend(index);
+}
+
+// Only records the factory: no CUDA call happens at static-initialisation time.
+struct Registrar {
+  Registrar() { register_cuda_backend(&make_cuda_backend); }
+};
+const Registrar registrar;
+
+}  // namespace
+
+bool cuda_available(std::string* why) {
+  try {
+    device_count_or_throw();
+    return true;
+  } catch (const std::exception& e) {
+    if (why) *why = e.what();
+    return false;
+  }
+}
+
+std::string cuda_device_summary(int index) {
+  check_index(index, device_count_or_throw());
+  cudaDeviceProp prop{};
+  QKV_CUDA_CHECK(cudaGetDeviceProperties(&prop, index));
+  int runtime = 0, driver = 0;
+  QKV_CUDA_CHECK(cudaRuntimeGetVersion(&runtime));
+  QKV_CUDA_CHECK(cudaDriverGetVersion(&driver));
+  char line[512];
+  std::snprintf(line, sizeof(line), "%s: %s (sm_%d%d, %.1f GiB, %d SMs), CUDA runtime %d.%d, driver %d.%d",
+                device_name(index).c_str(), prop.name, prop.major, prop.minor,
+                static_cast<double>(prop.totalGlobalMem) / (1024.0 * 1024.0 * 1024.0), prop.multiProcessorCount,
+                runtime / 1000, runtime % 1000 / 10, driver / 1000, driver % 1000 / 10);
+  return line;
+}
+
+}  // namespace qkv

@@ -1,0 +1,590 @@
+// framework/cuda/cuda_kernels.cu — the CUDA backend's kernels and their launchers, in float32
+// and float64. Every kernel is deterministic: no atomics, and every sum runs in a fixed order
+// that depends only on the shapes (float32 sums accumulate in double, as on the CPU).
+#include <cmath>
+#include <cstdio>
+#include <limits>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "framework/cuda/cuda_check.h"
+#include "framework/cuda/cuda_kernels.h"
+
+namespace qkv::cuda {
+
+namespace {
+
+constexpr int kThreads = 256;
+
+unsigned grid_for(int64_t n, int64_t per_block = kThreads) {
+  const int64_t blocks = (n + per_block - 1) / per_block;
+  return static_cast<unsigned>(std::min<int64_t>(std::max<int64_t>(blocks, 1), int64_t{1} << 20));
+}
+
+#define QKV_GRID_LOOP(i, n)                                                          \
+  for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < (n); \
+       i += static_cast<int64_t>(blockDim.x) * gridDim.x)
+
+// Element offsets of linear index i (row-major over w.shape) in the first N stride sets.
+template <int N>
+__device__ __forceinline__ void offsets(const Walk& w, int64_t i, int64_t (&off)[N]) {
+#pragma unroll
+  for (int k = 0; k < N; ++k) off[k] = 0;
+  for (int d = w.rank - 1; d >= 0; --d) {
+    const int64_t size = w.shape[d];
+    const int64_t c = i % size;
+    i /= size;
+#pragma unroll
+    for (int k = 0; k < N; ++k) off[k] += c * w.stride[k][d];
+  }
+}
+
+__device__ __forceinline__ float d_exp(float x) { return expf(x); }
+__device__ __forceinline__ double d_exp(double x) { return exp(x); }
+__device__ __forceinline__ float d_log(float x) { return logf(x); }
+__device__ __forceinline__ double d_log(double x) { return log(x); }
+__device__ __forceinline__ float d_sqrt(float x) { return sqrtf(x); }
+__device__ __forceinline__ double d_sqrt(double x) { return sqrt(x); }
+__device__ __forceinline__ float d_tanh(float x) { return tanhf(x); }
+__device__ __forceinline__ double d_tanh(double x) { return tanh(x); }
+__device__ __forceinline__ float d_erf(float x) { return erff(x); }
+__device__ __forceinline__ double d_erf(double x) { return erf(x); }
+__device__ __forceinline__ float d_pow(float x, float s) { return powf(x, s); }
+__device__ __forceinline__ double d_pow(double x, double s) { return pow(x, s); }
+__device__ __forceinline__ bool d_isnan(double x) { return x != x; }
+
+template <typename T>
+__device__ __forceinline__ T apply_unary(int op, T x, T s) {
+  switch (static_cast<UnaryOp>(op)) {
+    case UnaryOp::Neg: return -x;
+    case UnaryOp::Exp: return d_exp(x);
+    case UnaryOp::Log: return d_log(x);
+    case UnaryOp::Sqrt: return d_sqrt(x);
+    case UnaryOp::Tanh: return d_tanh(x);
+    case UnaryOp::Relu: return x > T(0) ? x : T(0);
+    case UnaryOp::Step: return x > T(0) ? T(1) : T(0);
+    case UnaryOp::Erf: return d_erf(x);
+    case UnaryOp::NormalCdf: return T(0.5) * (T(1) + d_erf(x * T(0.70710678118654752440)));
+    case UnaryOp::NormalPdf: return d_exp(T(-0.5) * x * x) * T(0.3989422804014327);
+    case UnaryOp::Square: return x * x;
+    case UnaryOp::Recip: return T(1) / x;
+    case UnaryOp::PowScalar: return d_pow(x, s);
+    case UnaryOp::MulScalar: return x * s;
+    case UnaryOp::AddScalar: return x + s;
+  }
+  return x;
+}
+
+template <typename T>
+__device__ __forceinline__ T apply_binary(int op, T a, T b) {
+  switch (static_cast<BinaryOp>(op)) {
+    case BinaryOp::Add: return a + b;
+    case BinaryOp::Sub: return a - b;
+    case BinaryOp::Mul: return a * b;
+    case BinaryOp::Div: return a / b;
+    case BinaryOp::Eq: return a == b ? T(1) : T(0);
+  }
+  return a;
+}
+
+// The CPU's std::max(slot, v): NaN never replaces the running value.
+__device__ __forceinline__ double max_keep(double acc, double v) { return acc < v ? v : acc; }
+
+// ---- kernels ----
+
+template <typename T>
+__global__ void fill_kernel(T* out, int64_t n, T value) {
+  QKV_GRID_LOOP(i, n) out[i] = value;
+}
+
+template <typename From, typename To>
+__global__ void cast_kernel(const From* in, To* out, int64_t n) {
+  QKV_GRID_LOOP(i, n) out[i] = static_cast<To>(static_cast<double>(in[i]));  // via double, as the CPU
+}
+
+template <typename T>
+__global__ void unary_kernel(int op, const T* in, T* out, int64_t n, T s) {
+  QKV_GRID_LOOP(i, n) out[i] = apply_unary(op, in[i], s);
+}
+
+template <typename T>
+__global__ void binary_kernel(int op, const T* a, const T* b, T* out, Walk w, int64_t n) {
+  QKV_GRID_LOOP(i, n) {
+    int64_t off[2];
+    offsets<2>(w, i, off);
+    out[i] = apply_binary(op, a[off[0]], b[off[1]]);
+  }
+}
+
+template <typename T>
+__global__ void masked_fill_kernel(const T* in, const T* keep, T value, T* out, Walk w, int64_t n) {
+  QKV_GRID_LOOP(i, n) {
+    int64_t off[1];
+    offsets<1>(w, i, off);
+    out[i] = keep[off[0]] != T(0) ? in[i] : value;
+  }
+}
+
+template <typename E>
+__global__ void strided_copy_kernel(const E* in, E* out, Walk w, int64_t n) {
+  QKV_GRID_LOOP(i, n) {
+    int64_t off[2];
+    offsets<2>(w, i, off);
+    out[off[1]] = in[off[0]];
+  }
+}
+
+// Sum or max of the reduced elements of output i, in row-major order over the reduced dims.
+// `kept` maps i to its input offset; `red` walks the reduced dims (its innermost dim is a loop).
+template <typename T, bool kMax>
+__device__ __forceinline__ double reduce_range(const T* in, int64_t base, const Walk& red, int64_t begin,
+                                               int64_t end, int64_t step) {
+  double acc = kMax ? -INFINITY : 0.0;
+  for (int64_t j = begin; j < end; j += step) {
+    int64_t off[1];
+    offsets<1>(red, j, off);
+    const double v = static_cast<double>(in[base + off[0]]);
+    acc = kMax ? max_keep(acc, v) : acc + v;
+  }
+  return acc;
+}
+
+// One thread per output element: a plain sequential loop.
+template <typename T, bool kMax>
+__global__ void reduce_thread_kernel(const T* in, T* out, Walk kept, Walk red, int64_t n_out, int64_t nr) {
+  QKV_GRID_LOOP(i, n_out) {
+    int64_t base[1];
+    offsets<1>(kept, i, base);
+    out[i] = static_cast<T>(reduce_range<T, kMax>(in, base[0], red, 0, nr, 1));
+  }
+}
+
+constexpr int kReduceThreads = 256;
+
+// One block per output element: strided partial sums, then a fixed shared-memory tree.
+template <typename T, bool kMax>
+__global__ void reduce_block_kernel(const T* in, T* out, Walk kept, Walk red, int64_t n_out, int64_t nr) {
+  __shared__ double partial[kReduceThreads];
+  const int t = threadIdx.x;
+  for (int64_t i = blockIdx.x; i < n_out; i += gridDim.x) {
+    int64_t base[1];
+    offsets<1>(kept, i, base);
+    partial[t] = reduce_range<T, kMax>(in, base[0], red, t, nr, kReduceThreads);
+    __syncthreads();
+    for (int s = kReduceThreads / 2; s > 0; s >>= 1) {
+      if (t < s) partial[t] = kMax ? max_keep(partial[t], partial[t + s]) : partial[t] + partial[t + s];
+      __syncthreads();
+    }
+    if (t == 0) out[i] = static_cast<T>(partial[0]);
+    __syncthreads();
+  }
+}
+
+template <typename T>
+__global__ void max_along_kernel(const T* x, int64_t outer, int64_t n, int64_t inner, T* values,
+                                 int64_t* indices) {
+  QKV_GRID_LOOP(k, outer * inner) {
+    const int64_t o = k / inner, i = k % inner;
+    int64_t best = 0;
+    T best_value = x[o * n * inner + i];
+    for (int64_t j = 1; j < n; ++j) {
+      const T candidate = x[(o * n + j) * inner + i];
+      if (candidate > best_value || (d_isnan(candidate) && !d_isnan(best_value))) {
+        best_value = candidate;
+        best = j;
+      }
+    }
+    values[k] = best_value;
+    indices[k] = best;
+  }
+}
+
+template <typename T>
+__global__ void take_along_kernel(const T* x, int64_t outer, int64_t n, int64_t inner,
+                                  const int64_t* index, T* out) {
+  QKV_GRID_LOOP(k, outer * inner) {
+    const int64_t o = k / inner, i = k % inner;
+    out[k] = x[(o * n + index[k]) * inner + i];
+  }
+}
+
+// Each (o, i) owns a distinct destination element, so no two threads touch the same slot.
+template <typename T>
+__global__ void put_along_add_kernel(T* x, int64_t outer, int64_t n, int64_t inner,
+                                     const int64_t* index, const T* values) {
+  QKV_GRID_LOOP(k, outer * inner) {
+    const int64_t o = k / inner, i = k % inner;
+    x[(o * n + index[k]) * inner + i] += values[k];
+  }
+}
+
+template <typename E>
+__global__ void gather_rows_kernel(const E* table, int64_t width, const int64_t* index, int64_t count,
+                                   E* out) {
+  QKV_GRID_LOOP(k, count * width) {
+    const int64_t m = k / width, d = k % width;
+    out[k] = table[index[m] * width + d];
+  }
+}
+
+// Thread (bucket, d) owns column d of every table row r with r % buckets == bucket, and adds the
+// entries m = 0, 1, ... in order: the same sequence of additions as the CPU, without atomics.
+template <typename T>
+__global__ void scatter_add_rows_kernel(T* table, int64_t width, const int64_t* index, int64_t count,
+                                        const T* values, int64_t buckets) {
+  QKV_GRID_LOOP(k, buckets * width) {
+    const int64_t bucket = k / width, d = k % width;
+    for (int64_t m = 0; m < count; ++m) {
+      const int64_t r = index[m];
+      if (r % buckets == bucket) table[r * width + d] += values[m * width + d];
+    }
+  }
+}
+
+constexpr int kMinMaxThreads = 512;
+
+__global__ void index_min_max_kernel(const int64_t* index, int64_t count, int64_t* result) {
+  __shared__ int64_t lo[kMinMaxThreads], hi[kMinMaxThreads];
+  const int t = threadIdx.x;
+  int64_t l = index[0], h = index[0];
+  for (int64_t i = t; i < count; i += kMinMaxThreads) {
+    const int64_t v = index[i];
+    l = v < l ? v : l;
+    h = v > h ? v : h;
+  }
+  lo[t] = l;
+  hi[t] = h;
+  __syncthreads();
+  for (int s = kMinMaxThreads / 2; s > 0; s >>= 1) {
+    if (t < s) {
+      lo[t] = lo[t + s] < lo[t] ? lo[t + s] : lo[t];
+      hi[t] = hi[t + s] > hi[t] ? hi[t + s] : hi[t];
+    }
+    __syncthreads();
+  }
+  if (t == 0) {
+    result[0] = lo[0];
+    result[1] = hi[0];
+  }
+}
+
+// One warp per row; butterfly shuffles give every lane the same max and sum (fixed order).
+template <typename T>
+__global__ void softmax_kernel(const T* in, T* out, int64_t rows, int64_t cols, bool log) {
+  const int lane = threadIdx.x & 31;
+  const int64_t first = (blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x) >> 5;
+  const int64_t warps = (static_cast<int64_t>(gridDim.x) * blockDim.x) >> 5;
+  for (int64_t r = first; r < rows; r += warps) {
+    const T* x = in + r * cols;
+    T* y = out + r * cols;
+    T m = -INFINITY;
+    for (int64_t c = lane; c < cols; c += 32) m = m < x[c] ? x[c] : m;
+#pragma unroll
+    for (int s = 16; s > 0; s >>= 1) {
+      const T other = __shfl_xor_sync(0xffffffffu, m, s);
+      m = m < other ? other : m;
+    }
+    if (m == -INFINITY) {  // fully masked row: zeros, not NaN
+      for (int64_t c = lane; c < cols; c += 32) y[c] = T(0);
+      continue;
+    }
+    double total = 0.0;
+    for (int64_t c = lane; c < cols; c += 32) total += exp(static_cast<double>(x[c] - m));
+#pragma unroll
+    for (int s = 16; s > 0; s >>= 1) total += __shfl_xor_sync(0xffffffffu, total, s);
+    if (log) {
+      const T shift = m + static_cast<T>(::log(total));
+      for (int64_t c = lane; c < cols; c += 32) y[c] = x[c] - shift;
+    } else {
+      const double inv = 1.0 / total;
+      for (int64_t c = lane; c < cols; c += 32)
+        y[c] = static_cast<T>(exp(static_cast<double>(x[c] - m)) * inv);
+    }
+  }
+}
+
+template <typename T>
+__global__ void scale_batched_kernel(T* C, int64_t batch, int64_t count, int64_t stride, T beta) {
+  QKV_GRID_LOOP(e, count) {
+    for (int64_t b = 0; b < batch; ++b) {
+      T& c = C[b * stride + e];
+      c = beta == T(0) ? T(0) : c * beta;
+    }
+  }
+}
+
+template <typename Body>
+void dispatch_float(DType dtype, const char* what, Body&& body) {
+  if (dtype == DType::F32) body(float{});
+  else if (dtype == DType::F64) body(double{});
+  else throw std::runtime_error(std::string("cuda backend: ") + what + " does not support " + dtype_name(dtype));
+}
+
+template <typename Body>
+void dispatch_elem(size_t elem_size, const char* what, Body&& body) {
+  if (elem_size == 4) body(uint32_t{});
+  else if (elem_size == 8) body(uint64_t{});
+  else throw std::runtime_error(std::string("cuda backend: ") + what + ": unsupported element size " +
+                                std::to_string(elem_size));
+}
+
+int64_t walk_numel(const Walk& w) {
+  int64_t n = 1;
+  for (int d = 0; d < w.rank; ++d) n *= w.shape[d];
+  return n;
+}
+
+}  // namespace
+
+Walk make_walk(const char* what, const Shape& shape, const Strides* s0, const Strides* s1,
+               const Strides* s2) {
+  const Strides* sets[3] = {s0, s1, s2};
+  int nsets = 0;
+  while (nsets < 3 && sets[nsets]) ++nsets;
+  std::vector<int64_t> dims;
+  std::vector<std::vector<int64_t>> strides(static_cast<size_t>(nsets));
+  for (size_t d = 0; d < shape.size(); ++d) {
+    if (shape[d] == 1) continue;
+    bool merge = !dims.empty();
+    for (int k = 0; k < nsets && merge; ++k) merge = strides[k].back() == (*sets[k])[d] * shape[d];
+    if (merge) {
+      dims.back() *= shape[d];
+      for (int k = 0; k < nsets; ++k) strides[k].back() = (*sets[k])[d];
+    } else {
+      dims.push_back(shape[d]);
+      for (int k = 0; k < nsets; ++k) strides[k].push_back((*sets[k])[d]);
+    }
+  }
+  if (dims.size() > static_cast<size_t>(kMaxRank))
+    throw std::runtime_error(std::string("cuda backend: ") + what + " supports at most " +
+                             std::to_string(kMaxRank) + " dims (after merging contiguous ones), got shape " +
+                             shape_str(shape));
+  Walk w;
+  w.rank = static_cast<int>(dims.size());
+  w.sets = nsets;
+  for (int d = 0; d < w.rank; ++d) {
+    w.shape[d] = dims[d];
+    for (int k = 0; k < nsets; ++k) w.stride[k][d] = strides[k][d];
+  }
+  return w;
+}
+
+void launch_fill(DType dtype, void* out, int64_t n, double value) {
+  if (n <= 0) return;
+  if (dtype == DType::I64) {
+    fill_kernel<<<grid_for(n), kThreads>>>(static_cast<int64_t*>(out), n, static_cast<int64_t>(value));
+  } else {
+    dispatch_float(dtype, "fill", [&](auto zero) {
+      using T = decltype(zero);
+      fill_kernel<<<grid_for(n), kThreads>>>(static_cast<T*>(out), n, static_cast<T>(value));
+    });
+  }
+  QKV_CUDA_CHECK_LAUNCH();
+}
+
+template <typename From>
+static void cast_from(const From* in, DType to, void* out, int64_t n) {
+  switch (to) {
+    case DType::F32: cast_kernel<<<grid_for(n), kThreads>>>(in, static_cast<float*>(out), n); break;
+    case DType::F64: cast_kernel<<<grid_for(n), kThreads>>>(in, static_cast<double*>(out), n); break;
+    case DType::I64: cast_kernel<<<grid_for(n), kThreads>>>(in, static_cast<int64_t*>(out), n); break;
+  }
+}
+
+void launch_cast(DType from, const void* in, DType to, void* out, int64_t n) {
+  if (n <= 0) return;
+  if (from == to) {
+    QKV_CUDA_CHECK(cudaMemcpyAsync(out, in, static_cast<size_t>(n) * dtype_size(to),
+                                   cudaMemcpyDeviceToDevice, 0));
+    return;
+  }
+  switch (from) {
+    case DType::F32: cast_from(static_cast<const float*>(in), to, out, n); break;
+    case DType::F64: cast_from(static_cast<const double*>(in), to, out, n); break;
+    case DType::I64: cast_from(static_cast<const int64_t*>(in), to, out, n); break;
+  }
+  QKV_CUDA_CHECK_LAUNCH();
+}
+
+void launch_unary(UnaryOp op, DType dtype, const void* in, void* out, int64_t n, double scalar) {
+  if (n <= 0) return;
+  dispatch_float(dtype, "unary", [&](auto zero) {
+    using T = decltype(zero);
+    unary_kernel<<<grid_for(n), kThreads>>>(static_cast<int>(op), static_cast<const T*>(in),
+                                            static_cast<T*>(out), n, static_cast<T>(scalar));
+  });
+  QKV_CUDA_CHECK_LAUNCH();
+}
+
+void launch_binary(BinaryOp op, DType dtype, const void* a, const void* b, void* out, const Walk& walk) {
+  const int64_t n = walk_numel(walk);
+  if (n <= 0) return;
+  dispatch_float(dtype, "binary", [&](auto zero) {
+    using T = decltype(zero);
+    binary_kernel<<<grid_for(n), kThreads>>>(static_cast<int>(op), static_cast<const T*>(a),
+                                             static_cast<const T*>(b), static_cast<T*>(out), walk, n);
+  });
+  QKV_CUDA_CHECK_LAUNCH();
+}
+
+void launch_masked_fill(DType dtype, const void* in, const void* keep, double value, void* out,
+                        const Walk& walk) {
+  const int64_t n = walk_numel(walk);
+  if (n <= 0) return;
+  dispatch_float(dtype, "masked_fill", [&](auto zero) {
+    using T = decltype(zero);
+    masked_fill_kernel<<<grid_for(n), kThreads>>>(static_cast<const T*>(in), static_cast<const T*>(keep),
+                                                  static_cast<T>(value), static_cast<T*>(out), walk, n);
+  });
+  QKV_CUDA_CHECK_LAUNCH();
+}
+
+void launch_strided_copy(size_t elem_size, const void* in, void* out, const Walk& walk) {
+  const int64_t n = walk_numel(walk);
+  if (n <= 0) return;
+  dispatch_elem(elem_size, "strided_copy", [&](auto zero) {
+    using E = decltype(zero);
+    strided_copy_kernel<<<grid_for(n), kThreads>>>(static_cast<const E*>(in), static_cast<E*>(out), walk, n);
+  });
+  QKV_CUDA_CHECK_LAUNCH();
+}
+
+void launch_reduce(ReduceOp op, DType dtype, const void* in, const Shape& in_shape, void* out,
+                   const Shape& out_shape) {
+  if (in_shape.size() != out_shape.size())
+    throw std::runtime_error("cuda backend: reduce of " + shape_str(in_shape) + " to " + shape_str(out_shape) +
+                             ": ranks differ");
+  // Split the input dims into kept ones (out == in) and reduced ones (out == 1), both read
+  // through the input's contiguous strides.
+  const Strides s_in = contiguous_strides(in_shape);
+  Shape kept_shape, red_shape;
+  Strides kept_strides, red_strides;
+  for (size_t d = 0; d < in_shape.size(); ++d) {
+    if (out_shape[d] == in_shape[d]) {
+      kept_shape.push_back(in_shape[d]);
+      kept_strides.push_back(s_in[d]);
+    } else if (out_shape[d] == 1) {
+      red_shape.push_back(in_shape[d]);
+      red_strides.push_back(s_in[d]);
+    } else {
+      throw std::runtime_error("cuda backend: cannot reduce " + shape_str(in_shape) + " to " +
+                               shape_str(out_shape));
+    }
+  }
+  const Walk kept = make_walk("reduce", kept_shape, &kept_strides);
+  const Walk red = make_walk("reduce", red_shape, &red_strides);
+  const int64_t n_out = shape_numel(out_shape);
+  const int64_t nr = shape_numel(red_shape);
+  if (n_out == 0) return;
+  // Few outputs with long reductions: a block each; otherwise a thread each. The choice depends
+  // only on the shapes, so results stay reproducible.
+  const bool per_block = nr >= 256 && n_out < 16384;
+  dispatch_float(dtype, "reduce", [&](auto zero) {
+    using T = decltype(zero);
+    const T* x = static_cast<const T*>(in);
+    T* y = static_cast<T*>(out);
+    if (per_block) {
+      const unsigned blocks = static_cast<unsigned>(std::min<int64_t>(n_out, 65535));
+      if (op == ReduceOp::Sum) reduce_block_kernel<T, false><<<blocks, kReduceThreads>>>(x, y, kept, red, n_out, nr);
+      else reduce_block_kernel<T, true><<<blocks, kReduceThreads>>>(x, y, kept, red, n_out, nr);
+    } else {
+      if (op == ReduceOp::Sum) reduce_thread_kernel<T, false><<<grid_for(n_out), kThreads>>>(x, y, kept, red, n_out, nr);
+      else reduce_thread_kernel<T, true><<<grid_for(n_out), kThreads>>>(x, y, kept, red, n_out, nr);
+    }
+  });
+  QKV_CUDA_CHECK_LAUNCH();
+}
+
+void launch_max_along(DType dtype, const void* in, int64_t outer, int64_t n, int64_t inner,
+                      void* out_values, int64_t* out_indices) {
+  if (outer * inner <= 0 || n <= 0) return;
+  dispatch_float(dtype, "max_along", [&](auto zero) {
+    using T = decltype(zero);
+    max_along_kernel<<<grid_for(outer * inner), kThreads>>>(static_cast<const T*>(in), outer, n, inner,
+                                                            static_cast<T*>(out_values), out_indices);
+  });
+  QKV_CUDA_CHECK_LAUNCH();
+}
+
+void launch_take_along(DType dtype, const void* x, int64_t outer, int64_t n, int64_t inner,
+                       const int64_t* index, void* out) {
+  if (outer * inner <= 0) return;
+  dispatch_float(dtype, "take_along", [&](auto zero) {
+    using T = decltype(zero);
+    take_along_kernel<<<grid_for(outer * inner), kThreads>>>(static_cast<const T*>(x), outer, n, inner,
+                                                             index, static_cast<T*>(out));
+  });
+  QKV_CUDA_CHECK_LAUNCH();
+}
+
+void launch_put_along_add(DType dtype, void* x, int64_t outer, int64_t n, int64_t inner,
+                          const int64_t* index, const void* values) {
+  if (outer * inner <= 0) return;
+  dispatch_float(dtype, "put_along_add", [&](auto zero) {
+    using T = decltype(zero);
+    put_along_add_kernel<<<grid_for(outer * inner), kThreads>>>(static_cast<T*>(x), outer, n, inner, index,
+                                                                static_cast<const T*>(values));
+  });
+  QKV_CUDA_CHECK_LAUNCH();
+}
+
+void launch_gather_rows(size_t elem_size, const void* table, int64_t width, const int64_t* index,
+                        int64_t count, void* out) {
+  if (count * width <= 0) return;
+  dispatch_elem(elem_size, "gather_rows", [&](auto zero) {
+    using E = decltype(zero);
+    gather_rows_kernel<<<grid_for(count * width), kThreads>>>(static_cast<const E*>(table), width, index,
+                                                              count, static_cast<E*>(out));
+  });
+  QKV_CUDA_CHECK_LAUNCH();
+}
+
+void launch_scatter_add_rows(DType dtype, void* table, int64_t width, const int64_t* index,
+                             int64_t count, const void* values) {
+  if (count <= 0 || width <= 0) return;
+  // About 16K threads in all; more buckets would only add index scans.
+  const int64_t buckets = std::max<int64_t>(1, std::min<int64_t>(count, 16384 / width));
+  dispatch_float(dtype, "scatter_add_rows", [&](auto zero) {
+    using T = decltype(zero);
+    scatter_add_rows_kernel<<<grid_for(buckets * width), kThreads>>>(
+        static_cast<T*>(table), width, index, count, static_cast<const T*>(values), buckets);
+  });
+  QKV_CUDA_CHECK_LAUNCH();
+}
+
+void launch_index_min_max(const int64_t* index, int64_t count, int64_t* scratch, int64_t* min_value,
+                          int64_t* max_value) {
+  if (count <= 0) {
+    *min_value = *max_value = 0;
+    return;
+  }
+  index_min_max_kernel<<<1, kMinMaxThreads>>>(index, count, scratch);
+  QKV_CUDA_CHECK_LAUNCH();
+  int64_t host[2];
+  QKV_CUDA_CHECK(cudaMemcpy(host, scratch, sizeof(host), cudaMemcpyDeviceToHost));
+  *min_value = host[0];
+  *max_value = host[1];
+}
+
+void launch_softmax_rows(DType dtype, const void* in, void* out, int64_t rows, int64_t cols, bool log) {
+  if (rows <= 0 || cols <= 0) return;
+  dispatch_float(dtype, "softmax_rows", [&](auto zero) {
+    using T = decltype(zero);
+    softmax_kernel<<<grid_for(rows, kThreads / 32), kThreads>>>(static_cast<const T*>(in),
+                                                                static_cast<T*>(out), rows, cols, log);
+  });
+  QKV_CUDA_CHECK_LAUNCH();
+}
+
+void launch_scale_batched(DType dtype, void* C, int64_t batch, int64_t count, int64_t stride, double beta) {
+  if (batch <= 0 || count <= 0) return;
+  dispatch_float(dtype, "gemm", [&](auto zero) {
+    using T = decltype(zero);
+    scale_batched_kernel<<<grid_for(count), kThreads>>>(static_cast<T*>(C), batch, count, stride,
+                                                        static_cast<T>(beta));
+  });
+  QKV_CUDA_CHECK_LAUNCH();
+}
+
+}  // namespace qkv::cuda

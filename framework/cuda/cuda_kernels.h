@@ -1,0 +1,55 @@
+// framework/cuda/cuda_kernels.h — host-side launchers for the CUDA backend's kernels
+// (cuda_kernels.cu). Everything runs on the default stream and returns without waiting, except
+// index_min_max, which copies its two results back to the host. Internal to framework/cuda/.
+#pragma once
+
+#include <cstdint>
+
+#include "framework/backend.h"
+
+namespace qkv::cuda {
+
+constexpr int kMaxRank = 8;
+
+// An index space (a shape) read through up to three stride sets, after dropping size-1 dims and
+// merging dims that are contiguous in every set. Passed to kernels by value.
+struct Walk {
+  int rank = 0;
+  int sets = 0;
+  int64_t shape[kMaxRank] = {};
+  int64_t stride[3][kMaxRank] = {};
+};
+// Throws when the collapsed rank is above kMaxRank (naming `what` and the shape).
+Walk make_walk(const char* what, const Shape& shape, const Strides* s0, const Strides* s1 = nullptr,
+               const Strides* s2 = nullptr);
+
+void launch_fill(DType dtype, void* out, int64_t n, double value);
+void launch_cast(DType from, const void* in, DType to, void* out, int64_t n);
+void launch_unary(UnaryOp op, DType dtype, const void* in, void* out, int64_t n, double scalar);
+// out (contiguous over the walk's shape) = a op b, a and b read through stride sets 0 and 1.
+void launch_binary(BinaryOp op, DType dtype, const void* a, const void* b, void* out, const Walk& walk);
+// out (contiguous) = keep != 0 ? in (contiguous) : value, keep read through stride set 0.
+void launch_masked_fill(DType dtype, const void* in, const void* keep, double value, void* out,
+                        const Walk& walk);
+// out[set 1] = in[set 0], elements of elem_size (4 or 8) bytes.
+void launch_strided_copy(size_t elem_size, const void* in, void* out, const Walk& walk);
+void launch_reduce(ReduceOp op, DType dtype, const void* in, const Shape& in_shape, void* out,
+                   const Shape& out_shape);
+void launch_max_along(DType dtype, const void* in, int64_t outer, int64_t n, int64_t inner,
+                      void* out_values, int64_t* out_indices);
+void launch_take_along(DType dtype, const void* x, int64_t outer, int64_t n, int64_t inner,
+                       const int64_t* index, void* out);
+void launch_put_along_add(DType dtype, void* x, int64_t outer, int64_t n, int64_t inner,
+                          const int64_t* index, const void* values);
+void launch_gather_rows(size_t elem_size, const void* table, int64_t width, const int64_t* index,
+                        int64_t count, void* out);
+void launch_scatter_add_rows(DType dtype, void* table, int64_t width, const int64_t* index,
+                             int64_t count, const void* values);
+// Reduces on the device into `scratch` (2 int64 of device memory), then copies the pair back.
+void launch_index_min_max(const int64_t* index, int64_t count, int64_t* scratch, int64_t* min_value,
+                          int64_t* max_value);
+void launch_softmax_rows(DType dtype, const void* in, void* out, int64_t rows, int64_t cols, bool log);
+// C[b] *= beta for every b (beta == 0 writes zeros); batches run in order, so stride 0 repeats.
+void launch_scale_batched(DType dtype, void* C, int64_t batch, int64_t count, int64_t stride, double beta);
+
+}  // namespace qkv::cuda

@@ -1,0 +1,506 @@
+// tests/gpu/test_gpu.cpp — build/qkv_gpu_tests: CPU/GPU parity of every op (forward and
+// backward), the CUDA backend's error messages, and a 20-step translator training run on both
+// devices. Without a usable GPU (or without CUDA in the build) it prints why it skipped and
+// exits 0. Run from the repository root (the training test reads data/idioms/train.tsv).
+#include <cstdio>
+#include <string>
+
+#ifdef QKV_WITH_CUDA
+
+#include <cmath>
+#include <cstring>
+#include <exception>
+#include <functional>
+#include <limits>
+#include <stdexcept>
+#include <vector>
+
+#include "data/dataset.h"
+#include "framework/autograd.h"
+#include "framework/backend.h"
+#include "framework/cuda/cuda_info.h"
+#include "framework/ops.h"
+#include "framework/optim.h"
+#include "framework/random.h"
+#include "models/translator.h"
+
+using namespace qkv;
+
+namespace {
+
+const Device kGpu = Device::cuda(0);
+const DType kFloatTypes[] = {DType::F64, DType::F32};
+const double kInf = std::numeric_limits<double>::infinity();
+
+struct Failure : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+void require(bool ok, const std::string& what) {
+  if (!ok) throw Failure(what);
+}
+
+std::string fmt_double(double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof(buf), "%.17g", v);
+  return buf;
+}
+
+// gpu must match cpu elementwise: float64 to 1e-10 relative, float32 to 1e-5 relative, each with
+// an absolute floor of a tenth of that times the tensor's largest magnitude (at least 1);
+// int64 exactly; non-finite values must match exactly.
+void expect_close(const Tensor& cpu, const Tensor& gpu, const std::string& what) {
+  require(cpu.defined() == gpu.defined(), what + ": defined on one device only");
+  if (!cpu.defined()) return;
+  require(gpu.device() == kGpu, what + ": result is on " + gpu.device().str() + ", expected cuda:0");
+  require(cpu.shape() == gpu.shape(), what + ": shape " + shape_str(gpu.shape()) + " on the GPU, " +
+                                          shape_str(cpu.shape()) + " on the CPU");
+  require(cpu.dtype() == gpu.dtype(), what + ": dtype differs");
+  const std::vector<double> a = cpu.to_vector(), b = gpu.to_vector();
+  const double rtol = cpu.dtype() == DType::F32 ? 1e-5 : 1e-10;
+  double scale = 1.0;
+  for (double v : a)
+    if (std::isfinite(v)) scale = std::max(scale, std::fabs(v));
+  for (size_t i = 0; i < a.size(); ++i) {
+    bool ok;
+    if (cpu.dtype() == DType::I64) ok = a[i] == b[i];
+    else if (std::isnan(a[i])) ok = std::isnan(b[i]);
+    else if (std::isinf(a[i])) ok = a[i] == b[i];
+    else ok = std::fabs(a[i] - b[i]) <= rtol * (std::fabs(a[i]) + 0.1 * scale);
+    if (!ok)
+      throw Failure(what + ": element " + std::to_string(i) + " of " + shape_str(cpu.shape()) + ": cpu " +
+                    fmt_double(a[i]) + ", gpu " + fmt_double(b[i]));
+  }
+}
+
+void expect_bitwise(const Tensor& x, const Tensor& y, const std::string& what) {
+  const std::vector<double> a = x.to_vector(), b = y.to_vector();
+  require(a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(double)) == 0,
+          what + ": two GPU runs differ");
+}
+
+void expect_error(const std::function<void()>& fn, const std::string& needle, const std::string& what) {
+  try {
+    fn();
+  } catch (const std::exception& e) {
+    const std::string message = e.what();
+    require(message.find(needle) != std::string::npos,
+            what + ": error '" + message + "' does not mention '" + needle + "'");
+    return;
+  }
+  throw Failure(what + ": no error thrown (expected one mentioning '" + needle + "')");
+}
+
+Tensor rnd(const Shape& shape, DType dtype, uint64_t seed) {
+  Generator gen(seed);
+  return randn(shape, gen, dtype);
+}
+Tensor uni(const Shape& shape, DType dtype, uint64_t seed, double lo, double hi) {
+  Generator gen(seed);
+  return rand_uniform(shape, gen, lo, hi, dtype);
+}
+Tensor ids(const std::vector<int64_t>& values, const Shape& shape) { return Tensor::from_ids(values, shape); }
+
+using OpFn = std::function<Tensor(const std::vector<Tensor>&)>;
+
+struct SideResult {
+  Tensor out;
+  std::vector<Tensor> grads;
+};
+
+SideResult run_side(const std::vector<Tensor>& inputs, const OpFn& fn, Device device) {
+  std::vector<Tensor> leaves;
+  for (const Tensor& t : inputs) {
+    if (!t.defined()) {
+      leaves.push_back(Tensor());
+      continue;
+    }
+    Tensor x = t.to(device);  // a fresh leaf on either device
+    if (x.dtype() != DType::I64) x.set_requires_grad(true);
+    leaves.push_back(x);
+  }
+  SideResult r;
+  r.out = fn(leaves);
+  if (r.out.requires_grad()) {
+    Generator gen(12345);
+    Tensor g = r.out.dtype() == DType::I64 ? Tensor() : randn(r.out.shape(), gen, r.out.dtype()).to(device);
+    r.out.backward(g);
+  }
+  for (const Tensor& leaf : leaves) r.grads.push_back(leaf.defined() && leaf.dtype() != DType::I64 ? leaf.grad() : Tensor());
+  return r;
+}
+
+// Forward on both devices, backward with the same upstream gradient, compare everything.
+// Returns the GPU output for further checks.
+Tensor parity(const std::string& what, const std::vector<Tensor>& inputs, const OpFn& fn) {
+  const SideResult c = run_side(inputs, fn, Device::cpu());
+  const SideResult g = run_side(inputs, fn, kGpu);
+  expect_close(c.out, g.out, what + " forward");
+  for (size_t i = 0; i < inputs.size(); ++i)
+    expect_close(c.grads[i], g.grads[i], what + " grad of input " + std::to_string(i));
+  return g.out;
+}
+
+std::string tag(const std::string& what, DType dt) { return what + " [" + dtype_name(dt) + "]"; }
+
+// ---- op parity tests ----
+
+void test_elementwise_broadcast() {
+  for (DType dt : kFloatTypes) {
+    const Tensor a = rnd({2, 3, 4}, dt, 1);
+    const std::vector<Tensor> others = {rnd({4}, dt, 2), rnd({3, 1}, dt, 3), rnd({2, 1, 4}, dt, 4),
+                                        rnd({1, 3, 1}, dt, 5), rnd({2, 3, 4}, dt, 6), rnd({}, dt, 7)};
+    for (size_t k = 0; k < others.size(); ++k) {
+      const std::string s = " with " + shape_str(others[k].shape());
+      parity(tag("add" + s, dt), {a, others[k]}, [](auto& v) { return add(v[0], v[1]); });
+      parity(tag("sub (broadcast left)" + s, dt), {others[k], a}, [](auto& v) { return sub(v[0], v[1]); });
+      parity(tag("mul" + s, dt), {a, others[k]}, [](auto& v) { return mul(v[0], v[1]); });
+      const Tensor denominator = uni(others[k].shape(), dt, 10 + k, 0.5, 2.0);
+      parity(tag("div" + s, dt), {a, denominator}, [](auto& v) { return div(v[0], v[1]); });
+    }
+    // (2,1) with (1,3): both sides broadcast
+    parity(tag("mul outer", dt), {rnd({2, 1}, dt, 8), rnd({1, 3}, dt, 9)}, [](auto& v) { return mul(v[0], v[1]); });
+  }
+}
+
+void test_unary() {
+  for (DType dt : kFloatTypes) {
+    const Tensor x = rnd({5, 7}, dt, 11);
+    const Tensor pos = uni({5, 7}, dt, 12, 0.2, 3.0);
+    parity(tag("neg", dt), {x}, [](auto& v) { return neg(v[0]); });
+    parity(tag("exp", dt), {x}, [](auto& v) { return exp(v[0]); });
+    parity(tag("log", dt), {pos}, [](auto& v) { return log(v[0]); });
+    parity(tag("sqrt", dt), {pos}, [](auto& v) { return sqrt(v[0]); });
+    parity(tag("tanh", dt), {x}, [](auto& v) { return tanh(v[0]); });
+    parity(tag("relu", dt), {x}, [](auto& v) { return relu(v[0]); });
+    parity(tag("gelu", dt), {x}, [](auto& v) { return gelu(v[0]); });
+    parity(tag("mul_scalar", dt), {x}, [](auto& v) { return mul_scalar(v[0], -2.5); });
+    parity(tag("add_scalar", dt), {x}, [](auto& v) { return add_scalar(v[0], 0.75); });
+    for (double e : {2.0, 1.7, -0.5, 3.0})
+      parity(tag("pow_scalar " + fmt_double(e), dt), {pos}, [e](auto& v) { return pow_scalar(v[0], e); });
+    parity(tag("operators", dt), {x, pos}, [](auto& v) { return -(v[0] * 2.0 + v[1]) / v[1] - v[0]; });
+    // a large elementwise chain (many blocks)
+    parity(tag("gelu large", dt), {rnd({300, 1000}, dt, 13)}, [](auto& v) { return gelu(v[0]); });
+  }
+}
+
+void test_broadcast_sum_to() {
+  for (DType dt : kFloatTypes) {
+    parity(tag("sum_to (2,3,4)->(3,1)", dt), {rnd({2, 3, 4}, dt, 21)}, [](auto& v) { return sum_to(v[0], {3, 1}); });
+    parity(tag("sum_to ->(4,)", dt), {rnd({2, 3, 4}, dt, 22)}, [](auto& v) { return sum_to(v[0], {4}); });
+    parity(tag("broadcast_to (3,1)->(2,3,4)", dt), {rnd({3, 1}, dt, 23)},
+           [](auto& v) { return broadcast_to(v[0], {2, 3, 4}); });
+    parity(tag("broadcast_to ()->(5,2)", dt), {rnd({}, dt, 24)}, [](auto& v) { return broadcast_to(v[0], {5, 2}); });
+  }
+}
+
+void test_matmul() {
+  for (DType dt : kFloatTypes) {
+    for (int ta = 0; ta < 2; ++ta)
+      for (int tb = 0; tb < 2; ++tb) {
+        const Shape sa = ta ? Shape{5, 3} : Shape{3, 5};
+        const Shape sb = tb ? Shape{4, 5} : Shape{5, 4};
+        const std::string name = std::string("matmul 2d") + (ta ? " A^T" : "") + (tb ? " B^T" : "");
+        parity(tag(name, dt), {rnd(sa, dt, 31), rnd(sb, dt, 32)},
+               [ta, tb](auto& v) { return matmul(v[0], v[1], ta, tb); });
+        // batched, both operands batched
+        const Shape ba = ta ? Shape{2, 3, 5, 3} : Shape{2, 3, 3, 5};
+        const Shape bb = tb ? Shape{2, 3, 4, 5} : Shape{2, 3, 5, 4};
+        parity(tag("batched " + name, dt), {rnd(ba, dt, 33), rnd(bb, dt, 34)},
+               [ta, tb](auto& v) { return matmul(v[0], v[1], ta, tb); });
+        // batched A with a shared B; shared A with a batched B (gradient sums over the batch)
+        parity(tag("shared-B " + name, dt), {rnd(ba, dt, 35), rnd(sb, dt, 36)},
+               [ta, tb](auto& v) { return matmul(v[0], v[1], ta, tb); });
+        parity(tag("shared-A " + name, dt), {rnd(sa, dt, 37), rnd(bb, dt, 38)},
+               [ta, tb](auto& v) { return matmul(v[0], v[1], ta, tb); });
+      }
+    // attention-shaped: Q K^T then weights @ V
+    parity(tag("attention scores", dt), {rnd({4, 9, 16}, dt, 39), rnd({4, 9, 16}, dt, 40), rnd({4, 9, 16}, dt, 41)},
+           [](auto& v) { return matmul(softmax(mul_scalar(matmul(v[0], v[1], false, true), 0.25)), v[2]); });
+    // bigger than one cuBLAS tile, odd sizes
+    parity(tag("matmul 67x129 @ 129x95", dt), {rnd({67, 129}, dt, 42), rnd({129, 95}, dt, 43)},
+           [](auto& v) { return matmul(v[0], v[1]); });
+    // empty inner dimension: zeros
+    parity(tag("matmul K=0", dt), {rnd({3, 0}, dt, 44), rnd({0, 4}, dt, 45)}, [](auto& v) { return matmul(v[0], v[1]); });
+  }
+}
+
+void test_shape_ops() {
+  for (DType dt : kFloatTypes) {
+    const Tensor x = rnd({2, 3, 4}, dt, 51);
+    parity(tag("transpose", dt), {x}, [](auto& v) { return transpose(v[0]); });
+    parity(tag("reshape", dt), {x}, [](auto& v) { return mul_scalar(reshape(v[0], {4, -1}), 3.0); });
+    parity(tag("view", dt), {x}, [](auto& v) { return mul_scalar(view(v[0], {6, 4}), 3.0); });
+    for (int64_t axis : {0, 1, -1})
+      parity(tag("concat axis " + std::to_string(axis), dt), {x, rnd({2, 3, 4}, dt, 52), x},
+             [axis](auto& v) { return concat({v[0], v[1], v[2]}, axis); });
+    parity(tag("slice axis 1", dt), {x}, [](auto& v) { return slice(v[0], 1, 1, 3); });
+    parity(tag("slice axis 0", dt), {x}, [](auto& v) { return slice(v[0], 0, 1, 2); });
+    parity(tag("slice axis -1", dt), {x}, [](auto& v) { return slice(v[0], -1, 0, 3); });
+  }
+}
+
+void test_reductions() {
+  for (DType dt : kFloatTypes) {
+    const Tensor x = rnd({3, 4, 5}, dt, 61);
+    parity(tag("sum all", dt), {x}, [](auto& v) { return sum(v[0]); });
+    parity(tag("mean all", dt), {x}, [](auto& v) { return mean(v[0]); });
+    for (int64_t axis : {0, 1, 2, -1})
+      for (bool keep : {false, true}) {
+        const std::string s = " axis " + std::to_string(axis) + (keep ? " keepdim" : "");
+        parity(tag("sum" + s, dt), {x}, [axis, keep](auto& v) { return sum(v[0], axis, keep); });
+        parity(tag("mean" + s, dt), {x}, [axis, keep](auto& v) { return mean(v[0], axis, keep); });
+        parity(tag("max" + s, dt), {x}, [axis, keep](auto& v) { return max(v[0], axis, keep); });
+        parity(tag("max_with_indices" + s, dt), {x}, [axis, keep](auto& v) {
+          MaxResult r = max_with_indices(v[0], axis, keep);
+          return add(r.values, r.indices.to(r.values.dtype()));  // both the values and the indices
+        });
+      }
+    // long reductions (one block per output) and many outputs (one thread per output)
+    const Tensor big = rnd({300, 517}, dt, 62);
+    parity(tag("sum big all", dt), {big}, [](auto& v) { return sum(v[0]); });
+    parity(tag("sum big axis 0", dt), {big}, [](auto& v) { return sum(v[0], 0); });
+    parity(tag("sum big axis 1", dt), {big}, [](auto& v) { return sum(v[0], 1); });
+    parity(tag("max big axis 0", dt), {big}, [](auto& v) { return max(v[0], 0); });
+    parity(tag("mean 4d middle axes", dt), {rnd({3, 40, 50, 2}, dt, 63)},
+           [](auto& v) { return mean(sum(v[0], 1, true), 2); });
+    // empty input: sums are 0
+    parity(tag("sum of empty axis", dt), {rnd({0, 3}, dt, 64)}, [](auto& v) { return sum(v[0], 0); });
+  }
+}
+
+void test_softmax_and_mask() {
+  for (DType dt : kFloatTypes) {
+    const Tensor x = rnd({3, 4, 7}, dt, 71);
+    parity(tag("softmax", dt), {x}, [](auto& v) { return softmax(v[0]); });
+    parity(tag("log_softmax", dt), {x}, [](auto& v) { return log_softmax(v[0]); });
+    // causal-style mask broadcast over the batch, plus fully masked rows
+    std::vector<double> keep(4 * 7, 1.0);
+    for (int r = 0; r < 4; ++r)
+      for (int c = 0; c < 7; ++c) keep[r * 7 + c] = (c <= r + 2 && r != 1) ? 1.0 : 0.0;  // row 1: all masked
+    const Tensor mask = Tensor::from_vector(keep, {1, 4, 7}, dt);
+    parity(tag("masked softmax with empty rows", dt), {x, mask},
+           [](auto& v) { return softmax(masked_fill(v[0], v[1].detach(), -kInf)); });
+    parity(tag("masked log_softmax with empty rows", dt), {x, mask},
+           [](auto& v) { return log_softmax(masked_fill(v[0], v[1].detach(), -kInf)); });
+    parity(tag("masked_fill finite", dt), {x, mask}, [](auto& v) { return masked_fill(v[0], v[1].detach(), -7.5); });
+    const Tensor col_mask = Tensor::from_vector({1, 0, 1}, {3, 1, 1}, dt);
+    parity(tag("masked_fill (3,1,1) mask", dt), {x, col_mask}, [](auto& v) { return masked_fill(v[0], v[1].detach(), 2.0); });
+    // wide rows (a vocabulary-sized softmax)
+    parity(tag("softmax wide", dt), {rnd({33, 3001}, dt, 72)}, [](auto& v) { return softmax(v[0]); });
+    parity(tag("log_softmax wide", dt), {rnd({33, 3001}, dt, 73)}, [](auto& v) { return log_softmax(v[0]); });
+  }
+}
+
+void test_embedding() {
+  for (DType dt : kFloatTypes) {
+    const Tensor table = rnd({10, 6}, dt, 81);
+    const Tensor repeated = ids({3, 3, 0, 9, 3, 1, 1, 0, 9, 9, 5, 3, 3, 2, 3}, {3, 5});
+    parity(tag("embedding repeated ids", dt), {table, repeated}, [](auto& v) { return embedding(v[0], v[1]); });
+    // many ids into a bigger table (the scatter's bucketed path)
+    Generator gen(82);
+    std::vector<int64_t> many(4096);
+    for (auto& id : many) id = static_cast<int64_t>(gen.below(300));
+    parity(tag("embedding 4096 ids", dt), {rnd({1000, 64}, dt, 83), ids(many, {64, 64})},
+           [](auto& v) { return embedding(v[0], v[1]); });
+    // the range check runs on the device (index_min_max)
+    const Tensor bad = ids({1, 10}, {2}).to(kGpu);
+    const Tensor gtable = table.to(kGpu);
+    expect_error([&] { embedding(gtable, bad); }, "index 10 out of range for a table of 10 rows",
+                 tag("embedding out of range on the GPU", dt));
+    const Tensor negative = ids({-3, 2}, {2}).to(kGpu);
+    expect_error([&] { embedding(gtable, negative); }, "index -3 out of range", tag("embedding negative id", dt));
+  }
+}
+
+void test_layer_norm_and_loss() {
+  for (DType dt : kFloatTypes) {
+    const Tensor x = rnd({4, 5, 8}, dt, 91);
+    parity(tag("layer_norm weight+bias", dt), {x, rnd({8}, dt, 92), rnd({8}, dt, 93)},
+           [](auto& v) { return layer_norm(v[0], v[1], v[2]); });
+    parity(tag("layer_norm no affine", dt), {x}, [](auto& v) { return layer_norm(v[0], Tensor(), Tensor()); });
+    const Tensor logits = rnd({4, 5, 11}, dt, 94);
+    std::vector<int64_t> targets(20);
+    for (int i = 0; i < 20; ++i) targets[i] = (i * 7) % 11;
+    targets[3] = targets[8] = targets[19] = -100;
+    parity(tag("cross_entropy ignore_index -100", dt), {logits, ids(targets, {4, 5})},
+           [](auto& v) { return cross_entropy(v[0], v[1]); });
+    for (auto& t : targets)
+      if (t == -100) t = 0;
+    parity(tag("cross_entropy ignore_index 0 (pad)", dt), {logits, ids(targets, {4, 5})},
+           [](auto& v) { return cross_entropy(v[0], v[1], 0); });
+    parity(tag("dropout (same seed)", dt), {rnd({6, 9}, dt, 95)}, [](auto& v) {
+      Generator gen(96);
+      return dropout(v[0], 0.3, true, gen);
+    });
+  }
+}
+
+void test_primitives_and_errors() {
+  // casts and int64 fill/copy on the device
+  const Tensor f = Tensor::from_vector({-2.75, -0.5, 0, 1.5, 3.25, 1e10}, {6}, DType::F64);
+  for (DType from : {DType::F32, DType::F64})
+    for (DType to : {DType::F32, DType::F64, DType::I64}) {
+      const Tensor src = f.to(from);
+      expect_close(src.to(to), src.to(kGpu).to(to), "cast " + dtype_name(from) + " -> " + dtype_name(to));
+    }
+  const Tensor i = Tensor::from_ids({-5, 0, 7, 1LL << 40}, {4});
+  for (DType to : {DType::F32, DType::F64, DType::I64}) expect_close(i.to(to), i.to(kGpu).to(to), "cast int64 -> " + dtype_name(to));
+  expect_close(Tensor::full({3, 2}, 7.0, DType::I64), Tensor::full({3, 2}, 7.0, DType::I64, kGpu), "int64 fill");
+  expect_close(Tensor::arange(10, DType::I64), Tensor::arange(10, DType::I64, kGpu), "int64 arange");
+  {
+    const Tensor g = rnd({4, 4}, DType::F32, 101).to(kGpu);
+    Tensor copy = Tensor::zeros({4, 4}, DType::F32, kGpu);
+    copy.copy_(g);
+    expect_bitwise(copy, g, "device-to-device copy_");
+    Tensor half = copy.narrow_rows(1, 3);
+    half.copy_(g.narrow_rows(0, 2));
+    expect_close(g.narrow_rows(0, 2).to(Device::cpu()), half, "copy_ into a row view");
+    // overlapping source and destination in one storage (memmove semantics, as on the CPU)
+    Tensor host = g.to(Device::cpu());
+    host.narrow_rows(0, 3).copy_(host.narrow_rows(1, 4));
+    copy.copy_(g);
+    copy.narrow_rows(0, 3).copy_(copy.narrow_rows(1, 4));
+    expect_close(host, copy, "overlapping copy_");
+  }
+  // errors
+  expect_error([] { Tensor::empty({int64_t{1} << 48}, DType::F32, kGpu); }, "cuda:0: out of memory allocating",
+               "out-of-memory message");
+  expect_error([] { Tensor::empty({int64_t{1} << 48}, DType::F32, kGpu); }, "MiB)", "out-of-memory size in MiB");
+  expect_error([] { backend_for(Device::cuda(97)); }, "cuda:97 does not exist:", "missing device index");
+  expect_error([] { add(Tensor::ones({2}), Tensor::ones({2}, DType::F32, kGpu)); }, "different devices",
+               "mixed-device add");
+  // rank above 8 after merging dims: a clear error, not a wrong answer
+  Shape sa, sb;
+  for (int k = 0; k < 9; ++k) sa.push_back(2), sa.push_back(1), sb.push_back(1), sb.push_back(2);
+  expect_error([&] { add(Tensor::ones(sa, DType::F32, kGpu), Tensor::ones(sb, DType::F32, kGpu)); },
+               "at most 8 dims", "rank > 8 broadcast");
+  // the allocator still works after an out-of-memory failure
+  expect_close(Tensor::ones({1000}), Tensor::ones({1000}, DType::F32, kGpu), "allocation after OOM");
+}
+
+void test_determinism() {
+  // the same graph twice on the GPU gives bit-identical values and gradients
+  auto run = [] {
+    std::vector<Tensor> leaves = {rnd({16, 40, 64}, DType::F32, 111).to(kGpu), rnd({64, 64}, DType::F32, 112).to(kGpu),
+                                  rnd({500, 64}, DType::F32, 113).to(kGpu)};
+    for (Tensor& t : leaves) t.set_requires_grad(true);
+    Generator gen(114);
+    std::vector<int64_t> tok(16 * 40);
+    for (auto& t : tok) t = static_cast<int64_t>(gen.below(500));
+    const Tensor id = Tensor::from_ids(tok, {16, 40}, kGpu);
+    Tensor h = add(leaves[0], embedding(leaves[2], id));
+    Tensor s = softmax(matmul(matmul(h, leaves[1]), h, false, true));
+    Tensor loss = add(sum(layer_norm(matmul(s, h), Tensor(), Tensor())), mean(mul(h, h)));
+    loss.backward();
+    return std::vector<Tensor>{loss, leaves[0].grad(), leaves[1].grad(), leaves[2].grad()};
+  };
+  const auto a = run(), b = run();
+  for (size_t k = 0; k < a.size(); ++k) expect_bitwise(a[k], b[k], "determinism, tensor " + std::to_string(k));
+}
+
+// ---- the translator: 20 AdamW steps on the first 64 training pairs ----
+
+std::vector<double> train_losses(Device device) {
+  std::vector<data::SentencePair> pairs = data::load_pairs("data/idioms/train.tsv");
+  require(pairs.size() >= 64, "data/idioms/train.tsv has fewer than 64 pairs");
+  pairs.resize(64);
+  std::vector<std::vector<std::string>> en, hi;
+  data::Layout layout;
+  for (const auto& p : pairs) {
+    en.push_back(p.english);
+    hi.push_back(p.hindi);
+    layout.max_source = std::max<int64_t>(layout.max_source, static_cast<int64_t>(p.english.size()));
+    layout.max_target = std::max<int64_t>(layout.max_target, static_cast<int64_t>(p.hindi.size()) + 1);
+  }
+  const data::Vocab english = data::Vocab::build(en), hindi = data::Vocab::build(hi);
+  models::TranslatorConfig config;
+  config.d_model = 32;
+  config.d_k = 16;
+  config.d_ff = 64;
+  config.source_vocab = english.size();
+  config.target_vocab = hindi.size();
+  config.layout = layout;
+  Generator gen(1);
+  models::Translator model(config, gen);
+  if (device != Device::cpu()) model.to(device);
+  optim::AdamW optimizer(model.parameters(), {.lr = 3e-3, .weight_decay = 0.01});
+  std::vector<double> losses;
+  for (int step = 0; step < 20; ++step) {
+    std::vector<size_t> idx;
+    for (size_t k = 0; k < 16; ++k) idx.push_back((step * 16 + k) % pairs.size());
+    const data::Batch batch = data::make_batch(pairs, idx, english, hindi, layout, device);
+    optimizer.zero_grad();
+    Tensor loss = model.loss(batch);
+    loss.backward();
+    optim::clip_grad_norm(model.parameters(), 1.0);
+    optimizer.step();
+    losses.push_back(loss.item());
+  }
+  return losses;
+}
+
+void test_training_parity() {
+  const std::vector<double> cpu = train_losses(Device::cpu());
+  const std::vector<double> gpu = train_losses(kGpu);
+  const std::vector<double> again = train_losses(kGpu);
+  for (size_t k = 0; k < cpu.size(); ++k) {
+    require(std::isfinite(cpu[k]), "CPU loss at step " + std::to_string(k + 1) + " is not finite");
+    require(std::fabs(cpu[k] - gpu[k]) <= 1e-4, "step " + std::to_string(k + 1) + ": cpu loss " + fmt_double(cpu[k]) +
+                                                     ", gpu loss " + fmt_double(gpu[k]) + " (tolerance 1e-4)");
+    require(std::memcmp(&gpu[k], &again[k], sizeof(double)) == 0,
+            "step " + std::to_string(k + 1) + ": two GPU runs differ: " + fmt_double(gpu[k]) + " vs " +
+                fmt_double(again[k]));
+  }
+  require(gpu.back() < gpu.front(), "GPU training did not reduce the loss");
+  std::printf("  translator losses: cpu %.6f -> %.6f, gpu %.6f -> %.6f\n", cpu.front(), cpu.back(), gpu.front(),
+              gpu.back());
+}
+
+}  // namespace
+
+int main() {
+  std::string why;
+  if (!cuda_available(&why)) {
+    std::printf("GPU tests skipped: %s\n", why.c_str());
+    return 0;
+  }
+  std::printf("%s\n", cuda_device_summary(0).c_str());
+  const std::vector<std::pair<const char*, void (*)()>> tests = {
+      {"elementwise with broadcasting", test_elementwise_broadcast},
+      {"unary ops", test_unary},
+      {"sum_to and broadcast_to", test_broadcast_sum_to},
+      {"matmul (transposed, batched, shared)", test_matmul},
+      {"shape ops", test_shape_ops},
+      {"reductions", test_reductions},
+      {"softmax and masks", test_softmax_and_mask},
+      {"embedding", test_embedding},
+      {"layer_norm, cross_entropy, dropout", test_layer_norm_and_loss},
+      {"primitives and error messages", test_primitives_and_errors},
+      {"determinism", test_determinism},
+      {"translator training parity (20 AdamW steps)", test_training_parity},
+  };
+  int passed = 0, failed = 0;
+  for (const auto& [name, fn] : tests) {
+    try {
+      fn();
+      ++passed;
+      std::printf("ok    %s\n", name);
+    } catch (const std::exception& e) {
+      ++failed;
+      std::printf("FAIL  %s: %s\n", name, e.what());
+    }
+    std::fflush(stdout);
+  }
+  std::printf("%d passed, %d failed\n", passed, failed);
+  return failed == 0 ? 0 : 1;
+}
+
+#else  // built without CUDA
+
+int main() {
+  std::printf("GPU tests skipped: built without CUDA\n");
+  return 0;
+}
+
+#endif
