@@ -146,7 +146,7 @@ Translator::Translator(const TranslatorConfig& config, Generator& gen)
 }
 
 Tensor Translator::attention_mask(const data::Batch& batch) const {
-  const int64_t B = batch.size(), S = config_.layout.max_source, T = config_.layout.length();
+  const int64_t B = batch.size(), S = config_.layout.max_source, T = S + batch.target_input.size(1);
   std::vector<double> keep(static_cast<size_t>(B * T * T), 0.0);
   for (int64_t b = 0; b < B; ++b) {
     const int64_t n_src = batch.source_lengths.at(b);
@@ -165,14 +165,17 @@ Tensor Translator::attention_mask(const data::Batch& batch) const {
 }
 
 Tensor Translator::forward(const data::Batch& batch) {
-  const int64_t S = config_.layout.max_source, T = config_.layout.length();
-  if (batch.source.size(1) != S || batch.target_input.size(1) != config_.layout.max_target)
-    throw std::runtime_error(fmt::format("translator: batch layout ({}, {}) does not match the model's ({}, {})",
+  // The target part may be shorter than the layout's (greedy decoding grows it one step at a time).
+  const int64_t S = config_.layout.max_source, T = S + batch.target_input.size(1);
+  if (batch.source.size(1) != S || batch.target_input.size(1) < 1 ||
+      batch.target_input.size(1) > config_.layout.max_target)
+    throw std::runtime_error(fmt::format("translator: batch layout ({}, {}) does not fit the model's ({}, {})",
                                          batch.source.size(1), batch.target_input.size(1), S,
                                          config_.layout.max_target));
   // x = [src_embed(source) ; tgt_embed(target_input)] + pos_embed     (B, T, D)
   Tensor tokens = concat({src_embed.forward(batch.source), tgt_embed.forward(batch.target_input)}, 1);
-  Tensor embedded = add(tokens, pos_embed.weight);
+  Tensor positions = T == config_.layout.length() ? pos_embed.weight : slice(pos_embed.weight, 0, 0, T);
+  Tensor embedded = add(tokens, positions);
   last_embeddings_ = embedded.detach();
   Tensor x = dropout(embedded, dropout_, training(), dropout_gen_);
   const Tensor keep = attention_mask(batch);
@@ -227,7 +230,10 @@ std::vector<std::vector<std::string>> Translator::translate(
   batch.source = Tensor::from_ids(src, {B, S}, device);
   std::vector<bool> done(B, false);
   for (int64_t t = 0; t < Tt; ++t) {
-    batch.target_input = Tensor::from_ids(tin, {B, Tt}, device);
+    // Only the first t + 1 target slots can influence position t (the mask is causal).
+    std::vector<int64_t> prefix;
+    for (int64_t b = 0; b < B; ++b) prefix.insert(prefix.end(), tin.begin() + b * Tt, tin.begin() + b * Tt + t + 1);
+    batch.target_input = Tensor::from_ids(prefix, {B, t + 1}, device);
     Tensor logits = slice(forward(batch), 1, t, t + 1);  // (B, 1, V)
     const std::vector<int64_t> next = max_with_indices(logits, -1).indices.to_ids();
     bool all_done = true;
@@ -244,6 +250,26 @@ std::vector<std::vector<std::string>> Translator::translate(
     if (all_done) break;
   }
   return out;
+}
+
+Tensor source_token_vector(Translator& model, const std::vector<std::string>& english,
+                           const data::Vocab& english_vocab, size_t position, TokenVector kind) {
+  if (position >= english.size())
+    throw std::runtime_error(fmt::format("token position {} is past the end of a {}-word sentence", position, english.size()));
+  const int64_t S = model.config().layout.max_source;
+  if (static_cast<int64_t>(english.size()) > S)
+    throw std::runtime_error(fmt::format("the sentence has {} words; this model reads at most {}", english.size(), S));
+  NoGradGuard no_grad;
+  std::vector<int64_t> ids(S, data::Vocab::PAD);
+  for (size_t i = 0; i < english.size(); ++i) ids[i] = english_vocab.id(english[i]);
+  data::Batch batch;
+  batch.source = Tensor::from_ids(ids, {1, S}, model.device());
+  batch.target_input = Tensor::from_ids({data::Vocab::SEP}, {1, 1}, model.device());  // source positions ignore it
+  batch.source_lengths = {static_cast<int64_t>(english.size())};
+  model.forward(batch);
+  const Tensor& all = kind == TokenVector::Embedding ? model.last_embeddings() : model.last_contextual();
+  const int64_t p = static_cast<int64_t>(position);
+  return reshape(slice(all, 1, p, p + 1), {all.size(-1)});  // (1, T, D) -> (D,)
 }
 
 AttentionTrace trace_attention(Translator& model, const std::vector<std::string>& english,

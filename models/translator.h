@@ -91,6 +91,12 @@ class Translator : public nn::Module {
   Generator dropout_gen_{0};
 };
 
+// The vector a token of an English sentence gets inside the model: its input embedding (token +
+// position, what a static embedding gives) or its contextual vector after attention (x + attention).
+enum class TokenVector { Embedding, Contextual };
+Tensor source_token_vector(Translator& model, const std::vector<std::string>& english,
+                           const data::Vocab& english_vocab, size_t position, TokenVector kind);
+
 // Greedy decoding with the final forward pass's attention: the sentence, its translation and
 // the (T, T) weights over [source ; <sep> translation] (padding removed).
 struct AttentionTrace {

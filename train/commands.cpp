@@ -60,6 +60,8 @@ void register_translator(CLI::App& app) {
   train->add_option("--batch", opts->batch, "sentences per batch")->check(CLI::Range(1, 100000))->capture_default_str();
   train->add_option("--lr", opts->lr, "AdamW learning rate")->check(CLI::PositiveNumber)->capture_default_str();
   train->add_option("--weight-decay", opts->weight_decay, "AdamW weight decay")->check(CLI::NonNegativeNumber)->capture_default_str();
+  train->add_option("--schedule", opts->schedule, "learning-rate schedule: cosine | constant")
+      ->check(CLI::IsMember({"cosine", "constant"}))->capture_default_str();
   train->add_option("--dropout", opts->dropout, "dropout probability while training")->check(CLI::Range(0.0, 0.95))->capture_default_str();
   train->add_option("--seed", opts->seed, "random seed (same seed, same checkpoint)")->capture_default_str();
   train->add_option("--threads", opts->threads, "OpenBLAS threads (0 = default)")->check(CLI::Range(0, 256))->capture_default_str();

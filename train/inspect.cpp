@@ -110,25 +110,6 @@ static nlohmann::ordered_json trace_json(const models::AttentionTrace& t, const 
   return j;
 }
 
-static void write_text_file_atomic(const std::string& path, const std::string& text) {
-  const std::string tmp = path + ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out) throw std::runtime_error(path + ": cannot write");
-    out << text;
-    if (!out.flush()) {
-      std::remove(tmp.c_str());
-      throw std::runtime_error(path + ": write failed");
-    }
-  }
-  std::error_code ec;
-  fs::rename(tmp, path, ec);
-  if (ec) {
-    std::remove(tmp.c_str());
-    throw std::runtime_error(path + ": cannot rename into place: " + ec.message());
-  }
-}
-
 struct AttendOptions {
   std::string checkpoint, compare, sentence, out, format, device = "cpu";
 };
@@ -174,7 +155,7 @@ static void run_attend(const AttendOptions& o) {
     throw std::runtime_error("unknown --format '" + format + "' (expected png, text, csv or json)");
   }
   if (o.out.empty()) fmt::print("{}", text);
-  else write_text_file_atomic(o.out, text), fmt::print("wrote {}\n", o.out);
+  else write_text_atomic(o.out, text), fmt::print("wrote {}\n", o.out);
 }
 
 // ---- demo ----
@@ -185,21 +166,11 @@ struct DemoOptions {
   uint64_t seed = 1;
 };
 
-static double bank_cosine(models::Translator& model, const data::Vocab& english, const data::Vocab& hindi,
-                          const std::vector<std::string>& a, const std::vector<std::string>& b, size_t position,
-                          bool embeddings_only) {
-  NoGradGuard no_grad;
-  std::vector<Tensor> vectors;
-  for (const auto* sentence : {&a, &b}) {
-    data::SentencePair pair{*sentence, {"<eos>"}, "<demo>"};
-    pair.hindi.clear();
-    pair.hindi.push_back(hindi.word(data::Vocab::UNK));
-    const data::Batch batch = data::make_batch({pair}, {0}, english, hindi, model.config().layout, model.device());
-    model.forward(batch);
-    const Tensor& source = embeddings_only ? model.last_embeddings() : model.last_contextual();
-    vectors.push_back(reshape(slice(slice(source, 0, 0, 1), 1, position, position + 1), {source.size(-1)}));
-  }
-  return models::cosine_similarity(vectors[0], vectors[1]);
+// cos(bank in one sentence, bank in the other) inside one model.
+static double bank_cosine(models::LoadedTranslator& m, const std::vector<std::string>& a,
+                          const std::vector<std::string>& b, size_t position, models::TokenVector kind) {
+  return models::cosine_similarity(models::source_token_vector(*m.model, a, m.english, position, kind),
+                                   models::source_token_vector(*m.model, b, m.english, position, kind));
 }
 
 static std::string html_escape(const std::string& s) {
@@ -287,9 +258,9 @@ static void run_demo(const DemoOptions& o) {
   const std::vector<std::string> money = {"money", "bank", "grows"}, river = {"river", "bank", "flows"};
   ModeResult& learned = results[0];
   ModeResult& fixed = results[1];
-  const double cos_static = bank_cosine(*learned.loaded.model, learned.loaded.english, learned.loaded.hindi, money, river, 1, true);
-  const double cos_free = bank_cosine(*fixed.loaded.model, fixed.loaded.english, fixed.loaded.hindi, money, river, 1, false);
-  const double cos_learned = bank_cosine(*learned.loaded.model, learned.loaded.english, learned.loaded.hindi, money, river, 1, false);
+  const double cos_static = bank_cosine(learned.loaded, money, river, 1, models::TokenVector::Embedding);
+  const double cos_free = bank_cosine(fixed.loaded, money, river, 1, models::TokenVector::Contextual);
+  const double cos_learned = bank_cosine(learned.loaded, money, river, 1, models::TokenVector::Contextual);
   const std::string bank_table = fmt::format(
       "{:<34} {:>8}\n{:<34} {:>8.4f}\n{:<34} {:>8.4f}\n{:<34} {:>8.4f}\n", "representation of 'bank'", "cosine",
       "static embedding (token + position)", cos_static, "parameter-free attention (static)", cos_free,
@@ -320,7 +291,7 @@ static void run_demo(const DemoOptions& o) {
     html += fmt::format("<figure><img src=\"{}\" alt=\"{}\"><figcaption>{}</figcaption></figure>\n", p.file,
                         html_escape(p.caption), html_escape(p.caption));
   html += "</body></html>\n";
-  write_text_file_atomic((fs::path(o.out) / "index.html").string(), html);
+  write_text_atomic((fs::path(o.out) / "index.html").string(), html);
   fmt::print("\nwrote {}\n", (fs::path(o.out) / "index.html").string());
 }
 

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -72,8 +73,7 @@ EvalResult evaluate(models::Translator& model, const std::vector<data::SentenceP
   return r;
 }
 
-// Writes text to path atomically (temp file, then rename).
-static void write_text_atomic(const std::string& path, const std::string& text) {
+void write_text_atomic(const std::string& path, const std::string& text) {
   const std::string tmp = path + ".tmp";
   {
     std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
@@ -174,6 +174,10 @@ TrainResult train_translator(const TrainOptions& o) {
     for (size_t begin = 0; begin < order.size(); begin += o.batch) {
       const std::vector<size_t> idx(order.begin() + begin, order.begin() + std::min(order.size(), begin + o.batch));
       const data::Batch batch = data::make_batch(ds.train, idx, english, hindi, config.layout, device);
+      // linear warm-up over the first epoch, then cosine decay to 10% of --lr
+      const double progress = static_cast<double>(step) / total_steps;
+      const double warmup = std::min(1.0, static_cast<double>(step + 1) / steps_per_epoch);
+      optimizer.lr = o.schedule == "constant" ? o.lr : o.lr * warmup * (0.1 + 0.45 * (1.0 + std::cos(M_PI * progress)));
       optimizer.zero_grad();
       Tensor loss = model.loss(batch);
       loss.backward();

@@ -18,6 +18,7 @@ struct TrainOptions {
   double lr = 3e-3, weight_decay = 0.01, clip = 1.0, dropout = 0.0;
   uint64_t seed = 1;
   int threads = 0;  // 0: leave OpenBLAS's default
+  std::string schedule = "cosine";  // cosine (1-epoch warm-up, decay to 10%) | constant
   std::string out_dir = "runs/learned";
   std::string device = "cpu";
   bool quiet = false;  // no per-step progress (used by demo)
@@ -46,6 +47,9 @@ TrainResult train_translator(const TrainOptions& options);
 // Teacher-forced loss and token accuracy, and greedy exact-match, over a split.
 EvalResult evaluate(models::Translator& model, const std::vector<data::SentencePair>& pairs,
                     const data::Vocab& english, const data::Vocab& hindi, int64_t batch_size = 256);
+
+// Writes text to path atomically: a temp file beside it, then a rename.
+void write_text_atomic(const std::string& path, const std::string& text);
 
 // The layout that fits every sentence of the training split.
 data::Layout layout_for(const data::Dataset& ds);
