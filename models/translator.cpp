@@ -36,6 +36,7 @@ std::string TranslatorConfig::to_json() const {
   j["d_model"] = d_model;
   j["d_k"] = d_k;
   j["d_ff"] = d_ff;
+  j["activation"] = activation;
   j["source_vocab"] = source_vocab;
   j["target_vocab"] = target_vocab;
   j["max_source"] = layout.max_source;
@@ -62,6 +63,8 @@ TranslatorConfig TranslatorConfig::from_json(const std::string& text) {
   c.d_model = integer("d_model");
   c.d_k = integer("d_k");
   c.d_ff = integer("d_ff");
+  // checkpoints written before the option existed used gelu
+  c.activation = j.contains("activation") && j["activation"].is_string() ? j["activation"].get<std::string>() : "gelu";
   c.source_vocab = integer("source_vocab");
   c.target_vocab = integer("target_vocab");
   c.layout.max_source = integer("max_source");
@@ -78,6 +81,8 @@ void TranslatorConfig::validate() const {
   positive("d_model", d_model);
   positive("d_k", d_k);
   positive("d_ff", d_ff);
+  if (activation != "relu" && activation != "gelu")
+    throw std::runtime_error("model config: activation must be relu or gelu, got '" + activation + "'");
   positive("source_vocab", source_vocab);
   positive("target_vocab", target_vocab);
   positive("max_source", layout.max_source);
@@ -110,13 +115,16 @@ Tensor SelfAttention::forward(const Tensor& x, const Tensor& keep, Tensor* weigh
   return W_o.forward(attend(q, k, v, keep, weights_out));             // (B, T, K) -> (B, T, D)
 }
 
-FeedForward::FeedForward(int64_t d_model, int64_t d_ff, Generator& gen)
-    : fc1(d_model, d_ff, true, gen), fc2(d_ff, d_model, true, gen) {
+FeedForward::FeedForward(int64_t d_model, int64_t d_ff, const std::string& activation, Generator& gen)
+    : fc1(d_model, d_ff, true, gen), fc2(d_ff, d_model, true, gen), use_gelu(activation == "gelu") {
   register_module("fc1", fc1);
   register_module("fc2", fc2);
 }
 
-Tensor FeedForward::forward(const Tensor& x) const { return fc2.forward(gelu(fc1.forward(x))); }
+Tensor FeedForward::forward(const Tensor& x) const {
+  Tensor h = fc1.forward(x);
+  return fc2.forward(use_gelu ? gelu(h) : relu(h));
+}
 
 // ---- the translator ----
 
@@ -131,7 +139,7 @@ Translator::Translator(const TranslatorConfig& config, Generator& gen)
       tgt_embed(config.target_vocab, config.d_model, gen),
       pos_embed(config.layout.length(), config.d_model, gen),
       ln1(config.d_model),
-      ffn(config.d_model, config.d_ff, gen),
+      ffn(config.d_model, config.d_ff, config.activation, gen),
       head(config.d_model, config.target_vocab, true, gen) {
   register_module("src_embed", src_embed);
   register_module("tgt_embed", tgt_embed);

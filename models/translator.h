@@ -20,6 +20,7 @@ AttentionMode parse_attention_mode(const std::string& text);  // learned | stati
 struct TranslatorConfig {
   AttentionMode attention = AttentionMode::Learned;
   int64_t d_model = 64, d_k = 64, d_ff = 256;
+  std::string activation = "relu";  // of the feed-forward layer: relu | gelu (exact erf form)
   int64_t source_vocab = 0, target_vocab = 0;
   data::Layout layout;
   std::string to_json() const;
@@ -44,9 +45,10 @@ Tensor attend(const Tensor& queries, const Tensor& keys, const Tensor& values, c
 
 class FeedForward : public nn::Module {
  public:
-  FeedForward(int64_t d_model, int64_t d_ff, Generator& gen);
-  Tensor forward(const Tensor& x) const;  // (..., D) -> gelu(x W1^T + b1) W2^T + b2
+  FeedForward(int64_t d_model, int64_t d_ff, const std::string& activation, Generator& gen);
+  Tensor forward(const Tensor& x) const;  // (..., D) -> act(x W1^T + b1) W2^T + b2
   nn::Linear fc1, fc2;
+  bool use_gelu;
 };
 
 class Translator : public nn::Module {

@@ -48,9 +48,15 @@ bool verbose() {
   return value && std::string(value) == "1";
 }
 
-std::string model_path() { return fixture_path("QKV_TWIN_MODEL", "tests/fixtures/twin_model.safetensors"); }
+// The fixture pair in use: "" is the shipped default (ReLU feed-forward), "_gelu" the GELU variant.
+std::string g_variant;
+std::string model_path() {
+  return g_variant.empty() ? fixture_path("QKV_TWIN_MODEL", "tests/fixtures/twin_model.safetensors")
+                           : "tests/fixtures/twin" + g_variant + "_model.safetensors";
+}
 std::string reference_path() {
-  return fixture_path("QKV_TWIN_REFERENCE", "tests/fixtures/twin_reference.safetensors");
+  return g_variant.empty() ? fixture_path("QKV_TWIN_REFERENCE", "tests/fixtures/twin_reference.safetensors")
+                           : "tests/fixtures/twin" + g_variant + "_reference.safetensors";
 }
 
 // The reference file, with typed access to its tensors.
@@ -229,12 +235,21 @@ TEST_SUITE("pytorch_twin") {
   }
 
   TEST_CASE("pytorch_twin: float64 loss, logits, attention and every gradient match PyTorch to 1e-6") {
+    g_variant = "";
     const double max_rel = check_against_reference(DType::F64, 1e-6, 1e-6);
     if (verbose()) MESSAGE(fmt::format("float64: largest relative error {:.3g}", max_rel));
   }
 
   TEST_CASE("pytorch_twin: float32 agrees with the float64 PyTorch reference to 1e-4 of each tensor's scale") {
+    g_variant = "";
     const double max_rel = check_against_reference(DType::F32, 1e-4, 1.0);
     if (verbose()) MESSAGE(fmt::format("float32: largest error relative to the tensor's max magnitude {:.3g}", max_rel));
+  }
+
+  TEST_CASE("pytorch_twin: a GELU feed-forward matches PyTorch too (float64 1e-6, float32 1e-4)") {
+    g_variant = "_gelu";
+    check_against_reference(DType::F64, 1e-6, 1e-6);
+    check_against_reference(DType::F32, 1e-4, 1.0);
+    g_variant = "";
   }
 }

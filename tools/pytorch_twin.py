@@ -116,13 +116,18 @@ def attend(queries, keys, values, keep):
 
 
 class FeedForward(nn.Module):
-    def __init__(self, d_model, d_ff):
+    def __init__(self, d_model, d_ff, activation):
         super().__init__()
         self.fc1 = nn.Linear(d_model, d_ff)
         self.fc2 = nn.Linear(d_ff, d_model)
+        if activation not in ("gelu", "relu"):
+            raise SystemExit(f"unknown activation {activation!r} in the checkpoint config")
+        self.activation = activation
 
     def forward(self, x):
-        return self.fc2(F.gelu(self.fc1(x)))  # exact (erf) GELU
+        h = self.fc1(x)
+        h = F.gelu(h) if self.activation == "gelu" else F.relu(h)  # gelu: the exact (erf) form
+        return self.fc2(h)
 
 
 class Translator(nn.Module):
@@ -139,7 +144,7 @@ class Translator(nn.Module):
         if self.attention == "learned":
             self.attn = SelfAttention(D, config["d_k"])
         self.ln1 = nn.LayerNorm(D, eps=1e-5)
-        self.ffn = FeedForward(D, config["d_ff"])
+        self.ffn = FeedForward(D, config["d_ff"], config.get("activation", "gelu"))
         self.head = nn.Linear(D, config["target_vocab"])
 
     def attention_mask(self, source_lengths):

@@ -56,6 +56,8 @@ void register_translator(CLI::App& app) {
   train->add_option("--d-model", opts->d_model, "model width D")->check(CLI::Range(1, 4096))->capture_default_str();
   train->add_option("--d-k", opts->d_k, "head width K")->check(CLI::Range(1, 4096))->capture_default_str();
   train->add_option("--d-ff", opts->d_ff, "feed-forward width F")->check(CLI::Range(1, 16384))->capture_default_str();
+  train->add_option("--activation", opts->activation, "feed-forward activation: relu | gelu")
+      ->check(CLI::IsMember({"relu", "gelu"}))->capture_default_str();
   train->add_option("--epochs", opts->epochs, "training epochs")->check(CLI::Range(1, 100000))->capture_default_str();
   train->add_option("--batch", opts->batch, "sentences per batch")->check(CLI::Range(1, 100000))->capture_default_str();
   train->add_option("--lr", opts->lr, "AdamW learning rate")->check(CLI::PositiveNumber)->capture_default_str();

@@ -134,6 +134,7 @@ TrainResult train_translator(const TrainOptions& o) {
   config.d_model = o.d_model;
   config.d_k = o.d_k;
   config.d_ff = o.d_ff;
+  config.activation = o.activation;
   config.source_vocab = english.size();
   config.target_vocab = hindi.size();
   config.layout = layout_for(ds);

@@ -14,8 +14,9 @@ struct TrainOptions {
   std::string data_dir = "data/idioms";
   std::string attention = "learned";
   int64_t d_model = 64, d_k = 64, d_ff = 256;
-  int64_t epochs = 40, batch = 32;
-  double lr = 3e-3, weight_decay = 0.01, clip = 1.0, dropout = 0.0;
+  std::string activation = "relu";
+  int64_t epochs = 40, batch = 64;
+  double lr = 5e-3, weight_decay = 0.01, clip = 1.0, dropout = 0.0;
   uint64_t seed = 1;
   int threads = 0;  // 0: leave OpenBLAS's default
   std::string schedule = "cosine";  // cosine (1-epoch warm-up, decay to 10%) | constant
