@@ -16,6 +16,9 @@
 #include "framework/ops.h"
 #include "framework/optim.h"
 #include "models/translator.h"
+#ifdef QKV_WITH_CUDA
+#include "framework/cuda/cuda_info.h"
+#endif
 
 namespace qkv::app {
 
@@ -52,6 +55,25 @@ static void bench_matmul(int n, int repeats) {
   fmt::print("  qkv matmul (A @ B^T) {:8.3f} ms  {:6.1f} GFLOP/s   ratio qkv/raw {:.3f}\n", ours_t * 1e3,
              flops / ours_t / 1e9, ours_t / raw);
 }
+
+#ifdef QKV_WITH_CUDA
+// cuBLAS float32 gemm at n x n through qkv's matmul, against the card's float32 peak.
+static void bench_cuda_gemm(int n, int repeats) {
+  const Device cuda = Device::cuda(0);
+  Generator gen(0);
+  Tensor a = randn({n, n}, gen).to(cuda), b = randn({n, n}, gen).to(cuda);
+  Backend& be = backend_for(cuda);
+  const double seconds = median_seconds([&] {
+    Tensor y = matmul(a, b);
+    be.synchronize();
+  }, repeats);
+  const double tflops = 2.0 * n * n * n / seconds / 1e12;
+  const double peak = cuda_peak_fp32_tflops(0);
+  fmt::print("{}\n", cuda_device_summary(0));
+  fmt::print("cuBLAS sgemm {}x{} through qkv: {:.3f} ms, {:.1f} TFLOP/s = {:.0f}% of the {:.1f} TFLOP/s float32 peak\n",
+             n, n, seconds * 1e3, tflops, 100 * tflops / peak, peak);
+}
+#endif
 
 struct BenchSize {
   std::string name;
@@ -117,6 +139,13 @@ void register_bench(CLI::App& app) {
     for (const auto& d : *devices) {
       const Device device = Device::parse(d);
       for (const auto& s : sizes) bench_training(s, device, s.batch >= 32 ? *steps * 5 : *steps);
+    }
+    for (const auto& d : *devices) {
+      if (Device::parse(d).type != DeviceType::CUDA) continue;
+#ifdef QKV_WITH_CUDA
+      bench_cuda_gemm(4096, 10);
+#endif
+      break;
     }
   });
 }

@@ -338,4 +338,16 @@ std::string cuda_device_summary(int index) {
   return line;
 }
 
+double cuda_peak_fp32_tflops(int index) {
+  check_index(index, device_count_or_throw());
+  int sms = 0, clock_khz = 0, major = 0, minor = 0;
+  QKV_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, index));
+  QKV_CUDA_CHECK(cudaDeviceGetAttribute(&clock_khz, cudaDevAttrClockRate, index));
+  QKV_CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, index));
+  QKV_CUDA_CHECK(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, index));
+  // FP32 lanes per SM: 64 on sm_60/sm_70/sm_80 (P100, V100, A100), 128 on the others since sm_61.
+  const int lanes = (minor == 0 && (major == 6 || major == 7 || major == 8)) ? 64 : 128;
+  return 2.0 * sms * lanes * (clock_khz * 1e3) / 1e12;
+}
+
 }  // namespace qkv

@@ -16,4 +16,8 @@ bool cuda_available(std::string* why = nullptr);
 // versions. Throws the same clear errors as backend_for(Device::cuda(index)).
 std::string cuda_device_summary(int index = 0);
 
+// The card's peak float32 (non-tensor-core) throughput in TFLOP/s: SMs x FP32 lanes per SM x
+// 2 (fused multiply-add) x boost clock. Lanes per SM come from the compute capability.
+double cuda_peak_fp32_tflops(int index = 0);
+
 }  // namespace qkv
