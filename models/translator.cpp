@@ -144,6 +144,14 @@ Translator::Translator(const TranslatorConfig& config, Generator& gen)
   register_module("src_embed", src_embed);
   register_module("tgt_embed", tgt_embed);
   register_module("pos_embed", pos_embed);
+  // Embeddings start at N(0, 1/D) instead of nn.Embedding's N(0, 1): with unit entries a token's
+  // score with itself (|x|^2 / sqrt D ~ 2 sqrt D) dwarfs every other, so parameter-free attention
+  // would start (and, its gradients vanishing, stay) one-hot on the token itself.
+  {
+    NoGradGuard no_grad;
+    const double scale = 1.0 / std::sqrt(static_cast<double>(config.d_model));
+    for (nn::Embedding* e : {&src_embed, &tgt_embed, &pos_embed}) e->weight.copy_(mul_scalar(e->weight, scale));
+  }
   if (config.attention == AttentionMode::Learned) {
     attn = std::make_unique<SelfAttention>(config.d_model, config.d_k, gen);
     register_module("attn", *attn);

@@ -162,7 +162,7 @@ static void run_attend(const AttendOptions& o) {
 
 struct DemoOptions {
   std::string out = "demo_out", data_dir = "data/idioms";
-  int64_t epochs = 60;
+  int64_t epochs = TrainOptions{}.epochs;  // the same as `qkv train`
   uint64_t seed = 1;
 };
 
@@ -250,7 +250,9 @@ static void run_demo(const DemoOptions& o) {
     }
     const std::string file = fmt::format("attention_{}.png", name);
     render::write_png(render::hstack(images, 24), (fs::path(o.out) / file).string());
-    pictures.push_back({file, fmt::format("\"{}\": static (left) vs learned (right) attention", sentence)});
+    pictures.push_back({file, fmt::format("\"{}\": static (left) vs learned (right) attention. Each row is a query; "
+                                          "the row of a target token is the position that predicts the next token. "
+                                          "Hatched cells are masked.", sentence)});
   }
   fmt::print("\nShowcase translations:{}", translations);
 

@@ -102,7 +102,8 @@ static void write_loss_plot(const std::string& path, const std::vector<EpochReco
   render::LinePlotSpec spec;
   spec.title = title;
   spec.x_label = "epoch";
-  spec.y_label = "cross-entropy loss";
+  spec.y_label = "cross-entropy loss (log scale)";
+  spec.log_y = true;
   render::Series train{"train loss", {}, {}, {31, 119, 180}};
   render::Series valid{"valid loss", {}, {}, {255, 127, 14}};
   for (const auto& e : history) {
