@@ -3,7 +3,7 @@
 # Set QKV_WITH_TORCH=1 to also install python3-torch (only needed to regenerate fixtures).
 set -euo pipefail
 
-packages=(build-essential pkg-config libopenblas-dev doctest-dev libstb-dev libcli11-dev
+packages=(build-essential pkg-config python3 libopenblas-dev doctest-dev libstb-dev libcli11-dev
           nlohmann-json3-dev libfmt-dev libharfbuzz-dev fonts-lohit-deva)
 if [ "${QKV_WITH_TORCH:-0}" = 1 ]; then packages+=(python3-torch python3-numpy); fi
 

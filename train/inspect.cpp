@@ -233,6 +233,9 @@ static void run_demo(const DemoOptions& o) {
       {"bank_river", "river bank flows"},
       {"bank_deposit", "he deposited money in the bank"},
       {"bank_sat", "he sat on the bank of the river"},
+      // held-out test sentences where parameter-free attention slips
+      {"cat_idiom_names", "ravi let the cat out of the bag to amit"},
+      {"cake_idiom_puzzle", "the puzzle was a piece of cake for the girl"},
   };
   std::string translations;
   struct Picture {
