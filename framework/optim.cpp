@@ -90,16 +90,21 @@ void Adam::step() {
   }
 }
 
-double clip_grad_norm(const std::vector<Tensor>& params, double max_norm) {
+Tensor clip_grad_norm(const std::vector<Tensor>& params, double max_norm) {
   NoGradGuard no_grad;
-  double total_sq = 0.0;
-  for (const Tensor& p : params)
-    if (p.grad().defined()) total_sq += sum(mul(p.grad(), p.grad())).to(DType::F64).item();
-  const double norm = std::sqrt(total_sq);
-  const double coef = max_norm / (norm + 1e-6);
-  if (coef < 1.0)
-    for (Tensor p : params)
-      if (p.grad().defined()) p.set_grad(mul_scalar(p.grad(), coef));
+  Tensor total_sq;
+  for (const Tensor& p : params) {
+    if (!p.grad().defined()) continue;
+    Tensor part = sum(mul(p.grad(), p.grad()));
+    total_sq = total_sq.defined() ? add(total_sq, part) : part;
+  }
+  if (!total_sq.defined()) return Tensor::scalar(0.0);
+  const Tensor norm = sqrt(total_sq);
+  // coef = min(1, max_norm / (norm + 1e-6)), written as 1 - relu(1 - c) to stay on the device
+  const Tensor coef = mul_scalar(pow_scalar(add_scalar(norm, 1e-6), -1.0), max_norm);
+  const Tensor clamped = add_scalar(neg(relu(add_scalar(neg(coef), 1.0))), 1.0);
+  for (Tensor p : params)
+    if (p.grad().defined()) p.set_grad(mul(p.grad(), clamped));
   return norm;
 }
 

@@ -59,8 +59,9 @@ class AdamW : public Adam {
   AdamW(std::vector<Tensor> params, AdamOptions options) : Adam(std::move(params), options, true) {}
 };
 
-// Scales all gradients so that their joint L2 norm is at most max_norm (coefficient
-// max_norm / (norm + 1e-6), applied only when below 1). Returns the norm before clipping.
-double clip_grad_norm(const std::vector<Tensor>& params, double max_norm);
+// Scales all gradients so that their joint L2 norm is at most max_norm: every gradient is
+// multiplied by min(1, max_norm / (norm + 1e-6)), as in PyTorch. Returns the norm before clipping
+// as a 0-d tensor on the gradients' device; nothing is read back to the host.
+Tensor clip_grad_norm(const std::vector<Tensor>& params, double max_norm);
 
 }  // namespace qkv::optim

@@ -163,6 +163,7 @@ TrainResult train_translator(const TrainOptions& o) {
                model.attention_parameter_count(), total_steps);
 
   const auto start = Clock::now();
+  auto last_draw = start;
   double train_seconds = 0;
   int64_t tokens_seen = 0, step = 0;
   double best_key_exact = -1, best_key_loss = 0;
@@ -171,7 +172,7 @@ TrainResult train_translator(const TrainOptions& o) {
     model.train(true);
     const auto epoch_start = Clock::now();
     const std::vector<size_t> order = data::shuffled_indices(ds.train.size(), gen);
-    double loss_sum = 0;
+    Tensor loss_sum;  // summed on the device; read once per log line
     int64_t loss_count = 0;
     for (size_t begin = 0; begin < order.size(); begin += o.batch) {
       const std::vector<size_t> idx(order.begin() + begin, order.begin() + std::min(order.size(), begin + o.batch));
@@ -186,11 +187,12 @@ TrainResult train_translator(const TrainOptions& o) {
       if (o.clip > 0) optim::clip_grad_norm(model.parameters(), o.clip);
       optimizer.step();
       ++step;
-      for (int64_t t : batch.target_output.to_ids()) tokens_seen += t != data::Vocab::PAD;
-      const double loss_value = loss.item();  // the one host read per step, for the log line
-      loss_sum += loss_value;
+      tokens_seen += batch.target_tokens;
+      loss_sum = loss_sum.defined() ? add(loss_sum, loss.detach()) : loss.detach();
       ++loss_count;
-      if (live) {
+      if (live && seconds_since(last_draw) > 0.2) {  // the live line reads the loss back ~5 times a second
+        last_draw = Clock::now();
+        const double loss_value = loss.item();
         const double elapsed = train_seconds + seconds_since(epoch_start);
         const double eta = elapsed / step * (total_steps - step);
         fmt::print("\r\033[Kepoch {:>3}/{}  step {:>5}/{}  loss {:.4f}  {:>7.0f} tok/s  ETA {}", epoch, o.epochs,
@@ -201,7 +203,7 @@ TrainResult train_translator(const TrainOptions& o) {
     train_seconds += seconds_since(epoch_start);
     EpochRecord rec;
     rec.epoch = epoch;
-    rec.train_loss = loss_sum / std::max<int64_t>(loss_count, 1);
+    rec.train_loss = loss_sum.item() / std::max<int64_t>(loss_count, 1);
     rec.valid = evaluate(model, ds.valid, english, hindi);
     rec.seconds = seconds_since(start);
     result.history.push_back(rec);
