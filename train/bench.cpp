@@ -118,6 +118,7 @@ static void bench_training(const BenchSize& s, Device device, int steps) {
   const double tokens = static_cast<double>(steps) * s.batch * (s.max_source + s.max_target);
   fmt::print("  {:<34} {:<7} {:8.2f} ms/step  {:10.0f} tokens/s  ({} steps)\n", s.name, device.str(),
              seconds / steps * 1e3, tokens / seconds, steps);
+  fmt::print("RESULT qkv {} {} {:.4f}\n", s.batch == 64 ? "toy" : "large", device.str(), seconds / steps * 1e3);
 }
 
 void register_bench(CLI::App& app) {
@@ -132,7 +133,7 @@ void register_bench(CLI::App& app) {
     if (*threads > 0) set_cpu_threads(*threads);
     bench_matmul(512, 20);
     const std::vector<BenchSize> sizes = {
-        {"toy defaults (B=32 T=21 D=64 F=256)", 32, 10, 11, 64, 64, 256, 300},
+        {"toy defaults (B=64 T=21 D=64 F=256)", 64, 10, 11, 64, 64, 256, 300},
         {"B=16 T=128 D=256 F=1024 V=1024", 16, 64, 64, 256, 256, 1024, 1024},
     };
     fmt::print("training throughput (forward + backward + AdamW, synthetic tokens):\n");
