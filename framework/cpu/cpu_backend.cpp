@@ -1,6 +1,7 @@
 // framework/cpu/cpu_backend.cpp — the CPU backend: OpenBLAS gemm plus plain loops, in float32
 // and float64. Loops run in a fixed order, so results are bit-for-bit reproducible.
 #include <cblas.h>
+#include <malloc.h>
 
 #include <cmath>
 #include <cstdlib>
@@ -192,6 +193,13 @@ void dispatch_float(DType dtype, const char* what, Body&& body) {
 
 class CpuBackend final : public Backend {
  public:
+  CpuBackend() {
+    // Tensors are allocated and freed constantly. By default glibc serves blocks over 128 KiB
+    // with mmap and returns them on free, so every activation costs system calls and fresh
+    // zeroed pages. Keeping them in the heap makes a freed block reusable at once.
+    mallopt(M_MMAP_THRESHOLD, 512 << 20);
+    mallopt(M_TRIM_THRESHOLD, 1 << 30);
+  }
   std::string name() const override { return "cpu"; }
 
   void* allocate(size_t nbytes) override {
