@@ -126,12 +126,14 @@ void register_bench(CLI::App& app) {
   auto threads = std::make_shared<int>(0);
   auto devices = std::make_shared<std::vector<std::string>>(std::vector<std::string>{"cpu"});
   auto steps = std::make_shared<int>(20);
+  auto only = std::make_shared<std::string>("all");
+  cmd->add_option("--size", *only, "toy | large | all")->check(CLI::IsMember({"toy", "large", "all"}))->capture_default_str();
   cmd->add_option("--threads", *threads, "OpenBLAS threads (0 = default)")->check(CLI::Range(0, 256));
   cmd->add_option("--device", *devices, "devices to measure (repeatable): cpu, cuda")->capture_default_str();
   cmd->add_option("--steps", *steps, "timed training steps per size")->check(CLI::Range(1, 100000))->capture_default_str();
-  cmd->callback([threads, devices, steps] {
+  cmd->callback([threads, devices, steps, only] {
     if (*threads > 0) set_cpu_threads(*threads);
-    bench_matmul(512, 20);
+    if (*only == "all") bench_matmul(512, 20);
     const std::vector<BenchSize> sizes = {
         {"toy defaults (B=64 T=21 D=64 F=256)", 64, 10, 11, 64, 64, 256, 300},
         {"B=16 T=128 D=256 F=1024 V=1024", 16, 64, 64, 256, 256, 1024, 1024},
@@ -139,7 +141,10 @@ void register_bench(CLI::App& app) {
     fmt::print("training throughput (forward + backward + AdamW, synthetic tokens):\n");
     for (const auto& d : *devices) {
       const Device device = Device::parse(d);
-      for (const auto& s : sizes) bench_training(s, device, s.batch >= 32 ? *steps * 5 : *steps);
+      for (const auto& s : sizes) {
+        const bool toy = s.batch >= 32;
+        if (*only == "all" || (*only == "toy") == toy) bench_training(s, device, toy ? *steps * 5 : *steps);
+      }
     }
     for (const auto& d : *devices) {
       if (Device::parse(d).type != DeviceType::CUDA) continue;

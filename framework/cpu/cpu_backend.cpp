@@ -21,17 +21,34 @@ namespace {
 
 // Visits every index of `shape` row by row (the last dim is the inner loop). For each row it
 // calls fn(base offsets..., inner length, inner strides...) with up to three stride sets.
+// Dims of size 1 are dropped and neighbouring dims that are contiguous in every stride set are
+// merged first, so that inner loops are as long as possible.
 template <size_t N, typename Fn>
-void for_each_row(const Shape& shape, const std::array<const Strides*, N>& strides, Fn&& fn) {
+void for_each_row(const Shape& full_shape, const std::array<const Strides*, N>& full_strides, Fn&& fn) {
+  if (shape_numel(full_shape) == 0) return;
+  Shape shape;
+  std::array<Strides, N> strides;
+  for (size_t d = 0; d < full_shape.size(); ++d) {
+    if (full_shape[d] == 1) continue;
+    bool mergeable = !shape.empty();
+    for (size_t k = 0; k < N && mergeable; ++k)
+      mergeable = strides[k].back() == (*full_strides[k])[d] * full_shape[d];
+    if (mergeable) {
+      shape.back() *= full_shape[d];
+      for (size_t k = 0; k < N; ++k) strides[k].back() = (*full_strides[k])[d];
+    } else {
+      shape.push_back(full_shape[d]);
+      for (size_t k = 0; k < N; ++k) strides[k].push_back((*full_strides[k])[d]);
+    }
+  }
   const size_t rank = shape.size();
-  if (shape_numel(shape) == 0) return;
   std::array<int64_t, N> base{};
   std::array<int64_t, N> inner_stride{};
   if (rank == 0) {
     fn(base, int64_t{1}, inner_stride);
     return;
   }
-  for (size_t k = 0; k < N; ++k) inner_stride[k] = (*strides[k])[rank - 1];
+  for (size_t k = 0; k < N; ++k) inner_stride[k] = strides[k][rank - 1];
   const int64_t inner = shape[rank - 1];
   std::vector<int64_t> index(rank, 0);
   while (true) {
@@ -40,9 +57,9 @@ void for_each_row(const Shape& shape, const std::array<const Strides*, N>& strid
     size_t d = rank - 1;
     while (d-- > 0) {
       ++index[d];
-      for (size_t k = 0; k < N; ++k) base[k] += (*strides[k])[d];
+      for (size_t k = 0; k < N; ++k) base[k] += strides[k][d];
       if (index[d] < shape[d]) break;
-      for (size_t k = 0; k < N; ++k) base[k] -= (*strides[k])[d] * shape[d];
+      for (size_t k = 0; k < N; ++k) base[k] -= strides[k][d] * shape[d];
       index[d] = 0;
     }
     if (d == static_cast<size_t>(-1)) return;
@@ -161,14 +178,19 @@ void softmax_typed(const T* in, T* out, int64_t rows, int64_t cols, bool log) {
       for (int64_t c = 0; c < cols; ++c) y[c] = T(0);
       continue;
     }
+    // exp in the tensor's own precision (as PyTorch does), the row sum accumulated in double
     double total = 0.0;
-    for (int64_t c = 0; c < cols; ++c) total += std::exp(static_cast<double>(x[c] - m));
+    for (int64_t c = 0; c < cols; ++c) {
+      const T e = std::exp(x[c] - m);
+      total += e;
+      if (!log) y[c] = e;
+    }
     if (log) {
       const T shift = m + static_cast<T>(std::log(total));
       for (int64_t c = 0; c < cols; ++c) y[c] = x[c] - shift;
     } else {
-      const double inv = 1.0 / total;
-      for (int64_t c = 0; c < cols; ++c) y[c] = static_cast<T>(std::exp(static_cast<double>(x[c] - m)) * inv);
+      const T inv = static_cast<T>(1.0 / total);
+      for (int64_t c = 0; c < cols; ++c) y[c] *= inv;
     }
   }
 }
