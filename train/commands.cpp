@@ -101,10 +101,9 @@ void register_translator(CLI::App& app) {
   translate->add_option("--device", *translate_device, "cpu | cuda | cuda:N")->capture_default_str();
   translate->add_option("sentence", *sentence, "the English sentence (lowercase words)")->required();
   translate->callback([sentence, translate_checkpoint, translate_device] {
-    const std::vector<std::string> words = data::tokenize(*sentence);
-    if (words.empty()) throw std::runtime_error("the sentence is empty");
+    const std::vector<std::string> words = sentence_words(*sentence);
     models::LoadedTranslator loaded = models::load_translator(*translate_checkpoint, Device::parse(*translate_device));
-    warn_unknown_words(words, loaded.english);
+    check_sentence(words, loaded.model->config().layout.max_source, loaded.english);
     const auto out = loaded.model->translate({words}, loaded.english, loaded.hindi);
     std::string joined;
     for (const auto& w : out[0]) joined += (joined.empty() ? "" : " ") + w;
@@ -112,7 +111,16 @@ void register_translator(CLI::App& app) {
   });
 }
 
-void warn_unknown_words(const std::vector<std::string>& words, const data::Vocab& vocab) {
+std::vector<std::string> sentence_words(const std::string& sentence) {
+  if (!data::valid_utf8(sentence)) throw std::runtime_error("the sentence is not valid UTF-8");
+  std::vector<std::string> words = data::tokenize(sentence);
+  if (words.empty()) throw std::runtime_error("the sentence is empty");
+  return words;
+}
+
+void check_sentence(const std::vector<std::string>& words, int64_t max_words, const data::Vocab& vocab) {
+  if (static_cast<int64_t>(words.size()) > max_words)
+    throw std::runtime_error(fmt::format("the sentence has {} words; this model reads at most {}", words.size(), max_words));
   std::string unknown;
   for (const auto& w : words)
     if (!vocab.contains(w)) unknown += (unknown.empty() ? "'" : ", '") + w + "'";

@@ -19,7 +19,12 @@ void register_inspection(CLI::App& app);   // inspect.cpp: attend, demo
 void register_scaling(CLI::App& app);      // scaling.cpp: the sqrt(d_k) experiment
 void register_bench(CLI::App& app);        // bench.cpp: matmul overhead and training throughput
 
-// Prints one warning line naming every word the vocabulary does not know (they become <unk>).
-void warn_unknown_words(const std::vector<std::string>& words, const data::Vocab& vocab);
+// Splits a sentence given on the command line into words; throws on an empty sentence or
+// invalid UTF-8.
+std::vector<std::string> sentence_words(const std::string& sentence);
+
+// Checks that the words fit the model (throws otherwise), then prints one warning line naming
+// every word the vocabulary does not know (they become <unk>).
+void check_sentence(const std::vector<std::string>& words, int64_t max_words, const data::Vocab& vocab);
 
 }  // namespace qkv::app

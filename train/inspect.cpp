@@ -115,8 +115,7 @@ struct AttendOptions {
 };
 
 static void run_attend(const AttendOptions& o) {
-  const std::vector<std::string> words = data::tokenize(o.sentence);
-  if (words.empty()) throw std::runtime_error("the sentence is empty");
+  const std::vector<std::string> words = sentence_words(o.sentence);
   std::string format = o.format.empty() ? (o.out.empty() ? "text" : "png") : o.format;
   if (format == "png" && o.out.empty()) throw std::runtime_error("--format png needs --out FILE.png");
   std::vector<std::string> checkpoints = {o.checkpoint};
@@ -125,7 +124,7 @@ static void run_attend(const AttendOptions& o) {
   std::vector<std::string> modes;
   for (size_t k = 0; k < checkpoints.size(); ++k) {
     models::LoadedTranslator loaded = models::load_translator(checkpoints[k], Device::parse(o.device));
-    if (k == 0) warn_unknown_words(words, loaded.english);
+    if (k == 0) check_sentence(words, loaded.model->config().layout.max_source, loaded.english);
     traces.push_back(models::trace_attention(*loaded.model, words, loaded.english, loaded.hindi));
     modes.push_back(models::attention_mode_name(loaded.model->config().attention));
   }

@@ -86,6 +86,8 @@ fi
 # ---- sentences ----
 expect_error "empty sentence (translate)" "sentence is empty" "$QKV" translate --checkpoint "$ckpt" "   "
 expect_error "empty sentence (attend)" "sentence is empty" "$QKV" attend --checkpoint "$ckpt" ""
+expect_error "sentence too long" "has 12 words; this model reads at most" "$QKV" translate --checkpoint "$ckpt" "a b c d e f g h i j k l"
+expect_error "sentence not UTF-8" "not valid UTF-8" "$QKV" attend --checkpoint "$ckpt" "$(printf 'she \xff ate')"
 "$QKV" translate --checkpoint "$ckpt" "she ate a zorbleflax" >"$work/out" 2>"$work/err"
 if [ $? -eq 0 ] && grep -q "unknown words mapped to <unk>: 'zorbleflax'" "$work/err"; then pass; else fail "unknown word warning: $(cat "$work/err")"; fi
 "$QKV" attend --checkpoint "$ckpt" --format json "she ate a zorbleflax" >"$work/out" 2>/dev/null
