@@ -9,11 +9,10 @@ CXXFLAGS += -std=c++20 -Wall -Wextra -I. $(shell pkg-config --cflags $(PKGS)) -M
 LDLIBS   += $(shell pkg-config --libs $(PKGS)) -lpthread
 
 # Everything but train/ (the program) and tests/ goes into one static library.
-LIB_SRC  := $(filter-out %_demo.cpp,$(wildcard framework/*.cpp framework/cpu/*.cpp data/*.cpp models/*.cpp tools/render/*.cpp))
+LIB_SRC  := $(wildcard framework/*.cpp framework/cpu/*.cpp data/*.cpp models/*.cpp tools/render/*.cpp)
 APP_SRC  := $(wildcard train/*.cpp)
 TEST_SRC := $(wildcard tests/*.cpp)
 GPU_TEST_SRC := $(wildcard tests/gpu/*.cpp)
-BENCH_SRC:= $(wildcard tools/bench/*.cpp)
 
 # CUDA: built when nvcc exists (CUDA_HOME/bin/nvcc or on PATH); `make CUDA=0` forces CPU-only.
 CUDA_HOME ?= /usr/local/cuda
