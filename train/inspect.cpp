@@ -32,8 +32,7 @@ static std::string join(const std::vector<std::string>& words) {
 static render::HeatmapSpec heatmap_for(const models::AttentionTrace& trace, const std::string& mode,
                                        const std::string& checkpoint) {
   render::HeatmapSpec spec;
-  spec.title = fmt::format("{}\n-> {}\n{} attention · {}", join(trace.english), join(trace.hindi), mode,
-                           fs::path(checkpoint).filename().string().empty() ? checkpoint : checkpoint);
+  spec.title = fmt::format("{}\n-> {}\n{} attention · {}", join(trace.english), join(trace.hindi), mode, checkpoint);
   spec.row_labels = trace.labels;
   spec.col_labels = trace.labels;
   spec.values = trace.weights;

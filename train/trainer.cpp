@@ -218,6 +218,7 @@ TrainResult train_translator(const TrainOptions& o) {
     }
     csv += fmt::format("{},{:.6f},{:.6f},{:.6f},{:.6f},{:.3f}\n", epoch, rec.train_loss, rec.valid.loss,
                        rec.valid.token_accuracy, rec.valid.exact_match, rec.seconds);
+    write_text_atomic((fs::path(o.out_dir) / "metrics.csv").string(), csv);  // complete after every epoch
     if (!o.quiet) {
       if (live) fmt::print("\r\033[K");
       const double eta = train_seconds / step * (total_steps - step);
@@ -230,7 +231,6 @@ TrainResult train_translator(const TrainOptions& o) {
   }
   result.seconds = seconds_since(start);
   result.tokens_per_second = tokens_seen / std::max(train_seconds, 1e-9);
-  write_text_atomic((fs::path(o.out_dir) / "metrics.csv").string(), csv);
   write_loss_plot((fs::path(o.out_dir) / "loss.png").string(), result.history,
                   fmt::format("{} attention: loss per epoch", o.attention));
   if (!o.quiet)
