@@ -214,6 +214,11 @@ Tensor Translator::loss(const data::Batch& batch) {
   return cross_entropy(forward(batch), batch.target_output, data::Vocab::PAD);
 }
 
+void Translator::freeze_token_embeddings() {
+  src_embed.weight.set_requires_grad(false);
+  tgt_embed.weight.set_requires_grad(false);
+}
+
 void Translator::set_dropout(double p, uint64_t seed) {
   if (p < 0.0 || p >= 1.0) throw std::runtime_error(fmt::format("dropout must be in [0, 1), got {}", p));
   dropout_ = p;

@@ -73,6 +73,9 @@ class Translator : public nn::Module {
   std::vector<std::vector<std::string>> translate(const std::vector<std::vector<std::string>>& english,
                                                   const data::Vocab& english_vocab,
                                                   const data::Vocab& hindi_vocab);
+  // Keeps the token embeddings fixed at their random start (the seed's "static embeddings"): only
+  // position embeddings, attention, LayerNorm, feed-forward and head are trained.
+  void freeze_token_embeddings();
   // Dropout on the embeddings, the attention output and the feed-forward output while training.
   void set_dropout(double p, uint64_t seed);
   // Number of parameters in the attention mechanism itself (W_q, W_k, W_v, W_o).

@@ -65,6 +65,8 @@ void register_translator(CLI::App& app) {
   train->add_option("--schedule", opts->schedule, "learning-rate schedule: cosine | constant")
       ->check(CLI::IsMember({"cosine", "constant"}))->capture_default_str();
   train->add_option("--dropout", opts->dropout, "dropout probability while training")->check(CLI::Range(0.0, 0.95))->capture_default_str();
+  train->add_flag("--freeze-embeddings", opts->freeze_embeddings,
+                  "keep token embeddings at their random start (the seed's static embeddings)");
   train->add_option("--seed", opts->seed, "random seed (same seed, same checkpoint)")->capture_default_str();
   train->add_option("--threads", opts->threads, "OpenBLAS threads (0 = default)")->check(CLI::Range(0, 256))->capture_default_str();
   train->add_option("--out", opts->out_dir, "output directory")->capture_default_str();

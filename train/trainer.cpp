@@ -149,7 +149,11 @@ TrainResult train_translator(const TrainOptions& o) {
   models::Translator model(config, gen);
   if (device != Device::cpu()) model.to(device);
   model.set_dropout(o.dropout, o.seed + 1);
-  optim::AdamW optimizer(model.parameters(), {.lr = o.lr, .weight_decay = o.weight_decay});
+  if (o.freeze_embeddings) model.freeze_token_embeddings();
+  std::vector<Tensor> trained;
+  for (const Tensor& p : model.parameters())
+    if (p.requires_grad()) trained.push_back(p);
+  optim::AdamW optimizer(trained, {.lr = o.lr, .weight_decay = o.weight_decay});
 
   fs::create_directories(o.out_dir);
   TrainResult result;
@@ -184,7 +188,7 @@ TrainResult train_translator(const TrainOptions& o) {
       optimizer.zero_grad();
       Tensor loss = model.loss(batch);
       loss.backward();
-      if (o.clip > 0) optim::clip_grad_norm(model.parameters(), o.clip);
+      if (o.clip > 0) optim::clip_grad_norm(trained, o.clip);
       optimizer.step();
       ++step;
       tokens_seen += batch.target_tokens;

@@ -22,6 +22,7 @@ struct TrainOptions {
   std::string schedule = "cosine";  // cosine (1-epoch warm-up, decay to 10%) | constant
   std::string out_dir = "runs/learned";
   std::string device = "cpu";
+  bool freeze_embeddings = false;  // keep token embeddings at their random start
   bool quiet = false;  // no per-step progress (used by demo)
 };
 
