@@ -13,21 +13,13 @@
 
 #include "framework/autograd.h"
 #include "framework/ops.h"
+#include "test_util.h"
 
 using namespace qkv;
+using qkv::testing::error_of;
 
 namespace {
 
-// Runs `f` and returns the message of the std::runtime_error it throws ("" if none).
-template <typename F>
-std::string error_of(F&& f) {
-  try {
-    f();
-  } catch (const std::runtime_error& e) {
-    return e.what();
-  }
-  return "";
-}
 
 Tensor leaf(const std::vector<double>& v, const Shape& s, DType dt = DType::F64) {
   Tensor t = Tensor::from_vector(v, s, dt);

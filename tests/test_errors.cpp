@@ -6,23 +6,14 @@
 #include <string>
 
 #include "framework/ops.h"
+#include "test_util.h"
 #include "framework/tensor.h"
 
 using namespace qkv;
+using qkv::testing::error_of;
 
 namespace {
 
-// The message of the std::runtime_error that `f` throws; fails the check if it throws nothing.
-template <typename F>
-std::string error_of(F&& f) {
-  try {
-    f();
-  } catch (const std::runtime_error& e) {
-    return e.what();
-  }
-  FAIL_CHECK("expected a std::runtime_error, but nothing was thrown");
-  return "";
-}
 
 bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
 
