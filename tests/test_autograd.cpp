@@ -20,7 +20,6 @@ using qkv::testing::error_of;
 
 namespace {
 
-
 Tensor leaf(const std::vector<double>& v, const Shape& s, DType dt = DType::F64) {
   Tensor t = Tensor::from_vector(v, s, dt);
   t.set_requires_grad(true);

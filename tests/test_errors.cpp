@@ -14,7 +14,6 @@ using qkv::testing::error_of;
 
 namespace {
 
-
 bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
 
 }  // namespace
