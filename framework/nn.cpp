@@ -56,24 +56,22 @@ void Module::train(bool on) {
   for (auto& [name, child] : children_) child->train(on);
 }
 
-void Module::to(Device device) {
+void Module::replace_parameters(const std::function<Tensor(const Tensor&)>& convert) {
   std::vector<std::pair<std::string, Tensor*>> slots;
   visit("", slots);
   for (auto& [name, ptr] : slots) {
-    if (ptr->device() == device) continue;
-    *ptr = ptr->to(device);
-    ptr->set_requires_grad(true);
+    const bool trainable = ptr->requires_grad();  // frozen parameters stay frozen
+    *ptr = convert(*ptr);
+    ptr->set_requires_grad(trainable);
   }
 }
 
+void Module::to(Device device) {
+  replace_parameters([device](const Tensor& t) { return t.device() == device ? t : t.to(device); });
+}
+
 void Module::to(DType dtype) {
-  std::vector<std::pair<std::string, Tensor*>> slots;
-  visit("", slots);
-  for (auto& [name, ptr] : slots) {
-    if (ptr->dtype() == dtype) continue;
-    *ptr = ptr->to(dtype);
-    ptr->set_requires_grad(true);
-  }
+  replace_parameters([dtype](const Tensor& t) { return t.dtype() == dtype ? t : t.to(dtype); });
 }
 
 Linear::Linear(int64_t in_features, int64_t out_features, bool has_bias, Generator& gen, DType dtype) {

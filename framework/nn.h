@@ -3,6 +3,7 @@
 // about attention or the translator (those live in models/).
 #pragma once
 
+#include <functional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -39,6 +40,8 @@ class Module {
 
  private:
   void visit(const std::string& prefix, std::vector<std::pair<std::string, Tensor*>>& out) const;
+  // Replaces every parameter by convert(parameter), keeping whether it requires grad.
+  void replace_parameters(const std::function<Tensor(const Tensor&)>& convert);
   std::vector<std::pair<std::string, Tensor*>> params_;
   std::vector<std::pair<std::string, Module*>> children_;
   bool training_ = true;
