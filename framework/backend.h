@@ -35,6 +35,16 @@ enum class ReduceOp { Sum, Max };
 // Strides in elements, aligned to an output shape; a stride of 0 broadcasts that dim.
 using Strides = std::vector<int64_t>;
 
+// What check_indices verifies and how its error reads, e.g. what "embedding: index",
+// range "a table of 10 rows".
+struct IndexCheck {
+  std::string what;
+  std::string range;
+  int64_t limit = 0;
+  bool has_ignore = false;
+  int64_t ignore = 0;
+};
+
 class Backend {
  public:
   virtual ~Backend() = default;
@@ -87,9 +97,14 @@ class Backend {
   // table[index[m], :] += values[m, :]  (deterministic: sequential order)
   virtual void scatter_add_rows(DType dtype, void* table, int64_t width, const int64_t* index,
                                 int64_t count, const void* values) = 0;
-  // Copies int64 index values to host (for range checks and decoding).
-  virtual void index_min_max(const int64_t* index, int64_t count, int64_t* min_value,
-                             int64_t* max_value) = 0;
+  // Range-checks `count` indices against [0, check.limit), letting entries equal to check.ignore
+  // pass when check.has_ignore. Writes safe[i] = index[i], or 0 where the entry is ignored or
+  // bad, and, when `valid` is not null, valid[i] = 1 (counted) or 0 (ignored) in valid_dtype.
+  // A bad index raises "<check.what> <value> out of range for <check.range>". The CPU throws at
+  // once. A GPU records the first bad index on the device and throws at the next copy to the
+  // host or synchronize, so that a training step never waits for the check.
+  virtual void check_indices(const IndexCheck& check, const int64_t* index, int64_t count,
+                             int64_t* safe, DType valid_dtype, void* valid) = 0;
 
   // ---- row-wise softmax over the last axis, numerically stable ----
   // A row whose entries are all -inf gives zeros (softmax) and zeros (log_softmax).

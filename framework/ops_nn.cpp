@@ -69,20 +69,17 @@ Tensor embedding(const Tensor& table, const Tensor& ids) {
     throw std::runtime_error(fmt::format("embedding: tensors are on different devices: {} and {}",
                                          table.device().str(), ids.device().str()));
   const int64_t rows = table.size(0), width = table.size(1), count = ids.numel();
-  if (count > 0) {
-    int64_t lo = 0, hi = 0;
-    backend_of(ids).index_min_max(ids.data<int64_t>(), count, &lo, &hi);
-    if (lo < 0 || hi >= rows)
-      throw std::runtime_error(fmt::format("embedding: index {} out of range for a table of {} rows",
-                                           lo < 0 ? lo : hi, rows));
-  }
+  // Range-checked on the backend (on a GPU without waiting for the result).
+  Tensor index = Tensor::empty(ids.shape(), DType::I64, ids.device());
+  const IndexCheck check{"embedding: index", fmt::format("a table of {} rows", rows), rows};
+  backend_of(ids).check_indices(check, ids.data<int64_t>(), count, index.data<int64_t>(), table.dtype(),
+                                nullptr);
   Shape out_shape = ids.shape();
   out_shape.push_back(width);
   Tensor out = Tensor::empty(out_shape, table.dtype(), table.device());
-  backend_of(table).gather_rows(table.dtype(), table.data_ptr(), width, ids.data<int64_t>(), count,
+  backend_of(table).gather_rows(table.dtype(), table.data_ptr(), width, index.data<int64_t>(), count,
                                 out.data_ptr());
   const Shape table_shape = table.shape();
-  Tensor index = ids.detach();
   // d table[ids[m]] += g[m]
   return record(out, "embedding", {table}, [table_shape, index](const Tensor& g) -> std::vector<Tensor> {
     Tensor d_table = Tensor::zeros(table_shape, g.dtype(), g.device());
@@ -137,6 +134,9 @@ Tensor cross_entropy(const Tensor& logits, const Tensor& targets, int64_t ignore
     throw std::runtime_error("cross_entropy: targets must be int64, got " + dtype_name(targets.dtype()));
   if (logits.dim() < 1)
     throw std::runtime_error("cross_entropy: logits need a class axis, got " + shape_str(logits.shape()));
+  if (targets.device() != logits.device())
+    throw std::runtime_error(fmt::format("cross_entropy: tensors are on different devices: {} and {}",
+                                         logits.device().str(), targets.device().str()));
   const int64_t classes = logits.size(-1);
   Shape expect(logits.shape().begin(), logits.shape().end() - 1);
   if (targets.shape() != expect)
@@ -144,27 +144,15 @@ Tensor cross_entropy(const Tensor& logits, const Tensor& targets, int64_t ignore
                                          shape_str(targets.shape()), shape_str(logits.shape()),
                                          shape_str(expect)));
   const int64_t rows = targets.numel();
-  // Validate the targets and build the 0/1 weights of the rows that count.
-  const std::vector<int64_t> ids = targets.to_ids();
-  std::vector<int64_t> safe(ids.size());
-  std::vector<double> valid(ids.size());
-  int64_t counted = 0;
-  for (size_t i = 0; i < ids.size(); ++i) {
-    if (ids[i] == ignore_index) {
-      safe[i] = 0;
-      valid[i] = 0.0;
-      continue;
-    }
-    if (ids[i] < 0 || ids[i] >= classes)
-      throw std::runtime_error(fmt::format("cross_entropy: target {} out of range for {} classes",
-                                           ids[i], classes));
-    safe[i] = ids[i];
-    valid[i] = 1.0;
-    ++counted;
-  }
-  Tensor index = Tensor::from_ids(safe, {rows}, logits.device());
-  Tensor weights = Tensor::from_vector(valid, {rows, 1}, logits.dtype(), logits.device());
+  // The safe targets (ignored rows read class 0) and the 0/1 weights of the rows that count,
+  // built and range-checked on the logits' device: nothing here reads back to the host.
+  Tensor index = Tensor::empty({rows}, DType::I64, logits.device());
+  Tensor weights = Tensor::empty({rows, 1}, logits.dtype(), logits.device());
+  const IndexCheck check{"cross_entropy: target", fmt::format("{} classes", classes), classes, true,
+                         ignore_index};
   Backend& be = backend_of(logits);
+  be.check_indices(check, targets.data<int64_t>(), rows, index.data<int64_t>(), logits.dtype(),
+                   weights.data_ptr());
 
   // loss = -sum_i valid_i * log_softmax(logits_i)[target_i] / count
   Tensor log_probs = Tensor::empty({rows, classes}, logits.dtype(), logits.device());
@@ -172,24 +160,24 @@ Tensor cross_entropy(const Tensor& logits, const Tensor& targets, int64_t ignore
   Tensor picked = Tensor::empty({rows, 1}, logits.dtype(), logits.device());
   be.take_along(logits.dtype(), log_probs.data_ptr(), rows, classes, 1, index.data<int64_t>(),
                 picked.data_ptr());
-  // PyTorch returns NaN when every target is ignored (0 / 0); so do we.
-  const double scale = counted > 0 ? -1.0 / static_cast<double>(counted)
-                                   : std::numeric_limits<double>::quiet_NaN();
-  Tensor loss;
+  Tensor loss, count;
   {
     NoGradGuard no_grad;
-    loss = mul_scalar(sum(mul(picked, weights)), scale);
+    // count stays a 0-d tensor on the device. PyTorch returns NaN when every target is ignored
+    // (0 / 0); so do we.
+    count = sum(weights);
+    loss = div(neg(sum(mul(picked, weights))), count);
   }
   const Shape logits_shape = logits.shape();
   // d logits_i = (softmax(logits_i) - onehot(target_i)) * valid_i * g / count
   return record(loss, "cross_entropy", {logits},
-                [log_probs, index, weights, scale, rows, classes, logits_shape](const Tensor& g) -> std::vector<Tensor> {
+                [log_probs, index, weights, count, rows, classes, logits_shape](const Tensor& g) -> std::vector<Tensor> {
     Tensor probs = Tensor::empty({rows, classes}, g.dtype(), g.device());
     Backend& b = backend_for(g.device());
     b.unary(UnaryOp::Exp, g.dtype(), log_probs.data_ptr(), probs.data_ptr(), probs.numel(), 0.0);
     Tensor minus_one = Tensor::full({rows, 1}, -1.0, g.dtype(), g.device());
     b.put_along_add(g.dtype(), probs.data_ptr(), rows, classes, 1, index.data<int64_t>(), minus_one.data_ptr());
-    Tensor d = mul(mul(probs, weights), mul_scalar(g, -scale));
+    Tensor d = mul(mul(probs, weights), div(g, count));
     return {reshape(d, logits_shape)};
   });
 }

@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include <atomic>
 #include <cstring>
 #include <stdexcept>
 
@@ -11,6 +12,12 @@
 #include "backend.h"
 
 namespace qkv {
+
+namespace {
+std::atomic<int64_t> host_read_count{0};
+}  // namespace
+
+int64_t host_reads() { return host_read_count.load(); }
 
 size_t dtype_size(DType dtype) {
   switch (dtype) {
@@ -176,6 +183,7 @@ std::vector<double> Tensor::to_vector() const {
   const int64_t n = numel();
   std::vector<double> out(static_cast<size_t>(n));
   if (n == 0) return out;
+  if (device() == Device::cpu()) ++host_read_count;  // to() counts reads from a device
   Tensor host = device() == Device::cpu() ? *this : to(Device::cpu());
   switch (dtype()) {
     case DType::F32: {
@@ -198,6 +206,7 @@ std::vector<int64_t> Tensor::to_ids() const {
     throw std::runtime_error("to_ids: tensor is " + dtype_name(dtype()) + ", expected int64");
   std::vector<int64_t> out(static_cast<size_t>(numel()));
   if (out.empty()) return out;
+  if (device() == Device::cpu()) ++host_read_count;  // to() counts reads from a device
   Tensor host = device() == Device::cpu() ? *this : to(Device::cpu());
   std::memcpy(out.data(), host.data_ptr(), out.size() * sizeof(int64_t));
   return out;
@@ -220,6 +229,7 @@ Tensor Tensor::to(Device target) const {
   } else if (from == Device::cpu()) {
     backend_for(target).copy_from_host(out.data_ptr(), data_ptr(), nbytes);
   } else if (target == Device::cpu()) {
+    ++host_read_count;
     backend_for(from).copy_to_host(out.data_ptr(), data_ptr(), nbytes);
   } else {
     return to(Device::cpu()).to(target);

@@ -125,6 +125,11 @@ class Tensor {
 
 Tensor make_tensor(std::shared_ptr<Storage> storage, int64_t offset, Shape shape, DType dtype);
 
+// How many times tensor values have been read back to the host since the program started
+// (to_vector, to_ids, item, or to(cpu) from another device), on any device. Tests use it to
+// prove that a training step never waits for its device.
+int64_t host_reads();
+
 struct TensorImpl {
   std::shared_ptr<Storage> storage;
   int64_t offset = 0;  // in elements

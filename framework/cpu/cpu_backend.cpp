@@ -386,13 +386,24 @@ class CpuBackend final : public Backend {
     });
   }
 
-  void index_min_max(const int64_t* index, int64_t count, int64_t* lo, int64_t* hi) override {
-    *lo = count ? index[0] : 0;
-    *hi = *lo;
-    for (int64_t i = 1; i < count; ++i) {
-      *lo = std::min(*lo, index[i]);
-      *hi = std::max(*hi, index[i]);
+  void check_indices(const IndexCheck& check, const int64_t* index, int64_t count, int64_t* safe,
+                     DType valid_dtype, void* valid) override {
+    for (int64_t i = 0; i < count; ++i) {
+      const int64_t v = index[i];
+      if (check.has_ignore && v == check.ignore) continue;
+      if (v < 0 || v >= check.limit)
+        throw std::runtime_error(fmt::format("{} {} out of range for {}", check.what, v, check.range));
     }
+    for (int64_t i = 0; i < count; ++i) {
+      const bool ignored = check.has_ignore && index[i] == check.ignore;
+      safe[i] = ignored ? 0 : index[i];
+    }
+    if (!valid) return;
+    dispatch_float(valid_dtype, "check_indices", [&](auto zero) {
+      using T = decltype(zero);
+      T* out = static_cast<T*>(valid);
+      for (int64_t i = 0; i < count; ++i) out[i] = check.has_ignore && index[i] == check.ignore ? T(0) : T(1);
+    });
   }
 
   void softmax_rows(DType dtype, const void* in, void* out, int64_t rows, int64_t cols,

@@ -96,7 +96,8 @@ class CudaBackend final : public Backend {
     QKV_CUBLAS_CHECK(cublasSetMathMode(cublas_, CUBLAS_DEFAULT_MATH));
     // No atomics inside cuBLAS: gemm results are bit-for-bit reproducible run to run.
     QKV_CUBLAS_CHECK(cublasSetAtomicsMode(cublas_, CUBLAS_ATOMICS_NOT_ALLOWED));
-    scratch_ = static_cast<int64_t*>(allocator_.allocate(2 * sizeof(int64_t)));
+    index_error_ = static_cast<cuda::IndexError*>(allocator_.allocate(sizeof(cuda::IndexError)));
+    QKV_CUDA_CHECK(cudaMemset(index_error_, 0, sizeof(cuda::IndexError)));
   }
   // Never destroyed (the backend lives for the whole process; see make_cuda_backend).
 
@@ -113,6 +114,7 @@ class CudaBackend final : public Backend {
     if (nbytes == 0) return;
     activate();
     QKV_CUDA_CHECK(cudaMemcpy(host_dst, src, nbytes, cudaMemcpyDeviceToHost));
+    raise_pending_index_error();
   }
   void copy_from_host(void* dst, const void* host_src, size_t nbytes) override {
     if (nbytes == 0) return;
@@ -136,6 +138,7 @@ class CudaBackend final : public Backend {
   void synchronize() override {
     activate();
     QKV_CUDA_CHECK(cudaDeviceSynchronize());
+    raise_pending_index_error();
   }
 
   // ---- elementwise ----
@@ -208,10 +211,11 @@ class CudaBackend final : public Backend {
     activate();
     cuda::launch_scatter_add_rows(dtype, table, width, index, count, values);
   }
-  void index_min_max(const int64_t* index, int64_t count, int64_t* min_value,
-                     int64_t* max_value) override {
+  void check_indices(const IndexCheck& check, const int64_t* index, int64_t count, int64_t* safe,
+                     DType valid_dtype, void* valid) override {
     activate();
-    cuda::launch_index_min_max(index, count, scratch_, min_value, max_value);
+    cuda::launch_check_indices(index, count, check.limit, check.has_ignore, check.ignore, site_of(check), safe,
+                               valid_dtype, valid, index_error_);
   }
 
   void softmax_rows(DType dtype, const void* in, void* out, int64_t rows, int64_t cols,
@@ -276,7 +280,37 @@ class CudaBackend final : public Backend {
   int index_;
   CachingAllocator allocator_;
   cublasHandle_t cublas_ = nullptr;
-  int64_t* scratch_ = nullptr;  // 2 int64 on the device, for index_min_max
+  // The device-side record of the first bad index (check_indices), and the host-side texts of
+  // each check site it can name: site k is sites_[k - 1].
+  cuda::IndexError* index_error_ = nullptr;
+  std::vector<IndexCheck> sites_;
+  std::mutex sites_mutex_;
+
+  int64_t site_of(const IndexCheck& check) {
+    std::lock_guard<std::mutex> lock(sites_mutex_);
+    for (size_t k = 0; k < sites_.size(); ++k)
+      if (sites_[k].what == check.what && sites_[k].range == check.range) return static_cast<int64_t>(k) + 1;
+    sites_.push_back(check);
+    return static_cast<int64_t>(sites_.size());
+  }
+
+  // Called after every wait for the device: throws the first recorded bad index, once.
+  void raise_pending_index_error() {
+    cuda::IndexError error{};
+    QKV_CUDA_CHECK(cudaMemcpy(&error, index_error_, sizeof(error), cudaMemcpyDeviceToHost));
+    if (error.site == 0) return;
+    QKV_CUDA_CHECK(cudaMemset(index_error_, 0, sizeof(cuda::IndexError)));
+    std::string what = "index", range = "?";
+    {
+      std::lock_guard<std::mutex> lock(sites_mutex_);
+      if (error.site >= 1 && error.site <= static_cast<int64_t>(sites_.size())) {
+        what = sites_[error.site - 1].what;
+        range = sites_[error.site - 1].range;
+      }
+    }
+    throw std::runtime_error(what + " " + std::to_string(error.value) + " out of range for " + range + " (found on " +
+                             device_name(index_) + ")");
+  }
 };
 
 // Number of usable devices, or a clear reason why there are none.

@@ -242,30 +242,35 @@ __global__ void scatter_add_rows_kernel(T* table, int64_t width, const int64_t* 
   }
 }
 
-constexpr int kMinMaxThreads = 512;
+constexpr int kCheckThreads = 512;
 
-__global__ void index_min_max_kernel(const int64_t* index, int64_t count, int64_t* result) {
-  __shared__ int64_t lo[kMinMaxThreads], hi[kMinMaxThreads];
+// One block scans every index: writes safe[i] and valid[i], and finds the first bad position
+// with a fixed-order tree minimum (no atomics). The first error stays recorded until the host
+// reads it (IndexError::site == 0 means none).
+template <typename T>
+__global__ void check_indices_kernel(const int64_t* index, int64_t count, int64_t limit, bool has_ignore,
+                                     int64_t ignore, int64_t site, int64_t* safe, T* valid,
+                                     IndexError* error) {
+  __shared__ int64_t first_bad[kCheckThreads];
   const int t = threadIdx.x;
-  int64_t l = index[0], h = index[0];
-  for (int64_t i = t; i < count; i += kMinMaxThreads) {
+  int64_t mine = count;
+  for (int64_t i = t; i < count; i += kCheckThreads) {
     const int64_t v = index[i];
-    l = v < l ? v : l;
-    h = v > h ? v : h;
+    const bool ignored = has_ignore && v == ignore;
+    const bool bad = !ignored && (v < 0 || v >= limit);
+    safe[i] = ignored || bad ? 0 : v;  // bad entries read row 0, so later kernels stay in bounds
+    if (valid) valid[i] = ignored ? T(0) : T(1);
+    if (bad && i < mine) mine = i;
   }
-  lo[t] = l;
-  hi[t] = h;
+  first_bad[t] = mine;
   __syncthreads();
-  for (int s = kMinMaxThreads / 2; s > 0; s >>= 1) {
-    if (t < s) {
-      lo[t] = lo[t + s] < lo[t] ? lo[t + s] : lo[t];
-      hi[t] = hi[t + s] > hi[t] ? hi[t + s] : hi[t];
-    }
+  for (int s = kCheckThreads / 2; s > 0; s >>= 1) {
+    if (t < s && first_bad[t + s] < first_bad[t]) first_bad[t] = first_bad[t + s];
     __syncthreads();
   }
-  if (t == 0) {
-    result[0] = lo[0];
-    result[1] = hi[0];
+  if (t == 0 && first_bad[0] < count && error->site == 0) {
+    error->value = index[first_bad[0]];
+    error->site = site;
   }
 }
 
@@ -553,18 +558,19 @@ void launch_scatter_add_rows(DType dtype, void* table, int64_t width, const int6
   QKV_CUDA_CHECK_LAUNCH();
 }
 
-void launch_index_min_max(const int64_t* index, int64_t count, int64_t* scratch, int64_t* min_value,
-                          int64_t* max_value) {
-  if (count <= 0) {
-    *min_value = *max_value = 0;
-    return;
-  }
-  index_min_max_kernel<<<1, kMinMaxThreads>>>(index, count, scratch);
+void launch_check_indices(const int64_t* index, int64_t count, int64_t limit, bool has_ignore, int64_t ignore,
+                          int64_t site, int64_t* safe, DType valid_dtype, void* valid, IndexError* error) {
+  if (count <= 0) return;
+  if (valid_dtype == DType::F64)
+    check_indices_kernel<double><<<1, kCheckThreads>>>(index, count, limit, has_ignore, ignore, site, safe,
+                                                       static_cast<double*>(valid), error);
+  else if (valid_dtype == DType::F32 || !valid)
+    check_indices_kernel<float><<<1, kCheckThreads>>>(index, count, limit, has_ignore, ignore, site, safe,
+                                                      static_cast<float*>(valid), error);
+  else
+    throw std::runtime_error("cuda backend: check_indices writes float32 or float64 weights, not " +
+                             dtype_name(valid_dtype));
   QKV_CUDA_CHECK_LAUNCH();
-  int64_t host[2];
-  QKV_CUDA_CHECK(cudaMemcpy(host, scratch, sizeof(host), cudaMemcpyDeviceToHost));
-  *min_value = host[0];
-  *max_value = host[1];
 }
 
 void launch_softmax_rows(DType dtype, const void* in, void* out, int64_t rows, int64_t cols, bool log) {

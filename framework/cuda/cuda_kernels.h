@@ -1,6 +1,6 @@
 // framework/cuda/cuda_kernels.h — host-side launchers for the CUDA backend's kernels
-// (cuda_kernels.cu). Everything runs on the default stream and returns without waiting, except
-// index_min_max, which copies its two results back to the host. Internal to framework/cuda/.
+// (cuda_kernels.cu). Everything runs on the default stream and returns without waiting.
+// Internal to framework/cuda/.
 #pragma once
 
 #include <cstdint>
@@ -45,9 +45,15 @@ void launch_gather_rows(size_t elem_size, const void* table, int64_t width, cons
                         int64_t count, void* out);
 void launch_scatter_add_rows(DType dtype, void* table, int64_t width, const int64_t* index,
                              int64_t count, const void* values);
-// Reduces on the device into `scratch` (2 int64 of device memory), then copies the pair back.
-void launch_index_min_max(const int64_t* index, int64_t count, int64_t* scratch, int64_t* min_value,
-                          int64_t* max_value);
+// The first bad index found on the device, kept until the host reads it (site 0: none).
+struct IndexError {
+  int64_t site;
+  int64_t value;
+};
+// Backend::check_indices on the device: writes safe (and valid, when not null) and records the
+// first out-of-range entry in *error unless an earlier one is still pending. Does not wait.
+void launch_check_indices(const int64_t* index, int64_t count, int64_t limit, bool has_ignore, int64_t ignore,
+                          int64_t site, int64_t* safe, DType valid_dtype, void* valid, IndexError* error);
 void launch_softmax_rows(DType dtype, const void* in, void* out, int64_t rows, int64_t cols, bool log);
 // C[b] *= beta for every b (beta == 0 writes zeros); batches run in order, so stride 0 repeats.
 void launch_scale_batched(DType dtype, void* C, int64_t batch, int64_t count, int64_t stride, double beta);

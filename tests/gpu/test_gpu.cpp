@@ -303,13 +303,18 @@ void test_embedding() {
     for (auto& id : many) id = static_cast<int64_t>(gen.below(300));
     parity(tag("embedding 4096 ids", dt), {rnd({1000, 64}, dt, 83), ids(many, {64, 64})},
            [](auto& v) { return embedding(v[0], v[1]); });
-    // the range check runs on the device (index_min_max)
-    const Tensor bad = ids({1, 10}, {2}).to(kGpu);
+    // The range check runs on the device without waiting; the error surfaces at the next read
+    // back to the host, names the first bad index, and is then cleared.
+    const Tensor bad = ids({1, 10, 12}, {3}).to(kGpu);
     const Tensor gtable = table.to(kGpu);
-    expect_error([&] { embedding(gtable, bad); }, "index 10 out of range for a table of 10 rows",
+    expect_error([&] { embedding(gtable, bad).to_vector(); }, "index 10 out of range for a table of 10 rows",
                  tag("embedding out of range on the GPU", dt));
-    const Tensor negative = ids({-3, 2}, {2}).to(kGpu);
-    expect_error([&] { embedding(gtable, negative); }, "index -3 out of range", tag("embedding negative id", dt));
+    expect_close(embedding(table, ids({1, 9}, {2})), embedding(gtable, ids({1, 9}, {2}).to(kGpu)),
+                 tag("embedding after a reported range error", dt));
+    const Tensor negative = ids({2, -3}, {2}).to(kGpu);
+    expect_error([&] { embedding(gtable, negative).to_vector(); }, "index -3 out of range",
+                 tag("embedding negative id", dt));
+    expect_error([&] { embedding(gtable, ids({1}, {1})); }, "different devices", tag("embedding mixed devices", dt));
   }
 }
 
@@ -329,6 +334,14 @@ void test_layer_norm_and_loss() {
       if (t == -100) t = 0;
     parity(tag("cross_entropy ignore_index 0 (pad)", dt), {logits, ids(targets, {4, 5})},
            [](auto& v) { return cross_entropy(v[0], v[1], 0); });
+    const Tensor glogits = logits.to(kGpu);
+    std::vector<int64_t> bad_targets(20, 1);
+    bad_targets[7] = 11;
+    bad_targets[12] = -1;  // later than the first bad one: not the one reported
+    expect_error([&] { cross_entropy(glogits, ids(bad_targets, {4, 5}).to(kGpu)).item(); },
+                 "cross_entropy: target 11 out of range for 11 classes", tag("cross_entropy target out of range", dt));
+    expect_error([&] { cross_entropy(glogits, ids(targets, {4, 5})); }, "different devices",
+                 tag("cross_entropy mixed devices", dt));
     parity(tag("dropout (same seed)", dt), {rnd({6, 9}, dt, 95)}, [](auto& v) {
       Generator gen(96);
       return dropout(v[0], 0.3, true, gen);
@@ -430,11 +443,14 @@ std::vector<double> train_losses(Device device) {
     std::vector<size_t> idx;
     for (size_t k = 0; k < 16; ++k) idx.push_back((step * 16 + k) % pairs.size());
     const data::Batch batch = data::make_batch(pairs, idx, english, hindi, layout, device);
+    const int64_t reads_before = host_reads();
     optimizer.zero_grad();
     Tensor loss = model.loss(batch);
     loss.backward();
     optim::clip_grad_norm(model.parameters(), 1.0);
     optimizer.step();
+    require(host_reads() == reads_before, "a training step on " + device.str() + " read " +
+                                              std::to_string(host_reads() - reads_before) + " tensor(s) back to the host");
     losses.push_back(loss.item());
   }
   return losses;

@@ -1,0 +1,46 @@
+// tests/test_host_reads.cpp — a training step (forward, loss, backward, clip, AdamW) never reads
+// a tensor back to the host, so on a GPU it never waits for the device; only the logged loss does.
+#include <doctest/doctest.h>
+
+#include <cmath>
+
+#include "data/dataset.h"
+#include "framework/ops.h"
+#include "framework/optim.h"
+#include "models/translator_io.h"
+
+using namespace qkv;
+
+TEST_SUITE("host reads") {
+  TEST_CASE("a translator training step reads nothing back; reading the loss counts once") {
+    models::LoadedTranslator m = models::load_translator("tests/fixtures/twin_model.safetensors");
+    data::SentencePair pair{data::tokenize("she ate a piece of cake"), data::tokenize("उसने केक का टुकड़ा खाया"), "test"};
+    const data::Batch batch = data::make_batch({pair, pair}, {0, 1}, m.english, m.hindi, m.model->config().layout);
+    optim::AdamW optimizer(m.model->parameters(), {.lr = 1e-3, .weight_decay = 0.01});
+    m.model->train(true);
+    const int64_t before = host_reads();
+    Tensor loss;
+    for (int step = 0; step < 2; ++step) {
+      optimizer.zero_grad();
+      loss = m.model->loss(batch);
+      loss.backward();
+      optim::clip_grad_norm(m.model->parameters(), 1.0);
+      optimizer.step();
+    }
+    CHECK(host_reads() == before);
+    CHECK(std::isfinite(loss.item()));
+    CHECK(host_reads() == before + 1);
+  }
+
+  TEST_CASE("cross_entropy and embedding read nothing back, with or without ignored targets") {
+    const Tensor logits = Tensor::from_vector({0.5, -1, 2, 0, 1, 1}, {2, 3});
+    const Tensor table = Tensor::from_vector({1, 2, 3, 4}, {2, 2});
+    const int64_t before = host_reads();
+    Tensor a = cross_entropy(logits, Tensor::from_ids({2, -100}, {2}));
+    Tensor b = embedding(table, Tensor::from_ids({1, 0, 1}, {3}));
+    CHECK(host_reads() == before);
+    CHECK(a.item() == doctest::Approx(0.2414).epsilon(1e-3));  // -log_softmax([0.5, -1, 2])[2]
+    CHECK(b.to_vector() == std::vector<double>{3, 4, 1, 2, 3, 4});
+    CHECK(host_reads() == before + 2);
+  }
+}
