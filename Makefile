@@ -21,7 +21,8 @@ CUDA      ?= $(if $(NVCC),1,0)
 CUDA_SRC  := $(wildcard framework/cuda/*.cu)
 ifeq ($(CUDA),1)
 ifneq ($(CUDA_SRC),)
-NVCCFLAGS ?= -O2 -std=c++20 -I. -gencode arch=compute_80,code=sm_80 \
+NVCCFLAGS ?= -O2
+NVCCFLAGS += -std=c++20 -I. -gencode arch=compute_80,code=sm_80 \
              -gencode arch=compute_90,code=sm_90 -gencode arch=compute_90,code=compute_90
 LIB_CU_OBJ := $(CUDA_SRC:%.cu=$(BUILD)/obj/%.o)
 LDLIBS     += -L$(CUDA_HOME)/lib64 -lcublas -lcudart

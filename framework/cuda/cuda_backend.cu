@@ -119,7 +119,9 @@ class CudaBackend final : public Backend {
   void copy_from_host(void* dst, const void* host_src, size_t nbytes) override {
     if (nbytes == 0) return;
     activate();
-    QKV_CUDA_CHECK(cudaMemcpy(dst, host_src, nbytes, cudaMemcpyHostToDevice));
+    // From pageable memory the driver stages the source before returning, so the caller may
+    // reuse it at once; unlike cudaMemcpy this need not wait for the work already queued.
+    QKV_CUDA_CHECK(cudaMemcpyAsync(dst, host_src, nbytes, cudaMemcpyHostToDevice, 0));
   }
   void copy(void* dst, const void* src, size_t nbytes) override {
     if (nbytes == 0 || dst == src) return;
@@ -379,8 +381,9 @@ double cuda_peak_fp32_tflops(int index) {
   QKV_CUDA_CHECK(cudaDeviceGetAttribute(&clock_khz, cudaDevAttrClockRate, index));
   QKV_CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, index));
   QKV_CUDA_CHECK(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, index));
-  // FP32 lanes per SM: 64 on sm_60/sm_70/sm_80 (P100, V100, A100), 128 on the others since sm_61.
-  const int lanes = (minor == 0 && (major == 6 || major == 7 || major == 8)) ? 64 : 128;
+  // FP32 lanes per SM: 64 on sm_60, every sm_7x (V100, T4) and sm_80 (A100); 128 on the others
+  // since sm_61 (sm_86/89, H100/H200's sm_90).
+  const int lanes = (major == 7 || (major == 6 && minor == 0) || (major == 8 && minor == 0)) ? 64 : 128;
   return 2.0 * sms * lanes * (clock_khz * 1e3) / 1e12;
 }
 

@@ -29,6 +29,11 @@ unsigned grid_for(int64_t n, int64_t per_block = kThreads) {
 // Element offsets of linear index i (row-major over w.shape) in the first N stride sets.
 template <int N>
 __device__ __forceinline__ void offsets(const Walk& w, int64_t i, int64_t (&off)[N]) {
+  if (w.rank <= 1) {  // the common case after merging: one strided run, no division
+#pragma unroll
+    for (int k = 0; k < N; ++k) off[k] = w.rank == 0 ? 0 : i * w.stride[k][0];
+    return;
+  }
 #pragma unroll
   for (int k = 0; k < N; ++k) off[k] = 0;
   for (int d = w.rank - 1; d >= 0; --d) {
@@ -294,17 +299,21 @@ __global__ void softmax_kernel(const T* in, T* out, int64_t rows, int64_t cols, 
       for (int64_t c = lane; c < cols; c += 32) y[c] = T(0);
       continue;
     }
+    // exp in the tensor's own precision and the row sum in double, as on the CPU
     double total = 0.0;
-    for (int64_t c = lane; c < cols; c += 32) total += exp(static_cast<double>(x[c] - m));
+    for (int64_t c = lane; c < cols; c += 32) {
+      const T e = d_exp(x[c] - m);
+      total += e;
+      if (!log) y[c] = e;
+    }
 #pragma unroll
     for (int s = 16; s > 0; s >>= 1) total += __shfl_xor_sync(0xffffffffu, total, s);
     if (log) {
       const T shift = m + static_cast<T>(::log(total));
       for (int64_t c = lane; c < cols; c += 32) y[c] = x[c] - shift;
     } else {
-      const double inv = 1.0 / total;
-      for (int64_t c = lane; c < cols; c += 32)
-        y[c] = static_cast<T>(exp(static_cast<double>(x[c] - m)) * inv);
+      const T inv = static_cast<T>(1.0 / total);
+      for (int64_t c = lane; c < cols; c += 32) y[c] *= inv;  // each lane rescales its own entries
     }
   }
 }

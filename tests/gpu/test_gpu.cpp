@@ -179,6 +179,9 @@ void test_unary() {
     for (double e : {2.0, 1.7, -0.5, 3.0})
       parity(tag("pow_scalar " + fmt_double(e), dt), {pos}, [e](auto& v) { return pow_scalar(v[0], e); });
     parity(tag("operators", dt), {x, pos}, [](auto& v) { return -(v[0] * 2.0 + v[1]) / v[1] - v[0]; });
+    // exact zeros: relu's derivative (Step) is 0 at 0, as in PyTorch
+    const Tensor zeros = Tensor::from_vector({-1.0, 0.0, -0.0, 2.0, 0.0, 0.5}, {6}, dt);
+    parity(tag("relu at 0", dt), {zeros}, [](auto& v) { return relu(v[0]); });
     // a large elementwise chain (many blocks)
     parity(tag("gelu large", dt), {rnd({300, 1000}, dt, 13)}, [](auto& v) { return gelu(v[0]); });
   }
@@ -264,6 +267,20 @@ void test_reductions() {
     parity(tag("max big axis 0", dt), {big}, [](auto& v) { return max(v[0], 0); });
     parity(tag("mean 4d middle axes", dt), {rnd({3, 40, 50, 2}, dt, 63)},
            [](auto& v) { return mean(sum(v[0], 1, true), 2); });
+    // ties go to the first index; a NaN wins only where it comes first (as std::max on the CPU)
+    const double nan = std::numeric_limits<double>::quiet_NaN();
+    const Tensor ties = Tensor::from_vector({1, 3, 3, 0, 2, 2, 2, 2, 5, 1, 5, 5}, {3, 4}, dt);
+    const Tensor nans = Tensor::from_vector({1, nan, 3, 0, nan, 2, 2, 2, 5, 1, 5, nan}, {3, 4}, dt);
+    for (int64_t axis : {0, 1})
+      for (const auto& [name, input] : {std::pair{"ties", ties}, std::pair{"NaN", nans}}) {
+        const std::string s = std::string(" with ") + name + " axis " + std::to_string(axis);
+        parity(tag("max_with_indices" + s, dt), {input}, [axis](auto& v) {
+          MaxResult r = max_with_indices(v[0], axis);
+          return add(r.values, r.indices.to(r.values.dtype()));
+        });
+        parity(tag("sum" + s, dt), {input}, [axis](auto& v) { return sum(v[0], axis); });
+        parity(tag("softmax" + s, dt), {input}, [](auto& v) { return softmax(v[0]); });
+      }
     // empty input: sums are 0
     parity(tag("sum of empty axis", dt), {rnd({0, 3}, dt, 64)}, [](auto& v) { return sum(v[0], 0); });
   }
