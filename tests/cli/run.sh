@@ -57,6 +57,8 @@ expect_error "unknown command" "qkv: error" "$QKV" fly
 expect_error "bad attention mode" "attention" "$QKV" train --attention sideways
 expect_error "missing CUDA device or build" "CUDA|cuda" "$QKV" train --device cuda:7 --epochs 1 --out "$work/o3"
 expect_absent "cuda failure" "$work/o3"
+expect_error "bench on a missing device fails before measuring" "CUDA|cuda" "$QKV" bench --device cpu --device cuda:7
+grep -q "ms/step" "$work/out" && fail "bench measured the CPU before failing on cuda:7" || pass
 
 # ---- checkpoints ----
 expect_error "missing checkpoint" "checkpoint not found" "$QKV" eval --checkpoint "$work/none.safetensors"
