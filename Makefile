@@ -4,9 +4,17 @@
 CXX      ?= g++
 BUILD    ?= build
 PKGS     := openblas fmt stb harfbuzz nlohmann_json CLI11
+# The libraries' flags come from pkg-config unless given (tools/gpu_deps.sh gives them on a
+# machine that has the libraries unpacked from .deb files but no pkg-config).
+ifeq ($(origin DEPS_CFLAGS),undefined)
+DEPS_CFLAGS := $(shell pkg-config --cflags $(PKGS))
+endif
+ifeq ($(origin DEPS_LIBS),undefined)
+DEPS_LIBS := $(shell pkg-config --libs $(PKGS))
+endif
 CXXFLAGS ?= -O2
-CXXFLAGS += -std=c++20 -Wall -Wextra -I. $(shell pkg-config --cflags $(PKGS)) -MMD -MP
-LDLIBS   += $(shell pkg-config --libs $(PKGS)) -lpthread
+CXXFLAGS += -std=c++20 -Wall -Wextra -I. $(DEPS_CFLAGS) -MMD -MP
+LDLIBS   += $(DEPS_LIBS) -lpthread
 
 # Everything but train/ (the program) and tests/ goes into one static library.
 LIB_SRC  := $(wildcard framework/*.cpp framework/cpu/*.cpp data/*.cpp models/*.cpp tools/render/*.cpp)

@@ -2,25 +2,37 @@
 # tests/gpu/run_gpu_checks.sh — every check that needs a GPU, in one run of a few minutes:
 # build (with nvcc), the CPU tests, the CPU/GPU parity tests, one training epoch on cuda, and
 # the benchmark. Run from the repository root: bash tests/gpu/run_gpu_checks.sh
+# On a machine without qkv's Debian packages (the lent device machine has CUDA but no network),
+# first run `bash tools/gpu_deps.sh fetch` on a Debian 12 machine and carry .gpu-debs/ along.
+# Logs go to $OUT when it is set.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
+LOG_DIR=${OUT:-/tmp}
 
 echo "== device"
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader || echo "(nvidia-smi not found)"
 NVCC="$(command -v /usr/local/cuda/bin/nvcc || command -v nvcc || true)"
 [ -n "$NVCC" ] || { echo "nvcc not found: this build would be CPU-only"; exit 1; }
 "$NVCC" --version | tail -1
+g++ --version | head -1
+
+if [ "${QKV_USE_DEBS:-0}" = 1 ] || ! pkg-config --exists openblas fmt stb harfbuzz nlohmann_json CLI11 2>/dev/null; then
+  echo "== libraries from .gpu-debs/ (this machine lacks qkv's Debian packages)"
+  deps_env=$(bash tools/gpu_deps.sh env)
+  eval "$deps_env"
+fi
 
 echo "== build"
 start=$(date +%s)
-make -j"$(nproc)"
+make -j"$(nproc)" 2>&1 | tee "$LOG_DIR/build.log" | grep -E "error|warning:" || true
+[ -x build/qkv ] && [ -x build/qkv_gpu_tests ] || { echo "build failed; see build.log"; tail -30 "$LOG_DIR/build.log"; exit 1; }
 echo "build took $(( $(date +%s) - start ))s"
 
 echo "== CPU tests"
 timeout 300 ./build/qkv_tests | tail -3
 
 echo "== GPU parity tests"
-timeout 300 ./build/qkv_gpu_tests
+timeout 300 ./build/qkv_gpu_tests | tee "$LOG_DIR/gpu_tests.log"
 
 echo "== one training epoch on cuda"
 rm -rf /tmp/qkv_gpu_epoch
@@ -28,4 +40,4 @@ timeout 300 ./build/qkv train --device cuda --epochs 1 --out /tmp/qkv_gpu_epoch
 ls /tmp/qkv_gpu_epoch
 
 echo "== bench"
-timeout 300 ./build/qkv bench --device cpu --device cuda
+timeout 300 ./build/qkv bench --device cpu --device cuda | tee "$LOG_DIR/bench.log"
