@@ -33,7 +33,7 @@ NVCCFLAGS ?= -O2
 NVCCFLAGS += -std=c++20 -I. -gencode arch=compute_80,code=sm_80 \
              -gencode arch=compute_90,code=sm_90 -gencode arch=compute_90,code=compute_90
 LIB_CU_OBJ := $(CUDA_SRC:%.cu=$(BUILD)/obj/%.o)
-LDLIBS     += -L$(CUDA_HOME)/lib64 -lcublas -lcudart
+LDLIBS     += -L$(CUDA_HOME)/lib64 -Wl,-rpath,$(CUDA_HOME)/lib64 -lcublas -lcudart
 CXXFLAGS   += -DQKV_WITH_CUDA
 endif
 endif

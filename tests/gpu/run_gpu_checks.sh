@@ -24,7 +24,7 @@ fi
 
 echo "== build"
 start=$(date +%s)
-make -j"$(nproc)" 2>&1 | tee "$LOG_DIR/build.log" | grep -E "error|warning:" || true
+make -j"$(nproc)" 2>&1 | tee "$LOG_DIR/build.log" | grep -E "error:|warning:" || true
 [ -x build/qkv ] && [ -x build/qkv_gpu_tests ] || { echo "build failed; see build.log"; tail -30 "$LOG_DIR/build.log"; exit 1; }
 echo "build took $(( $(date +%s) - start ))s"
 
