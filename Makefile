@@ -89,3 +89,41 @@ clean:
 	rm -rf $(BUILD)
 
 -include $(LIB_OBJ:.o=.d) $(APP_OBJ:.o=.d) $(TEST_OBJ:.o=.d) $(GPU_TEST_OBJ:.o=.d)
+
+# ---- gpu-emu-test: the GPU tests against framework/cuda/*.cu emulated on the CPU (no GPU, no
+# nvcc needed). tests/gpu/emu/translate.py rewrites each .cu into C++ under build/emu/src/, g++
+# compiles it against the emulated runtime and cuBLAS (tests/gpu/emu/), and the program links the
+# normal non-CUDA library objects. EMU_ASAN=1 adds AddressSanitizer (build/emu-asan/). See
+# tests/gpu/emu/README.md.
+EMU_ASAN     ?= 0
+EMU_DIR      := $(BUILD)/emu$(if $(filter 1,$(EMU_ASAN)),-asan)
+EMU_SANITIZE := $(if $(filter 1,$(EMU_ASAN)),-fsanitize=address -fno-omit-frame-pointer -g)
+EMU_CU_CPP   := $(CUDA_SRC:framework/cuda/%.cu=$(EMU_DIR)/src/%.cpp)
+EMU_OBJ      := $(EMU_CU_CPP:%.cpp=%.o) $(EMU_DIR)/obj/emu_runtime.o $(EMU_DIR)/obj/emu_cublas.o \
+                $(EMU_DIR)/obj/test_gpu.o
+EMU_CXXFLAGS := -Itests/gpu/emu/include $(filter-out -DQKV_WITH_CUDA,$(CXXFLAGS)) -DQKV_WITH_CUDA \
+                -include tests/gpu/emu/cuda_emu.h $(EMU_SANITIZE)
+
+.PHONY: gpu-emu-test
+.PRECIOUS: $(EMU_DIR)/src/%.cpp
+gpu-emu-test: $(EMU_DIR)/qkv_gpu_tests_emu
+	ASAN_OPTIONS=detect_leaks=0 $(EMU_DIR)/qkv_gpu_tests_emu
+
+$(EMU_DIR)/qkv_gpu_tests_emu: $(EMU_OBJ) $(LIB_SRC:%.cpp=$(BUILD)/obj/%.o)
+	$(CXX) $(EMU_SANITIZE) -o $@ $^ $(DEPS_LIBS) -lpthread
+
+$(EMU_DIR)/src/%.cpp: framework/cuda/%.cu tests/gpu/emu/translate.py
+	python3 tests/gpu/emu/translate.py $< $@
+
+$(EMU_DIR)/src/%.o: $(EMU_DIR)/src/%.cpp
+	$(CXX) $(EMU_CXXFLAGS) -c $< -o $@
+
+$(EMU_DIR)/obj/%.o: tests/gpu/emu/%.cpp
+	@mkdir -p $(dir $@)
+	$(CXX) $(EMU_CXXFLAGS) -c $< -o $@
+
+$(EMU_DIR)/obj/test_gpu.o: tests/gpu/test_gpu.cpp
+	@mkdir -p $(dir $@)
+	$(CXX) $(EMU_CXXFLAGS) -c $< -o $@
+
+-include $(EMU_OBJ:.o=.d)
