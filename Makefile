@@ -74,11 +74,13 @@ gpu-test: $(BUILD)/qkv_gpu_tests
 	$(BUILD)/qkv_gpu_tests
 
 # Unit tests (doctest), then the program's bad-input checks, then the GPU tests (they report
-# "skipped" and pass where there is no GPU or no CUDA build).
+# "skipped" and pass where there is no GPU or no CUDA build), then the same GPU tests against the
+# CUDA sources on an emulated device (tests/gpu/emu/; about a minute).
 test: $(BUILD)/qkv $(BUILD)/qkv_tests $(if $(LIB_CU_OBJ),$(BUILD)/qkv_gpu_tests)
 	$(BUILD)/qkv_tests
 	QKV=$(BUILD)/qkv bash tests/cli/run.sh
 	$(if $(LIB_CU_OBJ),$(BUILD)/qkv_gpu_tests,@echo "GPU tests skipped: built without CUDA (nvcc not found)")
+	$(MAKE) --no-print-directory gpu-emu-test
 
 demo: 
 	bash tools/setup.sh

@@ -366,6 +366,45 @@ void test_layer_norm_and_loss() {
   }
 }
 
+// Backend primitive paths that no op reaches today, called directly on both devices.
+void test_unreached_primitives() {
+  for (DType dt : kFloatTypes) {
+    // reduce with ReduceOp::Max (ops take max through max_along): per-thread and per-block kernels
+    const std::vector<std::pair<Tensor, std::vector<Shape>>> cases = {
+        {rnd({3, 4, 5}, dt, 121), {{1, 4, 1}, {3, 1, 5}, {1, 1, 1}, {3, 4, 1}, {3, 4, 5}}},
+        {rnd({300, 517}, dt, 122), {{1, 517}, {300, 1}, {1, 1}}},
+    };
+    for (const auto& [x, out_shapes] : cases)
+      for (const Shape& out_shape : out_shapes) {
+        Tensor cpu = Tensor::empty(out_shape, dt);
+        backend_for(Device::cpu()).reduce(ReduceOp::Max, dt, x.data_ptr(), x.shape(), cpu.data_ptr(), out_shape);
+        const Tensor gx = x.to(kGpu);
+        Tensor gpu = Tensor::empty(out_shape, dt, kGpu);
+        backend_for(kGpu).reduce(ReduceOp::Max, dt, gx.data_ptr(), x.shape(), gpu.data_ptr(), out_shape);
+        expect_close(cpu, gpu, tag("reduce max " + shape_str(x.shape()) + " -> " + shape_str(out_shape), dt));
+      }
+    // gemm of 3 batch entries into one shared output (stride_c 0): they accumulate in order,
+    // with beta applied at every entry, as on the CPU
+    const int64_t M = 5, N = 4, K = 3, batch = 3;
+    for (int ta = 0; ta < 2; ++ta)
+      for (int tb = 0; tb < 2; ++tb)
+        for (double beta : {0.0, 0.5, 1.0}) {
+          const Tensor a = rnd(ta ? Shape{batch, K, M} : Shape{batch, M, K}, dt, 123);
+          const Tensor b = rnd(tb ? Shape{batch, N, K} : Shape{batch, K, N}, dt, 124);
+          const Tensor c0 = rnd({M, N}, dt, 125);
+          Tensor cpu = c0.clone();
+          backend_for(Device::cpu()).gemm_batched(dt, ta, tb, batch, M, N, K, 1.5, a.data_ptr(), M * K, b.data_ptr(),
+                                                  K * N, beta, cpu.data_ptr(), 0);
+          const Tensor ga = a.to(kGpu), gb = b.to(kGpu);
+          Tensor gpu = c0.to(kGpu);
+          backend_for(kGpu).gemm_batched(dt, ta, tb, batch, M, N, K, 1.5, ga.data_ptr(), M * K, gb.data_ptr(), K * N,
+                                         beta, gpu.data_ptr(), 0);
+          expect_close(cpu, gpu, tag("gemm into a shared output" + std::string(ta ? " A^T" : "") +
+                                         (tb ? " B^T" : "") + " beta " + fmt_double(beta), dt));
+        }
+  }
+}
+
 void test_primitives_and_errors() {
   // casts and int64 fill/copy on the device
   const Tensor f = Tensor::from_vector({-2.75, -0.5, 0, 1.5, 3.25, 1e10}, {6}, DType::F64);
@@ -509,6 +548,7 @@ int main() {
       {"softmax and masks", test_softmax_and_mask},
       {"embedding", test_embedding},
       {"layer_norm, cross_entropy, dropout", test_layer_norm_and_loss},
+      {"primitives no op reaches (reduce max, shared-output gemm)", test_unreached_primitives},
       {"primitives and error messages", test_primitives_and_errors},
       {"determinism", test_determinism},
       {"translator training parity (20 AdamW steps)", test_training_parity},
