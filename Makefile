@@ -108,10 +108,15 @@ EMU_CXXFLAGS := -Itests/gpu/emu/include $(filter-out -DQKV_WITH_CUDA,$(CXXFLAGS)
 
 .PHONY: gpu-emu-test
 .PRECIOUS: $(EMU_DIR)/src/%.cpp
-gpu-emu-test: $(EMU_DIR)/qkv_gpu_tests_emu
+gpu-emu-test: $(EMU_DIR)/qkv_gpu_tests_emu $(EMU_DIR)/qkv_emu $(BUILD)/qkv
 	ASAN_OPTIONS=detect_leaks=0 $(EMU_DIR)/qkv_gpu_tests_emu
+	ASAN_OPTIONS=detect_leaks=0 QKV=$(BUILD)/qkv QKV_EMU=$(EMU_DIR)/qkv_emu bash tests/gpu/emu/cli_emu.sh
 
 $(EMU_DIR)/qkv_gpu_tests_emu: $(EMU_OBJ) $(LIB_SRC:%.cpp=$(BUILD)/obj/%.o)
+	$(CXX) $(EMU_SANITIZE) -o $@ $^ $(DEPS_LIBS) -lpthread
+
+# The qkv program itself on the emulated device, for the CLI's --device cuda checks.
+$(EMU_DIR)/qkv_emu: $(filter-out $(EMU_DIR)/obj/test_gpu.o,$(EMU_OBJ)) $(APP_OBJ) $(LIB_SRC:%.cpp=$(BUILD)/obj/%.o)
 	$(CXX) $(EMU_SANITIZE) -o $@ $^ $(DEPS_LIBS) -lpthread
 
 $(EMU_DIR)/src/%.cpp: framework/cuda/%.cu tests/gpu/emu/translate.py

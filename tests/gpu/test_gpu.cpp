@@ -7,7 +7,10 @@
 
 #ifdef QKV_WITH_CUDA
 
+#include <unistd.h>
+
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <exception>
 #include <functional>
@@ -23,6 +26,7 @@
 #include "framework/optim.h"
 #include "framework/random.h"
 #include "models/translator.h"
+#include "models/translator_io.h"
 
 using namespace qkv;
 
@@ -470,7 +474,25 @@ void test_determinism() {
 
 // ---- the translator: 20 AdamW steps on the first 64 training pairs ----
 
-std::vector<double> train_losses(Device device) {
+// Saves `model` (on the GPU), loads the file on the CPU and on the GPU, and requires every
+// parameter to come back bit for bit on both: checkpoints do not depend on the device.
+void check_checkpoint_round_trip(const models::Translator& model, const data::Vocab& english,
+                                 const data::Vocab& hindi) {
+  const std::string path = "/tmp/qkv_gpu_test_" + std::to_string(::getpid()) + ".safetensors";
+  models::save_translator(path, model, english, hindi);
+  for (Device device : {Device::cpu(), kGpu}) {
+    const models::LoadedTranslator loaded = models::load_translator(path, device);
+    const auto want = model.named_parameters(), got = loaded.model->named_parameters();
+    require(want.size() == got.size(), "checkpoint round trip: parameter count differs");
+    for (size_t k = 0; k < want.size(); ++k) {
+      require(got[k].second.device() == device, "checkpoint loaded onto " + got[k].second.device().str());
+      expect_bitwise(want[k].second, got[k].second, "checkpoint from the GPU loaded on " + device.str() + ": " + want[k].first);
+    }
+  }
+  std::remove(path.c_str());
+}
+
+std::vector<double> train_losses(Device device, bool check_checkpoint = false) {
   std::vector<data::SentencePair> pairs = data::load_pairs("data/idioms/train.tsv");
   require(pairs.size() >= 64, "data/idioms/train.tsv has fewer than 64 pairs");
   pairs.resize(64);
@@ -509,12 +531,13 @@ std::vector<double> train_losses(Device device) {
                                               std::to_string(host_reads() - reads_before) + " tensor(s) back to the host");
     losses.push_back(loss.item());
   }
+  if (check_checkpoint) check_checkpoint_round_trip(model, english, hindi);
   return losses;
 }
 
 void test_training_parity() {
   const std::vector<double> cpu = train_losses(Device::cpu());
-  const std::vector<double> gpu = train_losses(kGpu);
+  const std::vector<double> gpu = train_losses(kGpu, true);
   const std::vector<double> again = train_losses(kGpu);
   for (size_t k = 0; k < cpu.size(); ++k) {
     require(std::isfinite(cpu[k]), "CPU loss at step " + std::to_string(k + 1) + " is not finite");
@@ -551,7 +574,7 @@ int main() {
       {"primitives no op reaches (reduce max, shared-output gemm)", test_unreached_primitives},
       {"primitives and error messages", test_primitives_and_errors},
       {"determinism", test_determinism},
-      {"translator training parity (20 AdamW steps)", test_training_parity},
+      {"translator training parity (20 AdamW steps), checkpoint round trip", test_training_parity},
   };
   int passed = 0, failed = 0;
   for (const auto& [name, fn] : tests) {
