@@ -35,6 +35,14 @@ enum class ReduceOp { Sum, Max };
 // Strides in elements, aligned to an output shape; a stride of 0 broadcasts that dim.
 using Strides = std::vector<int64_t>;
 
+// One Adam or AdamW step (see adam_update).
+struct AdamStep {
+  double lr = 0, beta1 = 0, beta2 = 0, eps = 0, weight_decay = 0;
+  bool decoupled = false;  // AdamW: shrink the parameter instead of adding wd * p to the gradient
+  double step_size = 0;               // lr / (1 - beta1^t)
+  double sqrt_bias_correction2 = 0;   // sqrt(1 - beta2^t)
+};
+
 // What check_indices verifies and how its error reads, e.g. what "embedding: index",
 // range "a table of 10 rows".
 struct IndexCheck {
@@ -105,6 +113,14 @@ class Backend {
   // host or synchronize, so that a training step never waits for the check.
   virtual void check_indices(const IndexCheck& check, const int64_t* index, int64_t count,
                              int64_t* safe, DType valid_dtype, void* valid) = 0;
+
+  // ---- optimiser update (not a derivative: torch.optim's arithmetic, fused into one pass) ----
+  // In place over n contiguous entries, in the tensor's precision and PyTorch's order:
+  //   g = grad, plus weight_decay * param unless decoupled;  param *= 1 - lr * weight_decay if decoupled
+  //   m = m * beta1 + (1 - beta1) * g;   v = v * beta2 + (1 - beta2) * g * g
+  //   param += -step_size * (m / (sqrt(v) / sqrt_bias_correction2 + eps))
+  virtual void adam_update(DType dtype, void* param, const void* grad, void* exp_avg, void* exp_avg_sq,
+                           int64_t n, const AdamStep& step) = 0;
 
   // ---- row-wise softmax over the last axis, numerically stable ----
   // A row whose entries are all -inf gives zeros (softmax) and zeros (log_softmax).

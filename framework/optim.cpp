@@ -1,4 +1,5 @@
-// framework/optim.cpp — the optimiser update rules, written with ops so they run on any backend.
+// framework/optim.cpp — the optimiser update rules: SGD written with ops, Adam/AdamW as one fused
+// backend pass per parameter (Backend::adam_update), so every rule runs on any backend.
 #include "optim.h"
 
 #include <fmt/format.h>
@@ -7,6 +8,7 @@
 #include <stdexcept>
 
 #include "autograd.h"
+#include "backend.h"
 #include "ops.h"
 
 namespace qkv::optim {
@@ -68,25 +70,31 @@ void Adam::step() {
   const double bias_correction2 = 1.0 - std::pow(opt_.beta2, static_cast<double>(step_));
   const double step_size = lr / bias_correction1;
   const double sqrt_bc2 = std::sqrt(bias_correction2);
+  AdamStep s;
+  s.lr = lr;
+  s.beta1 = opt_.beta1;
+  s.beta2 = opt_.beta2;
+  s.eps = opt_.eps;
+  s.weight_decay = opt_.weight_decay;
+  s.decoupled = decoupled_;
+  s.step_size = step_size;
+  s.sqrt_bias_correction2 = sqrt_bc2;
   for (size_t i = 0; i < params_.size(); ++i) {
     Tensor& p = params_[i];
     if (!p.grad().defined()) continue;
-    Tensor g = p.grad();
-    Tensor param = p.detach();
-    if (opt_.weight_decay != 0) {
-      if (decoupled_) param = mul_scalar(param, 1.0 - lr * opt_.weight_decay);  // p *= 1 - lr * wd
-      else g = add(g, mul_scalar(param, opt_.weight_decay));                     // g += wd * p
-    }
+    const Tensor& g = p.grad();
+    if (g.shape() != p.shape() || g.dtype() != p.dtype() || g.device() != p.device())
+      throw std::runtime_error(fmt::format("Adam: gradient {} does not match its parameter {}", g.describe(),
+                                           p.describe()));
     Tensor& m = exp_avg_[i];
     Tensor& v = exp_avg_sq_[i];
     if (!m.defined()) {
       m = Tensor::zeros(p.shape(), p.dtype(), p.device());
       v = Tensor::zeros(p.shape(), p.dtype(), p.device());
     }
-    m = add(mul_scalar(m, opt_.beta1), mul_scalar(g, 1.0 - opt_.beta1));        // m = b1 m + (1 - b1) g
-    v = add(mul_scalar(v, opt_.beta2), mul_scalar(mul(g, g), 1.0 - opt_.beta2));  // v = b2 v + (1 - b2) g^2
-    Tensor denom = add_scalar(mul_scalar(sqrt(v), 1.0 / sqrt_bc2), opt_.eps);       // sqrt(v) / sqrt(bc2) + eps
-    p.copy_(sub(param, mul_scalar(div(m, denom), step_size)));                       // p -= lr / bc1 * m / denom
+    // one fused pass per parameter, in place (the arithmetic is documented at Backend::adam_update)
+    backend_for(p.device()).adam_update(p.dtype(), p.data_ptr(), g.data_ptr(), m.data_ptr(), v.data_ptr(),
+                                        p.numel(), s);
   }
 }
 

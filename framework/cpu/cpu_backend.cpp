@@ -196,6 +196,26 @@ void softmax_typed(const T* in, T* out, int64_t rows, int64_t cols, bool log) {
 }
 
 template <typename T>
+void adam_update_typed(T* param, const T* grad, T* m, T* v, int64_t n, const AdamStep& s) {
+  const T wd = static_cast<T>(s.weight_decay), decay = static_cast<T>(1.0 - s.lr * s.weight_decay);
+  const T b1 = static_cast<T>(s.beta1), one_minus_b1 = static_cast<T>(1.0 - s.beta1);
+  const T b2 = static_cast<T>(s.beta2), one_minus_b2 = static_cast<T>(1.0 - s.beta2);
+  const T sqrt_bc2 = static_cast<T>(s.sqrt_bias_correction2), eps = static_cast<T>(s.eps);
+  const T minus_step = static_cast<T>(-s.step_size);
+  const bool l2 = !s.decoupled && s.weight_decay != 0, shrink = s.decoupled && s.weight_decay != 0;
+  for (int64_t i = 0; i < n; ++i) {
+    T p = param[i], g = grad[i];
+    if (l2) g = g + wd * p;
+    if (shrink) p = p * decay;
+    const T mi = m[i] * b1 + one_minus_b1 * g;
+    const T vi = v[i] * b2 + one_minus_b2 * g * g;
+    m[i] = mi;
+    v[i] = vi;
+    param[i] = p + minus_step * (mi / (std::sqrt(vi) / sqrt_bc2 + eps));
+  }
+}
+
+template <typename T>
 void strided_copy_typed(const T* in, const Strides& si, T* out, const Strides& so, const Shape& shape) {
   for_each_row<2>(shape, {&si, &so}, [&](auto base, int64_t n, auto step) {
     const T* p = in + base[0];
@@ -403,6 +423,15 @@ class CpuBackend final : public Backend {
       using T = decltype(zero);
       T* out = static_cast<T*>(valid);
       for (int64_t i = 0; i < count; ++i) out[i] = check.has_ignore && index[i] == check.ignore ? T(0) : T(1);
+    });
+  }
+
+  void adam_update(DType dtype, void* param, const void* grad, void* exp_avg, void* exp_avg_sq, int64_t n,
+                   const AdamStep& s) override {
+    dispatch_float(dtype, "adam_update", [&](auto zero) {
+      using T = decltype(zero);
+      adam_update_typed<T>(static_cast<T*>(param), static_cast<const T*>(grad), static_cast<T*>(exp_avg),
+                           static_cast<T*>(exp_avg_sq), n, s);
     });
   }
 

@@ -220,6 +220,12 @@ class CudaBackend final : public Backend {
                                valid_dtype, valid, index_error_);
   }
 
+  void adam_update(DType dtype, void* param, const void* grad, void* exp_avg, void* exp_avg_sq, int64_t n,
+                   const AdamStep& step) override {
+    activate();
+    cuda::launch_adam_update(dtype, param, grad, exp_avg, exp_avg_sq, n, step);
+  }
+
   void softmax_rows(DType dtype, const void* in, void* out, int64_t rows, int64_t cols,
                     bool log) override {
     activate();

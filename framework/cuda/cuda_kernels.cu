@@ -318,6 +318,22 @@ __global__ void softmax_kernel(const T* in, T* out, int64_t rows, int64_t cols, 
   }
 }
 
+// Backend::adam_update, one thread per entry (same arithmetic and order as the CPU loop).
+template <typename T>
+__global__ void adam_kernel(T* param, const T* grad, T* m, T* v, int64_t n, T wd, T decay, T b1, T one_minus_b1,
+                            T b2, T one_minus_b2, T sqrt_bc2, T eps, T minus_step, bool l2, bool shrink) {
+  QKV_GRID_LOOP(i, n) {
+    T p = param[i], g = grad[i];
+    if (l2) g = g + wd * p;
+    if (shrink) p = p * decay;
+    const T mi = m[i] * b1 + one_minus_b1 * g;
+    const T vi = v[i] * b2 + one_minus_b2 * g * g;
+    m[i] = mi;
+    v[i] = vi;
+    param[i] = p + minus_step * (mi / (d_sqrt(vi) / sqrt_bc2 + eps));
+  }
+}
+
 template <typename T>
 __global__ void scale_batched_kernel(T* C, int64_t batch, int64_t count, int64_t stride, T beta) {
   QKV_GRID_LOOP(e, count) {
@@ -588,6 +604,21 @@ void launch_softmax_rows(DType dtype, const void* in, void* out, int64_t rows, i
     using T = decltype(zero);
     softmax_kernel<<<grid_for(rows, kThreads / 32), kThreads>>>(static_cast<const T*>(in),
                                                                 static_cast<T*>(out), rows, cols, log);
+  });
+  QKV_CUDA_CHECK_LAUNCH();
+}
+
+void launch_adam_update(DType dtype, void* param, const void* grad, void* exp_avg, void* exp_avg_sq, int64_t n,
+                        const AdamStep& s) {
+  if (n <= 0) return;
+  const bool l2 = !s.decoupled && s.weight_decay != 0, shrink = s.decoupled && s.weight_decay != 0;
+  dispatch_float(dtype, "adam_update", [&](auto zero) {
+    using T = decltype(zero);
+    adam_kernel<T><<<grid_for(n), kThreads>>>(
+        static_cast<T*>(param), static_cast<const T*>(grad), static_cast<T*>(exp_avg), static_cast<T*>(exp_avg_sq), n,
+        static_cast<T>(s.weight_decay), static_cast<T>(1.0 - s.lr * s.weight_decay), static_cast<T>(s.beta1),
+        static_cast<T>(1.0 - s.beta1), static_cast<T>(s.beta2), static_cast<T>(1.0 - s.beta2),
+        static_cast<T>(s.sqrt_bias_correction2), static_cast<T>(s.eps), static_cast<T>(-s.step_size), l2, shrink);
   });
   QKV_CUDA_CHECK_LAUNCH();
 }

@@ -54,6 +54,8 @@ struct IndexError {
 // first out-of-range entry in *error unless an earlier one is still pending. Does not wait.
 void launch_check_indices(const int64_t* index, int64_t count, int64_t limit, bool has_ignore, int64_t ignore,
                           int64_t site, int64_t* safe, DType valid_dtype, void* valid, IndexError* error);
+void launch_adam_update(DType dtype, void* param, const void* grad, void* exp_avg, void* exp_avg_sq, int64_t n,
+                        const AdamStep& step);
 void launch_softmax_rows(DType dtype, const void* in, void* out, int64_t rows, int64_t cols, bool log);
 // C[b] *= beta for every b (beta == 0 writes zeros); batches run in order, so stride 0 repeats.
 void launch_scale_batched(DType dtype, void* C, int64_t batch, int64_t count, int64_t stride, double beta);

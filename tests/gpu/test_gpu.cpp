@@ -370,6 +370,26 @@ void test_layer_norm_and_loss() {
   }
 }
 
+// Adam (L2 weight decay) and AdamW (decoupled): three steps from the same start on both devices.
+void test_adam_steps() {
+  for (DType dt : kFloatTypes)
+    for (bool decoupled : {false, true}) {
+      Tensor cpu = rnd({37, 11}, dt, 131), gpu = cpu.to(kGpu);
+      cpu.set_requires_grad(true);
+      gpu.set_requires_grad(true);
+      optim::AdamOptions options{.lr = 0.05, .beta1 = 0.8, .beta2 = 0.95, .eps = 1e-6, .weight_decay = 0.1};
+      optim::Adam on_cpu({cpu}, options, decoupled), on_gpu({gpu}, options, decoupled);
+      for (int step = 1; step <= 3; ++step) {
+        const Tensor g = rnd({37, 11}, dt, 131 + step);
+        cpu.set_grad(g);
+        gpu.set_grad(g.to(kGpu));
+        on_cpu.step();
+        on_gpu.step();
+        expect_close(cpu, gpu, tag(std::string(decoupled ? "AdamW" : "Adam") + " step " + std::to_string(step), dt));
+      }
+    }
+}
+
 // Backend primitive paths that no op reaches today, called directly on both devices.
 void test_unreached_primitives() {
   for (DType dt : kFloatTypes) {
@@ -571,6 +591,7 @@ int main() {
       {"softmax and masks", test_softmax_and_mask},
       {"embedding", test_embedding},
       {"layer_norm, cross_entropy, dropout", test_layer_norm_and_loss},
+      {"Adam and AdamW steps", test_adam_steps},
       {"primitives no op reaches (reduce max, shared-output gemm)", test_unreached_primitives},
       {"primitives and error messages", test_primitives_and_errors},
       {"determinism", test_determinism},
