@@ -79,6 +79,25 @@ TEST_SUITE("forward") {
       check_values(sqrt(p), {3}, {0.7071067811865476, 1.0, 2.0}, dt);
       check_values(tanh(x), {3}, {-0.7615941559557649, 0.46211715726000974, 0.9640275800758169}, dt);
       check_values(relu(T({-2.0, 0.0, 0.5, 3.0}, {2, 2}, dt)), {2, 2}, {0, 0, 0.5, 3.0}, dt);
+      {
+        // as torch.relu: NaN stays NaN, -inf gives 0, -0.0 stays -0.0 (checked on 37 entries, so
+        // the vectorised loop and its scalar remainder both run)
+        const double inf = std::numeric_limits<double>::infinity(), nan = std::numeric_limits<double>::quiet_NaN();
+        std::vector<double> in;
+        for (int i = 0; i < 37; ++i) in.push_back(std::vector<double>{nan, -inf, -0.0, inf, -1.5, 2.5}[i % 6]);
+        const std::vector<double> out = relu(T(in, {37}, dt)).to_vector();
+        for (int i = 0; i < 37; ++i) {
+          CAPTURE(i);
+          switch (i % 6) {
+            case 0: CHECK(std::isnan(out[i])); break;
+            case 1: CHECK(out[i] == 0.0); CHECK(!std::signbit(out[i])); break;
+            case 2: CHECK(out[i] == 0.0); CHECK(std::signbit(out[i])); break;
+            case 3: CHECK(out[i] == inf); break;
+            case 4: CHECK(out[i] == 0.0); CHECK(!std::signbit(out[i])); break;
+            default: CHECK(out[i] == 2.5);
+          }
+        }
+      }
       // exact erf form: gelu(1) = Phi(1) = 0.8413447460685429 (tanh approximation gives 0.8411920)
       check_values(gelu(T({-1.0, 0.0, 1.0, 2.0}, {4}, dt)), {4},
                    {-0.15865525393145702, 0.0, 0.8413447460685429, 1.9544997361036416}, dt);

@@ -66,31 +66,32 @@ void for_each_row(const Shape& full_shape, const std::array<const Strides*, N>& 
   }
 }
 
-template <typename T>
-T apply_unary(UnaryOp op, T x, T s) {
-  switch (op) {
-    case UnaryOp::Neg: return -x;
-    case UnaryOp::Exp: return std::exp(x);
-    case UnaryOp::Log: return std::log(x);
-    case UnaryOp::Sqrt: return std::sqrt(x);
-    case UnaryOp::Tanh: return std::tanh(x);
-    case UnaryOp::Relu: return x > T(0) ? x : T(0);
-    case UnaryOp::Step: return x > T(0) ? T(1) : T(0);
-    case UnaryOp::Erf: return std::erf(x);
-    case UnaryOp::NormalCdf: return T(0.5) * (T(1) + std::erf(x * T(M_SQRT1_2)));
-    case UnaryOp::NormalPdf: return std::exp(T(-0.5) * x * x) * T(0.3989422804014327);
-    case UnaryOp::Square: return x * x;
-    case UnaryOp::Recip: return T(1) / x;
-    case UnaryOp::PowScalar: return std::pow(x, s);
-    case UnaryOp::MulScalar: return x * s;
-    case UnaryOp::AddScalar: return x + s;
+// One unary op with Op fixed at compile time, so each loop below is branch-free and vectorisable.
+template <UnaryOp Op, typename T>
+inline T apply_unary(T x, T s) {
+  if constexpr (Op == UnaryOp::Neg) return -x;
+  else if constexpr (Op == UnaryOp::Exp) return std::exp(x);
+  else if constexpr (Op == UnaryOp::Log) return std::log(x);
+  else if constexpr (Op == UnaryOp::Sqrt) return std::sqrt(x);
+  else if constexpr (Op == UnaryOp::Tanh) return std::tanh(x);
+  else if constexpr (Op == UnaryOp::Relu) return x < T(0) ? T(0) : x;  // NaN stays NaN, as in PyTorch
+  else if constexpr (Op == UnaryOp::Step) return static_cast<T>(x > T(0));
+  else if constexpr (Op == UnaryOp::Erf) return std::erf(x);
+  else if constexpr (Op == UnaryOp::NormalCdf) return T(0.5) * (T(1) + std::erf(x * T(M_SQRT1_2)));
+  else if constexpr (Op == UnaryOp::NormalPdf) return std::exp(T(-0.5) * x * x) * T(0.3989422804014327);
+  else if constexpr (Op == UnaryOp::Square) return x * x;
+  else if constexpr (Op == UnaryOp::Recip) return T(1) / x;
+  else if constexpr (Op == UnaryOp::PowScalar) return std::pow(x, s);
+  else if constexpr (Op == UnaryOp::MulScalar) return x * s;
+  else {
+    static_assert(Op == UnaryOp::AddScalar, "apply_unary: an op without a case");
+    return x + s;
   }
-  return x;
 }
 
 template <UnaryOp Op, typename T>
 void unary_fixed(const T* in, T* out, int64_t n, T s) {
-  for (int64_t i = 0; i < n; ++i) out[i] = apply_unary(Op, in[i], s);  // Op is a constant: no switch
+  for (int64_t i = 0; i < n; ++i) out[i] = apply_unary<Op, T>(in[i], s);
 }
 
 template <typename T>

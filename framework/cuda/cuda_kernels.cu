@@ -67,7 +67,7 @@ __device__ __forceinline__ T apply_unary(int op, T x, T s) {
     case UnaryOp::Log: return d_log(x);
     case UnaryOp::Sqrt: return d_sqrt(x);
     case UnaryOp::Tanh: return d_tanh(x);
-    case UnaryOp::Relu: return x > T(0) ? x : T(0);
+    case UnaryOp::Relu: return x < T(0) ? T(0) : x;  // NaN and -0.0 pass through, as in PyTorch
     case UnaryOp::Step: return x > T(0) ? T(1) : T(0);
     case UnaryOp::Erf: return d_erf(x);
     case UnaryOp::NormalCdf: return T(0.5) * (T(1) + d_erf(x * T(0.70710678118654752440)));

@@ -183,8 +183,8 @@ void test_unary() {
     for (double e : {2.0, 1.7, -0.5, 3.0})
       parity(tag("pow_scalar " + fmt_double(e), dt), {pos}, [e](auto& v) { return pow_scalar(v[0], e); });
     parity(tag("operators", dt), {x, pos}, [](auto& v) { return -(v[0] * 2.0 + v[1]) / v[1] - v[0]; });
-    // exact zeros: relu's derivative (Step) is 0 at 0, as in PyTorch
-    const Tensor zeros = Tensor::from_vector({-1.0, 0.0, -0.0, 2.0, 0.0, 0.5}, {6}, dt);
+    // exact zeros: relu's derivative (Step) is 0 at 0, as in PyTorch; NaN passes, -inf gives 0
+    const Tensor zeros = Tensor::from_vector({-1.0, 0.0, -0.0, 2.0, 0.0, 0.5, std::nan(""), -kInf, kInf}, {9}, dt);
     parity(tag("relu at 0", dt), {zeros}, [](auto& v) { return relu(v[0]); });
     // a large elementwise chain (many blocks)
     parity(tag("gelu large", dt), {rnd({300, 1000}, dt, 13)}, [](auto& v) { return gelu(v[0]); });
