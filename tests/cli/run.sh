@@ -3,32 +3,7 @@
 # clear error line on stderr, exit non-zero and leave no partial output files. Run by `make test`.
 set -u
 QKV=${QKV:-build/qkv}
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-passed=0
-failed=0
-
-pass() { passed=$((passed + 1)); }
-fail() { failed=$((failed + 1)); echo "FAIL: $*"; }
-
-# expect_error NAME PATTERN CMD... : non-zero exit, exactly one stderr line, matching PATTERN.
-expect_error() {
-  local name=$1 pattern=$2
-  shift 2
-  "$@" >"$work/out" 2>"$work/err"
-  local rc=$?
-  local lines
-  lines=$(wc -l <"$work/err")
-  if [ "$rc" -eq 0 ]; then fail "$name: exit 0 (expected non-zero)"; return; fi
-  if [ "$lines" -ne 1 ]; then fail "$name: $lines stderr lines (expected 1): $(cat "$work/err")"; return; fi
-  if ! grep -qE -- "$pattern" "$work/err"; then fail "$name: stderr '$(cat "$work/err")' does not match '$pattern'"; return; fi
-  pass
-}
-
-expect_absent() {
-  local name=$1 path=$2
-  if [ -e "$path" ]; then fail "$name: $path exists after a failed command"; else pass; fi
-}
+source "$(dirname "$0")/lib.sh"
 
 # A small real checkpoint to poke at (a few seconds of training).
 "$QKV" train --epochs 1 --d-model 16 --d-k 8 --d-ff 32 --out "$work/tiny" >"$work/train.log" 2>&1 ||

@@ -5,12 +5,7 @@
 set -u
 QKV=${QKV:-build/qkv}
 QKV_EMU=${QKV_EMU:-build/emu/qkv_emu}
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-passed=0
-failed=0
-pass() { passed=$((passed + 1)); }
-fail() { failed=$((failed + 1)); echo "FAIL: $*"; }
+source "$(dirname "$0")/../../cli/lib.sh"
 
 mkdir -p "$work/data"
 head -n 96 data/idioms/train.tsv >"$work/data/train.tsv"
@@ -53,20 +48,13 @@ else
 fi
 
 # device errors: one line on stderr, non-zero exit, no output directory
-expect_device_error() {
-  local name=$1 pattern=$2
-  shift 2
-  "$@" >"$work/out" 2>"$work/err"
-  local rc=$?
-  if [ "$rc" -ne 0 ] && [ "$(wc -l <"$work/err")" -eq 1 ] && grep -qE -- "$pattern" "$work/err" &&
-     [ ! -e "$work/bad" ]; then pass
-  else fail "$name: rc $rc, stderr '$(cat "$work/err")'"; fi
-}
-expect_device_error "no device" "no CUDA device available \(cudaErrorNoDevice" \
+expect_error "no device" "no CUDA device available \(cudaErrorNoDevice" \
   env QKV_EMU_DEVICES=0 "$QKV_EMU" train --device cuda "${tiny[@]}" --out "$work/bad"
-expect_device_error "missing device index" "cuda:3 does not exist: 1 CUDA device" \
+expect_absent "no device" "$work/bad"
+expect_error "missing device index" "cuda:3 does not exist: 1 CUDA device" \
   "$QKV_EMU" train --device cuda:3 "${tiny[@]}" --out "$work/bad"
-expect_device_error "eval on a missing device" "cuda:3 does not exist" \
+expect_absent "missing device index" "$work/bad"
+expect_error "eval on a missing device" "cuda:3 does not exist" \
   "$QKV_EMU" eval --checkpoint "$ckpt" --device cuda:3 --data "$work/data"
 
 echo "cli on the emulated device: $passed passed, $failed failed"
