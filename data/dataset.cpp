@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <stdexcept>
@@ -77,11 +78,44 @@ std::vector<SentencePair> load_pairs(const std::string& path) {
   return pairs;
 }
 
+const std::vector<std::string>& generalisation_split_names() {
+  static const std::vector<std::string> names = {"idiom_context", "sense_context", "role_swap", "deeper"};
+  return names;
+}
+
+std::vector<std::string> all_split_names() {
+  std::vector<std::string> names = {"train", "valid", "test"};
+  for (const auto& n : generalisation_split_names()) names.push_back(n);
+  return names;
+}
+
+static std::string split_path(const std::string& dir, const std::string& name) {
+  return (std::filesystem::path(dir) / (name + ".tsv")).string();
+}
+
+bool Dataset::has(const std::string& name) const {
+  return name == "train" || name == "valid" || name == "test" || generalisation.count(name) > 0;
+}
+
+std::vector<std::string> Dataset::available() const {
+  std::vector<std::string> names;
+  for (const auto& n : all_split_names())
+    if (has(n)) names.push_back(n);
+  return names;
+}
+
 const std::vector<SentencePair>& Dataset::split(const std::string& name) const {
   if (name == "train") return train;
   if (name == "valid") return valid;
   if (name == "test") return test;
-  throw std::runtime_error("unknown split '" + name + "' (expected train, valid or test)");
+  auto it = generalisation.find(name);
+  if (it != generalisation.end()) return it->second;
+  const auto& optional = generalisation_split_names();
+  if (std::find(optional.begin(), optional.end(), name) != optional.end())
+    throw std::runtime_error(fmt::format("split '{}' is not in this dataset: {} does not exist", name, split_path(dir, name)));
+  std::string choices;
+  for (const auto& n : all_split_names()) choices += (choices.empty() ? "" : ", ") + n;
+  throw std::runtime_error(fmt::format("unknown split '{}' (expected one of {})", name, choices));
 }
 
 Dataset load_dataset(const std::string& dir) {
@@ -89,9 +123,14 @@ Dataset load_dataset(const std::string& dir) {
   if (!fs::is_directory(dir))
     throw std::runtime_error(fmt::format("data directory '{}' does not exist", dir));
   Dataset ds;
-  ds.train = load_pairs((fs::path(dir) / "train.tsv").string());
-  ds.valid = load_pairs((fs::path(dir) / "valid.tsv").string());
-  ds.test = load_pairs((fs::path(dir) / "test.tsv").string());
+  ds.dir = dir;
+  ds.train = load_pairs(split_path(dir, "train"));
+  ds.valid = load_pairs(split_path(dir, "valid"));
+  ds.test = load_pairs(split_path(dir, "test"));
+  for (const auto& name : generalisation_split_names()) {
+    const std::string path = split_path(dir, name);
+    if (fs::exists(path)) ds.generalisation.emplace(name, load_pairs(path));
+  }
   return ds;
 }
 

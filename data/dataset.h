@@ -1,8 +1,10 @@
-// data/dataset.h — the idiom-translation dataset: TSV loading with file:line errors, the two
-// vocabularies (with <pad>, <unk>, <sep>, <eos>) and fixed-layout token batches for the model.
+// data/dataset.h — the idiom-translation dataset: TSV loading with file:line errors (the required
+// train/valid/test splits and the optional generalisation splits), the two vocabularies (with
+// <pad>, <unk>, <sep>, <eos>) and fixed-layout token batches for the model.
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -25,11 +27,26 @@ bool valid_utf8(const std::string& text);
 // Reads `english<TAB>hindi` lines. Any malformed line throws "path:line: reason"; nothing is skipped.
 std::vector<SentencePair> load_pairs(const std::string& path);
 
+// The optional generalisation splits, in report order: idiom_context, sense_context, role_swap,
+// deeper (each NAME is read from DIR/NAME.tsv when the file exists).
+const std::vector<std::string>& generalisation_split_names();
+// Every split name a dataset can have: train, valid, test, then the generalisation splits.
+std::vector<std::string> all_split_names();
+
 struct Dataset {
-  std::vector<SentencePair> train, valid, test;
-  const std::vector<SentencePair>& split(const std::string& name) const;  // "train"|"valid"|"test"
+  std::string dir;
+  std::vector<SentencePair> train, valid, test;  // always present
+  std::map<std::string, std::vector<SentencePair>> generalisation;  // only the files that exist
+  // True for train, valid, test and every generalisation split whose file was present.
+  bool has(const std::string& name) const;
+  // The splits present, in all_split_names() order.
+  std::vector<std::string> available() const;
+  // Throws naming the choices for an unknown name, and naming the missing file for a known
+  // generalisation split whose file was absent.
+  const std::vector<SentencePair>& split(const std::string& name) const;
 };
-// Loads DIR/train.tsv, DIR/valid.tsv and DIR/test.tsv.
+// Loads DIR/train.tsv, DIR/valid.tsv and DIR/test.tsv (required) and every generalisation split
+// file that exists. Words unknown to a vocabulary are not an error here (they become <unk>).
 Dataset load_dataset(const std::string& dir);
 
 class Vocab {

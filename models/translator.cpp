@@ -1,5 +1,5 @@
-// models/translator.cpp — the translator's forward pass, its attention mask, greedy decoding and
-// the config's JSON form (stored in checkpoints).
+// models/translator.cpp — the translator's layers and forward pass, its attention mask, greedy
+// decoding and the config's JSON form (stored in checkpoints).
 #include "translator.h"
 
 #include <fmt/format.h>
@@ -33,6 +33,7 @@ AttentionMode parse_attention_mode(const std::string& text) {
 std::string TranslatorConfig::to_json() const {
   nlohmann::ordered_json j;
   j["attention"] = attention_mode_name(attention);
+  if (layers != 1) j["layers"] = layers;  // absent means 1 (see the header)
   j["d_model"] = d_model;
   j["d_k"] = d_k;
   j["d_ff"] = d_ff;
@@ -60,6 +61,7 @@ TranslatorConfig TranslatorConfig::from_json(const std::string& text) {
     throw std::runtime_error("model config: 'attention' is missing or not a string");
   TranslatorConfig c;
   c.attention = parse_attention_mode(j["attention"].get<std::string>());
+  c.layers = j.contains("layers") ? integer("layers") : 1;  // checkpoints before the option: one layer
   c.d_model = integer("d_model");
   c.d_k = integer("d_k");
   c.d_ff = integer("d_ff");
@@ -78,6 +80,8 @@ void TranslatorConfig::validate() const {
     if (v <= 0 || v > (1 << 20))
       throw std::runtime_error(fmt::format("model config: {} must be in [1, 1048576], got {}", name, v));
   };
+  if (layers < 1 || layers > kMaxLayers)
+    throw std::runtime_error(fmt::format("model config: layers must be in [1, {}], got {}", kMaxLayers, layers));
   positive("d_model", d_model);
   positive("d_k", d_k);
   positive("d_ff", d_ff);
@@ -138,9 +142,20 @@ Translator::Translator(const TranslatorConfig& config, Generator& gen)
       src_embed(config.source_vocab, config.d_model, gen),
       tgt_embed(config.target_vocab, config.d_model, gen),
       pos_embed(config.layout.length(), config.d_model, gen),
-      ln1(config.d_model),
-      ffn(config.d_model, config.d_ff, config.activation, gen),
-      head(config.d_model, config.target_vocab, true, gen) {
+      layers_(static_cast<size_t>(config.layers)) {
+  const bool learned = config.attention == AttentionMode::Learned;
+  // Generator draws: the embeddings, then layer 0's feed-forward, the head and layer 0's
+  // attention (the order of the original single-block model, so that one-layer checkpoints stay
+  // byte-identical for a seed), then each further layer's attention and feed-forward.
+  for (auto& layer : layers_) layer.ln1 = std::make_unique<nn::LayerNorm>(config.d_model);
+  layers_[0].ffn = std::make_unique<FeedForward>(config.d_model, config.d_ff, config.activation, gen);
+  head = std::make_unique<nn::Linear>(config.d_model, config.target_vocab, true, gen);
+  if (learned) layers_[0].attn = std::make_unique<SelfAttention>(config.d_model, config.d_k, gen);
+  for (size_t l = 1; l < layers_.size(); ++l) {
+    if (learned) layers_[l].attn = std::make_unique<SelfAttention>(config.d_model, config.d_k, gen);
+    layers_[l].ffn = std::make_unique<FeedForward>(config.d_model, config.d_ff, config.activation, gen);
+  }
+
   register_module("src_embed", src_embed);
   register_module("tgt_embed", tgt_embed);
   register_module("pos_embed", pos_embed);
@@ -152,13 +167,22 @@ Translator::Translator(const TranslatorConfig& config, Generator& gen)
     const double scale = 1.0 / std::sqrt(static_cast<double>(config.d_model));
     for (nn::Embedding* e : {&src_embed, &tgt_embed, &pos_embed}) e->weight.copy_(mul_scalar(e->weight, scale));
   }
-  if (config.attention == AttentionMode::Learned) {
-    attn = std::make_unique<SelfAttention>(config.d_model, config.d_k, gen);
-    register_module("attn", *attn);
+  // Layer 0 keeps the single-block names; layer l >= 1 is prefixed "layers.l.".
+  for (size_t l = 0; l < layers_.size(); ++l) {
+    const std::string prefix = l == 0 ? "" : fmt::format("layers.{}.", l);
+    if (layers_[l].attn) register_module(prefix + "attn", *layers_[l].attn);
+    register_module(prefix + "ln1", *layers_[l].ln1);
+    register_module(prefix + "ffn", *layers_[l].ffn);
   }
-  register_module("ln1", ln1);
-  register_module("ffn", ffn);
-  register_module("head", head);
+  register_module("head", *head);
+}
+
+const Tensor& Translator::last_attention(int64_t layer) const {
+  if (layer < 0 || layer >= layers())
+    throw std::runtime_error(fmt::format("attention layer {} is out of range: this model has {} layer{} (0 to {})",
+                                         layer, layers(), layers() == 1 ? "" : "s", layers() - 1));
+  static const Tensor none;
+  return static_cast<size_t>(layer) < last_attention_.size() ? last_attention_[layer] : none;
 }
 
 Tensor Translator::attention_mask(const data::Batch& batch) const {
@@ -196,18 +220,22 @@ Tensor Translator::forward(const data::Batch& batch) {
   Tensor x = dropout(embedded, dropout_, training(), dropout_gen_);
   const Tensor keep = attention_mask(batch);
 
-  Tensor mixed;  // (B, T, D)
-  switch (config_.attention) {
-    case AttentionMode::Learned: mixed = attn->forward(x, keep, &last_attention_); break;
-    case AttentionMode::Static: mixed = attend(x, x, x, keep, &last_attention_); break;  // Q = K = V = x
-    case AttentionMode::None: mixed = attend(x, x, x, keep, &last_attention_); break;    // identity weights
+  last_attention_.assign(layers_.size(), Tensor());
+  for (size_t l = 0; l < layers_.size(); ++l) {
+    const TranslatorLayer& layer = layers_[l];
+    Tensor mixed;  // (B, T, D)
+    switch (config_.attention) {
+      case AttentionMode::Learned: mixed = layer.attn->forward(x, keep, &last_attention_[l]); break;
+      case AttentionMode::Static: mixed = attend(x, x, x, keep, &last_attention_[l]); break;  // Q = K = V = x
+      case AttentionMode::None: mixed = attend(x, x, x, keep, &last_attention_[l]); break;    // identity weights
+    }
+    Tensor context = add(x, dropout(mixed, dropout_, training(), dropout_gen_));
+    if (l == 0) last_contextual_ = context.detach();
+    Tensor h = layer.ln1->forward(context);   // residual + LayerNorm
+    x = add(h, dropout(layer.ffn->forward(h), dropout_, training(), dropout_gen_));  // feed-forward + residual
   }
-  Tensor context = add(x, dropout(mixed, dropout_, training(), dropout_gen_));
-  last_contextual_ = context.detach();
-  Tensor h = ln1.forward(context);          // residual + LayerNorm
-  h = add(h, dropout(ffn.forward(h), dropout_, training(), dropout_gen_));  // feed-forward + residual
-  Tensor target_part = slice(h, 1, S, T);   // (B, T_tgt, D)
-  return head.forward(target_part);         // (B, T_tgt, V)
+  Tensor target_part = slice(x, 1, S, T);   // (B, T_tgt, D)
+  return head->forward(target_part);        // (B, T_tgt, V)
 }
 
 Tensor Translator::loss(const data::Batch& batch) {
@@ -225,7 +253,12 @@ void Translator::set_dropout(double p, uint64_t seed) {
   dropout_gen_.seed(seed);
 }
 
-int64_t Translator::attention_parameter_count() const { return attn ? attn->parameter_count() : 0; }
+int64_t Translator::attention_parameter_count() const {
+  int64_t count = 0;
+  for (const auto& layer : layers_)
+    if (layer.attn) count += layer.attn->parameter_count();
+  return count;
+}
 
 std::vector<std::vector<std::string>> Translator::translate(
     const std::vector<std::vector<std::string>>& english, const data::Vocab& english_vocab,
@@ -294,8 +327,12 @@ Tensor source_token_vector(Translator& model, const std::vector<std::string>& en
 }
 
 AttentionTrace trace_attention(Translator& model, const std::vector<std::string>& english,
-                               const data::Vocab& english_vocab, const data::Vocab& hindi_vocab) {
+                               const data::Vocab& english_vocab, const data::Vocab& hindi_vocab,
+                               int64_t layer) {
+  model.last_attention(layer);  // checks the range before any work
   AttentionTrace trace;
+  trace.layer = layer;
+  trace.layers = model.layers();
   trace.english = english;
   trace.hindi = model.translate({english}, english_vocab, hindi_vocab)[0];
   // One teacher-forced pass over the model's own translation exposes the weights used for it.
@@ -305,7 +342,7 @@ AttentionTrace trace_attention(Translator& model, const std::vector<std::string>
   const data::Batch batch = data::make_batch({pair}, {0}, english_vocab, hindi_vocab, layout, model.device());
   model.forward(batch);
   const Tensor keep = model.attention_mask(batch);
-  const std::vector<double> weights = model.last_attention().to_vector();
+  const std::vector<double> weights = model.last_attention(layer).to_vector();
   const std::vector<double> allowed = keep.to_vector();
   std::vector<int64_t> positions;
   for (int64_t i = 0; i < static_cast<int64_t>(english.size()); ++i) positions.push_back(i);

@@ -1,10 +1,11 @@
 // models/translator.h — the single-head self-attention translator: a prefix language model over
-// [english ; <sep> hindi], one attention block (learned, static or none), a feed-forward layer
-// and a projection to the Hindi vocabulary. Shapes: B batch, T = S + T_tgt sequence, D model
-// width, K head width, F feed-forward width, V vocabulary.
+// [english ; <sep> hindi], N layers of one attention block (learned, static or none) and a
+// feed-forward layer each, and a projection to the Hindi vocabulary. Shapes: B batch,
+// T = S + T_tgt sequence, D model width, K head width, F feed-forward width, V vocabulary.
 #pragma once
 
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -18,11 +19,15 @@ std::string attention_mode_name(AttentionMode mode);
 AttentionMode parse_attention_mode(const std::string& text);  // learned | static | none
 
 struct TranslatorConfig {
+  static constexpr int64_t kMaxLayers = 16;
   AttentionMode attention = AttentionMode::Learned;
+  int64_t layers = 1;  // stacked blocks, 1..kMaxLayers
   int64_t d_model = 64, d_k = 64, d_ff = 256;
   std::string activation = "relu";  // of the feed-forward layer: relu | gelu (exact erf form)
   int64_t source_vocab = 0, target_vocab = 0;
   data::Layout layout;
+  // "layers" is written only when it is not 1, so one-layer checkpoints stay byte-identical to
+  // those written before the option existed; from_json reads a missing "layers" as 1.
   std::string to_json() const;
   static TranslatorConfig from_json(const std::string& text);  // throws on missing/invalid fields
   void validate() const;
@@ -51,6 +56,16 @@ class FeedForward : public nn::Module {
   bool use_gelu;
 };
 
+// One layer of the translator, as the original single block: context = x + dropout(attention(x)),
+// h = LayerNorm(context), out = h + dropout(FFN(h)). Not a Module itself: the translator registers
+// its pieces, so that layer 0 keeps the original names (attn.*, ln1.*, ffn.*) and layer l >= 1
+// is named layers.l.attn.*, layers.l.ln1.*, layers.l.ffn.*.
+struct TranslatorLayer {
+  std::unique_ptr<SelfAttention> attn;  // only in learned mode
+  std::unique_ptr<nn::LayerNorm> ln1;
+  std::unique_ptr<FeedForward> ffn;
+};
+
 class Translator : public nn::Module {
  public:
   Translator(const TranslatorConfig& config, Generator& gen);
@@ -59,14 +74,20 @@ class Translator : public nn::Module {
   Tensor forward(const data::Batch& batch);
   // Mean cross-entropy over real target tokens (<pad> ignored).
   Tensor loss(const data::Batch& batch);
-  // The (B, T, T) attention weights of the last forward pass (rows: queries, columns: keys).
-  const Tensor& last_attention() const { return last_attention_; }
-  // The (B, T, D) output of the attention sub-layer (x + attention, before LayerNorm) of the last
-  // forward pass: each token's contextual vector.
+  // Number of stacked layers (config().layers).
+  int64_t layers() const { return static_cast<int64_t>(layers_.size()); }
+  // The (B, T, T) attention weights of layer `layer` (0-based) in the last forward pass (rows:
+  // queries, columns: keys); throws naming the valid range when `layer` is out of range.
+  const Tensor& last_attention(int64_t layer) const;
+  // The last layer's weights (the only layer's in a one-layer model).
+  const Tensor& last_attention() const { return last_attention(layers() - 1); }
+  // The (B, T, D) output of the FIRST layer's attention sub-layer (x + attention, before
+  // LayerNorm) in the last forward pass: each token's contextual vector after one round of
+  // attention over the embeddings. The bank table compares these; later layers are not exposed.
   const Tensor& last_contextual() const { return last_contextual_; }
   // The (B, T, D) input of the last forward pass: token embedding + position embedding.
   const Tensor& last_embeddings() const { return last_embeddings_; }
-  // The (B, T, T) 0/1 mask used for a batch: 1 where query i may attend to key j.
+  // The (B, T, T) 0/1 mask used for a batch: 1 where query i may attend to key j (every layer).
   Tensor attention_mask(const data::Batch& batch) const;
 
   // Greedy decoding of a batch of English token lists; returns Hindi tokens (without <eos>).
@@ -76,9 +97,9 @@ class Translator : public nn::Module {
   // Keeps the token embeddings fixed at their random start (the seed's "static embeddings"): only
   // position embeddings, attention, LayerNorm, feed-forward and head are trained.
   void freeze_token_embeddings();
-  // Dropout on the embeddings, the attention output and the feed-forward output while training.
+  // Dropout on the embeddings, each attention output and each feed-forward output while training.
   void set_dropout(double p, uint64_t seed);
-  // Number of parameters in the attention mechanism itself (W_q, W_k, W_v, W_o).
+  // Number of parameters in the attention mechanism itself (W_q, W_k, W_v, W_o of every layer).
   int64_t attention_parameter_count() const;
 
   const TranslatorConfig& config() const { return config_; }
@@ -87,11 +108,10 @@ class Translator : public nn::Module {
  private:
   TranslatorConfig config_;
   nn::Embedding src_embed, tgt_embed, pos_embed;
-  std::unique_ptr<SelfAttention> attn;  // only in learned mode
-  nn::LayerNorm ln1;
-  FeedForward ffn;
-  nn::Linear head;
-  Tensor last_attention_, last_contextual_, last_embeddings_;
+  std::vector<TranslatorLayer> layers_;
+  std::unique_ptr<nn::Linear> head;
+  std::vector<Tensor> last_attention_;  // one (B, T, T) per layer
+  Tensor last_contextual_, last_embeddings_;
   double dropout_ = 0.0;
   Generator dropout_gen_{0};
 };
@@ -102,15 +122,18 @@ enum class TokenVector { Embedding, Contextual };
 Tensor source_token_vector(Translator& model, const std::vector<std::string>& english,
                            const data::Vocab& english_vocab, size_t position, TokenVector kind);
 
-// Greedy decoding with the final forward pass's attention: the sentence, its translation and
-// the (T, T) weights over [source ; <sep> translation] (padding removed).
+// Greedy decoding with the final forward pass's attention in layer `layer` (0-based): the
+// sentence, its translation and the (T, T) weights over [source ; <sep> translation] (padding
+// removed). A `layer` out of range throws naming the valid range.
 struct AttentionTrace {
+  int64_t layer = 0, layers = 1;            // which layer (0-based) of how many
   std::vector<std::string> english, hindi;  // hindi without <eos>
   std::vector<std::string> labels;          // english tokens, then <sep>, then hindi tokens
   std::vector<double> weights;              // labels.size()^2, row-major
   std::vector<uint8_t> masked;              // same size, 1 where the mask forbids the cell
 };
 AttentionTrace trace_attention(Translator& model, const std::vector<std::string>& english,
-                               const data::Vocab& english_vocab, const data::Vocab& hindi_vocab);
+                               const data::Vocab& english_vocab, const data::Vocab& hindi_vocab,
+                               int64_t layer);
 
 }  // namespace qkv::models

@@ -30,7 +30,7 @@ TEST_SUITE("attend") {
   TEST_CASE("traced attention equals the model's weights; rows sum to 1; masked cells are zero") {
     models::LoadedTranslator m = models::load_translator(kModel);
     const std::vector<std::string> english = data::tokenize("she ate a piece of cake");
-    const models::AttentionTrace trace = models::trace_attention(*m.model, english, m.english, m.hindi);
+    const models::AttentionTrace trace = models::trace_attention(*m.model, english, m.english, m.hindi, 0);
     const size_t n = trace.labels.size();
     REQUIRE(n == english.size() + 1 + trace.hindi.size());
     REQUIRE(trace.weights.size() == n * n);
@@ -66,7 +66,7 @@ TEST_SUITE("attend") {
   TEST_CASE("the rendered heatmap cells carry exactly the traced weights") {
     models::LoadedTranslator m = models::load_translator(kModel);
     const models::AttentionTrace trace =
-        models::trace_attention(*m.model, data::tokenize("money bank grows"), m.english, m.hindi);
+        models::trace_attention(*m.model, data::tokenize("money bank grows"), m.english, m.hindi, 0);
     const render::HeatmapSpec spec = spec_for(trace);
     const render::Image image = render::render_heatmap(spec);
     const render::HeatmapLayout layout = render::heatmap_layout(spec);
@@ -100,7 +100,8 @@ TEST_SUITE("attend") {
     Generator gen(3);
     models::Translator none(config, gen);
     none.train(false);
-    const models::AttentionTrace trace = models::trace_attention(none, data::tokenize("river bank flows"), m.english, m.hindi);
+    const models::AttentionTrace trace =
+        models::trace_attention(none, data::tokenize("river bank flows"), m.english, m.hindi, 0);
     const size_t n = trace.labels.size();
     for (size_t i = 0; i < n; ++i)
       for (size_t j = 0; j < n; ++j) CHECK(trace.weights[i * n + j] == (i == j ? 1.0 : 0.0));

@@ -53,6 +53,9 @@ void register_translator(CLI::App& app) {
   train->add_option("--data", opts->data_dir, "dataset directory with train/valid/test.tsv")->capture_default_str();
   train->add_option("--attention", opts->attention, "learned | static | none")
       ->check(CLI::IsMember({"learned", "static", "none"}))->capture_default_str();
+  train->add_option("--layers", opts->layers,
+                    fmt::format("stacked attention + feed-forward layers, 1 to {}", models::TranslatorConfig::kMaxLayers))
+      ->check(CLI::Range(int64_t{1}, models::TranslatorConfig::kMaxLayers))->capture_default_str();
   train->add_option("--d-model", opts->d_model, "model width D")->check(CLI::Range(1, 4096))->capture_default_str();
   train->add_option("--d-k", opts->d_k, "head width K")->check(CLI::Range(1, 4096))->capture_default_str();
   train->add_option("--d-ff", opts->d_ff, "feed-forward width F")->check(CLI::Range(1, 16384))->capture_default_str();

@@ -124,7 +124,7 @@ static void run_attend(const AttendOptions& o) {
   for (size_t k = 0; k < checkpoints.size(); ++k) {
     models::LoadedTranslator loaded = models::load_translator(checkpoints[k], Device::parse(o.device));
     if (k == 0) check_sentence(words, loaded.model->config().layout.max_source, loaded.english);
-    traces.push_back(models::trace_attention(*loaded.model, words, loaded.english, loaded.hindi));
+    traces.push_back(models::trace_attention(*loaded.model, words, loaded.english, loaded.hindi, loaded.model->layers() - 1));
     modes.push_back(models::attention_mode_name(loaded.model->config().attention));
   }
   if (format == "png") {
@@ -250,7 +250,8 @@ static void run_demo(const DemoOptions& o) {
     translations += fmt::format("\n  {}\n", sentence);
     std::vector<render::Image> images;
     for (auto& r : results) {
-      const auto trace = models::trace_attention(*r.loaded.model, words, r.loaded.english, r.loaded.hindi);
+      const auto trace =
+          models::trace_attention(*r.loaded.model, words, r.loaded.english, r.loaded.hindi, r.loaded.model->layers() - 1);
       translations += fmt::format("    {:<8} -> {}\n", r.mode, join(trace.hindi));
       if (r.mode != "none") images.insert(images.begin(), render::render_heatmap(heatmap_for(trace, r.mode, r.train.checkpoint)));
     }

@@ -132,6 +132,7 @@ TrainResult train_translator(const TrainOptions& o) {
   const data::Vocab english = data::Vocab::build(en_sentences), hindi = data::Vocab::build(hi_sentences);
   models::TranslatorConfig config;
   config.attention = models::parse_attention_mode(o.attention);
+  config.layers = o.layers;
   config.d_model = o.d_model;
   config.d_k = o.d_k;
   config.d_ff = o.d_ff;
@@ -139,8 +140,9 @@ TrainResult train_translator(const TrainOptions& o) {
   config.source_vocab = english.size();
   config.target_vocab = hindi.size();
   config.layout = layout_for(ds);
-  for (const auto* split : {&ds.valid, &ds.test})
-    for (const auto& p : *split) {
+  config.validate();  // e.g. --layers out of range, before anything is written
+  for (const std::string& name : ds.available())
+    for (const auto& p : ds.split(name)) {
       if (static_cast<int64_t>(p.english.size()) > config.layout.max_source ||
           static_cast<int64_t>(p.hindi.size()) + 1 > config.layout.max_target)
         throw std::runtime_error(p.source + ": sentence is longer than every training sentence");
@@ -162,8 +164,8 @@ TrainResult train_translator(const TrainOptions& o) {
   const int64_t steps_per_epoch = (static_cast<int64_t>(ds.train.size()) + o.batch - 1) / o.batch;
   const int64_t total_steps = steps_per_epoch * o.epochs;
   if (!o.quiet)
-    fmt::print("training {} attention: {} train / {} valid pairs, {} parameters ({} in attention), {} steps\n",
-               o.attention, ds.train.size(), ds.valid.size(), model.parameter_count(),
+    fmt::print("training {} attention, {} layer{}: {} train / {} valid pairs, {} parameters ({} in attention), {} steps\n",
+               o.attention, o.layers, o.layers == 1 ? "" : "s", ds.train.size(), ds.valid.size(), model.parameter_count(),
                model.attention_parameter_count(), total_steps);
 
   const auto start = Clock::now();

@@ -13,6 +13,7 @@ namespace qkv::app {
 struct TrainOptions {
   std::string data_dir = "data/idioms";
   std::string attention = "learned";
+  int64_t layers = 1;  // stacked attention + feed-forward layers (the one default for train and demo)
   int64_t d_model = 64, d_k = 64, d_ff = 256;
   std::string activation = "relu";
   int64_t epochs = 40, batch = 64;
