@@ -78,23 +78,32 @@ void register_translator(CLI::App& app) {
 
   // ---- eval ----
   auto checkpoint = std::make_shared<std::string>();
-  auto split = std::make_shared<std::string>("test");
+  auto split = std::make_shared<std::string>("all");
   auto data_dir = std::make_shared<std::string>("data/idioms");
   auto device = std::make_shared<std::string>("cpu");
   auto* eval = app.add_subcommand("eval", "report loss, token accuracy and greedy exact-match");
   eval->add_option("--checkpoint", *checkpoint, "model.safetensors written by qkv train")->required();
-  eval->add_option("--split", *split, "train | valid | test")->check(CLI::IsMember({"train", "valid", "test"}))->capture_default_str();
+  std::vector<std::string> split_choices = data::all_split_names();
+  split_choices.push_back("all");
+  eval->add_option("--split", *split, "a split of --data, or all (every split present)")
+      ->check(CLI::IsMember(split_choices))->capture_default_str();
   eval->add_option("--data", *data_dir, "dataset directory")->capture_default_str();
   eval->add_option("--device", *device, "cpu | cuda | cuda:N")->capture_default_str();
   eval->callback([checkpoint, split, data_dir, device] {
     const Device dev = Device::parse(*device);
     models::LoadedTranslator loaded = models::load_translator(*checkpoint, dev);
     const data::Dataset ds = data::load_dataset(*data_dir);
-    const EvalResult r = evaluate(*loaded.model, ds.split(*split), loaded.english, loaded.hindi);
-    fmt::print("{} split: {} sentences, {} target tokens\n", *split, r.sentences, r.tokens);
-    fmt::print("  loss            {:.4f}\n", r.loss);
-    fmt::print("  token accuracy  {:.2f}%\n", 100 * r.token_accuracy);
-    fmt::print("  exact match     {:.2f}%  (greedy)\n", 100 * r.exact_match);
+    const std::vector<std::string> names = *split == "all" ? ds.available() : std::vector<std::string>{*split};
+    for (const auto& name : names) ds.split(name);  // a missing split file fails before any work
+    // One aligned row per split; exact match is greedy decoding of the whole sentence.
+    fmt::print("{:<14} {:>9} {:>8} {:>8} {:>10} {:>12}\n", "split", "sentences", "tokens", "loss", "token acc",
+               "exact match");
+    for (const auto& name : names) {
+      const EvalResult r = evaluate(*loaded.model, ds.split(name), loaded.english, loaded.hindi);
+      fmt::print("{:<14} {:>9} {:>8} {:>8.4f} {:>9.2f}% {:>11.2f}%\n", name, r.sentences, r.tokens, r.loss,
+                 100 * r.token_accuracy, 100 * r.exact_match);
+      std::fflush(stdout);
+    }
   });
 
   // ---- translate ----

@@ -56,8 +56,9 @@ EvalResult evaluate(models::Translator& model, const std::vector<data::SentenceP
     for (int64_t t : targets) counted += t != data::Vocab::PAD;
     loss_sum += cross_entropy(logits, batch.target_output, data::Vocab::PAD).item() * counted;
     const std::vector<int64_t> predicted = max_with_indices(logits, -1).indices.to_ids();
+    // A target word the vocabulary lacks became <unk>; predicting <unk> does not produce it.
     for (size_t i = 0; i < targets.size(); ++i)
-      if (targets[i] != data::Vocab::PAD && predicted[i] == targets[i]) ++correct_tokens;
+      if (targets[i] != data::Vocab::PAD && targets[i] != data::Vocab::UNK && predicted[i] == targets[i]) ++correct_tokens;
     r.tokens += counted;
     // greedy exact match
     std::vector<std::vector<std::string>> sources;

@@ -47,7 +47,9 @@ struct TrainResult {
 
 TrainResult train_translator(const TrainOptions& options);
 
-// Teacher-forced loss and token accuracy, and greedy exact-match, over a split.
+// Teacher-forced loss and token accuracy, and greedy exact-match, over a split. Words unknown to
+// the vocabularies become <unk>; an unknown target word never counts as correctly predicted.
+// A sentence longer than the model's layout throws naming its file:line.
 EvalResult evaluate(models::Translator& model, const std::vector<data::SentencePair>& pairs,
                     const data::Vocab& english, const data::Vocab& hindi, int64_t batch_size = 256);
 
