@@ -29,10 +29,16 @@ static std::string join(const std::vector<std::string>& words) {
   return out;
 }
 
+// "layer 2 of 3": the traced layer, 1-based as the --layer option counts.
+static std::string layer_name(const models::AttentionTrace& trace) {
+  return fmt::format("layer {} of {}", trace.layer + 1, trace.layers);
+}
+
 static render::HeatmapSpec heatmap_for(const models::AttentionTrace& trace, const std::string& mode,
                                        const std::string& checkpoint) {
   render::HeatmapSpec spec;
-  spec.title = fmt::format("{}\n-> {}\n{} attention · {}", join(trace.english), join(trace.hindi), mode, checkpoint);
+  spec.title = fmt::format("{}\n-> {}\n{} attention · {} · {}", join(trace.english), join(trace.hindi), mode,
+                           layer_name(trace), checkpoint);
   spec.row_labels = trace.labels;
   spec.col_labels = trace.labels;
   spec.values = trace.weights;
@@ -82,7 +88,7 @@ static std::string trace_csv(const models::AttentionTrace& t) {
     return q + "\"";
   };
   const size_t n = t.labels.size();
-  std::string out = "query";
+  std::string out = quote("query (" + layer_name(t) + ")");
   for (const auto& l : t.labels) out += "," + quote(l);
   out += "\n";
   for (size_t i = 0; i < n; ++i) {
@@ -99,6 +105,8 @@ static nlohmann::ordered_json trace_json(const models::AttentionTrace& t, const 
   j["sentence"] = join(t.english);
   j["translation"] = join(t.hindi);
   j["attention"] = mode;
+  j["layer"] = t.layer + 1;  // 1-based, as --layer
+  j["layers"] = t.layers;
   j["checkpoint"] = checkpoint;
   j["labels"] = t.labels;
   const size_t n = t.labels.size();
@@ -111,7 +119,20 @@ static nlohmann::ordered_json trace_json(const models::AttentionTrace& t, const 
 
 struct AttendOptions {
   std::string checkpoint, compare, sentence, out, format, device = "cpu";
+  int64_t layer = 0;         // 1-based, when layer_given
+  bool layer_given = false;  // otherwise: the last layer of each model
 };
+
+// The 0-based layer to trace in `model`: --layer N (1-based) or, when not given, the last one.
+static int64_t chosen_layer(const AttendOptions& o, const models::Translator& model, const std::string& checkpoint) {
+  if (!o.layer_given) return model.layers() - 1;
+  const int64_t layer = o.layer;
+  if (layer < 1 || layer > model.layers())
+    throw std::runtime_error(fmt::format("--layer {} is out of range: {} has {} layer{} (valid: {})", layer,
+                                         checkpoint, model.layers(), model.layers() == 1 ? "" : "s",
+                                         model.layers() == 1 ? "1" : fmt::format("1 to {}", model.layers())));
+  return layer - 1;
+}
 
 static void run_attend(const AttendOptions& o) {
   const std::vector<std::string> words = sentence_words(o.sentence);
@@ -123,8 +144,9 @@ static void run_attend(const AttendOptions& o) {
   std::vector<std::string> modes;
   for (size_t k = 0; k < checkpoints.size(); ++k) {
     models::LoadedTranslator loaded = models::load_translator(checkpoints[k], Device::parse(o.device));
+    const int64_t layer = chosen_layer(o, *loaded.model, checkpoints[k]);
     if (k == 0) check_sentence(words, loaded.model->config().layout.max_source, loaded.english);
-    traces.push_back(models::trace_attention(*loaded.model, words, loaded.english, loaded.hindi, loaded.model->layers() - 1));
+    traces.push_back(models::trace_attention(*loaded.model, words, loaded.english, loaded.hindi, layer));
     modes.push_back(models::attention_mode_name(loaded.model->config().attention));
   }
   if (format == "png") {
@@ -144,7 +166,8 @@ static void run_attend(const AttendOptions& o) {
     text = (traces.size() == 1 ? all[0] : all).dump(2) + "\n";
   } else if (format == "text") {
     for (size_t k = 0; k < traces.size(); ++k) {
-      fmt::print("{} attention · {}\n{}  ->  {}\n", modes[k], checkpoints[k], join(traces[k].english), join(traces[k].hindi));
+      fmt::print("{} attention · {} · {}\n{}  ->  {}\n", modes[k], layer_name(traces[k]), checkpoints[k],
+                 join(traces[k].english), join(traces[k].hindi));
       print_text_heatmap(traces[k], o.out.empty() && isatty(STDOUT_FILENO));
       if (k + 1 < traces.size()) fmt::print("\n");
     }
@@ -313,9 +336,13 @@ void register_inspection(CLI::App& app) {
   attend->add_option("--out", a->out, "write to this file (PNG by default) instead of stdout");
   attend->add_option("--format", a->format, "png | text | csv | json (default: png with --out, else text)")
       ->check(CLI::IsMember({"png", "text", "csv", "json"}));
+  auto* layer = attend->add_option("--layer", a->layer, "which layer's attention to show, 1-based (default: the last)");
   attend->add_option("--device", a->device, "cpu | cuda | cuda:N")->capture_default_str();
   attend->add_option("sentence", a->sentence, "the English sentence")->required();
-  attend->callback([a] { run_attend(*a); });
+  attend->callback([a, layer] {
+    a->layer_given = layer->count() > 0;
+    run_attend(*a);
+  });
 
   auto d = std::make_shared<DemoOptions>();
   auto* demo = app.add_subcommand("demo", "train learned, static and none attention and show the difference");
