@@ -184,8 +184,26 @@ static void run_attend(const AttendOptions& o) {
 struct DemoOptions {
   std::string out = "demo_out", data_dir = "data/idioms";
   int64_t epochs = TrainOptions{}.epochs;  // the same as `qkv train`
+  int64_t layers = TrainOptions{}.layers;  // the same as `qkv train`
   uint64_t seed = 1;
 };
+
+// One or two sentences on what the layers of a model can do, for the console and the page.
+// Modest on purpose: the mask is the same in every layer, and who does what is learned.
+static std::string layers_explained(int64_t layers) {
+  if (layers == 1)
+    return "Each model has one attention layer: the English words attend to one another, and each Hindi position "
+           "attends to the English words and the Hindi written so far.";
+  const std::string rest =
+      "Every layer has the same mask; which layer does what is learned, not built in. The pictures show the last "
+      "layer (qkv attend --layer N shows another).";
+  if (layers == 2)
+    return "Each model has 2 attention layers. Layer 1 can mix the English words among themselves, so that each word's "
+           "vector carries its context; layer 2 can then let the Hindi positions read that English context. " + rest;
+  return fmt::format("Each model has {} attention layers. The earlier layers can mix the English words among "
+                     "themselves, building each word's context; the later ones can let the Hindi positions read "
+                     "that English context. {}", layers, rest);
+}
 
 // cos(bank in one sentence, bank in the other) inside one model.
 static double bank_cosine(models::LoadedTranslator& m, const std::vector<std::string>& a,
@@ -211,10 +229,13 @@ static void run_demo(const DemoOptions& o) {
   struct ModeResult {
     std::string mode;
     TrainResult train;
-    EvalResult valid, test;
+    std::vector<EvalResult> splits;  // one per report split (test, then the generalisation splits present)
     int64_t attention_params = 0;
     models::LoadedTranslator loaded;
   };
+  std::vector<std::string> report_splits = {"test"};
+  for (const auto& name : data::generalisation_split_names())
+    if (ds.has(name)) report_splits.push_back(name);
   std::vector<ModeResult> results, frozen;  // trained token embeddings; frozen (the seed's static ones)
   fs::create_directories(o.out);
   auto run = [&](const std::string& mode, bool freeze) {
@@ -222,6 +243,7 @@ static void run_demo(const DemoOptions& o) {
     t.data_dir = o.data_dir;
     t.attention = mode;
     t.epochs = o.epochs;
+    t.layers = o.layers;
     t.seed = o.seed;
     t.freeze_embeddings = freeze;
     t.out_dir = (fs::path(o.out) / (freeze ? mode + "_frozen" : mode)).string();
@@ -232,24 +254,31 @@ static void run_demo(const DemoOptions& o) {
     r.mode = mode;
     r.train = train_translator(t);
     r.loaded = models::load_translator(r.train.checkpoint);
-    r.valid = evaluate(*r.loaded.model, ds.valid, r.loaded.english, r.loaded.hindi);
-    r.test = evaluate(*r.loaded.model, ds.test, r.loaded.english, r.loaded.hindi);
+    for (const auto& name : report_splits)
+      r.splits.push_back(evaluate(*r.loaded.model, ds.split(name), r.loaded.english, r.loaded.hindi));
     r.attention_params = r.loaded.model->attention_parameter_count();
-    fmt::print(" {:.1f}s, test exact match {:.1f}%\n", r.train.seconds, 100 * r.test.exact_match);
+    fmt::print(" {:.1f}s, test exact match {:.1f}%\n", r.train.seconds, 100 * r.splits[0].exact_match);
     return r;
   };
   for (const auto& mode : mode_names) results.push_back(run(mode, false));
   for (const auto& mode : {"learned", "static"}) frozen.push_back(run(mode, true));
 
   // ---- the ablation table ----
-  std::string table = fmt::format("{:<9} {:<17} {:>12} {:>11} {:>15} {:>12} {:>8}\n", "attention", "token embeddings",
-                                  "valid exact", "test exact", "test token acc", "attn params", "train s");
+  // One exact-match column per split, each as wide as its name.
+  std::string table = fmt::format("{:<9} {:<17}", "attention", "token embeddings");
+  for (const auto& name : report_splits) table += fmt::format(" {:>{}}", name, std::max<size_t>(name.size(), 6));
+  table += fmt::format(" {:>12} {:>8}\n", "attn params", "train s");
   for (const auto* group : {&results, &frozen})
-    for (const auto& r : *group)
-      table += fmt::format("{:<9} {:<17} {:>11.1f}% {:>10.1f}% {:>14.1f}% {:>12} {:>8.1f}\n", r.mode,
-                           group == &results ? "trained" : "frozen (static)", 100 * r.valid.exact_match,
-                           100 * r.test.exact_match, 100 * r.test.token_accuracy, r.attention_params, r.train.seconds);
-  fmt::print("\nAblation (greedy exact match on whole sentences):\n{}", table);
+    for (const auto& r : *group) {
+      table += fmt::format("{:<9} {:<17}", r.mode, group == &results ? "trained" : "frozen (static)");
+      for (size_t k = 0; k < report_splits.size(); ++k)
+        table += fmt::format(" {:>{}.1f}%", 100 * r.splits[k].exact_match, std::max<size_t>(report_splits[k].size(), 6) - 1);
+      table += fmt::format(" {:>12} {:>8.1f}\n", r.attention_params, r.train.seconds);
+    }
+  const std::string table_title = fmt::format(
+      "greedy exact match on whole sentences, per split; {} layer{} per model", o.layers, o.layers == 1 ? "" : "s");
+  fmt::print("\nAblation ({}):\n{}", table_title, table);
+  fmt::print("{}\n", layers_explained(o.layers));
 
   // ---- showcase translations and attention maps ----
   const std::vector<std::pair<std::string, std::string>> showcase = {
@@ -280,9 +309,10 @@ static void run_demo(const DemoOptions& o) {
     }
     const std::string file = fmt::format("attention_{}.png", name);
     render::write_png(render::hstack(images, 24), (fs::path(o.out) / file).string());
-    pictures.push_back({file, fmt::format("\"{}\": static (left) vs learned (right) attention. Each row is a query; "
+    pictures.push_back({file, fmt::format("\"{}\": static (left) vs learned (right) attention{}. Each row is a query; "
                                           "the row of a target token is the position that predicts the next token. "
-                                          "Hatched cells are masked.", sentence)});
+                                          "Hatched cells are masked.", sentence,
+                                          o.layers == 1 ? "" : fmt::format(" in the last layer ({})", o.layers))});
   }
   fmt::print("\nShowcase translations:{}", translations);
 
@@ -297,7 +327,10 @@ static void run_demo(const DemoOptions& o) {
       "{:<34} {:>8}\n{:<34} {:>8.4f}\n{:<34} {:>8.4f}\n{:<34} {:>8.4f}\n", "representation of 'bank'", "cosine",
       "static embedding (token + position)", cos_static, "parameter-free attention (static)", cos_free,
       "learned W_q, W_k, W_v", cos_learned);
-  fmt::print("\nBank table: cos(bank in 'money bank grows', bank in 'river bank flows')\n{}", bank_table);
+  // The contextual vectors come from the first layer (x + its attention; see Translator::last_contextual).
+  const std::string bank_title = fmt::format("cos(bank in 'money bank grows', bank in 'river bank flows'){}",
+                                             o.layers == 1 ? "" : ", after the first layer's attention");
+  fmt::print("\nBank table: {}\n{}", bank_title, bank_table);
   const bool claim = std::fabs(cos_static - 1.0) < 1e-9 && cos_free < 1.0 && cos_learned < 1.0;
   const std::string verdict = fmt::format(
       "seed's claim: a static embedding gives 'bank' one vector in both sentences (cos 1.0) and attention makes it "
@@ -316,9 +349,10 @@ static void run_demo(const DemoOptions& o) {
           "W_q, W_k, W_v; <b>static</b> (the seed's Attempt 1, Q = K = V = x, no parameters); <b>none</b> (each token sees "
           "only itself). The last two rows keep the token embeddings frozen at their random start, like the seed's static "
           "embeddings, so parameter-free attention cannot reshape them.</p>\n";
-  html += "<h2>Ablation</h2>\n<pre>" + html_escape(table) + "</pre>\n";
+  html += "<h2>Ablation</h2>\n<p>The split columns give the " + html_escape(table_title) + ". " + html_escape(layers_explained(o.layers)) +
+          "</p>\n<pre>" + html_escape(table) + "</pre>\n";
   html += "<h2>Showcase translations</h2>\n<pre>" + html_escape(translations) + "</pre>\n";
-  html += "<h2>The bank table</h2>\n<pre>" + html_escape(bank_table) + "</pre>\n<p>" + html_escape(verdict) + "</p>\n";
+  html += "<h2>The bank table</h2>\n<p>" + html_escape(bank_title) + "</p>\n<pre>" + html_escape(bank_table) + "</pre>\n<p>" + html_escape(verdict) + "</p>\n";
   html += "<h2>Pictures</h2>\n";
   for (const auto& p : pictures)
     html += fmt::format("<figure><img src=\"{}\" alt=\"{}\"><figcaption>{}</figcaption></figure>\n", p.file,
@@ -349,6 +383,8 @@ void register_inspection(CLI::App& app) {
   demo->add_option("--out", d->out, "output directory")->capture_default_str();
   demo->add_option("--data", d->data_dir, "dataset directory")->capture_default_str();
   demo->add_option("--epochs", d->epochs, "epochs per mode")->check(CLI::Range(1, 100000))->capture_default_str();
+  demo->add_option("--layers", d->layers, "layers per model (as qkv train --layers)")
+      ->check(CLI::Range(int64_t{1}, models::TranslatorConfig::kMaxLayers))->capture_default_str();
   demo->add_option("--seed", d->seed, "random seed")->capture_default_str();
   demo->callback([d] { run_demo(*d); });
 }
