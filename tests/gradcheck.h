@@ -1,6 +1,7 @@
 // tests/gradcheck.h — float64 central-difference gradient checking with PyTorch's gradcheck
 // criterion: eps 1e-6 and |analytic - numeric| <= atol + rtol * |numeric| (atol 1e-5, rtol 1e-3).
-// It compares the full Jacobian: one backward pass per output element.
+// It compares the full Jacobian: one backward pass per output element. gradcheck_parameters does
+// the same for a scalar loss of a model's own parameters.
 #pragma once
 
 #include <doctest/doctest.h>
@@ -9,6 +10,7 @@
 #include <cmath>
 #include <functional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "framework/autograd.h"
@@ -75,6 +77,46 @@ inline GradcheckResult gradcheck(const TensorFn& f, std::vector<Tensor> inputs,
           result.first_failure = fmt::format("input {} element {} output {}: analytic {} vs numeric {}",
                                              i, k, j, a, numeric);
         }
+      }
+    }
+  }
+  return result;
+}
+
+// The same criterion for a scalar `loss()` of named float64 CPU parameters that live inside a
+// model (a whole forward pass): one backward pass gives every analytic gradient, then each
+// parameter element is nudged in place by +-eps for the central difference. A failure names the
+// parameter and the element.
+inline GradcheckResult gradcheck_parameters(const std::vector<std::pair<std::string, Tensor>>& params,
+                                            const std::function<Tensor()>& loss, GradcheckOptions opt = {}) {
+  GradcheckResult result;
+  for (const auto& [name, p] : params) {
+    Tensor t = p;
+    t.zero_grad();
+  }
+  Tensor out = loss();
+  if (out.numel() != 1) {
+    result.ok = false;
+    result.first_failure = fmt::format("the loss has {} elements, expected 1", out.numel());
+    return result;
+  }
+  if (out.requires_grad()) out.backward();
+  NoGradGuard no_grad;
+  for (const auto& [name, p] : params) {
+    const std::vector<double> analytic = p.grad().defined() ? p.grad().to_vector() : std::vector<double>(p.numel(), 0.0);
+    double* data = p.data<double>();
+    for (int64_t k = 0; k < p.numel(); ++k) {
+      const double saved = data[k];
+      data[k] = saved + opt.eps;
+      const double plus = loss().item();
+      data[k] = saved - opt.eps;
+      const double minus = loss().item();
+      data[k] = saved;
+      const double numeric = (plus - minus) / (2 * opt.eps);
+      ++result.checked;
+      if (!(std::fabs(analytic[k] - numeric) <= opt.atol + opt.rtol * std::fabs(numeric)) && result.ok) {
+        result.ok = false;
+        result.first_failure = fmt::format("{} element {}: analytic {} vs numeric {}", name, k, analytic[k], numeric);
       }
     }
   }
