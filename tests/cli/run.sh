@@ -63,7 +63,8 @@ fi
 # ---- sentences ----
 expect_error "empty sentence (translate)" "sentence is empty" "$QKV" translate --checkpoint "$ckpt" "   "
 expect_error "empty sentence (attend)" "sentence is empty" "$QKV" attend --checkpoint "$ckpt" ""
-expect_error "sentence too long" "has 12 words; this model reads at most" "$QKV" translate --checkpoint "$ckpt" "a b c d e f g h i j k l"
+long_sentence=$(printf 'w%.0s ' $(seq 100))   # longer than any sentence the dataset has
+expect_error "sentence too long" "has 100 words; this model reads at most" "$QKV" translate --checkpoint "$ckpt" "$long_sentence"
 expect_error "sentence not UTF-8" "not valid UTF-8" "$QKV" attend --checkpoint "$ckpt" "$(printf 'she \xff ate')"
 "$QKV" translate --checkpoint "$ckpt" "she ate a zorbleflax" >"$work/out" 2>"$work/err"
 if [ $? -eq 0 ] && grep -q "unknown words mapped to <unk>: 'zorbleflax'" "$work/err"; then pass; else fail "unknown word warning: $(cat "$work/err")"; fi
@@ -76,6 +77,62 @@ if [ $? -ne 0 ] && grep -q "fonts-lohit-deva" "$work/err" && [ "$(wc -l <"$work/
 expect_absent "missing font" "$work/a.png"
 "$QKV" attend --checkpoint "$ckpt" --out "$work/a.png" "she ate a piece of cake" >/dev/null 2>&1 && [ -s "$work/a.png" ] && pass || fail "attend writes a PNG"
 ls "$work"/*.tmp* >/dev/null 2>&1 && fail "temporary files left behind" || pass
+
+# ---- layers and generalisation splits (a small data dir written here) ----
+gen="$work/gen"
+mkdir -p "$gen"
+cat >"$gen/train.tsv" <<'EOF'
+money bank grows	पैसा बढ़ता है
+river bank flows	नदी बहती है
+she ate a piece of cake	उसने केक का एक टुकड़ा खाया
+the exam was a piece of cake	परीक्षा बहुत आसान थी
+he sat on the bank	वह किनारे पर बैठा
+EOF
+printf 'money bank flows\tपैसा बहता है\n' >"$gen/valid.tsv"
+printf 'river bank grows\tनदी बढ़ती है\n' >"$gen/test.tsv"
+printf 'the cake was a piece of exam\tकेक बहुत आसान था\n' >"$gen/idiom_context.tsv"
+printf 'he sat on the money bank\tवह बैंक पर बैठा\n' >"$gen/sense_context.tsv"
+printf 'bank river flows\tकिनारा नदी बहता\nzorble bank grows\tज़ोरबल बढ़ता है\n' >"$gen/role_swap.tsv"  # unknown words
+small=(--epochs 1 --d-model 8 --d-k 4 --d-ff 16 --data "$gen")
+expect_error "--layers 0" "--layers: Value 0 not in range 1 to 16" "$QKV" train --layers 0 "${small[@]}" --out "$work/o4"
+expect_absent "--layers 0" "$work/o4"
+expect_error "--layers 17" "--layers: Value 17 not in range 1 to 16" "$QKV" train --layers 17 "${small[@]}" --out "$work/o4"
+expect_absent "--layers 17" "$work/o4"
+if "$QKV" train --layers 2 "${small[@]}" --out "$work/two" >"$work/out" 2>"$work/err" && [ -f "$work/two/model.safetensors" ]; then
+  pass
+else
+  fail "train --layers 2: $(cat "$work/err")"
+fi
+two="$work/two/model.safetensors"
+"$QKV" eval --checkpoint "$two" --data "$gen" >"$work/out" 2>"$work/err"
+if [ $? -eq 0 ] && [ "$(awk '{ print $1 }' "$work/out" | tr '\n' ' ')" = "split train valid test idiom_context sense_context role_swap " ]; then
+  pass
+else
+  fail "eval --split all: one row per split present: $(cat "$work/out" "$work/err")"
+fi
+"$QKV" eval --checkpoint "$two" --data "$gen" --split role_swap >"$work/out" 2>&1
+if [ $? -eq 0 ] && grep -qE '^role_swap +2 ' "$work/out" && [ "$(wc -l <"$work/out")" -eq 2 ]; then pass; else fail "eval --split role_swap: $(cat "$work/out")"; fi
+expect_error "eval --split deeper without deeper.tsv" "split 'deeper' is not in this dataset: $gen/deeper.tsv does not exist" \
+  "$QKV" eval --checkpoint "$two" --data "$gen" --split deeper
+expect_error "eval --split bogus" "--split: bogus not in \{train,valid,test,idiom_context,sense_context,role_swap,deeper,all\}" \
+  "$QKV" eval --checkpoint "$two" --data "$gen" --split bogus
+expect_error "attend --layer past the last" "--layer 3 is out of range: .*two/model.safetensors has 2 layers \(valid: 1 to 2\)" \
+  "$QKV" attend --checkpoint "$two" --layer 3 "money bank grows"
+expect_error "attend --layer 0" "--layer 0 is out of range: .* \(valid: 1 to 2\)" "$QKV" attend --checkpoint "$two" --layer 0 "money bank grows"
+expect_error "attend --layer 2 of a one-layer model" "--layer 2 is out of range: .* has 1 layer \(valid: 1\)" \
+  "$QKV" attend --checkpoint "$ckpt" --layer 2 "money bank grows"
+"$QKV" attend --checkpoint "$two" --layer 1 --format json "money bank grows" >"$work/out" 2>&1
+grep -q '"layer": 1,' "$work/out" && grep -q '"layers": 2,' "$work/out" && pass || fail "attend --layer 1 --format json: $(head -c 300 "$work/out")"
+"$QKV" attend --checkpoint "$two" --format text "money bank grows" >"$work/out" 2>&1
+grep -q "layer 2 of 2" "$work/out" && pass || fail "attend shows the last layer by default: $(head -n 1 "$work/out")"
+printf 'money bank grows and river bank flows fast\tपैसा\n' >"$gen/deeper.tsv"   # longer than every training sentence
+expect_error "eval: a split sentence longer than the model reads" "deeper.tsv:1: english has 8 tokens, the model reads at most 7" \
+  "$QKV" eval --checkpoint "$two" --data "$gen" --split deeper
+expect_error "train: a split sentence longer than every training sentence" "deeper.tsv:1: sentence is longer than every training sentence" \
+  "$QKV" train "${small[@]}" --out "$work/o5"
+expect_absent "too-long split sentence" "$work/o5"
+printf 'money bank grows\tपैसा\nno tab\n' >"$gen/deeper.tsv"
+expect_error "malformed generalisation split" "deeper.tsv:2: missing tab" "$QKV" train "${small[@]}" --out "$work/o5"
 
 # ---- reproducibility: same seed, same flags, bit-identical checkpoint ----
 "$QKV" train --epochs 1 --d-model 16 --d-k 8 --d-ff 32 --out "$work/tiny2" >/dev/null 2>&1
