@@ -48,7 +48,8 @@ bool verbose() {
   return value && std::string(value) == "1";
 }
 
-// The fixture pair in use: "" is the shipped default (ReLU feed-forward), "_gelu" the GELU variant.
+// The fixture pair in use: "" is the shipped default (ReLU feed-forward), "_gelu" the GELU variant,
+// "_layers2" a two-layer model (layers.1.*, each layer's attention).
 std::string g_variant;
 std::string model_path() {
   return g_variant.empty() ? fixture_path("QKV_TWIN_MODEL", "tests/fixtures/twin_model.safetensors")
@@ -178,6 +179,10 @@ double check_against_reference(DType dtype, double tol, double floor_fraction) {
   Tensor loss = model.loss(batch);
   expect_close("loss", loss, "loss");
   expect_close("attention", model.last_attention(), "attention");
+  // A several-layer fixture also holds each layer's weights as attention.L.
+  if (model.layers() > 1)
+    for (int64_t l = 0; l < model.layers(); ++l)
+      expect_close(fmt::format("attention of layer {}", l), model.last_attention(l), fmt::format("attention.{}", l));
   loss.backward();
   {
     NoGradGuard no_grad;
@@ -248,6 +253,17 @@ TEST_SUITE("pytorch_twin") {
 
   TEST_CASE("pytorch_twin: a GELU feed-forward matches PyTorch too (float64 1e-6, float32 1e-4)") {
     g_variant = "_gelu";
+    check_against_reference(DType::F64, 1e-6, 1e-6);
+    check_against_reference(DType::F32, 1e-4, 1.0);
+    g_variant = "";
+  }
+
+  TEST_CASE("pytorch_twin: a two-layer model matches PyTorch too, every layer's attention included") {
+    g_variant = "_layers2";
+    {
+      const models::LoadedTranslator loaded = models::load_translator(model_path());
+      REQUIRE(loaded.model->layers() == 2);
+    }
     check_against_reference(DType::F64, 1e-6, 1e-6);
     check_against_reference(DType::F32, 1e-4, 1.0);
     g_variant = "";

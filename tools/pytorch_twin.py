@@ -3,8 +3,10 @@
 
 Reads a qkv translator checkpoint, rebuilds the same model out of torch.nn modules (identical
 parameter names), loads the weights, runs ONE fixed teacher-forced batch (the first --lines pairs
-of --data) and writes the loss, the logits, the attention weights and every parameter's gradient,
-together with the batch itself, to a safetensors fixture that qkv's safetensors_read can load.
+of --data) and writes the loss, the logits, the attention weights (the last layer's as
+"attention"; with several layers also each layer's as "attention.L", L from 0) and every
+parameter's gradient, together with the batch itself, to a safetensors fixture that qkv's
+safetensors_read can load.
 
 Run it with Debian's interpreter, which has python3-torch and python3-numpy
 (`QKV_WITH_TORCH=1 bash tools/setup.sh` installs them):
@@ -130,6 +132,27 @@ class FeedForward(nn.Module):
         return self.fc2(h)
 
 
+class Block(nn.Module):
+    """One layer: context = x + attention(x); h = LayerNorm(context); out = h + FFN(h)."""
+
+    def __init__(self, config, attention):
+        super().__init__()
+        D = config["d_model"]
+        self.attention = attention
+        if attention == "learned":
+            self.attn = SelfAttention(D, config["d_k"])
+        self.ln1 = nn.LayerNorm(D, eps=1e-5)
+        self.ffn = FeedForward(D, config["d_ff"], config.get("activation", "gelu"))
+
+    def forward(self, x, keep):
+        if self.attention == "learned":
+            mixed, weights = self.attn(x, keep)
+        else:                                             # static: Q = K = V = x; none: identity weights
+            mixed, weights = attend(x, x, x, keep)
+        h = self.ln1(x + mixed)
+        return h + self.ffn(h), weights
+
+
 class Translator(nn.Module):
     def __init__(self, config):
         super().__init__()
@@ -141,10 +164,19 @@ class Translator(nn.Module):
         self.src_embed = nn.Embedding(config["source_vocab"], D)
         self.tgt_embed = nn.Embedding(config["target_vocab"], D)
         self.pos_embed = nn.Embedding(self.S + self.T_tgt, D)
+        # Layer 0's pieces sit at the top level (attn, ln1, ffn), as in one-layer checkpoints;
+        # layer l >= 1 is layers.l.* ("layers" absent from the config means one layer).
+        n_layers = config.get("layers", 1)
+        if not 1 <= n_layers <= 16:
+            raise SystemExit(f"'layers' must be in [1, 16], got {n_layers}")
+        first = Block(config, self.attention)
         if self.attention == "learned":
-            self.attn = SelfAttention(D, config["d_k"])
-        self.ln1 = nn.LayerNorm(D, eps=1e-5)
-        self.ffn = FeedForward(D, config["d_ff"], config.get("activation", "gelu"))
+            self.attn = first.attn
+        self.ln1, self.ffn = first.ln1, first.ffn
+        self.blocks = [first]
+        if n_layers > 1:
+            self.layers = nn.ModuleDict({str(l): Block(config, self.attention) for l in range(1, n_layers)})
+            self.blocks += [self.layers[str(l)] for l in range(1, n_layers)]
         self.head = nn.Linear(D, config["target_vocab"])
 
     def attention_mask(self, source_lengths):
@@ -163,13 +195,11 @@ class Translator(nn.Module):
         tokens = torch.cat([self.src_embed(source), self.tgt_embed(target_input)], dim=1)
         x = tokens + self.pos_embed.weight                # (B, T, D) + (T, D)
         keep = self.attention_mask(source_lengths)
-        if self.attention == "learned":
-            mixed, weights = self.attn(x, keep)
-        else:                                             # static: Q = K = V = x; none: identity weights
-            mixed, weights = attend(x, x, x, keep)
-        h = self.ln1(x + mixed)
-        h = h + self.ffn(h)
-        return self.head(h[:, self.S:, :]), weights       # (B, T_tgt, V), (B, T, T)
+        all_weights = []
+        for block in self.blocks:
+            x, weights = block(x, keep)
+            all_weights.append(weights)
+        return self.head(x[:, self.S:, :]), all_weights   # (B, T_tgt, V), one (B, T, T) per layer
 
 
 # ---- the fixed batch ---------------------------------------------------------------------------
@@ -256,7 +286,8 @@ def main():
     source, target_input, target_output, lengths = make_batch(pairs, english_vocab, hindi_vocab, S, T_tgt)
 
     model.zero_grad(set_to_none=True)
-    logits, attention = model(torch.from_numpy(source), torch.from_numpy(target_input), lengths.tolist())
+    logits, attentions = model(torch.from_numpy(source), torch.from_numpy(target_input), lengths.tolist())
+    attention = attentions[-1]
     V = logits.shape[-1]
     loss = F.cross_entropy(logits.reshape(-1, V), torch.from_numpy(target_output).reshape(-1), ignore_index=PAD)
     loss.backward()
@@ -271,6 +302,9 @@ def main():
         "batch.target_output": target_output,
         "batch.source_lengths": lengths,
     }
+    if len(attentions) > 1:
+        for layer, weights in enumerate(attentions):
+            out[f"attention.{layer}"] = f64(weights)
     for name, p in model.named_parameters():
         out["grad." + name] = f64(p.grad)
 
