@@ -82,6 +82,7 @@ gpu-test: $(BUILD)/qkv_gpu_tests
 # "skipped" and pass where there is no GPU or no CUDA build), then the same GPU tests against the
 # CUDA sources on an emulated device (tests/gpu/emu/; about a minute).
 test: $(BUILD)/qkv $(BUILD)/qkv_tests $(if $(LIB_CU_OBJ),$(BUILD)/qkv_gpu_tests)
+	python3 -m unittest tests/test_grammar.py
 	$(BUILD)/qkv_tests
 	QKV=$(BUILD)/qkv bash tests/cli/run.sh
 	$(if $(LIB_CU_OBJ),$(BUILD)/qkv_gpu_tests,@echo "GPU tests skipped: built without CUDA (nvcc not found)")

@@ -952,9 +952,8 @@ def bank(d, meaning):
     tense = pick_tense(d, ["hab", "past", "fut"] if verb == "see" else TENSES)
     negative = d.chance(0.15)
     if verb == "keep":
-        obj = noun(d.pick(["money", "money", "bag", "box", "book"]))
-        if obj["key"] != "money":
-            obj = noun(obj["key"], "sg", d.pick(["the", "a", "my", "his", "her"][:2]))
+        key = d.pick(["money", "money", "bag", "box", "book"])
+        obj = noun(key, "sg", d.pick([None, "the"] if key == "money" else ["the", "a"]))
     else:
         obj = noun(d.pick(["snake", "thief", "snake", "thief", "friend", "doctor"]), "sg", "a")
     if obj["key"] in ("money", "snake", "thief"):

@@ -75,8 +75,8 @@ NOUNS = {
     "test":     ("test", "tests",          ("टेस्ट", "टेस्ट", "टेस्ट", "टेस्टों"),              "m", {"task", "event"}),
     "homework": ("homework", None,         ("होमवर्क", "होमवर्क", None, None),               "m", {"task"}),
     "interview": ("interview", "interviews", ("इंटरव्यू", "इंटरव्यू", "इंटरव्यू", "इंटरव्यूओं"), "m", {"task", "event"}),
-    "puzzle":   ("puzzle", "puzzles",      ("पहेली", "पहेली", "पहेलियाँ", "पहेलियों"),         "f", {"task"}),
-    "question": ("question", "questions",  ("सवाल", "सवाल", "सवाल", "सवालों"),               "m", {"task"}),
+    "puzzle":   ("puzzle", "puzzles",      ("पहेली", "पहेली", "पहेलियाँ", "पहेलियों"),         "f", {"task", "write", "read"}),
+    "question": ("question", "questions",  ("सवाल", "सवाल", "सवाल", "सवालों"),               "m", {"task", "write", "read"}),
     "match":    ("match", "matches",       ("मैच", "मैच", "मैच", "मैचों"),                    "m", {"task", "event"}),
     # events only
     "party":    ("party", None,            ("पार्टी", "पार्टी", None, None),                  "f", {"event"}),

@@ -39,25 +39,25 @@ IDIOM_HOLD = [
     ("cake", "idiom", "subj_noun", "puzzle"), ("cake", "idiom", "tense", "fut"),
     ("cake", "literal", "subj", "name:sita"), ("cake", "literal", "tense", "prog"),
     ("leg", "idiom", "subj", "pron:we"), ("leg", "idiom", "event", "wedding"),
-    ("leg", "literal", "subj", "name:amit"), ("leg", "literal", "place", "stairs"),
+    ("leg", "literal", "subj", "name:amit"), ("leg", "literal", "place", "park"),
     ("spill", "idiom", "event", "meeting"), ("spill", "idiom", "subj_noun", "farmer"),
-    ("spill", "literal", "place", "carpet"), ("spill", "literal", "subj", "pron:they"),
+    ("spill", "literal", "place", "garden"), ("spill", "literal", "subj", "pron:they"),
     ("feet", "idiom", "event", "interview"), ("feet", "idiom", "subj_noun", "teacher"),
-    ("feet", "literal", "place", "rain"), ("feet", "literal", "subj", "name:priya"),
-    ("weather", "idiom", "tense", "fut"), ("weather", "idiom", "subj", "name:rahul"),
-    ("weather", "literal", "cue", "bad"), ("weather", "literal", "place", "village"),
-    ("sack", "idiom", "tense", "fut"), ("sack", "idiom", "subj_noun", "doctor"),
+    ("feet", "literal", "place", "pond"), ("feet", "literal", "subj", "name:priya"),
+    ("weather", "idiom", "subj_noun", "woman"), ("weather", "idiom", "subj", "name:rahul"),
+    ("weather", "literal", "cue", "bad"), ("weather", "literal", "time", "tomorrow"),
+    ("sack", "idiom", "event", "movie"), ("sack", "idiom", "subj_noun", "doctor"),
     ("sack", "literal", "cue", "hammer"), ("sack", "literal", "subj", "pron:i"),
     ("books", "idiom", "event", "test"), ("books", "idiom", "subj", "name:priya"),
-    ("books", "literal", "cue", "shoe"), ("books", "literal", "tense", "fut"),
-    ("hot", "idiom", "cue", "mistake"), ("hot", "idiom", "subj_noun", "farmer"),
+    ("books", "literal", "cue", "shoe"), ("books", "literal", "subj", "pron:we"),
+    ("hot", "idiom", "subj", "name:neha"), ("hot", "idiom", "subj_noun", "farmer"),
     ("hot", "literal", "object", "plate"), ("hot", "literal", "tense", "fut"),
-    ("arm", "idiom", "subj_noun", "watch"), ("arm", "idiom", "tense", "fut"),
-    ("arm", "literal", "subj_noun", "robot"), ("arm", "literal", "tense", "fut"),
+    ("arm", "idiom", "subj_noun", "watch"), ("arm", "idiom", "subj_noun", "shirt"),
+    ("arm", "literal", "subj_noun", "robot"), ("arm", "literal", "place", "park"),
     ("blue_moon", "idiom", "verb", "read"), ("blue_moon", "idiom", "subj", "pron:we"),
     ("blue_moon", "literal", "tense", "fut"), ("blue_moon", "literal", "subj", "name:neha"),
-    ("cat", "idiom", "subj", "name:amit"), ("cat", "idiom", "tense", "fut"),
-    ("cat", "literal", "cue", "quickly"), ("cat", "literal", "subj", "pron:she"),
+    ("cat", "idiom", "subj", "name:amit"), ("cat", "idiom", "subj_noun", "teacher"),
+    ("cat", "literal", "subj", "name:rahul"), ("cat", "literal", "subj", "pron:she"),
     ("ice", "idiom", "event", "meeting"), ("ice", "idiom", "tense", "hab"),
     ("ice", "literal", "cue", "pond"), ("ice", "literal", "subj_noun", "boy"),
 ]
@@ -218,6 +218,11 @@ def write(path, rows):
 
 
 def main():
+    out_dir = OUT_DIR
+    if len(sys.argv) == 3 and sys.argv[1] == "--out":
+        out_dir = sys.argv[2]
+    elif len(sys.argv) != 1:
+        sys.exit("usage: python3 data/make_idioms.py [--out DIR]")
     rng = random.Random(SEED)
     pools, by_english = draw_all(rng)
     iid = pools[None]
@@ -282,9 +287,9 @@ def main():
             print("check failed:", e, file=sys.stderr)
         sys.exit(1)
 
-    os.makedirs(OUT_DIR, exist_ok=True)
+    os.makedirs(out_dir, exist_ok=True)
     for name, rows in splits.items():
-        write(os.path.join(OUT_DIR, f"{name}.tsv"), rows)
+        write(os.path.join(out_dir, f"{name}.tsv"), rows)
     print(f"sentences drawn (distinct English): {len(by_english)}")
     for name, rows in splits.items():
         print(f"{name:14s} {len(rows):6d} pairs")
