@@ -194,21 +194,22 @@ def plain_transitive(d):
     negative = d.chance(0.2)
     if same_past_clash(verb, tense, negative, np_agr(subj)):
         return None
-    obj = thing_np(d, TRANSITIVE[verb], extra_adjs=("heavy", "light") if verb in ("buy", "see") else ())
+    obj = thing_np(d, TRANSITIVE[verb], adj_p=0.25,
+                   extra_adjs=("heavy", "light", "light") if verb in ("buy", "see") else ())
     if "light" in obj["adjs"]:
         d.feats["sense"] = ("light", "weight")
         d.feats["cue"] = obj["key"]
     d.feats["verb"] = verb
     d.feats["object"] = obj["key"]
-    blue_moon = tense == "hab" and not negative and d.chance(0.12)
+    blue_moon = tense == "hab" and not negative and d.chance(0.12)  # once in a blue moon
     adj = adjuncts(d, tense)
     extra_en, before_hi = [], []
-    if blue_moon:  # once in a blue moon -> बहुत कम (idiomatic), right before the object
+    if blue_moon:  # once in a blue moon -> बहुत कम (idiomatic, "rarely"), after the object
         d.feats["idiom"] = ("blue_moon", "idiom")
         extra_en, before_hi = ["once", "in", "a", "blue", "moon"], ["बहुत", "कम"]
         d.depth += 1
     en, hi = transitive_clause(d, verb, np_en(obj, "obj"), np_hi(obj), np_agr(obj), tense, negative,
-                               subj, (adj[0] + extra_en, adj[1]), before_object_hi=before_hi)
+                               subj, (adj[0] + extra_en, adj[1]), extra_hi=before_hi)
     return d.done(en, hi)
 
 
@@ -303,7 +304,7 @@ def intransitive(d):
             d.feats["place"] = key
         adj = adjuncts(d, tense, place_keys=None)
     elif verb == "swim":
-        key = d.pick(["river", "lake", "pond"])
+        key = d.pick(["river", "lake", "pond", "canal"])
         d.feats["place"] = key
         e, h = place_phrase(d, key, adj_p=0)
         adj = adjuncts(d, tense, place_keys=None)
@@ -529,7 +530,7 @@ def feet_literal(d):
     idiom(d, "feet", "literal")
     subj = subject_feats(d, person_np(d))
     tense = pick_tense(d, ["past", "past", "fut", "hab"])
-    key = d.pick(["snow", "rain", "river", "lake", "pond", "snow"])
+    key = d.pick(["snow", "rain", "river", "lake", "pond", "canal", "snow"])
     d.feats["place"] = key
     d.feats["cue"] = key
     if key in ("snow", "rain"):
@@ -756,7 +757,7 @@ def moon_idiom(d):
     adj = adjuncts(d, "hab", place_p=0.2, time_p=0.0, event_p=0.0)
     d.depth += 1
     en, hi = transitive_clause(d, verb, np_en(obj, "obj"), np_hi(obj), np_agr(obj), "hab", False, subj,
-                               (adj[0] + ["once", "in", "a", "blue", "moon"], adj[1]), before_object_hi=["बहुत", "कम"])
+                               (adj[0] + ["once", "in", "a", "blue", "moon"], adj[1]), extra_hi=["बहुत", "कम"])
     return d.done(en, hi)
 
 
@@ -839,7 +840,7 @@ def ice_literal(d):
     tense = pick_tense(d, ["past", "past", "fut"])
     negative = d.chance(0.15)
     if d.chance(0.5):
-        key = d.pick(["river", "lake", "pond"])
+        key = d.pick(["river", "lake", "pond", "canal"])
         cue(d, key)
         np = noun(key)
         c_en, c_hi = ["on"] + np_en(np), np_hi(np, oblique=True) + ["पर"]
@@ -859,10 +860,10 @@ def ice_literal(d):
 # shop, a market, a stadium or an office.  A distractor is a phrase that belongs with the other
 # sense, placed where it decides nothing (bat at the shop ... at night).
 SENSE_PLACES = {
-    ("bat", "animal"): ["cave", "forest", "tree", "field", "garden"],
-    ("bat", "cricket"): ["shop", "stadium", "market"],
-    ("mouse", "animal"): ["kitchen", "house", "field", "garden", "forest"],
-    ("mouse", "device"): ["shop", "office", "market"],
+    ("bat", "animal"): ["cave", "forest", "tree", "field", "garden", "house", "village"],
+    ("bat", "cricket"): ["shop", "stadium", "market", "school", "city"],
+    ("mouse", "animal"): ["kitchen", "house", "field", "garden", "forest", "village", "cave"],
+    ("mouse", "device"): ["shop", "office", "market", "school", "city"],
 }
 SENSE_VERBS = {"animal": ["see", "catch"], "cricket": ["see", "buy"], "device": ["see", "buy"]}
 SENSE_PURPOSE = {("bat", "cricket"): ["match", "cricket"], ("mouse", "device"): ["computer"]}
@@ -913,7 +914,7 @@ def bat_or_mouse(d, word, meaning):
     return d.done(en, hi)
 
 
-WATERS = ["river", "lake", "pond"]
+WATERS = ["river", "lake", "pond", "canal"]
 
 
 def bank_phrase(d, meaning):
@@ -982,7 +983,7 @@ def bank_short(d):
 def lamp(d):
     """turned on the light in the kitchen -> रसोई में बत्ती जलाई (बत्ती: the lamp sense, f)"""
     sense(d, "light", "lamp")
-    verb = d.pick(["turn_on", "turn_off", "turn_on", "turn_off", "see", "buy"])
+    verb = d.pick(["turn_on", "turn_off", "turn_on", "turn_off", "see", "buy", "buy"])
     d.feats["verb"] = verb
     d.feats["cue"] = verb
     subj = subject_feats(d, person_np(d))

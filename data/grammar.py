@@ -106,6 +106,7 @@ NOUNS = {
     "river":    ("river", None,            ("नदी", "नदी", None, None),                       "f", {"water"}),
     "lake":     ("lake", None,             ("झील", "झील", None, None),                       "f", {"water"}),
     "pond":     ("pond", None,             ("तालाब", "तालाब", None, None),                   "m", {"water"}),
+    "canal":    ("canal", None,            ("नहर", "नहर", None, None),                       "f", {"water"}),
     "floor":    ("floor", None,            ("फ़र्श", "फ़र्श", None, None),                     "m", {"surface"}),
     "table":    ("table", None,            ("मेज़", "मेज़", None, None),                      "f", {"surface"}),
     "carpet":   ("carpet", None,           ("कालीन", "कालीन", None, None),                   "m", {"surface"}),

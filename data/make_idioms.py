@@ -70,7 +70,7 @@ SENSE_HOLD = [
     ("bank", "river", "cue", "pond"), ("bank", "river", "distractor", "money"),
     ("bank", "money", "distractor", "snake"), ("bat", "animal", "distractor", "after_match"),
     ("light", "weight", "cue", "box"), ("light", "weight", "cue", "watch"),
-    ("light", "lamp", "cue", "buy"), ("letter", "mail", "cue", "show"),
+    ("light", "lamp", "cue", "see"), ("letter", "mail", "cue", "show"),
     ("letter", "char", "cue", "door"),
 ]
 # role_swap: these ordered pairs of names occur in train only in this order (the first name the

@@ -182,6 +182,7 @@ class Idioms(unittest.TestCase):
 
     def test_once_in_a_blue_moon(self):
         self.assertEqual(hindi_of("moon_idiom", "she dances once in a blue moon"), "वह बहुत कम नाचती है")
+        self.assertEqual(hindi_of("moon_idiom", "ravi eats apples once in a blue moon"), "रवि सेब बहुत कम खाता है")
         self.assertEqual(hindi_of("moon_literal", "she saw a blue moon in the sky"), "उसने आसमान में एक नीला चाँद देखा")
 
     def test_let_the_cat_out_of_the_bag(self):
