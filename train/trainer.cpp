@@ -164,6 +164,7 @@ TrainResult train_translator(const TrainOptions& o) {
   const bool live = !o.quiet && isatty(STDOUT_FILENO);
   const int64_t steps_per_epoch = (static_cast<int64_t>(ds.train.size()) + o.batch - 1) / o.batch;
   const int64_t total_steps = steps_per_epoch * o.epochs;
+  const int64_t warmup_steps = std::min(steps_per_epoch, std::max<int64_t>(1, total_steps / 10));
   if (!o.quiet)
     fmt::print("training {} attention, {} layer{}: {} train / {} valid pairs, {} parameters ({} in attention), {} steps\n",
                o.attention, o.layers, o.layers == 1 ? "" : "s", ds.train.size(), ds.valid.size(), model.parameter_count(),
@@ -184,9 +185,9 @@ TrainResult train_translator(const TrainOptions& o) {
     for (size_t begin = 0; begin < order.size(); begin += o.batch) {
       const std::vector<size_t> idx(order.begin() + begin, order.begin() + std::min(order.size(), begin + o.batch));
       const data::Batch batch = data::make_batch(ds.train, idx, english, hindi, config.layout, device);
-      // linear warm-up over the first epoch, then cosine decay to 10% of --lr
+      // linear warm-up over the first epoch (at most a tenth of the run), then cosine decay to 10% of --lr
       const double progress = static_cast<double>(step) / total_steps;
-      const double warmup = std::min(1.0, static_cast<double>(step + 1) / steps_per_epoch);
+      const double warmup = std::min(1.0, static_cast<double>(step + 1) / warmup_steps);
       optimizer.lr = o.schedule == "constant" ? o.lr : o.lr * warmup * (0.1 + 0.45 * (1.0 + std::cos(M_PI * progress)));
       optimizer.zero_grad();
       Tensor loss = model.loss(batch);
