@@ -37,6 +37,19 @@ data::Layout layout_for(const data::Dataset& ds) {
   return layout;
 }
 
+// The layout with its target part cut to the longest target among pairs[idx] (plus <eos>). The slots
+// past it would hold only padding, which the causal mask keeps from every real position and the loss
+// ignores, so the result is the same as with the full layout, for less work. A target longer than
+// the model's layout still reaches make_batch's file:line error.
+static data::Layout trimmed_layout(const data::Layout& layout, const std::vector<data::SentencePair>& pairs,
+                                   const std::vector<size_t>& idx) {
+  int64_t longest = 1;
+  for (size_t i : idx) longest = std::max(longest, static_cast<int64_t>(pairs[i].hindi.size()) + 1);
+  data::Layout trimmed = layout;
+  trimmed.max_target = std::min(layout.max_target, longest);
+  return trimmed;
+}
+
 EvalResult evaluate(models::Translator& model, const std::vector<data::SentencePair>& pairs,
                     const data::Vocab& english, const data::Vocab& hindi, int64_t batch_size) {
   NoGradGuard no_grad;
@@ -48,7 +61,8 @@ EvalResult evaluate(models::Translator& model, const std::vector<data::SentenceP
   for (size_t start = 0; start < pairs.size(); start += batch_size) {
     std::vector<size_t> idx;
     for (size_t i = start; i < std::min(pairs.size(), start + batch_size); ++i) idx.push_back(i);
-    const data::Batch batch = data::make_batch(pairs, idx, english, hindi, model.config().layout, model.device());
+    const data::Batch batch =
+        data::make_batch(pairs, idx, english, hindi, trimmed_layout(model.config().layout, pairs, idx), model.device());
     // teacher-forced loss and token accuracy over real target tokens (incl. <eos>)
     Tensor logits = model.forward(batch);
     const std::vector<int64_t> targets = batch.target_output.to_ids();
@@ -184,7 +198,8 @@ TrainResult train_translator(const TrainOptions& o) {
     int64_t loss_count = 0;
     for (size_t begin = 0; begin < order.size(); begin += o.batch) {
       const std::vector<size_t> idx(order.begin() + begin, order.begin() + std::min(order.size(), begin + o.batch));
-      const data::Batch batch = data::make_batch(ds.train, idx, english, hindi, config.layout, device);
+      const data::Batch batch =
+          data::make_batch(ds.train, idx, english, hindi, trimmed_layout(config.layout, ds.train, idx), device);
       // linear warm-up over the first epoch (at most a tenth of the run), then cosine decay to 10% of --lr
       const double progress = static_cast<double>(step) / total_steps;
       const double warmup = std::min(1.0, static_cast<double>(step + 1) / warmup_steps);
