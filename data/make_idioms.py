@@ -20,7 +20,7 @@ from grammar import NAMES, NOUNS, PRONOUNS, SAME_PAST, VERBS  # noqa: E402
 SEED = 1234
 MAX_EN = 14          # words of English
 MAX_HI = 18          # words of Hindi
-TRAIN_SIZE = 40000
+TRAIN_SIZE = 60000
 VALID_SIZE = 2000
 TEST_SIZE = 2000
 GENERAL_SIZE = 400   # sentences in each generalisation split
