@@ -298,10 +298,14 @@ def intransitive(d):
     if verb in ("go", "come"):  # to the market -> बाज़ार (no postposition); home -> घर
         if d.chance(0.2):
             dest_en, dest_hi = ["home"], ["घर"]
-        else:
-            key = d.pick([k for k, v in NOUNS.items() if "destination" in v[4]])
-            dest_en, dest_hi = ["to"] + np_en(noun(key)), np_hi(noun(key))
+        else:  # to the market -> बाज़ार; to school (no article) -> स्कूल; to the bank -> बैंक (money)
+            key = d.pick([k for k, v in NOUNS.items() if "destination" in v[4]] + ["bank_money"])
+            np = noun(key, "sg", None if key == "school" else "the")
+            dest_en, dest_hi = ["to"] + np_en(np), np_hi(np)
             d.feats["place"] = key
+            if key == "bank_money":
+                d.feats["sense"] = ("bank", "money")
+                d.feats["cue"] = "go"
         adj = adjuncts(d, tense, place_keys=None)
     elif verb == "swim":
         key = d.pick(["river", "lake", "pond", "canal"])
@@ -530,11 +534,11 @@ def feet_literal(d):
     idiom(d, "feet", "literal")
     subj = subject_feats(d, person_np(d))
     tense = pick_tense(d, ["past", "past", "fut", "hab"])
-    key = d.pick(["snow", "rain", "river", "lake", "pond", "canal", "snow"])
+    key = d.pick(["snow", "rain", "winter", "river", "lake", "pond", "canal", "snow"])
     d.feats["place"] = key
     d.feats["cue"] = key
-    if key in ("snow", "rain"):
-        p_en, p_hi = ["in", "the", key], [{"snow": "बर्फ़", "rain": "बारिश"}[key], "में"]
+    if key in ("snow", "rain", "winter"):
+        p_en, p_hi = ["in", "the", key], [{"snow": "बर्फ़", "rain": "बारिश", "winter": "सर्दी"}[key], "में"]
     else:
         p_en, p_hi = place_phrase(d, key, adj_p=0.0)
     d.depth += 1

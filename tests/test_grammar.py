@@ -88,6 +88,8 @@ class Agreement(unittest.TestCase):
         self.assertEqual(hindi_of("intransitive", "the girls slept"), "लड़कियाँ सोईं")
         self.assertEqual(hindi_of("intransitive", "she went to the market"), "वह बाज़ार गई")
         self.assertEqual(hindi_of("intransitive", "the boys came home"), "लड़के घर आए")
+        self.assertEqual(hindi_of("intransitive", "they will go to school"), "वे स्कूल जाएँगे")
+        self.assertEqual(hindi_of("intransitive", "she went to the bank"), "वह बैंक गई")
 
     def test_adjectives_and_possessives_agree_with_their_noun_in_case(self):
         self.assertEqual(g.np_hi(noun("friend", "sg", "my", ["old"])), ["मेरा", "बूढ़ा", "दोस्त"])

@@ -186,6 +186,7 @@ struct DemoOptions {
   int64_t epochs = TrainOptions{}.epochs;  // the same as `qkv train`
   int64_t layers = TrainOptions{}.layers;  // the same as `qkv train`
   uint64_t seed = 1;
+  bool frozen = false;  // also train learned and static with frozen token embeddings (two more models)
 };
 
 // One or two sentences on what the layers of a model can do, for the console and the page.
@@ -261,7 +262,8 @@ static void run_demo(const DemoOptions& o) {
     return r;
   };
   for (const auto& mode : mode_names) results.push_back(run(mode, false));
-  for (const auto& mode : {"learned", "static"}) frozen.push_back(run(mode, true));
+  if (o.frozen)
+    for (const auto& mode : {"learned", "static"}) frozen.push_back(run(mode, true));
 
   // ---- the ablation table ----
   // One exact-match column per split, each as wide as its name.
@@ -286,11 +288,13 @@ static void run_demo(const DemoOptions& o) {
       {"cake_idiom", "the exam was a piece of cake"},
       {"bank_money", "money bank grows"},
       {"bank_river", "river bank flows"},
-      {"bank_deposit", "he deposited money in the bank"},
+      {"bank_kept", "he kept money in the bank"},
       {"bank_sat", "he sat on the bank of the river"},
-      // held-out test sentences where parameter-free attention slips
-      {"cat_idiom_names", "ravi let the cat out of the bag to amit"},
-      {"cake_idiom_puzzle", "the puzzle was a piece of cake for the girl"},
+      // none of these is in any split; the last three are combinations train never shows
+      {"bank_thief", "ravi saw a thief on the bank of the river"},         // a thief (also seen in banks) by a river
+      {"bat_garden", "priya saw a bat in the garden"},                      // as sense_context: no animal bat in a garden in train
+      {"cake_idiom_puzzle", "the puzzle was a piece of cake for the girl"},  // as idiom_context: no puzzle with the idiom
+      {"role_swap", "priya called ravi"},                                   // as role_swap: train has ravi acting on priya only
   };
   std::string translations;
   struct Picture {
@@ -300,6 +304,10 @@ static void run_demo(const DemoOptions& o) {
   for (const auto& [name, sentence] : showcase) {
     const std::vector<std::string> words = data::tokenize(sentence);
     translations += fmt::format("\n  {}\n", sentence);
+    if (static_cast<int64_t>(words.size()) > results[0].loaded.model->config().layout.max_source) {
+      translations += "    (skipped: longer than this dataset's sentences)\n";  // a small --data directory
+      continue;
+    }
     std::vector<render::Image> images;
     for (auto& r : results) {
       const auto trace =
@@ -347,8 +355,8 @@ static void run_demo(const DemoOptions& o) {
                      "figure{margin:2em 0}</style></head><body>\n<h1>qkv demo: learned attention vs parameter-free attention</h1>\n";
   html += "<p>Single-head self-attention translators trained on the English&rarr;Hindi idiom dataset: <b>learned</b> "
           "W_q, W_k, W_v; <b>static</b> (the seed's Attempt 1, Q = K = V = x, no parameters); <b>none</b> (each token sees "
-          "only itself). The last two rows keep the token embeddings frozen at their random start, like the seed's static "
-          "embeddings, so parameter-free attention cannot reshape them.</p>\n";
+          "only itself)." + std::string(o.frozen ? " The last two rows keep the token embeddings frozen at their random start, "
+          "like the seed's static embeddings, so parameter-free attention cannot reshape them." : "") + "</p>\n";
   html += "<h2>Ablation</h2>\n<p>The split columns give the " + html_escape(table_title) + ". " + html_escape(layers_explained(o.layers)) +
           "</p>\n<pre>" + html_escape(table) + "</pre>\n";
   html += "<h2>Showcase translations</h2>\n<pre>" + html_escape(translations) + "</pre>\n";
@@ -386,6 +394,7 @@ void register_inspection(CLI::App& app) {
   demo->add_option("--layers", d->layers, "layers per model (as qkv train --layers)")
       ->check(CLI::Range(int64_t{1}, models::TranslatorConfig::kMaxLayers))->capture_default_str();
   demo->add_option("--seed", d->seed, "random seed")->capture_default_str();
+  demo->add_flag("--frozen", d->frozen, "also train learned and static with frozen token embeddings (the seed's static embeddings)");
   demo->callback([d] { run_demo(*d); });
 }
 

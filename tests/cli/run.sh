@@ -6,7 +6,7 @@ QKV=${QKV:-build/qkv}
 source "$(dirname "$0")/lib.sh"
 
 # A small real checkpoint to poke at (a few seconds of training).
-"$QKV" train --epochs 1 --d-model 16 --d-k 8 --d-ff 32 --out "$work/tiny" >"$work/train.log" 2>&1 ||
+"$QKV" train --epochs 1 --layers 1 --d-model 16 --d-k 8 --d-ff 32 --out "$work/tiny" >"$work/train.log" 2>&1 ||
   { echo "FAIL: could not train the tiny model"; cat "$work/train.log"; echo "0 passed, 1 failed"; exit 1; }
 ckpt="$work/tiny/model.safetensors"
 [ -f "$ckpt" ] && [ -f "$work/tiny/metrics.csv" ] && [ -f "$work/tiny/loss.png" ] && pass || fail "train wrote model, metrics and loss.png"
@@ -105,11 +105,13 @@ else
 fi
 two="$work/two/model.safetensors"
 "$QKV" eval --checkpoint "$two" --data "$gen" >"$work/out" 2>"$work/err"
-if [ $? -eq 0 ] && [ "$(awk '{ print $1 }' "$work/out" | tr '\n' ' ')" = "split train valid test idiom_context sense_context role_swap " ]; then
+if [ $? -eq 0 ] && [ "$(awk '{ print $1 }' "$work/out" | tr '\n' ' ')" = "split valid test idiom_context sense_context role_swap " ]; then
   pass
 else
-  fail "eval --split all: one row per split present: $(cat "$work/out" "$work/err")"
+  fail "eval --split all: one row per split present but train: $(cat "$work/out" "$work/err")"
 fi
+"$QKV" eval --checkpoint "$two" --data "$gen" --split train >"$work/out" 2>&1
+grep -qE '^train +5 ' "$work/out" && pass || fail "eval --split train: $(cat "$work/out")"
 "$QKV" eval --checkpoint "$two" --data "$gen" --split role_swap >"$work/out" 2>&1
 if [ $? -eq 0 ] && grep -qE '^role_swap +2 ' "$work/out" && [ "$(wc -l <"$work/out")" -eq 2 ]; then pass; else fail "eval --split role_swap: $(cat "$work/out")"; fi
 expect_error "eval --split deeper without deeper.tsv" "split 'deeper' is not in this dataset: $gen/deeper.tsv does not exist" \
@@ -139,6 +141,18 @@ expect_error "malformed generalisation split" "deeper.tsv:2: missing tab" "$QKV"
 rm -f "$gen/deeper.tsv"
 "$QKV" train --layers 2 "${small[@]}" --out "$work/two_again" >/dev/null 2>&1
 cmp -s "$two" "$work/two_again/model.safetensors" && pass || fail "same seed gives a bit-identical checkpoint"
+
+# ---- demo (on the small data dir): learned, static and none; --frozen adds two frozen-embedding rows ----
+if "$QKV" demo --data "$gen" --epochs 1 --layers 2 --out "$work/demo" >"$work/out" 2>"$work/err"; then
+  grep -q "sense_context" "$work/out" && grep -q "sense_context" "$work/demo/index.html" && pass ||
+    fail "demo: no per-split column: $(head -n 20 "$work/out")"
+  [ "$(grep -c '^\(learned\|static\|none\) .*trained' "$work/out")" -eq 3 ] && ! grep -q "frozen (static)" "$work/out" && pass ||
+    fail "demo: expected three trained rows and no frozen rows"
+else
+  fail "demo: $(cat "$work/err")"
+fi
+"$QKV" demo --data "$gen" --epochs 1 --frozen --out "$work/demo2" >"$work/out" 2>&1
+[ "$(grep -c 'frozen (static)' "$work/out")" -eq 2 ] && pass || fail "demo --frozen: expected two frozen rows: $(tail -n 20 "$work/out")"
 
 echo "cli: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]
