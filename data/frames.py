@@ -1,7 +1,7 @@
 # data/frames.py — the clause types of the corpus (plain clauses, the 12 idioms in both readings,
 # the 5 ambiguous words), each drawn from a random.Random and realised through data/grammar.py.
 # Every draw returns the English, the Hindi and the choices that data/make_idioms.py's splits use.
-from grammar import (NOUNS, NAMES, PRONOUNS, DEFAULT_AGR, PERSON_ADJECTIVES, THING_ADJECTIVES,
+from grammar import (NOUNS, NAMES, PRONOUNS, DEFAULT_AGR, PERSON_ADJECTIVES, THING_ADJECTIVES, DRINK_ADJECTIVES,
                      PLACE_ADJECTIVES, PREDICATE_ADJECTIVES, THING_PREDICATE_ADJECTIVES,
                      SAME_PAST, VERBS, noun, name, pron, np_agr, np_en, np_hi, subject_hi, dative_hi,
                      genitive_hi, for_hi, verb_hi, verb_en, be_en, copula_hi, compound_hi,
@@ -31,7 +31,9 @@ SIMPLE_TIMES = {
 }
 GENERAL_PLACES = ["garden", "room", "kitchen", "market", "park", "house", "village", "city", "shop",
                   "office", "school", "door"]
-PLACE_PREPOSITION = {"door": "at", "stadium": "at"}
+PLACE_PREPOSITION = {"door": "at", "stadium": "at", "party": "at", "wedding": "at", "meeting": "at",
+                     "show": "at", "match": "at"}
+EVENT_PLACES = ["party", "wedding", "meeting", "show", "match"]  # at the party -> पार्टी में
 PLACE_POSTPOSITION = {"tree": "पर", "board": "पर", "wall": "पर", "door": "पर", "floor": "पर",
                       "table": "पर", "carpet": "पर", "stairs": "पर"}
 
@@ -85,8 +87,12 @@ def thing_np(d, kind, adj_p=0.2, extra_adjs=()):
     key = d.pick([k for k, v in NOUNS.items() if kind in v[4]])
     entry = NOUNS[key]
     mass = entry[1] is None
-    if mass:
-        return noun(key, "sg", d.pick(MASS_DETS))
+    if mass:  # hot tea -> गर्म चाय, cold milk -> ठंडा दूध
+        adjs = []
+        if kind == "drink" and d.chance(adj_p):
+            adjs.append(d.pick(DRINK_ADJECTIVES))
+            d.depth += 1
+        return noun(key, "sg", d.pick(MASS_DETS), adjs)
     number = "pl" if d.chance(0.3) else "sg"
     det = d.pick(OBJECT_DETS_SG if number == "sg" else OBJECT_DETS_PL)
     adjs = []
@@ -124,7 +130,7 @@ def time_phrase(d, tense, allowed=None):
     return SIMPLE_TIMES[key][0], SIMPLE_TIMES[key][1]
 
 
-def adjuncts(d, tense, place_keys=GENERAL_PLACES, place_p=0.3, time_p=0.35, event_p=0.15):
+def adjuncts(d, tense, place_keys=GENERAL_PLACES + EVENT_PLACES, place_p=0.3, time_p=0.35, event_p=0.15):
     """Optional place, simple time and event adjuncts: (english after the verb phrase, hindi
     after the subject).  English: place event time; Hindi: time event place."""
     en, hi_time, hi_event, hi_place = [], [], [], []
@@ -136,7 +142,7 @@ def adjuncts(d, tense, place_keys=GENERAL_PLACES, place_p=0.3, time_p=0.35, even
         hi_place = h
         d.depth += 1
     if d.chance(event_p):
-        e, h = event_phrase(d)
+        e, h = event_phrase(d, None, d.pick([x for x in EVENT_NOUNS if x != d.feats.get("place")]))
         en += e
         hi_event = h
         d.depth += 1
@@ -272,7 +278,7 @@ def ditransitive(d):
         obj_en, obj_hi, obj_agr = ["a", "piece", "of", "cake"], ["केक", "का", "एक", "टुकड़ा"], DEFAULT_AGR
         d.feats["idiom"] = ("cake", "literal")
     else:
-        obj = thing_np(d, "thing")
+        obj = noun("money", "sg", d.pick([None, "the"])) if d.chance(0.1) else thing_np(d, "thing")
         obj_en, obj_hi, obj_agr = np_en(obj, "obj"), np_hi(obj), np_agr(obj)
         d.feats["object"] = obj["key"]
     adj = adjuncts(d, tense)
@@ -891,7 +897,11 @@ def bat_or_mouse(d, word, meaning):
     if same_past_clash(verb, tense, negative, np_agr(subj)):
         return None
     number = "pl" if d.chance(0.25) else "sg"
-    obj = noun(f"{word}_{meaning}", number, d.pick(OBJECT_DETS_SG if number == "sg" else OBJECT_DETS_PL))
+    adjs = []
+    if d.chance(0.15):  # a new bat -> एक नया बल्ला, a small mouse -> एक छोटा चूहा
+        adjs.append(d.pick(["big", "small"] + (["new", "red"] if meaning != "animal" else [])))
+        d.depth += 1
+    obj = noun(f"{word}_{meaning}", number, d.pick(OBJECT_DETS_SG if number == "sg" else OBJECT_DETS_PL), adjs)
     purposes = SENSE_PURPOSE.get((word, meaning), [])
     if purposes and verb == "buy" and d.chance(0.4):
         p = d.pick(purposes)

@@ -158,9 +158,13 @@ ADJECTIVES = {
     "sick":   ("बीमार", "बीमार", "बीमार"),
     "ready":  ("तैयार", "तैयार", "तैयार"),
     "angry":  ("नाराज़", "नाराज़", "नाराज़"),
+    "hot":    ("गर्म", "गर्म", "गर्म"),
+    "cold":   ("ठंडा", "ठंडे", "ठंडी"),
 }
-PERSON_ADJECTIVES = ["tall", "little", "old", "good", "happy", "clever", "young"]
-THING_ADJECTIVES = ["new", "big", "small", "red", "old_thing"]
+PERSON_ADJECTIVES = ["tall", "little", "old", "good", "happy", "clever", "young", "hungry", "sad", "busy",
+                     "sick", "angry"]
+THING_ADJECTIVES = ["new", "big", "small", "red", "old_thing", "cheap", "expensive"]
+DRINK_ADJECTIVES = ["hot", "cold"]
 ADJECTIVES["old_thing"] = ("पुराना", "पुराने", "पुरानी")  # "old" of a thing; English "old"
 PLACE_ADJECTIVES = ["big", "small", "new", "old_thing"]
 PREDICATE_ADJECTIVES = ["happy", "hungry", "sad", "busy", "sick", "ready", "angry", "tall"]

@@ -192,7 +192,7 @@ def count_plain_transitive():
                     if verb in SAME_PAST and tense == "hab" and not negative and not third_sg:
                         continue
                     times = 1 + sum(1 for v in frames.SIMPLE_TIMES.values() if tense in v[2])
-                    places = 1 + len(frames.GENERAL_PLACES)
+                    places = 1 + len(frames.GENERAL_PLACES + frames.EVENT_PLACES)
                     total += objects * times * places
     return total
 

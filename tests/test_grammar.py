@@ -96,6 +96,8 @@ class Agreement(unittest.TestCase):
         self.assertEqual(g.np_hi(noun("friend", "sg", "my", ["old"]), oblique=True), ["मेरे", "बूढ़े", "दोस्त"])
         self.assertEqual(g.np_hi(noun("girl", "pl", "our", ["tall"])), ["हमारी", "लंबी", "लड़कियाँ"])
         self.assertEqual(g.np_hi(noun("book", "sg", "a", ["new"])), ["एक", "नई", "किताब"])
+        self.assertEqual(g.subject_hi(noun("boy", "sg", "the", ["hungry"]), True), ["भूखे", "लड़के", "ने"])
+        self.assertEqual(g.np_hi(noun("milk", "sg", None, ["cold"])), ["ठंडा", "दूध"])
 
 
 class Ergative(unittest.TestCase):
@@ -129,6 +131,9 @@ class ObliqueCase(unittest.TestCase):
 
     def test_place_adjuncts_and_their_adjectives_are_oblique(self):
         self.assertEqual(hindi_of("intransitive", "ravi danced in the big garden"), "रवि बड़े बगीचे में नाचा")
+
+    def test_an_event_as_a_place_takes_mein(self):
+        self.assertEqual(hindi_of("intransitive", "ravi danced at the party"), "रवि पार्टी में नाचा")
 
     def test_meet_takes_se_and_agrees_with_the_subject(self):
         self.assertEqual(hindi_of("meet", "priya met ravi"), "प्रिया रवि से मिली")
