@@ -916,8 +916,6 @@ def bat_or_mouse(d, word, meaning):
     extra_en, extra_hi = [], []
     if (word, meaning) in SENSE_DISTRACTOR and d.chance(0.2):
         tag, extra_en, extra_hi = SENSE_DISTRACTOR[(word, meaning)]
-        if tag == "night" and tense in ("hab", "past", "fut", "prog"):
-            pass
         d.feats["distractor"] = tag
         d.depth += 1
     else:
@@ -951,7 +949,7 @@ def bank(d, meaning):
     if meaning == "money":
         d.feats.setdefault("cue", "bank")
     d.depth += 1
-    if r < 0.35:  # an intransitive verb: sit, sleep, dance (river) / sit, wait? (money)
+    if r < 0.35:  # an intransitive verb: sit, sleep, laugh, cry
         verb = d.pick(["sit", "sleep", "laugh", "cry"] if meaning == "river" else ["sit", "laugh", "cry"])
         tense = pick_tense(d, ["hab", "past", "fut"])
         negative = d.chance(0.15)
