@@ -1,6 +1,10 @@
 // train/commands.cpp — the `example`, `train`, `eval` and `translate` commands.
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <cerrno>
+#include <cmath>
+#include <cstdlib>
 #include <memory>
 #include <stdexcept>
 
@@ -63,14 +67,16 @@ void register_translator(CLI::App& app) {
       ->check(CLI::IsMember({"relu", "gelu"}))->capture_default_str();
   train->add_option("--epochs", opts->epochs, "training epochs")->check(CLI::Range(1, 100000))->capture_default_str();
   train->add_option("--batch", opts->batch, "sentences per batch")->check(CLI::Range(1, 100000))->capture_default_str();
-  train->add_option("--lr", opts->lr, "AdamW learning rate")->check(CLI::PositiveNumber)->capture_default_str();
-  train->add_option("--weight-decay", opts->weight_decay, "AdamW weight decay")->check(CLI::NonNegativeNumber)->capture_default_str();
+  train->add_option("--lr", opts->lr, "AdamW learning rate")->check(finite_number())->check(CLI::PositiveNumber)->capture_default_str();
+  train->add_option("--weight-decay", opts->weight_decay, "AdamW weight decay")
+      ->check(finite_number())->check(CLI::NonNegativeNumber)->capture_default_str();
   train->add_option("--schedule", opts->schedule, "learning-rate schedule: cosine | constant")
       ->check(CLI::IsMember({"cosine", "constant"}))->capture_default_str();
-  train->add_option("--dropout", opts->dropout, "dropout probability while training")->check(CLI::Range(0.0, 0.95))->capture_default_str();
+  train->add_option("--dropout", opts->dropout, "dropout probability while training")
+      ->check(finite_number())->check(CLI::Range(0.0, 0.95))->capture_default_str();
   train->add_flag("--freeze-embeddings", opts->freeze_embeddings,
                   "keep token embeddings at their random start (the seed's static embeddings)");
-  train->add_option("--seed", opts->seed, "random seed (same seed, same checkpoint)")->capture_default_str();
+  train->add_option("--seed", opts->seed, "random seed (same seed, same checkpoint)")->check(seed_value())->capture_default_str();
   train->add_option("--threads", opts->threads, "OpenBLAS threads (0 = default)")->check(CLI::Range(0, 256))->capture_default_str();
   train->add_option("--out", opts->out_dir, "output directory")->capture_default_str();
   train->add_option("--device", opts->device, "cpu | cuda | cuda:N")->capture_default_str();
@@ -129,6 +135,33 @@ void register_translator(CLI::App& app) {
     for (const auto& w : out[0]) joined += (joined.empty() ? "" : " ") + w;
     fmt::print("{}\n", joined);
   });
+}
+
+CLI::Validator finite_number() {
+  return CLI::Validator(
+      [](std::string& text) -> std::string {
+        char* end = nullptr;
+        errno = 0;
+        const double value = std::strtod(text.c_str(), &end);
+        if (text.empty() || end != text.c_str() + text.size() || !std::isfinite(value) || errno == ERANGE)
+          return "must be a finite number, got '" + text + "'";
+        return {};
+      },
+      "FINITE");
+}
+
+CLI::Validator seed_value() {
+  return CLI::Validator(
+      [](std::string& text) -> std::string {
+        const bool digits = !text.empty() && text.size() <= 20 &&
+                            std::all_of(text.begin(), text.end(), [](char c) { return c >= '0' && c <= '9'; });
+        errno = 0;
+        if (digits) std::strtoull(text.c_str(), nullptr, 10);
+        if (!digits || errno == ERANGE)
+          return "must be a whole number from 0 to 18446744073709551615, got '" + text + "'";
+        return {};
+      },
+      "SEED");
 }
 
 std::vector<std::string> sentence_words(const std::string& sentence) {

@@ -19,6 +19,12 @@ void register_inspection(CLI::App& app);   // inspect.cpp: attend, demo
 void register_scaling(CLI::App& app);      // scaling.cpp: the sqrt(d_k) experiment
 void register_bench(CLI::App& app);        // bench.cpp: matmul overhead and training throughput
 
+// Option validators shared by the commands. finite_number(): the text parses as a finite number
+// (rejects nan and inf, which pass CLI11's range checks because every comparison with NaN is false).
+// seed_value(): decimal digits only, at most 2^64 - 1 (no sign, no exponent, no wrap-around).
+CLI::Validator finite_number();
+CLI::Validator seed_value();
+
 // Splits a sentence given on the command line into words; throws on an empty sentence or
 // invalid UTF-8.
 std::vector<std::string> sentence_words(const std::string& sentence);

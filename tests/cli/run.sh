@@ -142,6 +142,19 @@ rm -f "$gen/deeper.tsv"
 "$QKV" train --layers 2 "${small[@]}" --out "$work/two_again" >/dev/null 2>&1
 cmp -s "$two" "$work/two_again/model.safetensors" && pass || fail "same seed gives a bit-identical checkpoint"
 
+# ---- floating-point flags reject nan and inf; seeds are whole numbers in [0, 2^64 - 1], never wrapped ----
+for flag in "--lr nan" "--lr inf" "--dropout nan" "--weight-decay inf"; do
+  expect_error "train $flag" "${flag%% *}: must be a finite number, got '${flag#* }'" "$QKV" train $flag "${small[@]}" --out "$work/o6"
+done
+for seed in -1 18446744073709551616 1e23 0x10; do
+  expect_error "train --seed $seed" "--seed: must be a whole number from 0 to 18446744073709551615, got '$seed'" \
+    "$QKV" train --seed "$seed" "${small[@]}" --out "$work/o6"
+done
+expect_error "demo --seed -1" "--seed: must be a whole number" "$QKV" demo --seed -1 --data "$gen" --out "$work/o6"
+expect_absent "rejected flags" "$work/o6"
+"$QKV" train --seed 18446744073709551615 "${small[@]}" --out "$work/maxseed" >/dev/null 2>&1 &&
+  [ -f "$work/maxseed/model.safetensors" ] && pass || fail "train --seed 18446744073709551615 (the largest seed) is accepted"
+
 # ---- demo (on the small data dir): learned, static and none; --frozen adds two frozen-embedding rows ----
 if "$QKV" demo --data "$gen" --epochs 1 --layers 2 --out "$work/demo" >"$work/out" 2>"$work/err"; then
   grep -q "sense_context" "$work/out" && grep -q "sense_context" "$work/demo/index.html" && pass ||
