@@ -53,6 +53,18 @@ struct IndexCheck {
   int64_t ignore = 0;
 };
 
+// The shapes and mask of one fused attention call (see attention() in ops.h for the formulas).
+// q (batch, queries, width), k (batch, keys, width), v (batch, keys, value_width), all contiguous.
+// Query i sits at key position query_offset + i. Key j is visible to query i iff
+//   j < prefix ? (key_lengths empty or j < key_lengths[b]) : j <= query_offset + i.
+struct AttentionShape {
+  int64_t batch = 0, queries = 0, keys = 0, width = 0, value_width = 0;
+  int64_t query_offset = 0;
+  int64_t prefix = 0;
+  std::vector<int64_t> key_lengths;  // host values, one per batch entry, or empty
+  double scale = 1.0;
+};
+
 class Backend {
  public:
   virtual ~Backend() = default;
@@ -127,6 +139,17 @@ class Backend {
   virtual void softmax_rows(DType dtype, const void* in, void* out, int64_t rows, int64_t cols,
                             bool log) = 0;
 
+  // ---- fused attention: the tiled kernels behind ops.h's attention() ----
+  // Forward: out = softmax(q k^T * scale, masked) v and lse = the log-sum-exp of each query's
+  // visible scores (batch, queries); a query that sees no key gets out = 0 and lse = -inf.
+  virtual void attention_forward(DType dtype, const AttentionShape& shape, const void* q, const void* k,
+                                 const void* v, void* out, void* lse) = 0;
+  // Backward (recomputes the weights from q, k and lse; see ops_attention.cpp for the formula):
+  // d_q, d_k, d_v from d_out; every output is written, none accumulated.
+  virtual void attention_backward(DType dtype, const AttentionShape& shape, const void* q, const void* k,
+                                  const void* v, const void* out, const void* d_out, const void* lse,
+                                  void* d_q, void* d_k, void* d_v) = 0;
+
   // ---- matmul: C[b] = alpha * op(A[b]) @ op(B[b]) + beta * C[b], row-major ----
   // op(A) is (M, K), op(B) is (K, N), C is (M, N). A stride of 0 reuses one matrix for every b.
   virtual void gemm_batched(DType dtype, bool transpose_a, bool transpose_b, int64_t batch,
@@ -140,7 +163,7 @@ Backend& backend_for(Device device);
 // Registers the CUDA backend (called by the CUDA translation unit's static initialiser).
 void register_cuda_backend(Backend* (*factory)(int device_index));
 
-// Sets the number of OpenBLAS threads used by the CPU backend's gemm.
+// Sets the number of threads of the CPU backend: OpenBLAS's gemm and the OpenMP loops.
 void set_cpu_threads(int threads);
 
 // Contiguous row-major strides for a shape.

@@ -4,6 +4,8 @@
 // V vocabulary. Axes may be negative (counted from the end), as in PyTorch.
 #pragma once
 
+#include <cstdint>
+#include <utility>
 #include <vector>
 
 #include "random.h"
@@ -77,6 +79,26 @@ Tensor embedding(const Tensor& table, const Tensor& ids);
 Tensor layer_norm(const Tensor& x, const Tensor& weight, const Tensor& bias, double eps = 1e-5);
 // Mean cross-entropy of logits (..., V) against int64 targets (...), skipping ignore_index.
 Tensor cross_entropy(const Tensor& logits, const Tensor& targets, int64_t ignore_index = -100);
+// ---- fused attention (ops_attention.cpp) ----
+// Which keys each query may see. Query i sits at key position query_offset + i; key j is visible
+// to it iff j < prefix ? (key_lengths empty or j < key_lengths[b]) : j <= query_offset + i.
+struct AttentionMask {
+  int64_t prefix = INT64_MAX;
+  std::vector<int64_t> key_lengths;  // one per batch entry, or empty
+  int64_t query_offset = 0;
+  static AttentionMask none() { return {}; }                          // every key
+  static AttentionMask causal() { return {0, {}, 0}; }                // keys at or before the query
+  static AttentionMask padding(std::vector<int64_t> lengths) { return {INT64_MAX, std::move(lengths), 0}; }
+  // The translator's: the first `source` keys form a bidirectional prefix of which the first
+  // lengths[b] are real words; the keys after it are causal.
+  static AttentionMask prefix_lm(int64_t source, std::vector<int64_t> lengths) { return {source, std::move(lengths), 0}; }
+};
+// softmax(q k^T * scale + mask) v for q (B, Tq, K), k (B, Tk, K), v (B, Tk, Kv) -> (B, Tq, Kv),
+// without forming the (Tq, Tk) matrix: tiles with an online softmax forward, a recomputing
+// backward (FlashAttention-2's algorithm). A query that sees no key gives zeros, as softmax does
+// for an all -inf row. Its backward is not itself differentiable.
+Tensor attention(const Tensor& q, const Tensor& k, const Tensor& v, const AttentionMask& mask, double scale);
+
 // Zeroes each element with probability p and scales the rest by 1/(1-p) when training.
 Tensor dropout(const Tensor& x, double p, bool training, Generator& gen);
 

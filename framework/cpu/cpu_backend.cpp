@@ -14,6 +14,7 @@
 #include <fmt/format.h>
 
 #include "../backend.h"
+#include "cpu_attention.h"
 
 namespace qkv {
 
@@ -444,6 +445,16 @@ class CpuBackend final : public Backend {
     });
   }
 
+  void attention_forward(DType dtype, const AttentionShape& shape, const void* q, const void* k, const void* v,
+                         void* out, void* lse) override {
+    cpu::attention_forward(dtype, shape, q, k, v, out, lse);
+  }
+  void attention_backward(DType dtype, const AttentionShape& shape, const void* q, const void* k, const void* v,
+                          const void* out, const void* d_out, const void* lse, void* d_q, void* d_k,
+                          void* d_v) override {
+    cpu::attention_backward(dtype, shape, q, k, v, out, d_out, lse, d_q, d_k, d_v);
+  }
+
   void gemm_batched(DType dtype, bool ta, bool tb, int64_t batch, int64_t M, int64_t N, int64_t K,
                     double alpha, const void* A, int64_t stride_a, const void* B, int64_t stride_b,
                     double beta, void* C, int64_t stride_c) override {
@@ -478,6 +489,9 @@ Backend& cpu_backend() {
   return backend;
 }
 
-void set_cpu_threads(int threads) { openblas_set_num_threads(threads); }
+void set_cpu_threads(int threads) {
+  openblas_set_num_threads(threads);
+  cpu::set_loop_threads(threads);
+}
 
 }  // namespace qkv

@@ -232,6 +232,29 @@ class CudaBackend final : public Backend {
     cuda::launch_softmax_rows(dtype, in, out, rows, cols, log);
   }
 
+  // The mask's key lengths travel to the device with each call (one small copy).
+  void attention_forward(DType dtype, const AttentionShape& shape, const void* q, const void* k, const void* v,
+                         void* out, void* lse) override {
+    activate();
+    DeviceLengths lengths(*this, shape.key_lengths);
+    cuda::launch_attention_forward(dtype, shape, lengths.data, q, k, v, out, lse);
+  }
+  void attention_backward(DType dtype, const AttentionShape& shape, const void* q, const void* k, const void* v,
+                          const void* out, const void* d_out, const void* lse, void* d_q, void* d_k,
+                          void* d_v) override {
+    activate();
+    DeviceLengths lengths(*this, shape.key_lengths);
+    void* delta = allocator_.allocate(static_cast<size_t>(std::max<int64_t>(shape.batch * shape.queries, 1)) *
+                                      dtype_size(dtype));
+    try {
+      cuda::launch_attention_backward(dtype, shape, lengths.data, q, k, v, out, d_out, lse, delta, d_q, d_k, d_v);
+    } catch (...) {
+      allocator_.release(delta);
+      throw;
+    }
+    allocator_.release(delta);
+  }
+
   // Row-major C = op(A) op(B) is column-major C^T = op(B)^T op(A)^T: hand cuBLAS B first.
   void gemm_batched(DType dtype, bool transpose_a, bool transpose_b, int64_t batch, int64_t M,
                     int64_t N, int64_t K, double alpha, const void* A, int64_t stride_a, const void* B,
@@ -277,6 +300,25 @@ class CudaBackend final : public Backend {
   }
 
  private:
+  // A device copy of an attention mask's key lengths for one call (null when there are none).
+  struct DeviceLengths {
+    DeviceLengths(CudaBackend& owner, const std::vector<int64_t>& host) : backend(owner) {
+      if (host.empty()) return;
+      data = static_cast<int64_t*>(backend.allocator_.allocate(host.size() * sizeof(int64_t)));
+      try {
+        backend.copy_from_host(data, host.data(), host.size() * sizeof(int64_t));
+      } catch (...) {
+        backend.allocator_.release(data);
+        throw;
+      }
+    }
+    ~DeviceLengths() { backend.allocator_.release(data); }
+    DeviceLengths(const DeviceLengths&) = delete;
+    DeviceLengths& operator=(const DeviceLengths&) = delete;
+    CudaBackend& backend;
+    int64_t* data = nullptr;
+  };
+
   // Makes this backend's device current for the calling thread (cheap when it already is).
   void activate() const {
     thread_local int current = -1;

@@ -365,6 +365,182 @@ int64_t walk_numel(const Walk& w) {
   return n;
 }
 
+
+// ---- fused attention (Backend::attention_forward / attention_backward) ----
+// One thread per query (forward, d_q) or per key (d_k, d_v), 64 to a block; the other side's rows
+// are staged through shared memory 16 at a time. Each thread owns its outputs: no atomics.
+constexpr int kAttnRows = 64;       // queries or keys per block, one per thread
+constexpr int kAttnStage = 16;      // rows of the other side staged in shared memory at a time
+constexpr int kAttnMaxWidth = 128;  // largest head width (K and Kv) the kernels hold per thread
+
+struct AttnDims {
+  int64_t batch, queries, keys, width, value_width, query_offset, prefix;
+  const int64_t* lengths;  // device, one per batch entry, or null
+};
+
+__device__ __forceinline__ int64_t attn_length(const AttnDims& d, int64_t b) {
+  return d.lengths ? d.lengths[b] : d.prefix;
+}
+__device__ __forceinline__ bool attn_visible(const AttnDims& d, int64_t length, int64_t i, int64_t j) {
+  return j < d.prefix ? j < length : j <= d.query_offset + i;
+}
+// Whether any key of [j0, j1) is visible to any query before i_end.
+__device__ __forceinline__ bool attn_any(const AttnDims& d, int64_t length, int64_t i_end, int64_t j0, int64_t j1) {
+  if (j0 < (d.prefix < length ? d.prefix : length)) return true;
+  const int64_t lo = j0 > d.prefix ? j0 : d.prefix, hi_a = j1 - 1, hi_b = d.query_offset + i_end - 1;
+  return lo <= (hi_a < hi_b ? hi_a : hi_b);
+}
+
+// Copies rows [r0, r0 + n) of a (rows, width) matrix into tile (kAttnStage, kAttnMaxWidth).
+template <typename T>
+__device__ __forceinline__ void attn_stage(const T* src, int64_t r0, int64_t n, int64_t width, T* tile) {
+  for (int64_t x = threadIdx.x; x < n * width; x += blockDim.x)
+    tile[(x / width) * kAttnMaxWidth + x % width] = src[(r0 + x / width) * width + x % width];
+}
+
+template <typename T>
+__global__ void attention_forward_kernel(AttnDims d, T scale, const T* q, const T* k, const T* v, T* out, T* lse) {
+  __shared__ T k_tile[kAttnStage * kAttnMaxWidth];
+  __shared__ T v_tile[kAttnStage * kAttnMaxWidth];
+  const int64_t tiles = (d.queries + kAttnRows - 1) / kAttnRows;
+  const int64_t b = blockIdx.x / tiles, i0 = (blockIdx.x % tiles) * kAttnRows, i = i0 + threadIdx.x;
+  const int64_t i_end = i0 + kAttnRows < d.queries ? i0 + kAttnRows : d.queries;
+  const bool active = i < d.queries;
+  const int64_t K = d.width, Kv = d.value_width, length = attn_length(d, b);
+  T q_row[kAttnMaxWidth], acc[kAttnMaxWidth];
+  for (int64_t c = 0; c < K; ++c) q_row[c] = active ? q[(b * d.queries + i) * K + c] : T(0);
+  for (int64_t c = 0; c < Kv; ++c) acc[c] = T(0);
+  T m = -INFINITY, l = T(0);
+  for (int64_t j0 = 0; j0 < d.keys; j0 += kAttnStage) {
+    const int64_t nk = d.keys - j0 < kAttnStage ? d.keys - j0 : kAttnStage;
+    if (!attn_any(d, length, i_end, j0, j0 + nk)) continue;  // the same for the whole block
+    __syncthreads();
+    attn_stage(k + b * d.keys * K, j0, nk, K, k_tile);
+    attn_stage(v + b * d.keys * Kv, j0, nk, Kv, v_tile);
+    __syncthreads();
+    if (!active) continue;
+    for (int64_t jj = 0; jj < nk; ++jj) {
+      if (!attn_visible(d, length, i, j0 + jj)) continue;
+      T s = T(0);
+      for (int64_t c = 0; c < K; ++c) s += q_row[c] * k_tile[jj * kAttnMaxWidth + c];
+      s *= scale;
+      if (s > m) {  // a new running max: rescale what was summed so far
+        const T rescale = m == -INFINITY ? T(0) : d_exp(m - s);
+        l *= rescale;
+        for (int64_t c = 0; c < Kv; ++c) acc[c] *= rescale;
+        m = s;
+      }
+      const T p = d_exp(s - m);
+      l += p;
+      for (int64_t c = 0; c < Kv; ++c) acc[c] += p * v_tile[jj * kAttnMaxWidth + c];
+    }
+  }
+  if (!active) return;
+  T* o = out + (b * d.queries + i) * Kv;
+  if (l == T(0)) {
+    for (int64_t c = 0; c < Kv; ++c) o[c] = T(0);
+    lse[b * d.queries + i] = -INFINITY;
+  } else {
+    for (int64_t c = 0; c < Kv; ++c) o[c] = acc[c] / l;
+    lse[b * d.queries + i] = m + d_log(l);
+  }
+}
+
+// delta_i = d_out_i . out_i, one per query.
+template <typename T>
+__global__ void attention_delta_kernel(int64_t rows, int64_t width, const T* out, const T* d_out, T* delta) {
+  QKV_GRID_LOOP(r, rows) {
+    T sum = T(0);
+    for (int64_t c = 0; c < width; ++c) sum += d_out[r * width + c] * out[r * width + c];
+    delta[r] = sum;
+  }
+}
+
+// One thread per key j: d_v_j = sum_i P_ij d_out_i and d_k_j = scale * sum_i dS_ij q_i.
+template <typename T>
+__global__ void attention_dkv_kernel(AttnDims d, T scale, const T* q, const T* k, const T* v, const T* d_out,
+                                     const T* lse, const T* delta, T* d_k, T* d_v) {
+  __shared__ T q_tile[kAttnStage * kAttnMaxWidth];
+  __shared__ T g_tile[kAttnStage * kAttnMaxWidth];
+  const int64_t tiles = (d.keys + kAttnRows - 1) / kAttnRows;
+  const int64_t b = blockIdx.x / tiles, j0 = (blockIdx.x % tiles) * kAttnRows, j = j0 + threadIdx.x;
+  const int64_t j_end = j0 + kAttnRows < d.keys ? j0 + kAttnRows : d.keys;
+  const bool active = j < d.keys;
+  const int64_t K = d.width, Kv = d.value_width, length = attn_length(d, b);
+  T k_row[kAttnMaxWidth], v_row[kAttnMaxWidth], dk[kAttnMaxWidth], dv[kAttnMaxWidth];
+  for (int64_t c = 0; c < K; ++c) {
+    k_row[c] = active ? k[(b * d.keys + j) * K + c] : T(0);
+    dk[c] = T(0);
+  }
+  for (int64_t c = 0; c < Kv; ++c) {
+    v_row[c] = active ? v[(b * d.keys + j) * Kv + c] : T(0);
+    dv[c] = T(0);
+  }
+  for (int64_t i0 = 0; i0 < d.queries; i0 += kAttnStage) {
+    const int64_t nq = d.queries - i0 < kAttnStage ? d.queries - i0 : kAttnStage;
+    if (!attn_any(d, length, i0 + nq, j0, j_end)) continue;  // the same for the whole block
+    __syncthreads();
+    attn_stage(q + b * d.queries * K, i0, nq, K, q_tile);
+    attn_stage(d_out + b * d.queries * Kv, i0, nq, Kv, g_tile);
+    __syncthreads();
+    if (!active) continue;
+    for (int64_t ii = 0; ii < nq; ++ii) {
+      const int64_t i = i0 + ii;
+      const T l = lse[b * d.queries + i];
+      if (!attn_visible(d, length, i, j) || l == -INFINITY) continue;
+      T s = T(0), dp = T(0);
+      for (int64_t c = 0; c < K; ++c) s += q_tile[ii * kAttnMaxWidth + c] * k_row[c];
+      for (int64_t c = 0; c < Kv; ++c) dp += g_tile[ii * kAttnMaxWidth + c] * v_row[c];
+      const T p = d_exp(s * scale - l);
+      const T ds = p * (dp - delta[b * d.queries + i]);
+      for (int64_t c = 0; c < Kv; ++c) dv[c] += p * g_tile[ii * kAttnMaxWidth + c];
+      for (int64_t c = 0; c < K; ++c) dk[c] += ds * q_tile[ii * kAttnMaxWidth + c];
+    }
+  }
+  if (!active) return;
+  for (int64_t c = 0; c < K; ++c) d_k[(b * d.keys + j) * K + c] = dk[c] * scale;
+  for (int64_t c = 0; c < Kv; ++c) d_v[(b * d.keys + j) * Kv + c] = dv[c];
+}
+
+// One thread per query i: d_q_i = scale * sum_j dS_ij k_j.
+template <typename T>
+__global__ void attention_dq_kernel(AttnDims d, T scale, const T* q, const T* k, const T* v, const T* d_out,
+                                    const T* lse, const T* delta, T* d_q) {
+  __shared__ T k_tile[kAttnStage * kAttnMaxWidth];
+  __shared__ T v_tile[kAttnStage * kAttnMaxWidth];
+  const int64_t tiles = (d.queries + kAttnRows - 1) / kAttnRows;
+  const int64_t b = blockIdx.x / tiles, i0 = (blockIdx.x % tiles) * kAttnRows, i = i0 + threadIdx.x;
+  const int64_t i_end = i0 + kAttnRows < d.queries ? i0 + kAttnRows : d.queries;
+  const bool active = i < d.queries;
+  const int64_t K = d.width, Kv = d.value_width, length = attn_length(d, b);
+  T q_row[kAttnMaxWidth], g_row[kAttnMaxWidth], dq[kAttnMaxWidth];
+  for (int64_t c = 0; c < K; ++c) {
+    q_row[c] = active ? q[(b * d.queries + i) * K + c] : T(0);
+    dq[c] = T(0);
+  }
+  for (int64_t c = 0; c < Kv; ++c) g_row[c] = active ? d_out[(b * d.queries + i) * Kv + c] : T(0);
+  const T l = active ? lse[b * d.queries + i] : T(0), delta_i = active ? delta[b * d.queries + i] : T(0);
+  for (int64_t j0 = 0; j0 < d.keys; j0 += kAttnStage) {
+    const int64_t nk = d.keys - j0 < kAttnStage ? d.keys - j0 : kAttnStage;
+    if (!attn_any(d, length, i_end, j0, j0 + nk)) continue;  // the same for the whole block
+    __syncthreads();
+    attn_stage(k + b * d.keys * K, j0, nk, K, k_tile);
+    attn_stage(v + b * d.keys * Kv, j0, nk, Kv, v_tile);
+    __syncthreads();
+    if (!active || l == -INFINITY) continue;
+    for (int64_t jj = 0; jj < nk; ++jj) {
+      if (!attn_visible(d, length, i, j0 + jj)) continue;
+      T s = T(0), dp = T(0);
+      for (int64_t c = 0; c < K; ++c) s += q_row[c] * k_tile[jj * kAttnMaxWidth + c];
+      for (int64_t c = 0; c < Kv; ++c) dp += g_row[c] * v_tile[jj * kAttnMaxWidth + c];
+      const T ds = d_exp(s * scale - l) * (dp - delta_i);
+      for (int64_t c = 0; c < K; ++c) dq[c] += ds * k_tile[jj * kAttnMaxWidth + c];
+    }
+  }
+  if (!active) return;
+  for (int64_t c = 0; c < K; ++c) d_q[(b * d.queries + i) * K + c] = dq[c] * scale;
+}
+
 }  // namespace
 
 Walk make_walk(const char* what, const Shape& shape, const Strides* s0, const Strides* s1,
@@ -629,6 +805,52 @@ void launch_scale_batched(DType dtype, void* C, int64_t batch, int64_t count, in
     using T = decltype(zero);
     scale_batched_kernel<<<grid_for(count), kThreads>>>(static_cast<T*>(C), batch, count, stride,
                                                         static_cast<T>(beta));
+  });
+  QKV_CUDA_CHECK_LAUNCH();
+}
+
+static AttnDims attn_dims(const AttentionShape& s, const int64_t* lengths) {
+  if (s.width > kAttnMaxWidth || s.value_width > kAttnMaxWidth)
+    throw std::runtime_error("cuda backend: attention supports head widths up to " + std::to_string(kAttnMaxWidth) +
+                             ", got " + std::to_string(s.width) + " and " + std::to_string(s.value_width));
+  return AttnDims{s.batch, s.queries, s.keys, s.width, s.value_width, s.query_offset, s.prefix, lengths};
+}
+
+void launch_attention_forward(DType dtype, const AttentionShape& s, const int64_t* lengths, const void* q,
+                              const void* k, const void* v, void* out, void* lse) {
+  const AttnDims d = attn_dims(s, lengths);
+  const int64_t blocks = s.batch * ((s.queries + kAttnRows - 1) / kAttnRows);
+  if (blocks <= 0) return;
+  dispatch_float(dtype, "attention", [&](auto zero) {
+    using T = decltype(zero);
+    attention_forward_kernel<T><<<static_cast<unsigned>(blocks), kAttnRows>>>(
+        d, static_cast<T>(s.scale), static_cast<const T*>(q), static_cast<const T*>(k), static_cast<const T*>(v),
+        static_cast<T*>(out), static_cast<T*>(lse));
+  });
+  QKV_CUDA_CHECK_LAUNCH();
+}
+
+void launch_attention_backward(DType dtype, const AttentionShape& s, const int64_t* lengths, const void* q,
+                               const void* k, const void* v, const void* out, const void* d_out, const void* lse,
+                               void* delta, void* d_q, void* d_k, void* d_v) {
+  const AttnDims d = attn_dims(s, lengths);
+  const int64_t q_blocks = s.batch * ((s.queries + kAttnRows - 1) / kAttnRows);
+  const int64_t k_blocks = s.batch * ((s.keys + kAttnRows - 1) / kAttnRows);
+  dispatch_float(dtype, "attention", [&](auto zero) {
+    using T = decltype(zero);
+    const T scale = static_cast<T>(s.scale);
+    const T *q_ = static_cast<const T*>(q), *k_ = static_cast<const T*>(k), *v_ = static_cast<const T*>(v);
+    const T *g_ = static_cast<const T*>(d_out), *lse_ = static_cast<const T*>(lse);
+    T* delta_ = static_cast<T*>(delta);
+    if (s.batch * s.queries > 0)
+      attention_delta_kernel<T><<<grid_for(s.batch * s.queries), kThreads>>>(s.batch * s.queries, s.value_width,
+                                                                             static_cast<const T*>(out), g_, delta_);
+    if (k_blocks > 0)
+      attention_dkv_kernel<T><<<static_cast<unsigned>(k_blocks), kAttnRows>>>(
+          d, scale, q_, k_, v_, g_, lse_, delta_, static_cast<T*>(d_k), static_cast<T*>(d_v));
+    if (q_blocks > 0)
+      attention_dq_kernel<T><<<static_cast<unsigned>(q_blocks), kAttnRows>>>(d, scale, q_, k_, v_, g_, lse_, delta_,
+                                                                            static_cast<T*>(d_q));
   });
   QKV_CUDA_CHECK_LAUNCH();
 }

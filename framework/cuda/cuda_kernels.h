@@ -59,5 +59,12 @@ void launch_adam_update(DType dtype, void* param, const void* grad, void* exp_av
 void launch_softmax_rows(DType dtype, const void* in, void* out, int64_t rows, int64_t cols, bool log);
 // C[b] *= beta for every b (beta == 0 writes zeros); batches run in order, so stride 0 repeats.
 void launch_scale_batched(DType dtype, void* C, int64_t batch, int64_t count, int64_t stride, double beta);
+// Backend::attention_forward / attention_backward; lengths is the device copy of s.key_lengths
+// (or null), delta a device scratch of (batch, queries).
+void launch_attention_forward(DType dtype, const AttentionShape& s, const int64_t* lengths, const void* q,
+                              const void* k, const void* v, void* out, void* lse);
+void launch_attention_backward(DType dtype, const AttentionShape& s, const int64_t* lengths, const void* q,
+                               const void* k, const void* v, const void* out, const void* d_out, const void* lse,
+                               void* delta, void* d_q, void* d_k, void* d_v);
 
 }  // namespace qkv::cuda

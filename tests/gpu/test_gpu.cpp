@@ -313,6 +313,33 @@ void test_softmax_and_mask() {
   }
 }
 
+// The fused attention kernels: every mask kind, more than one tile of queries and keys, queries
+// fewer than keys (a decoding step), fully masked queries; and the head-width limit.
+void test_fused_attention() {
+  struct Case {
+    const char* name;
+    AttentionMask mask;
+    int64_t B, Tq, Tk, K, Kv;
+  };
+  const std::vector<Case> cases = {
+      {"none", AttentionMask::none(), 2, 5, 5, 4, 3},
+      {"causal, two tiles", AttentionMask::causal(), 1, 70, 70, 8, 8},
+      {"key padding", AttentionMask::padding({3, 0}), 2, 6, 6, 4, 2},
+      {"prefix (the translator's)", AttentionMask::prefix_lm(20, {17, 0, 20}), 3, 40, 40, 8, 8},
+      {"a decoding step after a cache", AttentionMask{20, {5, 20}, 33}, 2, 1, 34, 8, 8},
+  };
+  for (DType dt : kFloatTypes)
+    for (const Case& c : cases) {
+      const AttentionMask mask = c.mask;
+      parity(tag(std::string("fused attention, ") + c.name, dt),
+             {rnd({c.B, c.Tq, c.K}, dt, 301), rnd({c.B, c.Tk, c.K}, dt, 302), rnd({c.B, c.Tk, c.Kv}, dt, 303)},
+             [mask](auto& v) { return attention(v[0], v[1], v[2], mask, 0.35); });
+    }
+  const Tensor wide = Tensor::zeros({1, 2, 129}, DType::F32, kGpu);
+  expect_error([&] { attention(wide, wide, wide, AttentionMask::none(), 1.0); }, "head widths up to 128",
+               "fused attention wider than 128");
+}
+
 void test_embedding() {
   for (DType dt : kFloatTypes) {
     const Tensor table = rnd({10, 6}, dt, 81);
@@ -589,6 +616,7 @@ int main() {
       {"shape ops", test_shape_ops},
       {"reductions", test_reductions},
       {"softmax and masks", test_softmax_and_mask},
+      {"fused attention", test_fused_attention},
       {"embedding", test_embedding},
       {"layer_norm, cross_entropy, dropout", test_layer_norm_and_loss},
       {"Adam and AdamW steps", test_adam_steps},

@@ -1,0 +1,16 @@
+// framework/cpu/cpu_attention.h — the CPU backend's fused attention kernels (cpu_attention.cpp) and
+// the thread count of its OpenMP loops. Internal to framework/cpu/.
+#pragma once
+
+#include "../backend.h"
+
+namespace qkv::cpu {
+
+void attention_forward(DType dtype, const AttentionShape& shape, const void* q, const void* k, const void* v,
+                       void* out, void* lse);
+void attention_backward(DType dtype, const AttentionShape& shape, const void* q, const void* k, const void* v,
+                        const void* out, const void* d_out, const void* lse, void* d_q, void* d_k, void* d_v);
+// 0 or less: one thread per processor.
+void set_loop_threads(int threads);
+
+}  // namespace qkv::cpu

@@ -1,0 +1,162 @@
+// tests/test_attention.cpp — the fused attention op: float64 gradchecks for every mask kind, agreement
+// with the composed softmax(q k^T) v path, thread-count bit-identity, and its argument errors.
+#include <doctest/doctest.h>
+#include <fmt/format.h>
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+
+#include "framework/autograd.h"
+#include "framework/backend.h"
+#include "framework/ops.h"
+#include "framework/random.h"
+#include "gradcheck.h"
+#include "test_util.h"
+
+using namespace qkv;
+using qkv::testing::error_of;
+using qkv::testing::gradcheck;
+using V = std::vector<Tensor>;
+
+namespace {
+
+// The mask as a (B, Tq, Tk) 0/1 tensor, written from the rule in ops.h independently of the kernels.
+Tensor keep_tensor(const AttentionMask& m, int64_t B, int64_t Tq, int64_t Tk, DType dtype) {
+  std::vector<double> keep(static_cast<size_t>(B * Tq * Tk), 0.0);
+  for (int64_t b = 0; b < B; ++b)
+    for (int64_t i = 0; i < Tq; ++i)
+      for (int64_t j = 0; j < Tk; ++j) {
+        const int64_t length = m.key_lengths.empty() ? Tk : m.key_lengths[b];
+        const bool visible = j < m.prefix ? j < length : j <= m.query_offset + i;
+        keep[(b * Tq + i) * Tk + j] = visible ? 1.0 : 0.0;
+      }
+  return Tensor::from_vector(keep, {B, Tq, Tk}, dtype);
+}
+
+// softmax(q k^T * scale, masked) v with the (Tq, Tk) matrix formed: the reference.
+Tensor composed(const Tensor& q, const Tensor& k, const Tensor& v, const AttentionMask& m, double scale) {
+  Tensor scores = mul_scalar(matmul(q, k, false, true), scale);
+  Tensor keep = keep_tensor(m, q.size(0), q.size(1), k.size(1), q.dtype());
+  return matmul(softmax(masked_fill(scores, keep, -std::numeric_limits<double>::infinity())), v);
+}
+
+struct Case {
+  const char* name;
+  AttentionMask mask;
+  int64_t B, Tq, Tk, K, Kv;
+};
+
+std::vector<Case> cases() {
+  return {
+      {"none", AttentionMask::none(), 2, 4, 4, 3, 2},
+      {"causal", AttentionMask::causal(), 2, 5, 5, 3, 2},
+      {"key padding", AttentionMask::padding({2, 4}), 2, 4, 4, 3, 2},
+      // the second entry has no source words: its source queries see nothing (zeros)
+      {"prefix (the translator's)", AttentionMask::prefix_lm(3, {2, 0}), 2, 6, 6, 3, 2},
+      {"causal queries after a cache", AttentionMask{0, {}, 3}, 2, 2, 5, 3, 2},
+      {"prefix with a query offset", AttentionMask{3, {1, 3}, 4}, 2, 2, 6, 2, 3},
+      // more than one 64-key tile: the online softmax rescales across tiles
+      {"causal over two tiles", AttentionMask::causal(), 1, 70, 70, 2, 1},
+  };
+}
+
+double max_abs_diff(const Tensor& a, const Tensor& b) {
+  const std::vector<double> x = a.to_vector(), y = b.to_vector();
+  REQUIRE(x.size() == y.size());
+  double worst = 0;
+  for (size_t i = 0; i < x.size(); ++i) worst = std::max(worst, std::abs(x[i] - y[i]));
+  return worst;
+}
+
+bool bitwise_same(const Tensor& a, const Tensor& b) {
+  const std::vector<double> x = a.to_vector(), y = b.to_vector();
+  return x.size() == y.size() && std::memcmp(x.data(), y.data(), x.size() * sizeof(double)) == 0;
+}
+
+}  // namespace
+
+TEST_SUITE("attention") {
+  TEST_CASE("gradcheck of the fused op for every mask kind") {
+    Generator gen(11);
+    for (const Case& c : cases()) {
+      CAPTURE(c.name);
+      const double scale = 1.0 / std::sqrt(static_cast<double>(c.K));
+      const AttentionMask mask = c.mask;
+      CHECK_GRADCHECK([mask, scale](const V& x) { return attention(x[0], x[1], x[2], mask, scale); },
+                      V{randn({c.B, c.Tq, c.K}, gen, DType::F64), randn({c.B, c.Tk, c.K}, gen, DType::F64),
+                        randn({c.B, c.Tk, c.Kv}, gen, DType::F64)});
+    }
+  }
+
+  TEST_CASE("the fused op agrees with the composed path in float32, forward and backward") {
+    Generator gen(12);
+    std::vector<Case> all = cases();
+    all.push_back({"prefix, 150 positions", AttentionMask::prefix_lm(40, {40, 7, 0}), 3, 150, 150, 16, 16});
+    all.push_back({"none, queries fewer than keys", AttentionMask::none(), 2, 65, 130, 8, 4});
+    for (const Case& c : all) {
+      CAPTURE(c.name);
+      const double scale = 1.0 / std::sqrt(static_cast<double>(c.K));
+      Tensor q = randn({c.B, c.Tq, c.K}, gen), k = randn({c.B, c.Tk, c.K}, gen), v = randn({c.B, c.Tk, c.Kv}, gen);
+      Tensor g = randn({c.B, c.Tq, c.Kv}, gen);
+      V grads[2];
+      Tensor outs[2];
+      for (int path = 0; path < 2; ++path) {
+        V x{q.clone(), k.clone(), v.clone()};
+        for (Tensor& t : x) t.set_requires_grad(true);
+        outs[path] = path == 0 ? attention(x[0], x[1], x[2], c.mask, scale) : composed(x[0], x[1], x[2], c.mask, scale);
+        outs[path].backward(g);
+        for (Tensor& t : x) grads[path].push_back(t.grad());
+      }
+      CHECK(max_abs_diff(outs[0], outs[1]) < 2e-6);
+      for (int i = 0; i < 3; ++i) {
+        CAPTURE(i);
+        CHECK(max_abs_diff(grads[0][i], grads[1][i]) < 2e-5);
+      }
+    }
+  }
+
+  TEST_CASE("a query that sees no key gives zeros and passes no gradient") {
+    Generator gen(13);
+    Tensor q = randn({1, 3, 2}, gen, DType::F64), k = randn({1, 3, 2}, gen, DType::F64);
+    Tensor v = randn({1, 3, 2}, gen, DType::F64);
+    q.set_requires_grad(true);
+    Tensor out = attention(q, k, v, AttentionMask::padding({0}), 1.0);
+    for (double x : out.to_vector()) CHECK(x == 0.0);
+    sum(out).backward();
+    for (double x : q.grad().to_vector()) CHECK(x == 0.0);
+  }
+
+  TEST_CASE("results are bit-identical for one and two threads") {
+    Generator gen(14);
+    Tensor q = randn({3, 130, 16}, gen), k = randn({3, 130, 16}, gen), v = randn({3, 130, 8}, gen);
+    Tensor g = randn({3, 130, 8}, gen);
+    Tensor results[2][4];
+    for (int t = 0; t < 2; ++t) {
+      set_cpu_threads(t + 1);
+      V x{q.clone(), k.clone(), v.clone()};
+      for (Tensor& y : x) y.set_requires_grad(true);
+      results[t][0] = attention(x[0], x[1], x[2], AttentionMask::prefix_lm(50, {50, 20, 3}), 0.25);
+      results[t][0].backward(g);
+      for (int i = 0; i < 3; ++i) results[t][i + 1] = x[i].grad();
+    }
+    set_cpu_threads(0);
+    for (int i = 0; i < 4; ++i) CHECK(bitwise_same(results[0][i], results[1][i]));
+  }
+
+  TEST_CASE("bad arguments name the shapes and values") {
+    Tensor q = Tensor::zeros({2, 4, 3}), k = Tensor::zeros({2, 4, 3}), v = Tensor::zeros({2, 4, 2});
+    CHECK(error_of([&] { attention(q, Tensor::zeros({2, 4, 5}), v, AttentionMask::none(), 1.0); }) ==
+          "attention: q (2, 4, 3), k (2, 4, 5) and v (2, 4, 2) do not fit (B, Tq, K), (B, Tk, K), (B, Tk, Kv)");
+    CHECK(error_of([&] { attention(Tensor::zeros({4, 3}), k, v, AttentionMask::none(), 1.0); }) ==
+          "attention: q, k and v must be (B, T, K), got (4, 3), (2, 4, 3) and (2, 4, 2)");
+    CHECK(error_of([&] { attention(q, k, v, AttentionMask::padding({1}), 1.0); }) ==
+          "attention: 1 key lengths for a batch of 2");
+    CHECK(error_of([&] { attention(q, k, v, AttentionMask::padding({1, 5}), 1.0); }) ==
+          "attention: key length 5 is outside [0, 4]");
+    CHECK(error_of([&] { attention(q, k, v, AttentionMask::none(), std::nan("")); }) ==
+          "attention: scale must be finite, got nan");
+    CHECK(error_of([&] { attention(q, k, v.to(DType::F64), AttentionMask::none(), 1.0); }) ==
+          "attention: dtype mismatch: float32 and float64");
+  }
+}
