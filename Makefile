@@ -14,14 +14,16 @@ DEPS_LIBS := $(shell pkg-config --libs $(PKGS))
 endif
 CXXFLAGS ?= -O2
 CXXFLAGS += -std=c++20 -Wall -Wextra -I. $(DEPS_CFLAGS) -MMD -MP
-LDLIBS   += $(DEPS_LIBS) -fopenmp -lpthread
+# OpenMP (libgomp) and glibc's vector maths (libmvec) for the fused attention kernels.
+SYS_LIBS := -fopenmp -lmvec -lpthread
+LDLIBS   += $(DEPS_LIBS) $(SYS_LIBS)
 
 # The CPU backend's loops: GCC 12's -O2 vectorises only loops whose trip count needs no scalar
 # remainder; the "cheap" cost model lets every elementwise loop use SIMD. Values do not change:
 # there is no fast-math, so floating-point sums keep their order.
 $(BUILD)/obj/framework/cpu/cpu_backend.o: CXXFLAGS += -fvect-cost-model=cheap
 # The fused attention kernels run their tiles in parallel with OpenMP (GCC's libgomp).
-$(BUILD)/obj/framework/cpu/cpu_attention.o: CXXFLAGS += -fopenmp -fvect-cost-model=cheap
+$(BUILD)/obj/framework/cpu/cpu_attention.o: CXXFLAGS += -fopenmp -fvect-cost-model=cheap -ffp-contract=fast
 
 # Everything but train/ (the program) and tests/ goes into one static library.
 LIB_SRC  := $(wildcard framework/*.cpp framework/cpu/*.cpp data/*.cpp models/*.cpp tools/render/*.cpp)
@@ -121,11 +123,11 @@ gpu-emu-test: $(EMU_DIR)/qkv_gpu_tests_emu $(EMU_DIR)/qkv_emu $(BUILD)/qkv
 	ASAN_OPTIONS=detect_leaks=0 QKV=$(BUILD)/qkv QKV_EMU=$(EMU_DIR)/qkv_emu bash tests/gpu/emu/cli_emu.sh
 
 $(EMU_DIR)/qkv_gpu_tests_emu: $(EMU_OBJ) $(LIB_SRC:%.cpp=$(BUILD)/obj/%.o)
-	$(CXX) $(EMU_SANITIZE) -o $@ $^ $(DEPS_LIBS) -fopenmp -lpthread
+	$(CXX) $(EMU_SANITIZE) -o $@ $^ $(DEPS_LIBS) $(SYS_LIBS)
 
 # The qkv program itself on the emulated device, for the CLI's --device cuda checks.
 $(EMU_DIR)/qkv_emu: $(filter-out $(EMU_DIR)/obj/test_gpu.o,$(EMU_OBJ)) $(APP_OBJ) $(LIB_SRC:%.cpp=$(BUILD)/obj/%.o)
-	$(CXX) $(EMU_SANITIZE) -o $@ $^ $(DEPS_LIBS) -fopenmp -lpthread
+	$(CXX) $(EMU_SANITIZE) -o $@ $^ $(DEPS_LIBS) $(SYS_LIBS)
 
 $(EMU_DIR)/src/%.cpp: framework/cuda/%.cu tests/gpu/emu/translate.py
 	python3 tests/gpu/emu/translate.py $< $@

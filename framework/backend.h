@@ -166,6 +166,14 @@ void register_cuda_backend(Backend* (*factory)(int device_index));
 // Sets the number of threads of the CPU backend: OpenBLAS's gemm and the OpenMP loops.
 void set_cpu_threads(int threads);
 
+// Bytes of tensor storage the CPU backend holds now, and the most it held since the last reset
+// (what `qkv bench --attention-length` reports as an op's peak memory).
+struct MemoryUse {
+  int64_t current = 0, peak = 0;
+};
+MemoryUse cpu_memory_use();
+void reset_cpu_memory_peak();
+
 // Contiguous row-major strides for a shape.
 Strides contiguous_strides(const Shape& shape);
 // Strides for reading `shape` broadcast up to `out_shape` (numpy rules); throws if incompatible.

@@ -95,9 +95,11 @@ void TranslatorConfig::validate() const {
 
 // ---- attention ----
 
+double attention_scale(const Tensor& queries) { return 1.0 / std::sqrt(static_cast<double>(queries.size(-1))); }
+
 Tensor attend(const Tensor& queries, const Tensor& keys, const Tensor& values, const Tensor& keep,
               Tensor* weights_out) {
-  const double scale = 1.0 / std::sqrt(static_cast<double>(queries.size(-1)));
+  const double scale = attention_scale(queries);
   Tensor scores = mul_scalar(matmul(queries, keys, false, true), scale);  // (B, T, K) @ (B, T, K)^T -> (B, T, T)
   scores = masked_fill(scores, keep, -std::numeric_limits<double>::infinity());
   Tensor weights = softmax(scores);                                       // rows sum to 1 over keys
@@ -117,6 +119,11 @@ SelfAttention::SelfAttention(int64_t d_model, int64_t d_k_, Generator& gen)
 Tensor SelfAttention::forward(const Tensor& x, const Tensor& keep, Tensor* weights_out) const {
   Tensor q = W_q.forward(x), k = W_k.forward(x), v = W_v.forward(x);  // (B, T, K) each
   return W_o.forward(attend(q, k, v, keep, weights_out));             // (B, T, K) -> (B, T, D)
+}
+
+Tensor SelfAttention::forward_fused(const Tensor& x, const AttentionMask& mask) const {
+  Tensor q = W_q.forward(x), k = W_k.forward(x), v = W_v.forward(x);  // (B, T, K) each
+  return W_o.forward(attention(q, k, v, mask, attention_scale(q)));  // (B, T, K) -> (B, T, D)
 }
 
 FeedForward::FeedForward(int64_t d_model, int64_t d_ff, const std::string& activation, Generator& gen)
@@ -218,24 +225,99 @@ Tensor Translator::forward(const data::Batch& batch) {
   Tensor embedded = add(tokens, positions);
   last_embeddings_ = embedded.detach();
   Tensor x = dropout(embedded, dropout_, training(), dropout_gen_);
-  const Tensor keep = attention_mask(batch);
+  // The fused op unless the weights are wanted (or for none, whose identity mask is not a kind of
+  // the fused op's and whose (T, T) matrix is tiny).
+  const bool composed = record_attention_ || config_.attention == AttentionMode::None;
+  const Tensor keep = composed ? attention_mask(batch) : Tensor();
+  const AttentionMask mask = AttentionMask::prefix_lm(S, batch.source_lengths);
 
   last_attention_.assign(layers_.size(), Tensor());
   for (size_t l = 0; l < layers_.size(); ++l) {
     const TranslatorLayer& layer = layers_[l];
     Tensor mixed;  // (B, T, D)
+    Tensor* weights = record_attention_ ? &last_attention_[l] : nullptr;
     switch (config_.attention) {
-      case AttentionMode::Learned: mixed = layer.attn->forward(x, keep, &last_attention_[l]); break;
-      case AttentionMode::Static: mixed = attend(x, x, x, keep, &last_attention_[l]); break;  // Q = K = V = x
-      case AttentionMode::None: mixed = attend(x, x, x, keep, &last_attention_[l]); break;    // identity weights
+      case AttentionMode::Learned:
+        mixed = composed ? layer.attn->forward(x, keep, weights) : layer.attn->forward_fused(x, mask);
+        break;
+      case AttentionMode::Static:  // Q = K = V = x
+        mixed = composed ? attend(x, x, x, keep, weights) : attention(x, x, x, mask, attention_scale(x));
+        break;
+      case AttentionMode::None: mixed = attend(x, x, x, keep, weights); break;  // identity weights
     }
-    Tensor context = add(x, dropout(mixed, dropout_, training(), dropout_gen_));
+    Tensor context;
+    x = finish_block(l, x, mixed, &context);
     if (l == 0) last_contextual_ = context.detach();
-    Tensor h = layer.ln1->forward(context);   // residual + LayerNorm
-    x = add(h, dropout(layer.ffn->forward(h), dropout_, training(), dropout_gen_));  // feed-forward + residual
   }
   Tensor target_part = slice(x, 1, S, T);   // (B, T_tgt, D)
   return head->forward(target_part);        // (B, T_tgt, V)
+}
+
+Tensor Translator::finish_block(size_t l, const Tensor& x, const Tensor& mixed, Tensor* context_out) {
+  const TranslatorLayer& layer = layers_[l];
+  Tensor context = add(x, dropout(mixed, dropout_, training(), dropout_gen_));
+  if (context_out) *context_out = context;
+  Tensor h = layer.ln1->forward(context);                                          // residual + LayerNorm
+  return add(h, dropout(layer.ffn->forward(h), dropout_, training(), dropout_gen_));  // feed-forward + residual
+}
+
+void Translator::decode(const Tensor& source, const std::vector<int64_t>& source_lengths, const ChooseNext& choose) {
+  NoGradGuard no_grad;
+  const int64_t B = source.size(0), S = config_.layout.max_source, Tt = config_.layout.max_target;
+  const Device device = this->device();
+  std::vector<int64_t> inputs(static_cast<size_t>(B), data::Vocab::SEP);  // this step's target input per row
+  const bool cached = decode_cache_ && (!training() || dropout_ == 0.0) && config_.attention != AttentionMode::None &&
+                      !record_attention_;
+  if (!cached) {
+    // Recompute: the whole target prefix through forward() at every step (the mask is causal, so
+    // only the first t + 1 target slots can influence position t).
+    std::vector<int64_t> prefix_ids;
+    data::Batch batch;
+    batch.source = source;
+    batch.source_lengths = source_lengths;
+    for (int64_t t = 0; t < Tt; ++t) {
+      std::vector<int64_t> grown;
+      for (int64_t b = 0; b < B; ++b) {
+        grown.insert(grown.end(), prefix_ids.begin() + b * t, prefix_ids.begin() + (b + 1) * t);
+        grown.push_back(inputs[b]);
+      }
+      prefix_ids = grown;
+      batch.target_input = Tensor::from_ids(prefix_ids, {B, t + 1}, device);
+      if (choose(slice(forward(batch), 1, t, t + 1), t, inputs)) return;
+    }
+    return;
+  }
+  // Cached: the source once through every layer, keeping each layer's keys and values (learned:
+  // W_k x and W_v x; static: x itself); then one target position per step against them.
+  const bool learned = config_.attention == AttentionMode::Learned;
+  std::vector<Tensor> keys(layers_.size()), values(layers_.size());
+  {
+    Tensor x = add(src_embed.forward(source), slice(pos_embed.weight, 0, 0, S));  // (B, S, D)
+    const AttentionMask mask = AttentionMask::prefix_lm(S, source_lengths);
+    for (size_t l = 0; l < layers_.size(); ++l) {
+      Tensor q = learned ? layers_[l].attn->W_q.forward(x) : x;
+      keys[l] = learned ? layers_[l].attn->W_k.forward(x) : x;
+      values[l] = learned ? layers_[l].attn->W_v.forward(x) : x;
+      Tensor mixed = attention(q, keys[l], values[l], mask, attention_scale(q));
+      if (learned) mixed = layers_[l].attn->W_o.forward(mixed);
+      x = finish_block(l, x, mixed);
+    }
+  }
+  for (int64_t t = 0; t < Tt; ++t) {
+    const int64_t position = S + t;
+    Tensor x = add(tgt_embed.forward(Tensor::from_ids(inputs, {B, 1}, device)),
+                   slice(pos_embed.weight, 0, position, position + 1));  // (B, 1, D)
+    const AttentionMask mask{S, source_lengths, position};                 // the query sits at `position`
+    for (size_t l = 0; l < layers_.size(); ++l) {
+      Tensor q = learned ? layers_[l].attn->W_q.forward(x) : x;
+      keys[l] = concat({keys[l], learned ? layers_[l].attn->W_k.forward(x) : x}, 1);
+      values[l] = concat({values[l], learned ? layers_[l].attn->W_v.forward(x) : x}, 1);
+      Tensor mixed = attention(q, keys[l], values[l], mask, attention_scale(q));  // (B, 1, K)
+      if (learned) mixed = layers_[l].attn->W_o.forward(mixed);
+      x = finish_block(l, x, mixed);
+    }
+    if (choose(head->forward(x), t, inputs)) return;  // (B, 1, V)
+  }
 }
 
 Tensor Translator::loss(const data::Batch& batch) {
@@ -268,8 +350,7 @@ std::vector<std::vector<std::string>> Translator::translate(
   const int64_t S = config_.layout.max_source, Tt = config_.layout.max_target;
   std::vector<std::vector<std::string>> out(B);
   if (B == 0) return out;
-  data::Batch batch;
-  std::vector<int64_t> src(B * S, data::Vocab::PAD), tin(B * Tt, data::Vocab::PAD);
+  std::vector<int64_t> src(B * S, data::Vocab::PAD), lengths;
   for (int64_t b = 0; b < B; ++b) {
     const auto& sentence = english[b];
     if (sentence.empty()) throw std::runtime_error("translate: the sentence is empty");
@@ -277,32 +358,26 @@ std::vector<std::vector<std::string>> Translator::translate(
       throw std::runtime_error(fmt::format("translate: the sentence has {} words; this model reads at most {}",
                                            sentence.size(), S));
     for (size_t i = 0; i < sentence.size(); ++i) src[b * S + i] = english_vocab.id(sentence[i]);
-    tin[b * Tt] = data::Vocab::SEP;
-    batch.source_lengths.push_back(static_cast<int64_t>(sentence.size()));
+    lengths.push_back(static_cast<int64_t>(sentence.size()));
   }
-  const Device device = this->device();
-  batch.source = Tensor::from_ids(src, {B, S}, device);
   std::vector<bool> done(B, false);
-  for (int64_t t = 0; t < Tt; ++t) {
-    // Only the first t + 1 target slots can influence position t (the mask is causal).
-    std::vector<int64_t> prefix;
-    for (int64_t b = 0; b < B; ++b) prefix.insert(prefix.end(), tin.begin() + b * Tt, tin.begin() + b * Tt + t + 1);
-    batch.target_input = Tensor::from_ids(prefix, {B, t + 1}, device);
-    Tensor logits = slice(forward(batch), 1, t, t + 1);  // (B, 1, V)
-    const std::vector<int64_t> next = max_with_indices(logits, -1).indices.to_ids();
+  decode(Tensor::from_ids(src, {B, S}, this->device()), lengths,
+         [&](const Tensor& logits, int64_t t, std::vector<int64_t>& next) {
+    const std::vector<int64_t> best = max_with_indices(logits, -1).indices.to_ids();  // (B, 1)
     bool all_done = true;
     for (int64_t b = 0; b < B; ++b) {
+      next[b] = data::Vocab::PAD;  // a finished row is fed padding (its outputs are not read)
       if (done[b]) continue;
-      if (next[b] == data::Vocab::EOS || t + 1 == Tt) {
+      if (best[b] == data::Vocab::EOS || t + 1 == Tt) {
         done[b] = true;
         continue;  // a translation that fills every slot is cut there (no room for <eos>)
       }
-      out[b].push_back(hindi_vocab.word(next[b]));
-      tin[b * Tt + t + 1] = next[b];
+      out[b].push_back(hindi_vocab.word(best[b]));
+      next[b] = best[b];
       all_done = false;
     }
-    if (all_done) break;
-  }
+    return all_done;
+  });
   return out;
 }
 
@@ -340,7 +415,10 @@ AttentionTrace trace_attention(Translator& model, const std::vector<std::string>
   data::SentencePair pair{english, trace.hindi, "<sentence>"};
   NoGradGuard no_grad;
   const data::Batch batch = data::make_batch({pair}, {0}, english_vocab, hindi_vocab, layout, model.device());
+  const bool was_recording = model.record_attention();
+  model.set_record_attention(true);
   model.forward(batch);
+  model.set_record_attention(was_recording);
   const Tensor keep = model.attention_mask(batch);
   const std::vector<double> weights = model.last_attention(layer).to_vector();
   const std::vector<double> allowed = keep.to_vector();

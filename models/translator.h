@@ -4,6 +4,7 @@
 // T = S + T_tgt sequence, D model width, K head width, F feed-forward width, V vocabulary.
 #pragma once
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -11,6 +12,7 @@
 
 #include "data/dataset.h"
 #include "framework/nn.h"
+#include "framework/ops.h"
 
 namespace qkv::models {
 
@@ -40,11 +42,15 @@ class SelfAttention : public nn::Module {
   SelfAttention(int64_t d_model, int64_t d_k, Generator& gen);
   // x (B, T, D), keep (B, T, T) 0/1 -> (B, T, D); weights_out gets the (B, T, T) attention.
   Tensor forward(const Tensor& x, const Tensor& keep, Tensor* weights_out) const;
+  // The same through the fused attention op (no (B, T, T) tensor is formed).
+  Tensor forward_fused(const Tensor& x, const AttentionMask& mask) const;
   nn::Linear W_q, W_k, W_v, W_o;
   int64_t d_k;
 };
 
-// softmax(masked(scores)) @ values, the shared core of the learned and static modes.
+// 1 / sqrt(K) for queries (..., K): the seed's score scale.
+double attention_scale(const Tensor& queries);
+// softmax(masked(scores)) @ values, the shared core of the learned and static modes (composed).
 Tensor attend(const Tensor& queries, const Tensor& keys, const Tensor& values, const Tensor& keep,
               Tensor* weights_out);
 
@@ -76,8 +82,14 @@ class Translator : public nn::Module {
   Tensor loss(const data::Batch& batch);
   // Number of stacked layers (config().layers).
   int64_t layers() const { return static_cast<int64_t>(layers_.size()); }
+  // Training and evaluation run the fused attention op, which never forms the weights. With
+  // recording on, forward takes the composed path (the same values to float rounding) and keeps
+  // every layer's weights for last_attention; `attend`, the pictures and the tests use it.
+  void set_record_attention(bool on) { record_attention_ = on; }
+  bool record_attention() const { return record_attention_; }
   // The (B, T, T) attention weights of layer `layer` (0-based) in the last forward pass (rows:
-  // queries, columns: keys); throws naming the valid range when `layer` is out of range.
+  // queries, columns: keys), or an undefined tensor when recording was off; throws naming the
+  // valid range when `layer` is out of range.
   const Tensor& last_attention(int64_t layer) const;
   // The last layer's weights (the only layer's in a one-layer model).
   const Tensor& last_attention() const { return last_attention(layers() - 1); }
@@ -91,9 +103,17 @@ class Translator : public nn::Module {
   Tensor attention_mask(const data::Batch& batch) const;
 
   // Greedy decoding of a batch of English token lists; returns Hindi tokens (without <eos>).
+  // By default each step runs only the new target position against a cache of every layer's keys
+  // and values (the source's, computed once, and the earlier steps'); set_decode_cache(false)
+  // recomputes the whole prefix at every step instead (the same tokens; tests compare the two).
   std::vector<std::vector<std::string>> translate(const std::vector<std::vector<std::string>>& english,
                                                   const data::Vocab& english_vocab,
                                                   const data::Vocab& hindi_vocab);
+  void set_decode_cache(bool on) { decode_cache_ = on; }
+  // Greedy decoding on ids: source (B, S) with its lengths -> each step's logits (B, 1, V) are
+  // passed to `choose`, which returns the next input id per row and whether to stop.
+  using ChooseNext = std::function<bool(const Tensor& logits, int64_t step, std::vector<int64_t>& next)>;
+  void decode(const Tensor& source, const std::vector<int64_t>& source_lengths, const ChooseNext& choose);
   // Keeps the token embeddings fixed at their random start (the seed's "static embeddings"): only
   // position embeddings, attention, LayerNorm, feed-forward and head are trained.
   void freeze_token_embeddings();
@@ -114,6 +134,11 @@ class Translator : public nn::Module {
   Tensor last_contextual_, last_embeddings_;
   double dropout_ = 0.0;
   Generator dropout_gen_{0};
+  bool record_attention_ = false;
+  bool decode_cache_ = true;
+
+  // One block after its attention: out = h + dropout(FFN(h)), h = LayerNorm(x + dropout(mixed)).
+  Tensor finish_block(size_t layer, const Tensor& x, const Tensor& mixed, Tensor* context_out = nullptr);
 };
 
 // The vector a token of an English sentence gets inside the model: its input embedding (token +

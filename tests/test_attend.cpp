@@ -41,6 +41,7 @@ TEST_SUITE("attend") {
     const data::Batch batch = data::make_batch({pair}, {0}, m.english, m.hindi, m.model->config().layout);
     {
       NoGradGuard no_grad;
+      m.model->set_record_attention(true);
       m.model->forward(batch);
     }
     const std::vector<double> full = m.model->last_attention().to_vector();

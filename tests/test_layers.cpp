@@ -209,6 +209,8 @@ TEST_SUITE("layers") {
     NoGradGuard no_grad;
     one.train(false);
     two.train(false);
+    one.set_record_attention(true);
+    two.set_record_attention(true);
     one.forward(batch);
     two.forward(batch);
     CHECK(bitwise_equal(one.last_attention(0), two.last_attention(0)));
@@ -245,6 +247,9 @@ TEST_SUITE("layers") {
     const data::Batch batch = d.batch();
     {
       NoGradGuard no_grad;
+      model.forward(batch);  // the fused path keeps no weights
+      for (int64_t l = 0; l < 2; ++l) CHECK_FALSE(model.last_attention(l).defined());
+      model.set_record_attention(true);
       model.forward(batch);
     }
     const int64_t T = d.layout.length();
@@ -304,6 +309,9 @@ TEST_SUITE("layers") {
     }
     const data::Batch batch = d.batch();
     NoGradGuard no_grad;
+    CHECK(bitwise_equal(model.forward(batch), loaded.model->forward(batch)));
+    model.set_record_attention(true);
+    loaded.model->set_record_attention(true);
     CHECK(bitwise_equal(model.forward(batch), loaded.model->forward(batch)));
     CHECK(bitwise_equal(model.last_attention(1), loaded.model->last_attention(1)));
     CHECK(model.translate({{"money", "bank", "grows"}}, d.english, d.hindi) ==

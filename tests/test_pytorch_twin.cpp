@@ -174,19 +174,24 @@ double check_against_reference(DType dtype, double tol, double floor_fraction) {
     max_rel = std::max(max_rel, a.max_rel);
   };
 
-  // The training path: Translator::loss, then backward into every parameter.
+  // The training path: Translator::loss through the fused attention op, then backward into every
+  // parameter.
   model.zero_grad();
   Tensor loss = model.loss(batch);
   expect_close("loss", loss, "loss");
-  expect_close("attention", model.last_attention(), "attention");
-  // A several-layer fixture also holds each layer's weights as attention.L.
-  if (model.layers() > 1)
-    for (int64_t l = 0; l < model.layers(); ++l)
-      expect_close(fmt::format("attention of layer {}", l), model.last_attention(l), fmt::format("attention.{}", l));
   loss.backward();
   {
     NoGradGuard no_grad;
     expect_close("logits", model.forward(batch), "logits");
+    // The composed path, which keeps the weights (what `qkv attend` draws), gives the same.
+    model.set_record_attention(true);
+    expect_close("logits (composed attention)", model.forward(batch), "logits");
+    model.set_record_attention(false);
+    expect_close("attention", model.last_attention(), "attention");
+    // A several-layer fixture also holds each layer's weights as attention.L.
+    if (model.layers() > 1)
+      for (int64_t l = 0; l < model.layers(); ++l)
+        expect_close(fmt::format("attention of layer {}", l), model.last_attention(l), fmt::format("attention.{}", l));
   }
 
   // Exactly the same parameters on both sides, each with a matching gradient.

@@ -2,6 +2,8 @@
 // process (qkv matmul vs a raw cblas_sgemm call), and training throughput of the translator at
 // two sizes on every available device. Speed lives here, never in tests.
 #include <cblas.h>
+#include <sys/resource.h>
+#include <unistd.h>
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -78,6 +80,95 @@ static void bench_cuda_gemm(int n, int repeats) {
 }
 #endif
 
+// ---- attention at length T: the fused op against the composed softmax(q k^T) v ----
+
+static double gib(double bytes) { return bytes / (1024.0 * 1024.0 * 1024.0); }
+
+static int64_t peak_rss_bytes() {
+  struct rusage usage {};
+  getrusage(RUSAGE_SELF, &usage);
+  return static_cast<int64_t>(usage.ru_maxrss) * 1024;
+}
+
+struct AttentionTiming {
+  double forward_s = 0, backward_s = 0;
+  int64_t peak_bytes = 0;  // tensor storage at its highest, above what was held before
+};
+
+// One forward and backward of causal single-head attention, q, k, v (1, T, 64) float32, timed
+// separately; the median of `repeats` runs.
+static AttentionTiming time_attention(int64_t T, bool fused, int repeats) {
+  constexpr int64_t K = 64;
+  Generator gen(1);
+  const Tensor q0 = randn({1, T, K}, gen), k0 = randn({1, T, K}, gen), v0 = randn({1, T, K}, gen);
+  const Tensor g = randn({1, T, K}, gen);
+  const double scale = 1.0 / std::sqrt(static_cast<double>(K));
+  std::vector<double> forward, backward;
+  AttentionTiming t;
+  for (int r = 0; r < repeats; ++r) {
+    Tensor q = q0.clone(), k = k0.clone(), v = v0.clone();
+    for (Tensor* x : {&q, &k, &v}) x->set_requires_grad(true);
+    const int64_t before = cpu_memory_use().current;
+    reset_cpu_memory_peak();
+    auto start = Clock::now();
+    Tensor out;
+    if (fused) {
+      out = attention(q, k, v, AttentionMask::causal(), scale);
+    } else {
+      // the composed path, as the model ran before the fused op: the (T, T) scores, mask and weights
+      Tensor keep = Tensor::empty({1, T, T});
+      float* cell = keep.data<float>();
+      for (int64_t i = 0; i < T; ++i)
+        for (int64_t j = 0; j < T; ++j) cell[i * T + j] = j <= i ? 1.0f : 0.0f;
+      Tensor scores = mul_scalar(matmul(q, k, false, true), scale);
+      out = matmul(softmax(masked_fill(scores, keep, -INFINITY)), v);
+    }
+    forward.push_back(std::chrono::duration<double>(Clock::now() - start).count());
+    start = Clock::now();
+    out.backward(g);
+    backward.push_back(std::chrono::duration<double>(Clock::now() - start).count());
+    t.peak_bytes = std::max(t.peak_bytes, cpu_memory_use().peak - before);
+  }
+  std::sort(forward.begin(), forward.end());
+  std::sort(backward.begin(), backward.end());
+  t.forward_s = forward[forward.size() / 2];
+  t.backward_s = backward[backward.size() / 2];
+  return t;
+}
+
+static void bench_attention(const std::vector<int64_t>& lengths) {
+  const double memory = static_cast<double>(sysconf(_SC_PHYS_PAGES)) * static_cast<double>(sysconf(_SC_PAGESIZE));
+  fmt::print("causal single-head attention, K = 64, float32, forward + backward, one sequence:\n");
+  fmt::print("  {:>7}  {:<9} {:>10} {:>10} {:>10} {:>12}  {:>9}\n", "T", "path", "forward", "backward", "total",
+             "peak memory", "GFLOP/s");
+  for (const int64_t T : lengths) {
+    // about 2 T^2 K multiply-adds forward (scores, weights @ v) and 4 T^2 K backward, halved by causality
+    const double flops = 6.0 * T * T * 64 * 2 / 2;
+    const int repeats = T <= 2048 ? 5 : T <= 8192 ? 3 : 1;
+    const AttentionTiming fused = time_attention(T, true, repeats);
+    const double fused_total = fused.forward_s + fused.backward_s;
+    fmt::print("  {:>7}  {:<9} {:>8.1f}ms {:>8.1f}ms {:>8.1f}ms {:>10.4f}GB  {:>9.1f}\n", T, "fused",
+               fused.forward_s * 1e3, fused.backward_s * 1e3, fused_total * 1e3, gib(fused.peak_bytes),
+               flops / fused_total / 1e9);
+    // The composed path holds about four (T, T) float32 matrices at once (scores, mask, masked
+    // scores, weights) plus their gradients; run it only where that fits in half the memory.
+    const double composed_need = 6.0 * T * T * 4;
+    if (composed_need > memory / 2) {
+      fmt::print("  {:>7}  {:<9} skipped: needs about {:.1f} GB for its (T, T) matrices (this machine has {:.1f} GB)\n", T,
+                 "composed", composed_need / 1e9, memory / 1e9);
+      continue;
+    }
+    const AttentionTiming composed = time_attention(T, false, repeats);
+    const double composed_total = composed.forward_s + composed.backward_s;
+    fmt::print("  {:>7}  {:<9} {:>8.1f}ms {:>8.1f}ms {:>8.1f}ms {:>10.4f}GB  {:>9.1f}\n", T, "composed",
+               composed.forward_s * 1e3, composed.backward_s * 1e3, composed_total * 1e3, gib(composed.peak_bytes),
+               flops / composed_total / 1e9);
+    fmt::print("  {:>7}  fused is {:.2f}x faster and needs {:.1f}x less peak memory\n", T, composed_total / fused_total,
+               static_cast<double>(composed.peak_bytes) / static_cast<double>(std::max<int64_t>(fused.peak_bytes, 1)));
+  }
+  fmt::print("process peak RSS: {:.3f} GB\n", gib(static_cast<double>(peak_rss_bytes())));
+}
+
 struct BenchSize {
   std::string name;
   int64_t batch, max_source, max_target, d_model, d_k, d_ff, vocab;
@@ -137,12 +228,21 @@ void register_bench(CLI::App& app) {
   auto devices = std::make_shared<std::vector<std::string>>(std::vector<std::string>{"cpu"});
   auto steps = std::make_shared<int>(20);
   auto only = std::make_shared<std::string>("all");
+  auto lengths = std::make_shared<std::vector<int64_t>>();
   cmd->add_option("--size", *only, "toy | large | all")->check(CLI::IsMember({"toy", "large", "all"}))->capture_default_str();
   cmd->add_option("--threads", *threads, "OpenBLAS threads (0 = default)")->check(CLI::Range(0, 256));
   cmd->add_option("--device", *devices, "devices to measure (repeatable): cpu, cuda")->capture_default_str();
   cmd->add_option("--steps", *steps, "timed training steps per size")->check(CLI::Range(1, 100000))->capture_default_str();
-  cmd->callback([threads, devices, steps, only] {
+  cmd->add_option("--attention-length", *lengths,
+                  "instead of training, time the fused and the composed attention op (forward and backward, "
+                  "K = 64, causal, CPU) at these sequence lengths")
+      ->check(CLI::Range(int64_t{1}, int64_t{1} << 20));
+  cmd->callback([threads, devices, steps, only, lengths] {
     if (*threads > 0) set_cpu_threads(*threads);
+    if (!lengths->empty()) {
+      bench_attention(*lengths);
+      return;
+    }
     for (const auto& d : *devices) (void)backend_for(Device::parse(d));  // fail before measuring anything
     if (*only == "all") bench_matmul(512, 20);
     const std::vector<BenchSize> sizes = {

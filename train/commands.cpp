@@ -95,9 +95,14 @@ void register_translator(CLI::App& app) {
       ->check(CLI::IsMember(split_choices))->capture_default_str();
   eval->add_option("--data", *data_dir, "dataset directory")->capture_default_str();
   eval->add_option("--device", *device, "cpu | cuda | cuda:N")->capture_default_str();
-  eval->callback([checkpoint, split, data_dir, device] {
+  auto no_cache = std::make_shared<bool>(false);
+  eval->add_flag("--no-cache", *no_cache,
+                 "decode by recomputing the whole prefix at every step instead of caching keys and values "
+                 "(the same translations, slower; for comparison)");
+  eval->callback([checkpoint, split, data_dir, device, no_cache] {
     const Device dev = Device::parse(*device);
     models::LoadedTranslator loaded = models::load_translator(*checkpoint, dev);
+    loaded.model->set_decode_cache(!*no_cache);
     const data::Dataset ds = data::load_dataset(*data_dir);
     // "all": every split present but train (60,000 greedy decodes take minutes; ask for it by name)
     std::vector<std::string> names{*split};
@@ -108,12 +113,13 @@ void register_translator(CLI::App& app) {
     }
     for (const auto& name : names) ds.split(name);  // a missing split file fails before any work
     // One aligned row per split; exact match is greedy decoding of the whole sentence.
-    fmt::print("{:<14} {:>9} {:>8} {:>8} {:>10} {:>12}\n", "split", "sentences", "tokens", "loss", "token acc",
-               "exact match");
+    fmt::print("{:<14} {:>9} {:>8} {:>8} {:>10} {:>12} {:>14}\n", "split", "sentences", "tokens", "loss", "token acc",
+               "exact match", "decoded/s");
     for (const auto& name : names) {
       const EvalResult r = evaluate(*loaded.model, ds.split(name), loaded.english, loaded.hindi);
-      fmt::print("{:<14} {:>9} {:>8} {:>8.4f} {:>9.2f}% {:>11.2f}%\n", name, r.sentences, r.tokens, r.loss,
-                 100 * r.token_accuracy, 100 * r.exact_match);
+      fmt::print("{:<14} {:>9} {:>8} {:>8.4f} {:>9.2f}% {:>11.2f}% {:>14.0f}\n", name, r.sentences, r.tokens, r.loss,
+                 100 * r.token_accuracy, 100 * r.exact_match,
+                 r.decode_seconds > 0 ? static_cast<double>(r.sentences) / r.decode_seconds : 0.0);
       std::fflush(stdout);
     }
   });

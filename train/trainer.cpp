@@ -77,7 +77,9 @@ EvalResult evaluate(models::Translator& model, const std::vector<data::SentenceP
     // greedy exact match
     std::vector<std::vector<std::string>> sources;
     for (size_t i : idx) sources.push_back(pairs[i].english);
+    const auto decode_start = Clock::now();
     const auto outputs = model.translate(sources, english, hindi);
+    r.decode_seconds += seconds_since(decode_start);
     for (size_t k = 0; k < idx.size(); ++k) exact += outputs[k] == pairs[idx[k]].hindi;
   }
   r.sentences = static_cast<int64_t>(pairs.size());

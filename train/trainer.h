@@ -31,6 +31,7 @@ struct TrainOptions {
 struct EvalResult {
   double loss = 0, token_accuracy = 0, exact_match = 0;
   int64_t sentences = 0, tokens = 0;
+  double decode_seconds = 0;  // wall time of the greedy decoding alone
 };
 
 struct EpochRecord {

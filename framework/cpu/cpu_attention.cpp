@@ -3,12 +3,15 @@
 // Every output element is written by one task in a fixed order: bit-identical for any thread count.
 #include "cpu_attention.h"
 
+#include <immintrin.h>
 #include <omp.h>
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <stdexcept>
+#include <type_traits>
 #include <vector>
 
 #include <fmt/format.h>
@@ -18,6 +21,15 @@ namespace qkv::cpu {
 namespace {
 
 constexpr int64_t kTile = 64;  // queries per query tile and keys per key tile
+
+// Below this many multiply-adds a call runs on the calling thread. libgomp's idle threads spin for a
+// while after each parallel region, and on a machine whose cores OpenBLAS's gemm threads also use,
+// that spinning cost more than the small attention calls of a training step gain (measured: the toy
+// bench step went from 17 to 31 ms). The results do not depend on it (see the top of the file).
+constexpr int64_t kParallelWork = int64_t{1} << 24;
+bool parallel_worth_it(const AttentionShape& s) {
+  return s.batch * s.queries * s.keys * (s.width + s.value_width) >= kParallelWork;
+}
 
 // Which keys a query sees (backend.h, AttentionShape).
 struct Visibility {
@@ -38,13 +50,14 @@ Visibility visibility_of(const AttentionShape& s, int64_t b) {
 // Per-thread scratch, grown once and reused (no allocation in the steady state).
 template <typename T>
 struct Scratch {
-  std::vector<T> scores, probs, d_probs, k_t, v_t, acc, row_max, row_sum;
+  std::vector<T> scores, probs, probs_t, d_probs, k_t, v_t, acc, row_max, row_sum;
   void reserve(int64_t width, int64_t value_width) {
     const auto grow = [](std::vector<T>& v, int64_t n) {
       if (static_cast<int64_t>(v.size()) < n) v.resize(static_cast<size_t>(n));
     };
     grow(scores, kTile * kTile);
     grow(probs, kTile * kTile);
+    grow(probs_t, kTile * kTile);
     grow(d_probs, kTile * kTile);
     grow(k_t, width * kTile);
     grow(v_t, value_width * kTile);
@@ -61,13 +74,17 @@ Scratch<T>& scratch() {
 }
 
 // out_t (cols, rows) = in (rows, cols) for one tile, so that the inner loops below run over keys.
+// The slots past `rows` are zero, so that kernels may read whole tiles.
 template <typename T>
 void transpose_tile(const T* in, int64_t rows, int64_t cols, T* out_t) {
   for (int64_t r = 0; r < rows; ++r)
     for (int64_t c = 0; c < cols; ++c) out_t[c * kTile + r] = in[r * cols + c];
+  if (rows < kTile)
+    for (int64_t c = 0; c < cols; ++c) std::fill(out_t + c * kTile + rows, out_t + (c + 1) * kTile, T(0));
 }
 
 // c (nq, kTile) = a (nq, width) @ b_t (width, kTile) over the first nk columns; inner loop over keys.
+// The general form (float64, used by the gradchecks); float32 has the blocked kernel below.
 template <typename T>
 void tile_products(const T* a, int64_t nq, int64_t width, const T* b_t, int64_t nk, T* c) {
   for (int64_t i = 0; i < nq; ++i) {
@@ -82,44 +99,198 @@ void tile_products(const T* a, int64_t nq, int64_t width, const T* b_t, int64_t 
   }
 }
 
-// acc (rows, width) += p (rows, kTile)[:, :nk] @ m (nk, width); inner loop over the width.
+// The float32 tile product, blocked for registers: 4 rows by 16 keys of accumulators, each step of
+// d one broadcast of a per row and two 8-wide loads of b_t. GCC's vector extension keeps it
+// portable; an AVX2 + FMA copy is chosen at run time where the CPU has both. Each entry still sums
+// over d in order. Reads b_t's columns up to nk rounded up to 16 (transpose_tile zero-fills those
+// past nk).
+typedef float Floats8 __attribute__((vector_size(32)));
+
+bool has_avx2() {
+  static const bool yes = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+  return yes;
+}
+
+// Inlined into both copies below, so each is compiled for its own instruction set.
+__attribute__((always_inline)) inline void tile_products_body(const float* a, int64_t nq, int64_t width,
+                                                              const float* b_t, int64_t nk, float* c) {
+  for (int64_t i0 = 0; i0 < nq; i0 += 4) {
+    const int64_t rows = std::min<int64_t>(4, nq - i0);
+    // a tile of fewer than 4 rows repeats its last row (computed, not stored)
+    const float* a0 = a + i0 * width;
+    const float* a1 = a + (i0 + std::min<int64_t>(1, rows - 1)) * width;
+    const float* a2 = a + (i0 + std::min<int64_t>(2, rows - 1)) * width;
+    const float* a3 = a + (i0 + std::min<int64_t>(3, rows - 1)) * width;
+    for (int64_t j0 = 0; j0 < nk; j0 += 16) {  // past nk: zero columns of b_t, up to a multiple of 16
+      // named accumulators, so that they stay in registers
+      Floats8 c00 = {}, c01 = {}, c10 = {}, c11 = {}, c20 = {}, c21 = {}, c30 = {}, c31 = {};
+      for (int64_t d = 0; d < width; ++d) {
+        Floats8 b0, b1;
+        std::memcpy(&b0, b_t + d * kTile + j0, sizeof b0);
+        std::memcpy(&b1, b_t + d * kTile + j0 + 8, sizeof b1);
+        c00 += a0[d] * b0;
+        c01 += a0[d] * b1;
+        c10 += a1[d] * b0;
+        c11 += a1[d] * b1;
+        c20 += a2[d] * b0;
+        c21 += a2[d] * b1;
+        c30 += a3[d] * b0;
+        c31 += a3[d] * b1;
+      }
+      const Floats8* out[4][2] = {{&c00, &c01}, {&c10, &c11}, {&c20, &c21}, {&c30, &c31}};
+      for (int64_t r = 0; r < rows; ++r) {
+        std::memcpy(c + (i0 + r) * kTile + j0, out[r][0], sizeof c00);
+        std::memcpy(c + (i0 + r) * kTile + j0 + 8, out[r][1], sizeof c00);
+      }
+    }
+  }
+}
+
+__attribute__((target("avx2,fma"))) void tile_products_avx2(const float* a, int64_t nq, int64_t width,
+                                                            const float* b_t, int64_t nk, float* c) {
+  tile_products_body(a, nq, width, b_t, nk, c);
+}
+void tile_products_generic(const float* a, int64_t nq, int64_t width, const float* b_t, int64_t nk, float* c) {
+  tile_products_body(a, nq, width, b_t, nk, c);
+}
+
+void tile_products_blocked(const float* a, int64_t nq, int64_t width, const float* b_t, int64_t nk, float* c) {
+  if (has_avx2()) tile_products_avx2(a, nq, width, b_t, nk, c);
+  else tile_products_generic(a, nq, width, b_t, nk, c);
+}
+
+template <>
+void tile_products<float>(const float* a, int64_t nq, int64_t width, const float* b_t, int64_t nk, float* c) {
+  tile_products_blocked(a, nq, width, b_t, nk, c);
+}
+
+// acc (rows, width) += p (rows, kTile)[:, :n] @ m (n, width); inner loop over the width.
 template <typename T>
-void accumulate_rows(const T* p, int64_t rows, int64_t nk, const T* m, int64_t width, T* acc) {
+void accumulate_rows(const T* p, int64_t rows, int64_t n, const T* m, int64_t width, T* acc) {
   for (int64_t i = 0; i < rows; ++i) {
     T* out = acc + i * width;
-    for (int64_t j = 0; j < nk; ++j) {
+    for (int64_t j = 0; j < n; ++j) {
       const T w = p[i * kTile + j];
-      if (w == 0) continue;
       const T* m_row = m + j * width;
       for (int64_t d = 0; d < width; ++d) out[d] += w * m_row[d];
     }
   }
 }
 
-// acc (nk, width) += p (nq, kTile)[:, :nk]^T @ m (nq, width); inner loop over the width.
-template <typename T>
-void accumulate_cols(const T* p, int64_t nq, int64_t nk, const T* m, int64_t width, T* acc) {
-  for (int64_t i = 0; i < nq; ++i) {
-    const T* m_row = m + i * width;
-    for (int64_t j = 0; j < nk; ++j) {
-      const T w = p[i * kTile + j];
-      if (w == 0) continue;
-      T* out = acc + j * width;
-      for (int64_t d = 0; d < width; ++d) out[d] += w * m_row[d];
+// The float32 form for widths that are a multiple of 16, blocked like tile_products_body: 4 rows
+// by 16 columns of accumulators, summing over j in order.
+__attribute__((always_inline)) inline void accumulate_rows_body(const float* p, int64_t rows, int64_t n,
+                                                                const float* m, int64_t width, float* acc) {
+  for (int64_t i0 = 0; i0 < rows; i0 += 4) {
+    const int64_t valid = std::min<int64_t>(4, rows - i0);
+    const int64_t r1 = std::min<int64_t>(1, valid - 1), r2 = std::min<int64_t>(2, valid - 1),
+                  r3 = std::min<int64_t>(3, valid - 1);  // fewer than 4 rows: the last one repeats
+    const float *p0 = p + i0 * kTile, *p1 = p + (i0 + r1) * kTile, *p2 = p + (i0 + r2) * kTile,
+                *p3 = p + (i0 + r3) * kTile;
+    for (int64_t c0 = 0; c0 < width; c0 += 16) {
+      float* rows_out[4] = {acc + i0 * width + c0, acc + (i0 + r1) * width + c0, acc + (i0 + r2) * width + c0,
+                            acc + (i0 + r3) * width + c0};
+      Floats8 s00, s01, s10, s11, s20, s21, s30, s31;
+      std::memcpy(&s00, rows_out[0], 32);
+      std::memcpy(&s01, rows_out[0] + 8, 32);
+      std::memcpy(&s10, rows_out[1], 32);
+      std::memcpy(&s11, rows_out[1] + 8, 32);
+      std::memcpy(&s20, rows_out[2], 32);
+      std::memcpy(&s21, rows_out[2] + 8, 32);
+      std::memcpy(&s30, rows_out[3], 32);
+      std::memcpy(&s31, rows_out[3] + 8, 32);
+      for (int64_t j = 0; j < n; ++j) {
+        Floats8 m0, m1;
+        std::memcpy(&m0, m + j * width + c0, sizeof m0);
+        std::memcpy(&m1, m + j * width + c0 + 8, sizeof m1);
+        s00 += p0[j] * m0;
+        s01 += p0[j] * m1;
+        s10 += p1[j] * m0;
+        s11 += p1[j] * m1;
+        s20 += p2[j] * m0;
+        s21 += p2[j] * m1;
+        s30 += p3[j] * m0;
+        s31 += p3[j] * m1;
+      }
+      const Floats8* sums[4][2] = {{&s00, &s01}, {&s10, &s11}, {&s20, &s21}, {&s30, &s31}};
+      for (int64_t r = 0; r < valid; ++r) {
+        std::memcpy(rows_out[r], sums[r][0], 32);
+        std::memcpy(rows_out[r] + 8, sums[r][1], 32);
+      }
     }
   }
+}
+
+__attribute__((target("avx2,fma"))) void accumulate_rows_avx2(const float* p, int64_t rows, int64_t n,
+                                                              const float* m, int64_t width, float* acc) {
+  accumulate_rows_body(p, rows, n, m, width, acc);
+}
+void accumulate_rows_generic(const float* p, int64_t rows, int64_t n, const float* m, int64_t width, float* acc) {
+  accumulate_rows_body(p, rows, n, m, width, acc);
+}
+
+template <>
+void accumulate_rows<float>(const float* p, int64_t rows, int64_t n, const float* m, int64_t width, float* acc) {
+  if (width % 16 != 0) {
+    for (int64_t i = 0; i < rows; ++i)
+      for (int64_t j = 0; j < n; ++j)
+        for (int64_t d = 0; d < width; ++d) acc[i * width + d] += p[i * kTile + j] * m[j * width + d];
+  } else if (has_avx2()) {
+    accumulate_rows_avx2(p, rows, n, m, width, acc);
+  } else {
+    accumulate_rows_generic(p, rows, n, m, width, acc);
+  }
+}
+
+// acc (nk, width) += p (nq, kTile)[:, :nk]^T @ m (nq, width), through p's transpose in p_t.
+template <typename T>
+void accumulate_cols(const T* p, int64_t nq, int64_t nk, const T* m, int64_t width, T* p_t, T* acc) {
+  for (int64_t i = 0; i < nq; ++i)
+    for (int64_t j = 0; j < nk; ++j) p_t[j * kTile + i] = p[i * kTile + j];
+  accumulate_rows(p_t, nk, nq, m, width, acc);
+}
+
+// x[0, n) = exp(x[0, n)) in place (exp(-inf) = 0). Float32 on AVX2 uses glibc's vector expf
+// (libmvec, within 4 ulp of the exact value); elsewhere std::exp.
+extern "C" __m256 _ZGVdN8v_expf(__m256 x);
+
+// The tail goes through the same vector function (padded), so that an entry's value never depends
+// on where a row ends: decoding with a cache then matches recomputing the prefix bit for bit.
+__attribute__((target("avx2,fma"))) void exp_in_place_avx2(float* x, int64_t n) {
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8) _mm256_storeu_ps(x + i, _ZGVdN8v_expf(_mm256_loadu_ps(x + i)));
+  if (i < n) {
+    alignas(32) float tail[8];
+    for (int64_t k = 0; k < 8; ++k) tail[k] = i + k < n ? x[i + k] : 0.0f;
+    _mm256_store_ps(tail, _ZGVdN8v_expf(_mm256_load_ps(tail)));
+    for (int64_t k = 0; i + k < n; ++k) x[i + k] = tail[k];
+  }
+}
+
+template <typename T>
+void exp_in_place(T* x, int64_t n) {
+  if constexpr (std::is_same_v<T, float>) {
+    if (has_avx2()) {
+      exp_in_place_avx2(x, n);
+      return;
+    }
+  }
+  for (int64_t i = 0; i < n; ++i) x[i] = std::exp(x[i]);
 }
 
 // probs = exp(scores * scale - lse) where visible, else 0 (also 0 for a query that sees nothing).
 template <typename T>
 void recompute_probs(const Visibility& vis, int64_t i0, int64_t nq, int64_t j0, int64_t nk, T scale,
                      const T* lse, T* scores, T* probs) {
+  const T neg_inf = -std::numeric_limits<T>::infinity();
   for (int64_t ii = 0; ii < nq; ++ii) {
     const T l = lse[i0 + ii];
+    T* p = probs + ii * kTile;
     for (int64_t jj = 0; jj < nk; ++jj) {
-      const bool seen = vis(i0 + ii, j0 + jj) && l != -std::numeric_limits<T>::infinity();
-      probs[ii * kTile + jj] = seen ? std::exp(scores[ii * kTile + jj] * scale - l) : T(0);
+      const bool seen = vis(i0 + ii, j0 + jj) && l != neg_inf;
+      p[jj] = seen ? scores[ii * kTile + jj] * scale - l : neg_inf;
     }
+    exp_in_place(p, nk);
   }
 }
 
@@ -128,7 +299,7 @@ void forward_typed(const AttentionShape& s, const T* q, const T* k, const T* v, 
   const int64_t B = s.batch, Tq = s.queries, Tk = s.keys, K = s.width, Kv = s.value_width;
   const int64_t q_tiles = (Tq + kTile - 1) / kTile;
   const T scale = static_cast<T>(s.scale), neg_inf = -std::numeric_limits<T>::infinity();
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (parallel_worth_it(s))
   for (int64_t task = 0; task < B * q_tiles; ++task) {
     const int64_t b = task / q_tiles, i0 = (task % q_tiles) * kTile, nq = std::min(kTile, Tq - i0);
     const Visibility vis = visibility_of(s, b);
@@ -158,11 +329,10 @@ void forward_typed(const AttentionShape& s, const T* q, const T* k, const T* v, 
           continue;
         }
         const T rescale = old_max == neg_inf ? T(0) : std::exp(old_max - new_max);
+        for (int64_t jj = 0; jj < nk; ++jj) p[jj] = row[jj] - new_max;  // -inf where masked
+        exp_in_place(p, nk);
         T tile_sum = 0;
-        for (int64_t jj = 0; jj < nk; ++jj) {
-          p[jj] = row[jj] == neg_inf ? T(0) : std::exp(row[jj] - new_max);
-          tile_sum += p[jj];
-        }
+        for (int64_t jj = 0; jj < nk; ++jj) tile_sum += p[jj];
         w.row_sum[ii] = w.row_sum[ii] * rescale + tile_sum;
         w.row_max[ii] = new_max;
         if (rescale != T(1))
@@ -193,7 +363,8 @@ void backward_typed(const AttentionShape& s, const T* q, const T* k, const T* v,
   const T scale = static_cast<T>(s.scale);
   // delta_i = sum_e d_out[i, e] * out[i, e]  (= sum_j P_ij dP_ij), one per query
   std::vector<T> delta(static_cast<size_t>(B * Tq));
-#pragma omp parallel for schedule(static)
+  const bool parallel = parallel_worth_it(s);
+#pragma omp parallel for schedule(static) if (parallel)
   for (int64_t r = 0; r < B * Tq; ++r) {
     T sum = 0;
     for (int64_t e = 0; e < Kv; ++e) sum += d_out[r * Kv + e] * out[r * Kv + e];
@@ -211,8 +382,34 @@ void backward_typed(const AttentionShape& s, const T* q, const T* k, const T* v,
         ds = w.probs[ii * kTile + jj] * (ds - delta[b * Tq + i0 + ii]);
       }
   };
+  // Short sequences (one tile of queries and one of keys, as in training the translator): one task
+  // per batch entry computes the tile's weights once and all three gradients from them.
+  if (q_tiles == 1 && k_tiles == 1) {
+#pragma omp parallel for schedule(static) if (parallel)
+    for (int64_t b = 0; b < B; ++b) {
+      const Visibility vis = visibility_of(s, b);
+      Scratch<T>& w = scratch<T>();
+      w.reserve(K, Kv);
+      T* dk = d_k + b * Tk * K;
+      T* dv = d_v + b * Tk * Kv;
+      T* dq = d_q + b * Tq * K;
+      std::fill(dk, dk + Tk * K, T(0));
+      std::fill(dv, dv + Tk * Kv, T(0));
+      std::fill(dq, dq + Tq * K, T(0));
+      if (Tq == 0 || Tk == 0 || !vis.any(Tq, 0, Tk)) continue;
+      transpose_tile(k + b * Tk * K, Tk, K, w.k_t.data());
+      transpose_tile(v + b * Tk * Kv, Tk, Kv, w.v_t.data());
+      tile_grads(w, vis, b, 0, Tq, 0, Tk);
+      accumulate_cols(w.probs.data(), Tq, Tk, d_out + b * Tq * Kv, Kv, w.probs_t.data(), dv);
+      accumulate_cols(w.d_probs.data(), Tq, Tk, q + b * Tq * K, K, w.probs_t.data(), dk);
+      accumulate_rows(w.d_probs.data(), Tq, Tk, k + b * Tk * K, K, dq);
+      for (int64_t x = 0; x < Tk * K; ++x) dk[x] *= scale;
+      for (int64_t x = 0; x < Tq * K; ++x) dq[x] *= scale;
+    }
+    return;
+  }
   // Pass 1, one task per key tile: d_v_j = sum_i P_ij d_out_i, d_k_j = scale * sum_i dS_ij q_i.
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (parallel)
   for (int64_t task = 0; task < B * k_tiles; ++task) {
     const int64_t b = task / k_tiles, j0 = (task % k_tiles) * kTile, nk = std::min(kTile, Tk - j0);
     const Visibility vis = visibility_of(s, b);
@@ -228,13 +425,13 @@ void backward_typed(const AttentionShape& s, const T* q, const T* k, const T* v,
       const int64_t nq = std::min(kTile, Tq - i0);
       if (!vis.any(i0 + nq, j0, j0 + nk)) continue;
       tile_grads(w, vis, b, i0, nq, j0, nk);
-      accumulate_cols(w.probs.data(), nq, nk, d_out + (b * Tq + i0) * Kv, Kv, dv);
-      accumulate_cols(w.d_probs.data(), nq, nk, q + (b * Tq + i0) * K, K, dk);
+      accumulate_cols(w.probs.data(), nq, nk, d_out + (b * Tq + i0) * Kv, Kv, w.probs_t.data(), dv);
+      accumulate_cols(w.d_probs.data(), nq, nk, q + (b * Tq + i0) * K, K, w.probs_t.data(), dk);
     }
     for (int64_t x = 0; x < nk * K; ++x) dk[x] *= scale;
   }
   // Pass 2, one task per query tile: d_q_i = scale * sum_j dS_ij k_j.
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (parallel)
   for (int64_t task = 0; task < B * q_tiles; ++task) {
     const int64_t b = task / q_tiles, i0 = (task % q_tiles) * kTile, nq = std::min(kTile, Tq - i0);
     const Visibility vis = visibility_of(s, b);

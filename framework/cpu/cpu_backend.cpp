@@ -3,6 +3,7 @@
 #include <cblas.h>
 #include <malloc.h>
 
+#include <atomic>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
@@ -19,6 +20,8 @@
 namespace qkv {
 
 namespace {
+
+std::atomic<int64_t> live_bytes{0}, peak_bytes{0};  // tensor storage (see cpu_memory_use)
 
 // Visits every index of `shape` row by row (the last dim is the inner loop). For each row it
 // calls fn(base offsets..., inner length, inner strides...) with up to three stride sets.
@@ -249,9 +252,18 @@ class CpuBackend final : public Backend {
   void* allocate(size_t nbytes) override {
     void* p = std::aligned_alloc(64, (nbytes + 63) / 64 * 64);
     if (!p) throw std::runtime_error(fmt::format("cpu: out of memory allocating {} bytes", nbytes));
+    const int64_t now = live_bytes.fetch_add(static_cast<int64_t>(malloc_usable_size(p))) +
+                        static_cast<int64_t>(malloc_usable_size(p));
+    int64_t peak = peak_bytes.load();
+    while (now > peak && !peak_bytes.compare_exchange_weak(peak, now)) {
+    }
     return p;
   }
-  void release(void* ptr) override { std::free(ptr); }
+  void release(void* ptr) override {
+    if (!ptr) return;
+    live_bytes.fetch_sub(static_cast<int64_t>(malloc_usable_size(ptr)));
+    std::free(ptr);
+  }
   void copy_to_host(void* dst, const void* src, size_t n) override { std::memcpy(dst, src, n); }
   void copy_from_host(void* dst, const void* src, size_t n) override { std::memcpy(dst, src, n); }
   void copy(void* dst, const void* src, size_t n) override { std::memmove(dst, src, n); }
@@ -488,6 +500,9 @@ Backend& cpu_backend() {
   static CpuBackend backend;
   return backend;
 }
+
+MemoryUse cpu_memory_use() { return {live_bytes.load(), peak_bytes.load()}; }
+void reset_cpu_memory_peak() { peak_bytes.store(live_bytes.load()); }
 
 void set_cpu_threads(int threads) {
   openblas_set_num_threads(threads);

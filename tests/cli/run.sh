@@ -112,6 +112,13 @@ else
 fi
 "$QKV" eval --checkpoint "$two" --data "$gen" --split train >"$work/out" 2>&1
 grep -qE '^train +5 ' "$work/out" && pass || fail "eval --split train: $(cat "$work/out")"
+# --no-cache decodes by recomputing the prefix: the same figures but the decoding speed column
+"$QKV" eval --checkpoint "$two" --data "$gen" --split train --no-cache >"$work/out2" 2>&1
+if [ $? -eq 0 ] && [ "$(awk '{ $NF = ""; print }' "$work/out")" = "$(awk '{ $NF = ""; print }' "$work/out2")" ]; then
+  pass
+else
+  fail "eval --no-cache differs from the cached decoding: $(cat "$work/out" "$work/out2")"
+fi
 "$QKV" eval --checkpoint "$two" --data "$gen" --split role_swap >"$work/out" 2>&1
 if [ $? -eq 0 ] && grep -qE '^role_swap +2 ' "$work/out" && [ "$(wc -l <"$work/out")" -eq 2 ]; then pass; else fail "eval --split role_swap: $(cat "$work/out")"; fi
 expect_error "eval --split deeper without deeper.tsv" "split 'deeper' is not in this dataset: $gen/deeper.tsv does not exist" \
