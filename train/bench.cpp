@@ -82,7 +82,7 @@ static void bench_cuda_gemm(int n, int repeats) {
 
 // ---- attention at length T: the fused op against the composed softmax(q k^T) v ----
 
-static double gib(double bytes) { return bytes / (1024.0 * 1024.0 * 1024.0); }
+static double gb(double bytes) { return bytes / 1e9; }
 
 static int64_t peak_rss_bytes() {
   struct rusage usage {};
@@ -97,17 +97,20 @@ struct AttentionTiming {
 
 // One forward and backward of causal single-head attention, q, k, v (1, T, 64) float32, timed
 // separately; the median of `repeats` runs.
-static AttentionTiming time_attention(int64_t T, bool fused, int repeats) {
+static AttentionTiming time_attention(int64_t T, bool fused, int repeats, Device device) {
   constexpr int64_t K = 64;
   Generator gen(1);
-  const Tensor q0 = randn({1, T, K}, gen), k0 = randn({1, T, K}, gen), v0 = randn({1, T, K}, gen);
-  const Tensor g = randn({1, T, K}, gen);
+  const Tensor q0 = randn({1, T, K}, gen).to(device), k0 = randn({1, T, K}, gen).to(device);
+  const Tensor v0 = randn({1, T, K}, gen).to(device), g = randn({1, T, K}, gen).to(device);
+  Backend& backend = backend_for(device);
+  const bool cpu = device == Device::cpu();
   const double scale = 1.0 / std::sqrt(static_cast<double>(K));
   std::vector<double> forward, backward;
   AttentionTiming t;
   for (int r = 0; r < repeats; ++r) {
     Tensor q = q0.clone(), k = k0.clone(), v = v0.clone();
     for (Tensor* x : {&q, &k, &v}) x->set_requires_grad(true);
+    backend.synchronize();
     const int64_t before = cpu_memory_use().current;
     reset_cpu_memory_peak();
     auto start = Clock::now();
@@ -120,14 +123,17 @@ static AttentionTiming time_attention(int64_t T, bool fused, int repeats) {
       float* cell = keep.data<float>();
       for (int64_t i = 0; i < T; ++i)
         for (int64_t j = 0; j < T; ++j) cell[i * T + j] = j <= i ? 1.0f : 0.0f;
+      keep = keep.to(device);
       Tensor scores = mul_scalar(matmul(q, k, false, true), scale);
       out = matmul(softmax(masked_fill(scores, keep, -INFINITY)), v);
     }
+    backend.synchronize();
     forward.push_back(std::chrono::duration<double>(Clock::now() - start).count());
     start = Clock::now();
     out.backward(g);
+    backend.synchronize();
     backward.push_back(std::chrono::duration<double>(Clock::now() - start).count());
-    t.peak_bytes = std::max(t.peak_bytes, cpu_memory_use().peak - before);
+    if (cpu) t.peak_bytes = std::max(t.peak_bytes, cpu_memory_use().peak - before);
   }
   std::sort(forward.begin(), forward.end());
   std::sort(backward.begin(), backward.end());
@@ -136,20 +142,31 @@ static AttentionTiming time_attention(int64_t T, bool fused, int repeats) {
   return t;
 }
 
-static void bench_attention(const std::vector<int64_t>& lengths) {
-  const double memory = static_cast<double>(sysconf(_SC_PHYS_PAGES)) * static_cast<double>(sysconf(_SC_PAGESIZE));
-  fmt::print("causal single-head attention, K = 64, float32, forward + backward, one sequence:\n");
+static void bench_attention(const std::vector<int64_t>& lengths, Device device) {
+  const bool cpu = device == Device::cpu();
+  // the composed path's (T, T) matrices must fit: half the host's memory, or a GPU's 16 GB at least
+  const double memory = cpu ? static_cast<double>(sysconf(_SC_PHYS_PAGES)) * static_cast<double>(sysconf(_SC_PAGESIZE))
+                            : 32e9;
+  fmt::print("causal single-head attention on {}, K = 64, float32, forward + backward, one sequence{}:\n", device.str(),
+             cpu ? "" : " (peak memory is measured on the CPU only)");
   fmt::print("  {:>7}  {:<9} {:>10} {:>10} {:>10} {:>12}  {:>9}\n", "T", "path", "forward", "backward", "total",
              "peak memory", "GFLOP/s");
   for (const int64_t T : lengths) {
     // about 2 T^2 K multiply-adds forward (scores, weights @ v) and 4 T^2 K backward, halved by causality
     const double flops = 6.0 * T * T * 64 * 2 / 2;
     const int repeats = T <= 2048 ? 5 : T <= 8192 ? 3 : 1;
-    const AttentionTiming fused = time_attention(T, true, repeats);
+    const AttentionTiming fused = time_attention(T, true, repeats, device);
     const double fused_total = fused.forward_s + fused.backward_s;
     fmt::print("  {:>7}  {:<9} {:>8.1f}ms {:>8.1f}ms {:>8.1f}ms {:>10.4f}GB  {:>9.1f}\n", T, "fused",
-               fused.forward_s * 1e3, fused.backward_s * 1e3, fused_total * 1e3, gib(fused.peak_bytes),
+               fused.forward_s * 1e3, fused.backward_s * 1e3, fused_total * 1e3, gb(fused.peak_bytes),
                flops / fused_total / 1e9);
+    // The seed's cost table: "At T = 100,000, one (T, T) float32 score matrix is 40 GB."
+    if (cpu)
+      fmt::print("  {:>7}  one (T, T) float32 score matrix would be {:.3g} GB (the seed: 40 GB at T = 100,000); the fused "
+                 "op's peak was {:.4f} GB\n",
+                 T, 4.0 * T * T / 1e9, fused.peak_bytes / 1e9);
+    fmt::print("RESULT attention {} T={} fused_ms={:.2f} tflops={:.3f}\n", device.str(), T, fused_total * 1e3,
+               flops / fused_total / 1e12);
     // The composed path holds about four (T, T) float32 matrices at once (scores, mask, masked
     // scores, weights) plus their gradients; run it only where that fits in half the memory.
     const double composed_need = 6.0 * T * T * 4;
@@ -158,15 +175,15 @@ static void bench_attention(const std::vector<int64_t>& lengths) {
                  "composed", composed_need / 1e9, memory / 1e9);
       continue;
     }
-    const AttentionTiming composed = time_attention(T, false, repeats);
+    const AttentionTiming composed = time_attention(T, false, repeats, device);
     const double composed_total = composed.forward_s + composed.backward_s;
     fmt::print("  {:>7}  {:<9} {:>8.1f}ms {:>8.1f}ms {:>8.1f}ms {:>10.4f}GB  {:>9.1f}\n", T, "composed",
-               composed.forward_s * 1e3, composed.backward_s * 1e3, composed_total * 1e3, gib(composed.peak_bytes),
+               composed.forward_s * 1e3, composed.backward_s * 1e3, composed_total * 1e3, gb(composed.peak_bytes),
                flops / composed_total / 1e9);
     fmt::print("  {:>7}  fused is {:.2f}x faster and needs {:.1f}x less peak memory\n", T, composed_total / fused_total,
                static_cast<double>(composed.peak_bytes) / static_cast<double>(std::max<int64_t>(fused.peak_bytes, 1)));
   }
-  fmt::print("process peak RSS: {:.3f} GB\n", gib(static_cast<double>(peak_rss_bytes())));
+  if (cpu) fmt::print("process peak RSS: {:.3f} GB\n", gb(static_cast<double>(peak_rss_bytes())));
 }
 
 struct BenchSize {
@@ -235,12 +252,14 @@ void register_bench(CLI::App& app) {
   cmd->add_option("--steps", *steps, "timed training steps per size")->check(CLI::Range(1, 100000))->capture_default_str();
   cmd->add_option("--attention-length", *lengths,
                   "instead of training, time the fused and the composed attention op (forward and backward, "
-                  "K = 64, causal, CPU) at these sequence lengths")
+                  "K = 64, causal) at these sequence lengths, on the first --device")
       ->check(CLI::Range(int64_t{1}, int64_t{1} << 20));
   cmd->callback([threads, devices, steps, only, lengths] {
     if (*threads > 0) set_cpu_threads(*threads);
     if (!lengths->empty()) {
-      bench_attention(*lengths);
+      const Device device = Device::parse(devices->front());
+      (void)backend_for(device);  // a missing GPU fails before any work
+      bench_attention(*lengths, device);
       return;
     }
     for (const auto& d : *devices) (void)backend_for(Device::parse(d));  // fail before measuring anything

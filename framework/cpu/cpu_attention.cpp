@@ -1,6 +1,7 @@
 // framework/cpu/cpu_attention.cpp — the CPU kernels of the fused attention op: tiles of 64 queries by
 // 64 keys, an online softmax in the forward, recomputed tiles in the backward, OpenMP over tiles.
 // Every output element is written by one task in a fixed order: bit-identical for any thread count.
+// Tasks are dealt round-robin (schedule(static, 1)): under a causal mask later query tiles cost more.
 #include "cpu_attention.h"
 
 #include <immintrin.h>
@@ -299,7 +300,7 @@ void forward_typed(const AttentionShape& s, const T* q, const T* k, const T* v, 
   const int64_t B = s.batch, Tq = s.queries, Tk = s.keys, K = s.width, Kv = s.value_width;
   const int64_t q_tiles = (Tq + kTile - 1) / kTile;
   const T scale = static_cast<T>(s.scale), neg_inf = -std::numeric_limits<T>::infinity();
-#pragma omp parallel for schedule(static) if (parallel_worth_it(s))
+#pragma omp parallel for schedule(static, 1) if (parallel_worth_it(s))
   for (int64_t task = 0; task < B * q_tiles; ++task) {
     const int64_t b = task / q_tiles, i0 = (task % q_tiles) * kTile, nq = std::min(kTile, Tq - i0);
     const Visibility vis = visibility_of(s, b);
@@ -364,7 +365,7 @@ void backward_typed(const AttentionShape& s, const T* q, const T* k, const T* v,
   // delta_i = sum_e d_out[i, e] * out[i, e]  (= sum_j P_ij dP_ij), one per query
   std::vector<T> delta(static_cast<size_t>(B * Tq));
   const bool parallel = parallel_worth_it(s);
-#pragma omp parallel for schedule(static) if (parallel)
+#pragma omp parallel for schedule(static, 1) if (parallel)
   for (int64_t r = 0; r < B * Tq; ++r) {
     T sum = 0;
     for (int64_t e = 0; e < Kv; ++e) sum += d_out[r * Kv + e] * out[r * Kv + e];
@@ -385,7 +386,7 @@ void backward_typed(const AttentionShape& s, const T* q, const T* k, const T* v,
   // Short sequences (one tile of queries and one of keys, as in training the translator): one task
   // per batch entry computes the tile's weights once and all three gradients from them.
   if (q_tiles == 1 && k_tiles == 1) {
-#pragma omp parallel for schedule(static) if (parallel)
+#pragma omp parallel for schedule(static, 1) if (parallel)
     for (int64_t b = 0; b < B; ++b) {
       const Visibility vis = visibility_of(s, b);
       Scratch<T>& w = scratch<T>();
@@ -409,7 +410,7 @@ void backward_typed(const AttentionShape& s, const T* q, const T* k, const T* v,
     return;
   }
   // Pass 1, one task per key tile: d_v_j = sum_i P_ij d_out_i, d_k_j = scale * sum_i dS_ij q_i.
-#pragma omp parallel for schedule(static) if (parallel)
+#pragma omp parallel for schedule(static, 1) if (parallel)
   for (int64_t task = 0; task < B * k_tiles; ++task) {
     const int64_t b = task / k_tiles, j0 = (task % k_tiles) * kTile, nk = std::min(kTile, Tk - j0);
     const Visibility vis = visibility_of(s, b);
@@ -431,7 +432,7 @@ void backward_typed(const AttentionShape& s, const T* q, const T* k, const T* v,
     for (int64_t x = 0; x < nk * K; ++x) dk[x] *= scale;
   }
   // Pass 2, one task per query tile: d_q_i = scale * sum_j dS_ij k_j.
-#pragma omp parallel for schedule(static) if (parallel)
+#pragma omp parallel for schedule(static, 1) if (parallel)
   for (int64_t task = 0; task < B * q_tiles; ++task) {
     const int64_t b = task / q_tiles, i0 = (task % q_tiles) * kTile, nq = std::min(kTile, Tq - i0);
     const Visibility vis = visibility_of(s, b);
