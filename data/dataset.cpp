@@ -9,6 +9,8 @@
 #include <stdexcept>
 
 namespace qkv::data {
+namespace fs = std::filesystem;
+
 
 std::vector<std::string> tokenize(const std::string& text) {
   std::vector<std::string> tokens;
@@ -51,6 +53,10 @@ bool valid_utf8(const std::string& s) {
 }
 
 std::vector<SentencePair> load_pairs(const std::string& path) {
+  // stat, not open: opening a FIFO would wait for a writer, and /dev/zero never ends
+  std::error_code ec;
+  if (fs::exists(path, ec) && !fs::is_regular_file(path, ec))
+    throw std::runtime_error(fmt::format("{}: not a regular file (a dataset split must be a text file)", path));
   std::ifstream in(path, std::ios::binary);
   if (!in) throw std::runtime_error(fmt::format("{}: cannot open file", path));
   std::vector<SentencePair> pairs;
@@ -72,6 +78,11 @@ std::vector<SentencePair> load_pairs(const std::string& path) {
     pair.source = where;
     if (pair.english.empty()) throw std::runtime_error(where + ": empty english side");
     if (pair.hindi.empty()) throw std::runtime_error(where + ": empty hindi side");
+    for (const auto* side : {&pair.english, &pair.hindi})
+      if (static_cast<int64_t>(side->size()) > kMaxSentenceWords)
+        throw std::runtime_error(fmt::format("{}: {} side has {} words; qkv reads sentences of at most {}", where,
+                                             side == &pair.english ? "english" : "hindi", side->size(),
+                                             kMaxSentenceWords));
     pairs.push_back(std::move(pair));
   }
   if (pairs.empty()) throw std::runtime_error(fmt::format("{}: no sentence pairs", path));
@@ -119,7 +130,6 @@ const std::vector<SentencePair>& Dataset::split(const std::string& name) const {
 }
 
 Dataset load_dataset(const std::string& dir) {
-  namespace fs = std::filesystem;
   if (!fs::is_directory(dir))
     throw std::runtime_error(fmt::format("data directory '{}' does not exist", dir));
   Dataset ds;

@@ -25,6 +25,9 @@ std::vector<std::string> tokenize(const std::string& text);
 bool valid_utf8(const std::string& text);
 
 // Reads `english<TAB>hindi` lines. Any malformed line throws "path:line: reason"; nothing is skipped.
+// The longest sentence a dataset line may hold (each side); longer lines are an error naming
+// file:line, before anything is sized from them.
+inline constexpr int64_t kMaxSentenceWords = 256;
 std::vector<SentencePair> load_pairs(const std::string& path);
 
 // The optional generalisation splits, in report order: idiom_context, sense_context, role_swap,

@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 
+#include <cmath>
 #include <cstring>
 #include <filesystem>
 #include <stdexcept>
@@ -48,7 +49,10 @@ std::map<std::string, std::string> read_checkpoint_metadata(const std::string& p
 }
 
 void load_checkpoint(const std::string& path, nn::Module& module) {
-  const SafeTensorsFile file = read_existing(path);
+  load_checkpoint(read_existing(path), path, module);
+}
+
+void load_checkpoint(const SafeTensorsFile& file, const std::string& path, nn::Module& module) {
   const auto params = module.named_parameters();
   for (const auto& [name, param] : params) {
     auto it = file.tensors.find(name);
@@ -64,6 +68,11 @@ void load_checkpoint(const std::string& path, nn::Module& module) {
     else throw std::runtime_error(fmt::format("{}: tensor '{}' has dtype {}, expected F32 or F64", path, name, t.dtype));
     Tensor host = Tensor::empty(t.shape, stored, Device::cpu());
     if (!t.data.empty()) std::memcpy(host.data_ptr(), t.data.data(), t.data.size());
+    int64_t bad = 0;
+    for (const double v : host.to_vector()) bad += !std::isfinite(v);
+    if (bad > 0)
+      throw std::runtime_error(fmt::format("{}: tensor '{}' holds {} non-finite value{} (NaN or Inf) among {}", path, name,
+                                           bad, bad == 1 ? "" : "s", host.numel()));
     if (stored != param.dtype()) host = host.to(param.dtype());
     Tensor target = param;
     target.copy_(host);

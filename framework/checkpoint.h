@@ -6,6 +6,7 @@
 #include <string>
 
 #include "nn.h"
+#include "safetensors.h"
 
 namespace qkv {
 
@@ -18,6 +19,9 @@ std::map<std::string, std::string> read_checkpoint_metadata(const std::string& p
 
 // Copies every tensor into the module's parameters (converting dtype when needed). A missing,
 // extra or differently shaped tensor throws a message naming the tensor and both shapes.
+// Non-finite weights (NaN, Inf) are refused, naming the tensor and counting them.
 void load_checkpoint(const std::string& path, nn::Module& module);
+// The same from a file already read (path only names it in messages).
+void load_checkpoint(const SafeTensorsFile& file, const std::string& path, nn::Module& module);
 
 }  // namespace qkv

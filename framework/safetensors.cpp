@@ -3,6 +3,7 @@
 #include "safetensors.h"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -87,11 +88,29 @@ bool checked_byte_count(const std::vector<int64_t>& shape, size_t dtype_size, ui
 
 // ---- header parsing -------------------------------------------------------------------------
 
+// A safetensors header is two levels deep (entries, then shape/offset arrays); 64 is plenty.
+constexpr int kMaxHeaderDepth = 64;
+
+// A short description of an untrusted JSON value for a message. Never dump() a container from the
+// file: its size and depth are the attacker's.
+std::string describe(const json& value) {
+  if (value.is_array()) return "an array of " + std::to_string(value.size()) + " entries";
+  if (value.is_object()) return "an object of " + std::to_string(value.size()) + " keys";
+  if (value.is_string()) {
+    const std::string& text = value.get_ref<const std::string&>();
+    return text.size() <= 40 ? value.dump() : "a string of " + std::to_string(text.size()) + " bytes";
+  }
+  return value.dump();  // a number, a boolean or null
+}
+
 // Parses the header text, rejecting duplicate keys in any object (nlohmann keeps the last one).
 json parse_header_json(const std::string& text, const std::string& name) {
   std::vector<std::set<std::string>> keys_of_open_objects;
   std::string current_entry;  // the top-level key being parsed, for messages
-  auto on_event = [&](int /*depth*/, json::parse_event_t event, json& parsed) {
+  auto on_event = [&](int depth, json::parse_event_t event, json& parsed) {
+    // Bounded before anything walks the tree (a deep tree would overflow a recursive walk).
+    if (depth > kMaxHeaderDepth)
+      fail(name, "header nests deeper than " + std::to_string(kMaxHeaderDepth) + " levels");
     switch (event) {
       case json::parse_event_t::object_start:
         keys_of_open_objects.emplace_back();
@@ -164,22 +183,24 @@ TensorEntry parse_tensor_entry(const std::string& tensor_name, const json& entry
     }
     int64_t value = 0;
     if (!json_to_nonnegative_int64(dim, value)) {
-      fail(name, where + "shape entry " + dim.dump() + " is not a non-negative 64-bit integer");
+      fail(name, where + "shape entry " + describe(dim) + " is not a non-negative 64-bit integer");
     }
     result.tensor.shape.push_back(value);
   }
 
   const json& offsets = entry.at("data_offsets");
   if (!offsets.is_array() || offsets.size() != 2) {
-    fail(name, where + "field 'data_offsets' must be [begin, end], got " + offsets.dump());
+    fail(name, where + "field 'data_offsets' must be [begin, end], got " + describe(offsets));
   }
   if (!offsets[0].is_number_unsigned() || !offsets[1].is_number_unsigned()) {
-    fail(name, where + "data_offsets must be non-negative integers, got " + offsets.dump());
+    fail(name, where + "data_offsets must be non-negative integers, got [" + describe(offsets[0]) + ", " +
+                   describe(offsets[1]) + "]");
   }
   result.begin = offsets[0].get<uint64_t>();
   result.end = offsets[1].get<uint64_t>();
   if (result.begin > result.end) {
-    fail(name, where + "data_offsets " + offsets.dump() + " have begin > end");
+    fail(name, where + "data_offsets [" + std::to_string(result.begin) + ", " + std::to_string(result.end) +
+                   "] have begin > end");
   }
 
   uint64_t needed_bytes = 0;
@@ -201,7 +222,7 @@ std::map<std::string, std::string> parse_metadata(const json& metadata, const st
   if (!metadata.is_object()) fail(name, "__metadata__ must be an object of string to string");
   for (const auto& [key, value] : metadata.items()) {
     if (!value.is_string()) {
-      fail(name, "__metadata__ value for key " + single_quoted(key) + " is not a string: " + value.dump());
+      fail(name, "__metadata__ value for key " + single_quoted(key) + " is not a string: " + describe(value));
     }
     result[key] = value.get<std::string>();
   }
@@ -339,6 +360,9 @@ SafeTensorsFile safetensors_parse(const std::vector<uint8_t>& bytes, const std::
   const uint8_t* header_begin = bytes.data() + kLengthPrefixBytes;
   if (!is_valid_utf8(header_begin, header_size)) fail(name, "header is not valid UTF-8");
   const std::string header_text(reinterpret_cast<const char*>(header_begin), header_size);
+  // JSON ends at a NUL for the parser; the reference reader rejects it, and so do we.
+  if (const size_t nul = header_text.find('\0'); nul != std::string::npos)
+    fail(name, "header has a NUL byte at offset " + std::to_string(nul) + " (only JSON and trailing spaces are allowed)");
   if (header_text.empty() || header_text[0] != '{') {
     fail(name, "header is not a JSON object (it must start with '{')");
   }
@@ -428,16 +452,42 @@ void safetensors_write(const std::string& path, const SafeTensorsFile& file) {
 }
 
 SafeTensorsFile safetensors_read(const std::string& path) {
-  FILE* stream = std::fopen(path.c_str(), "rb");
-  if (stream == nullptr) fail(path, "cannot open: " + errno_text());
+  // O_NONBLOCK: opening a FIFO must not wait for a writer; only regular files are read at all.
+  const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) fail(path, "cannot open: " + errno_text());
+  struct stat info {};
+  if (::fstat(fd, &info) != 0) {
+    const std::string error = errno_text();
+    ::close(fd);
+    fail(path, "cannot stat: " + error);
+  }
+  if (!S_ISREG(info.st_mode)) {
+    ::close(fd);
+    fail(path, "not a regular file (a checkpoint must be a file, not a device, pipe or directory)");
+  }
+  const size_t size = static_cast<size_t>(info.st_size);
   std::vector<uint8_t> bytes;
-  uint8_t chunk[1 << 16];
-  size_t got = 0;
-  while ((got = std::fread(chunk, 1, sizeof chunk, stream)) > 0) bytes.insert(bytes.end(), chunk, chunk + got);
-  const bool read_failed = std::ferror(stream) != 0;
-  const std::string read_error = read_failed ? errno_text() : "";
-  std::fclose(stream);
-  if (read_failed) fail(path, "read error: " + read_error);
+  try {
+    bytes.resize(size);
+  } catch (const std::bad_alloc&) {
+    ::close(fd);
+    fail(path, "cannot allocate " + std::to_string(size) + " bytes to read it");
+  }
+  size_t done = 0;
+  while (done < size) {  // the size fstat gave bounds the read, whatever the file does meanwhile
+    const ssize_t got = ::read(fd, bytes.data() + done, size - done);
+    if (got < 0 && errno == EINTR) continue;
+    if (got < 0) {
+      const std::string error = errno_text();
+      ::close(fd);
+      fail(path, "read error: " + error);
+    }
+    if (got == 0) break;
+    done += static_cast<size_t>(got);
+  }
+  ::close(fd);
+  if (done != size) fail(path, "the file shrank while it was read (" + std::to_string(done) + " of " +
+                                   std::to_string(size) + " bytes)");
   return safetensors_parse(bytes, path);
 }
 

@@ -93,6 +93,15 @@ void TranslatorConfig::validate() const {
   positive("max_target", layout.max_target);
 }
 
+int64_t TranslatorConfig::parameter_count() const {
+  const int64_t D = d_model, K = d_k, F = d_ff;
+  int64_t count = (source_vocab + target_vocab + layout.length()) * D;  // token and position embeddings
+  const int64_t attention = this->attention == AttentionMode::Learned ? 3 * D * K + K * D : 0;  // W_q, W_k, W_v, W_o
+  const int64_t block = attention + 2 * D + (D * F + F) + (F * D + D);  // + LayerNorm, fc1, fc2
+  count += layers * block;
+  return count + D * target_vocab + target_vocab;  // the head
+}
+
 // ---- attention ----
 
 double attention_scale(const Tensor& queries) { return 1.0 / std::sqrt(static_cast<double>(queries.size(-1))); }

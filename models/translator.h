@@ -33,6 +33,9 @@ struct TranslatorConfig {
   std::string to_json() const;
   static TranslatorConfig from_json(const std::string& text);  // throws on missing/invalid fields
   void validate() const;
+  // The number of parameters a Translator with this config has, computed without building it
+  // (a checkpoint's config is checked against its tensors before any model is allocated).
+  int64_t parameter_count() const;
 };
 
 // Single-head scaled dot-product self-attention with learned W_q, W_k, W_v (D -> K) and W_o

@@ -4,9 +4,11 @@
 #include <fmt/format.h>
 
 #include <nlohmann/json.hpp>
+#include <filesystem>
 #include <stdexcept>
 
 #include "framework/checkpoint.h"
+#include "framework/safetensors.h"
 
 namespace qkv::models {
 
@@ -46,7 +48,9 @@ static data::Vocab vocab_from(const std::map<std::string, std::string>& meta, co
 }
 
 LoadedTranslator load_translator(const std::string& path, Device device) {
-  const auto meta = read_checkpoint_metadata(path);
+  if (!std::filesystem::exists(path)) throw std::runtime_error(fmt::format("{}: checkpoint not found", path));
+  const SafeTensorsFile file = safetensors_read(path);  // read once, bounded by the file's size
+  const auto& meta = file.metadata;
   auto format = meta.find("format");
   if (format == meta.end() || format->second != kFormat)
     throw std::runtime_error(fmt::format("{}: not a qkv translator checkpoint (metadata 'format' is not '{}')", path, kFormat));
@@ -62,9 +66,20 @@ LoadedTranslator load_translator(const std::string& path, Device device) {
   if (out.english.size() != config.source_vocab || out.hindi.size() != config.target_vocab)
     throw std::runtime_error(fmt::format("{}: vocabularies ({}, {}) do not match the config ({}, {})", path,
                                          out.english.size(), out.hindi.size(), config.source_vocab, config.target_vocab));
+  // The config must describe exactly the tensors in the file before a model is allocated from it
+  // (a config can claim any size; the file's tensors are already bounded by its length).
+  int64_t stored = 0;
+  for (const auto& [name, t] : file.tensors) {
+    int64_t numel = 1;
+    for (int64_t d : t.shape) numel *= d;
+    stored += numel;
+  }
+  if (config.parameter_count() != stored)
+    throw std::runtime_error(fmt::format("{}: the config describes a model of {} parameters but the file holds {} values",
+                                         path, config.parameter_count(), stored));
   Generator gen(0);  // the weights are overwritten by the checkpoint
   out.model = std::make_unique<Translator>(config, gen);
-  load_checkpoint(path, *out.model);
+  load_checkpoint(file, path, *out.model);
   if (device != Device::cpu()) out.model->to(device);
   out.model->train(false);
   return out;

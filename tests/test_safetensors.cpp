@@ -382,7 +382,7 @@ TEST_CASE("safetensors: reader rejects bad tensor entries") {
     CHECK(contains(with_entry("{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[0,\"4\"]}"),
                    "data_offsets must be non-negative integers"));
     CHECK(contains(with_entry("{\"dtype\":\"F32\",\"shape\":[0],\"data_offsets\":[4,0]}"),
-                   "tensor 'w': data_offsets [4,0] have begin > end"));
+                   "tensor 'w': data_offsets [4, 0] have begin > end"));
   }
   SUBCASE("shape x dtype size disagrees with the offsets") {
     std::vector<uint8_t> data(64, 0);

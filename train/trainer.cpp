@@ -133,6 +133,11 @@ static void write_loss_plot(const std::string& path, const std::vector<EpochReco
   render::write_png(render::render_line_plot(spec), path);
 }
 
+static TrainResult run_training(const TrainOptions& o, const data::Dataset& ds, const data::Vocab& english,
+                                const data::Vocab& hindi, const models::TranslatorConfig& config, Device device,
+                                models::Translator& model, const std::vector<Tensor>& trained,
+                                optim::AdamW& optimizer, Generator& gen);
+
 TrainResult train_translator(const TrainOptions& o) {
   if (o.epochs <= 0) throw std::runtime_error(fmt::format("--epochs must be positive, got {}", o.epochs));
   if (o.batch <= 0) throw std::runtime_error(fmt::format("--batch must be positive, got {}", o.batch));
@@ -174,7 +179,22 @@ TrainResult train_translator(const TrainOptions& o) {
     if (p.requires_grad()) trained.push_back(p);
   optim::AdamW optimizer(trained, {.lr = o.lr, .weight_decay = o.weight_decay});
 
+  const bool created_out = !fs::exists(o.out_dir);
   fs::create_directories(o.out_dir);
+  try {
+    return run_training(o, ds, english, hindi, config, device, model, trained, optimizer, gen);
+  } catch (...) {
+    // A run that stops before its first checkpoint leaves no directory it made.
+    std::error_code ec;
+    if (created_out && !fs::exists(fs::path(o.out_dir) / "model.safetensors", ec)) fs::remove_all(o.out_dir, ec);
+    throw;
+  }
+}
+
+static TrainResult run_training(const TrainOptions& o, const data::Dataset& ds, const data::Vocab& english,
+                                const data::Vocab& hindi, const models::TranslatorConfig& config, Device device,
+                                models::Translator& model, const std::vector<Tensor>& trained,
+                                optim::AdamW& optimizer, Generator& gen) {
   TrainResult result;
   result.checkpoint = (fs::path(o.out_dir) / "model.safetensors").string();
   const bool live = !o.quiet && isatty(STDOUT_FILENO);
@@ -191,6 +211,15 @@ TrainResult train_translator(const TrainOptions& o) {
   double train_seconds = 0;
   int64_t tokens_seen = 0, step = 0;
   double best_key_exact = -1, best_key_loss = 0;
+  constexpr int64_t kCheckEvery = 100;  // steps between non-finite checks on a GPU
+  Tensor window_loss, window_norm;
+  int64_t checked_steps = 0;
+  // Where the last good checkpoint is, for the message that stops a run.
+  const auto kept_note = [&] {
+    return result.best_epoch > 0 ? fmt::format("; the last good checkpoint (epoch {}) is kept in {}", result.best_epoch,
+                                               result.checkpoint)
+                                 : std::string("; no checkpoint was written");
+  };
   std::string csv = "epoch,train_loss,valid_loss,valid_token_accuracy,valid_exact_match,seconds\n";
   for (int64_t epoch = 1; epoch <= o.epochs; ++epoch) {
     model.train(true);
@@ -209,7 +238,29 @@ TrainResult train_translator(const TrainOptions& o) {
       optimizer.zero_grad();
       Tensor loss = model.loss(batch);
       loss.backward();
-      if (o.clip > 0) optim::clip_grad_norm(trained, o.clip);
+      Tensor grad_norm = o.clip > 0 ? optim::clip_grad_norm(trained, o.clip) : Tensor();
+      // Non-finite loss or gradient norm: stop before the step spoils the weights. The sums of a
+      // window of steps stay on the device; the CPU reads them every step (a memory read), a GPU
+      // every kCheckEvery steps, so there the message names the window.
+      window_loss = window_loss.defined() ? add(window_loss, loss.detach()) : loss.detach();
+      if (grad_norm.defined()) window_norm = window_norm.defined() ? add(window_norm, grad_norm) : grad_norm;
+      if (device == Device::cpu() || (step + 1) % kCheckEvery == 0 || begin + o.batch >= order.size()) {
+        const int64_t first = checked_steps + 1, last = step + 1;
+        const auto where = [&] {
+          return first == last ? fmt::format("epoch {}, step {}", epoch, last)
+                               : fmt::format("epoch {}, one of steps {} to {}", epoch, first, last);
+        };
+        const double loss_value = window_loss.item();
+        if (!std::isfinite(loss_value))
+          throw std::runtime_error(fmt::format("training stopped: the loss was {} at {} (learning rate {:g}){}",
+                                               loss_value, where(), optimizer.lr, kept_note()));
+        if (window_norm.defined() && !std::isfinite(window_norm.item()))
+          throw std::runtime_error(fmt::format("training stopped: the gradient norm was {} at {} (learning rate {:g}){}",
+                                               window_norm.item(), where(), optimizer.lr, kept_note()));
+        window_loss = Tensor();
+        window_norm = Tensor();
+        checked_steps = last;
+      }
       optimizer.step();
       ++step;
       tokens_seen += batch.target_tokens;
@@ -230,6 +281,11 @@ TrainResult train_translator(const TrainOptions& o) {
     rec.epoch = epoch;
     rec.train_loss = loss_sum.item() / std::max<int64_t>(loss_count, 1);
     rec.valid = evaluate(model, ds.valid, english, hindi);
+    if (!std::isfinite(rec.valid.loss) || !std::isfinite(rec.train_loss))
+      throw std::runtime_error(fmt::format("training stopped: the {} loss was {} after epoch {}{}",
+                                           std::isfinite(rec.train_loss) ? "valid" : "train",
+                                           std::isfinite(rec.train_loss) ? rec.valid.loss : rec.train_loss, epoch,
+                                           kept_note()));
     rec.seconds = seconds_since(start);
     result.history.push_back(rec);
     // keep the best epoch by valid exact match, ties broken by valid loss

@@ -322,9 +322,10 @@ void forward_typed(const AttentionShape& s, const T* q, const T* k, const T* v, 
         T tile_max = neg_inf;
         for (int64_t jj = 0; jj < nk; ++jj) {
           row[jj] = vis(i0 + ii, j0 + jj) ? row[jj] * scale : neg_inf;
-          tile_max = std::max(tile_max, row[jj]);
+          if (row[jj] > tile_max || row[jj] != row[jj]) tile_max = row[jj];  // a NaN score makes the row NaN
         }
-        const T old_max = w.row_max[ii], new_max = std::max(old_max, tile_max);
+        const T old_max = w.row_max[ii];
+        const T new_max = (tile_max > old_max || tile_max != tile_max) ? tile_max : old_max;
         if (new_max == neg_inf) {  // nothing visible to this query yet
           for (int64_t jj = 0; jj < nk; ++jj) p[jj] = 0;
           continue;

@@ -143,6 +143,13 @@ void binary_typed(BinaryOp op, const T* a, const Strides& sa, const T* b, const 
   }
 }
 
+// max that propagates NaN, as PyTorch's max and softmax do (std::max never takes a NaN second
+// argument, which made an all-NaN softmax row look fully masked).
+template <typename T>
+T nan_max(T a, T b) {
+  return (a < b || b != b) ? b : a;
+}
+
 template <typename T>
 void reduce_typed(ReduceOp op, const T* in, const Shape& in_shape, T* out, const Shape& out_shape) {
   const int64_t n_out = shape_numel(out_shape);
@@ -165,7 +172,7 @@ void reduce_typed(ReduceOp op, const T* in, const Shape& in_shape, T* out, const
     } else {
       for (int64_t i = 0; i < n; ++i) {
         double& slot = q[i * step[1]];
-        slot = std::max(slot, static_cast<double>(p[i * step[0]]));
+        slot = nan_max(slot, static_cast<double>(p[i * step[0]]));
       }
     }
   });
@@ -178,7 +185,7 @@ void softmax_typed(const T* in, T* out, int64_t rows, int64_t cols, bool log) {
     const T* x = in + r * cols;
     T* y = out + r * cols;
     T m = -std::numeric_limits<T>::infinity();
-    for (int64_t c = 0; c < cols; ++c) m = std::max(m, x[c]);
+    for (int64_t c = 0; c < cols; ++c) m = nan_max(m, x[c]);  // a NaN anywhere makes the row NaN
     if (m == -std::numeric_limits<T>::infinity()) {  // fully masked row: zeros, not NaN
       for (int64_t c = 0; c < cols; ++c) y[c] = T(0);
       continue;

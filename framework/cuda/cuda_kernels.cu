@@ -93,8 +93,8 @@ __device__ __forceinline__ T apply_binary(int op, T a, T b) {
   return a;
 }
 
-// The CPU's std::max(slot, v): NaN never replaces the running value.
-__device__ __forceinline__ double max_keep(double acc, double v) { return acc < v ? v : acc; }
+// max that propagates NaN (the CPU's nan_max, PyTorch's max): once NaN, the running value stays NaN.
+__device__ __forceinline__ double max_keep(double acc, double v) { return (acc < v || v != v) ? v : acc; }
 
 // ---- kernels ----
 
@@ -289,11 +289,11 @@ __global__ void softmax_kernel(const T* in, T* out, int64_t rows, int64_t cols, 
     const T* x = in + r * cols;
     T* y = out + r * cols;
     T m = -INFINITY;
-    for (int64_t c = lane; c < cols; c += 32) m = m < x[c] ? x[c] : m;
+    for (int64_t c = lane; c < cols; c += 32) m = (m < x[c] || x[c] != x[c]) ? x[c] : m;  // NaN propagates
 #pragma unroll
     for (int s = 16; s > 0; s >>= 1) {
       const T other = __shfl_xor_sync(0xffffffffu, m, s);
-      m = m < other ? other : m;
+      m = (m < other || other != other) ? other : m;
     }
     if (m == -INFINITY) {  // fully masked row: zeros, not NaN
       for (int64_t c = lane; c < cols; c += 32) y[c] = T(0);

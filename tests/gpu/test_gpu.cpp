@@ -307,6 +307,11 @@ void test_softmax_and_mask() {
     parity(tag("masked_fill finite", dt), {x, mask}, [](auto& v) { return masked_fill(v[0], v[1].detach(), -7.5); });
     const Tensor col_mask = Tensor::from_vector({1, 0, 1}, {3, 1, 1}, dt);
     parity(tag("masked_fill (3,1,1) mask", dt), {x, col_mask}, [](auto& v) { return masked_fill(v[0], v[1].detach(), 2.0); });
+    // NaN propagates as in PyTorch: a row with a NaN is NaN (an all-NaN row is not "fully masked")
+    const double nan = std::numeric_limits<double>::quiet_NaN();
+    const Tensor with_nan = Tensor::from_vector({nan, nan, nan, 1.0, nan, 2.0, 1.0, 2.0, 3.0}, {3, 3}, dt);
+    parity(tag("softmax with NaN rows", dt), {with_nan}, [](auto& v) { return softmax(v[0].detach()); });
+    parity(tag("log_softmax with NaN rows", dt), {with_nan}, [](auto& v) { return log_softmax(v[0].detach()); });
     // wide rows (a vocabulary-sized softmax)
     parity(tag("softmax wide", dt), {rnd({33, 3001}, dt, 72)}, [](auto& v) { return softmax(v[0]); });
     parity(tag("log_softmax wide", dt), {rnd({33, 3001}, dt, 73)}, [](auto& v) { return log_softmax(v[0]); });
