@@ -63,6 +63,20 @@ Adam::Adam(std::vector<Tensor> params, AdamOptions options, bool decoupled)
   exp_avg_sq_.resize(params_.size());
 }
 
+void Adam::restore(int64_t steps, std::vector<Tensor> exp_avg, std::vector<Tensor> exp_avg_sq) {
+  if (steps < 0 || exp_avg.size() != params_.size() || exp_avg_sq.size() != params_.size())
+    throw std::runtime_error(fmt::format("Adam: a saved state of {} step(s) and {}/{} moments for {} parameters",
+                                         steps, exp_avg.size(), exp_avg_sq.size(), params_.size()));
+  for (size_t i = 0; i < params_.size(); ++i)
+    for (const Tensor* m : {&exp_avg[i], &exp_avg_sq[i]})
+      if (m->defined() && m->shape() != params_[i].shape())
+        throw std::runtime_error(fmt::format("Adam: a saved moment {} does not match its parameter {}", m->describe(),
+                                             params_[i].describe()));
+  step_ = steps;
+  exp_avg_ = std::move(exp_avg);
+  exp_avg_sq_ = std::move(exp_avg_sq);
+}
+
 void Adam::step() {
   NoGradGuard no_grad;
   ++step_;

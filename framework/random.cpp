@@ -2,6 +2,10 @@
 // not depend on the standard library's distributions) and random tensor creation.
 #include "random.h"
 
+#include <cstring>
+#include <sstream>
+#include <stdexcept>
+
 #include <cmath>
 #include <vector>
 
@@ -44,6 +48,27 @@ Tensor rand_uniform(const Shape& shape, Generator& gen, double low, double high,
   std::vector<double> values(static_cast<size_t>(shape_numel(shape)));
   for (double& v : values) v = low + (high - low) * gen.uniform();
   return Tensor::from_vector(values, shape, dtype, device);
+}
+
+std::string Generator::state() const {
+  std::ostringstream out;
+  uint64_t spare_bits = 0;
+  std::memcpy(&spare_bits, &spare_, sizeof spare_bits);
+  out << engine_ << ' ' << (has_spare_ ? 1 : 0) << ' ' << spare_bits;
+  return out.str();
+}
+
+void Generator::set_state(const std::string& text) {
+  std::istringstream in(text);
+  std::mt19937_64 engine;
+  int has_spare = 0;
+  uint64_t spare_bits = 0;
+  in >> engine >> has_spare >> spare_bits;
+  if (!in || (has_spare != 0 && has_spare != 1))
+    throw std::runtime_error("random generator state is malformed");
+  engine_ = engine;
+  has_spare_ = has_spare == 1;
+  std::memcpy(&spare_, &spare_bits, sizeof spare_);
 }
 
 }  // namespace qkv

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <random>
+#include <string>
 
 #include "tensor.h"
 
@@ -17,6 +18,10 @@ class Generator {
   double normal();                  // standard normal, Box-Muller
   uint64_t next_u64() { return engine_(); }
   uint64_t below(uint64_t n);       // uniform integer in [0, n)
+  // The whole state as text (engine, spare normal), and back: a run resumed from it draws exactly
+  // the numbers the uninterrupted run would have. set_state throws on text it did not write.
+  std::string state() const;
+  void set_state(const std::string& text);
 
  private:
   std::mt19937_64 engine_;

@@ -122,6 +122,7 @@ class Translator : public nn::Module {
   void freeze_token_embeddings();
   // Dropout on the embeddings, each attention output and each feed-forward output while training.
   void set_dropout(double p, uint64_t seed);
+  Generator& dropout_generator() { return dropout_gen_; }  // its state is saved with a resumable run
   // Number of parameters in the attention mechanism itself (W_q, W_k, W_v, W_o of every layer).
   int64_t attention_parameter_count() const;
 

@@ -80,7 +80,23 @@ void register_translator(CLI::App& app) {
   train->add_option("--threads", opts->threads, "OpenBLAS threads (0 = default)")->check(CLI::Range(0, 256))->capture_default_str();
   train->add_option("--out", opts->out_dir, "output directory")->capture_default_str();
   train->add_option("--device", opts->device, "cpu | cuda | cuda:N")->capture_default_str();
-  train->callback([opts] { train_translator(*opts); });
+  train->add_flag("--resume", opts->resume,
+                  "continue the interrupted run saved in --out (its settings come from the saved state)");
+  train->add_flag("--force", opts->force, "start over in an --out that already holds a run");
+  train->add_option("--stop-after-steps", opts->stop_after_steps,
+                    "testing: stop as if interrupted after this many steps, saving the state")
+      ->check(CLI::Range(int64_t{0}, int64_t{1} << 40))
+      ->group("");  // hidden
+  train->callback([opts, train] {
+    if (opts->resume)  // the saved state decides every setting of the run
+      for (const char* flag : {"--data", "--attention", "--layers", "--d-model", "--d-k", "--d-ff", "--activation",
+                               "--epochs", "--batch", "--lr", "--weight-decay", "--schedule", "--dropout",
+                               "--freeze-embeddings", "--seed", "--device"})
+        if (train->count(flag) > 0)
+          throw std::runtime_error(fmt::format("--resume takes every setting from the saved run; drop {}", flag));
+    install_interrupt_handlers();
+    train_translator(*opts);
+  });
 
   // ---- eval ----
   auto checkpoint = std::make_shared<std::string>();

@@ -249,6 +249,7 @@ static void run_demo(const DemoOptions& o) {
     t.freeze_embeddings = freeze;
     t.out_dir = (fs::path(o.out) / (freeze ? mode + "_frozen" : mode)).string();
     t.quiet = true;
+    t.force = true;  // the demo owns its output folder: a rerun starts each model over
     fmt::print("training {:<8} attention{} ({} epochs) ...", mode, freeze ? ", frozen token embeddings" : "", t.epochs);
     std::fflush(stdout);
     ModeResult r;

@@ -7,6 +7,7 @@
 #include <exception>
 
 #include "commands.h"
+#include "trainer.h"
 
 int main(int argc, char** argv) {
   CLI::App app{"qkv: a small, exact autograd engine and a self-attention translator"};
@@ -22,6 +23,10 @@ int main(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     std::fprintf(stderr, "qkv: error: %s (see qkv --help)\n", e.what());
     return 2;
+  } catch (const qkv::app::Interrupted& e) {  // the run's state is saved; 128 + SIGINT, as a shell reports it
+    std::fflush(stdout);
+    std::fprintf(stderr, "qkv: %s\n", e.what());
+    return 130;
   } catch (const std::exception& e) {
     std::fflush(stdout);
     std::fprintf(stderr, "qkv: error: %s\n", e.what());

@@ -3,19 +3,27 @@
 #include "trainer.h"
 
 #include <fmt/format.h>
+#include <fcntl.h>
 #include <unistd.h>
 
+#include <atomic>
+#include <cerrno>
 #include <chrono>
+#include <csignal>
+#include <cstring>
+#include <memory>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <stdexcept>
 
 #include "framework/autograd.h"
 #include "framework/backend.h"
 #include "framework/ops.h"
 #include "framework/optim.h"
+#include "framework/safetensors.h"
 #include "models/translator_io.h"
 #include "tools/render/render.h"
 
@@ -48,6 +56,16 @@ static data::Layout trimmed_layout(const data::Layout& layout, const std::vector
   data::Layout trimmed = layout;
   trimmed.max_target = std::min(layout.max_target, longest);
   return trimmed;
+}
+
+// Makes a rename durable: fsync of the directory that holds `path` (best effort).
+static void sync_directory_of(const std::string& path) {
+  const std::string dir = fs::path(path).parent_path().empty() ? "." : fs::path(path).parent_path().string();
+  const int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY);
+  if (fd >= 0) {
+    ::fsync(fd);
+    ::close(fd);
+  }
 }
 
 EvalResult evaluate(models::Translator& model, const std::vector<data::SentencePair>& pairs,
@@ -92,14 +110,14 @@ EvalResult evaluate(models::Translator& model, const std::vector<data::SentenceP
 
 void write_text_atomic(const std::string& path, const std::string& text) {
   const std::string tmp = path + ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out) throw std::runtime_error(path + ": cannot write");
-    out << text;
-    if (!out.flush()) {
-      std::remove(tmp.c_str());
-      throw std::runtime_error(path + ": write failed");
-    }
+  FILE* out = std::fopen(tmp.c_str(), "wb");
+  if (!out) throw std::runtime_error(path + ": cannot write: " + std::strerror(errno));
+  const bool written = std::fwrite(text.data(), 1, text.size(), out) == text.size() && std::fflush(out) == 0 &&
+                       ::fsync(::fileno(out)) == 0;  // on disk before the rename makes it visible
+  const std::string error = std::strerror(errno);
+  if (std::fclose(out) != 0 || !written) {
+    std::remove(tmp.c_str());
+    throw std::runtime_error(path + ": write failed: " + error);
   }
   std::error_code ec;
   fs::rename(tmp, path, ec);
@@ -107,6 +125,7 @@ void write_text_atomic(const std::string& path, const std::string& text) {
     std::remove(tmp.c_str());
     throw std::runtime_error(path + ": cannot rename into place: " + ec.message());
   }
+  sync_directory_of(path);
 }
 
 static std::string format_eta(double seconds) {
@@ -133,12 +152,208 @@ static void write_loss_plot(const std::string& path, const std::vector<EpochReco
   render::write_png(render::render_line_plot(spec), path);
 }
 
+
+// ---- a resumable run: DIR/train_state.safetensors ----
+// Written atomically every kStateEvery steps, at the end of every epoch and on an interrupt; removed
+// when the run completes. It holds the current weights (model.safetensors holds the best epoch's),
+// the AdamW moments and step, the random generators at the start of the epoch in progress and the
+// position in its shuffled order, and the bookkeeping (best so far, metrics so far). Resuming from
+// it gives the bytes an uninterrupted run gives (tests/cli/run.sh checks that).
+
+constexpr const char* kStateFormat = "qkv-train-state-1";
+constexpr int64_t kStateEvery = 200;
+
+std::atomic<int> interrupt_signal{0};
+
+void install_interrupt_handlers() {
+  struct sigaction action {};
+  action.sa_handler = [](int sig) { interrupt_signal.store(sig); };
+  sigemptyset(&action.sa_mask);
+  sigaction(SIGINT, &action, nullptr);
+  sigaction(SIGTERM, &action, nullptr);
+}
+
+static std::string exact(double v) { return fmt::format("{:a}", v); }  // hex float: round-trips exactly
+static double parse_exact(const std::string& text, const std::string& what) {
+  char* end = nullptr;
+  const double v = std::strtod(text.c_str(), &end);
+  if (text.empty() || *end != '\0') throw std::runtime_error("training state: '" + what + "' is not a number");
+  return v;
+}
+
+static std::string options_json(const TrainOptions& o) {
+  nlohmann::ordered_json j;
+  j["data"] = o.data_dir;
+  j["attention"] = o.attention;
+  j["layers"] = o.layers;
+  j["d_model"] = o.d_model;
+  j["d_k"] = o.d_k;
+  j["d_ff"] = o.d_ff;
+  j["activation"] = o.activation;
+  j["epochs"] = o.epochs;
+  j["batch"] = o.batch;
+  j["lr"] = exact(o.lr);
+  j["weight_decay"] = exact(o.weight_decay);
+  j["clip"] = exact(o.clip);
+  j["dropout"] = exact(o.dropout);
+  j["seed"] = std::to_string(o.seed);
+  j["schedule"] = o.schedule;
+  j["device"] = o.device;
+  j["freeze_embeddings"] = o.freeze_embeddings;
+  return j.dump();
+}
+
+static TrainOptions options_from_json(const std::string& text, const TrainOptions& current) {
+  TrainOptions o = current;  // out_dir, threads, quiet and the flags of this invocation stay
+  try {
+    const nlohmann::json j = nlohmann::json::parse(text);
+    o.data_dir = j.at("data").get<std::string>();
+    o.attention = j.at("attention").get<std::string>();
+    o.layers = j.at("layers").get<int64_t>();
+    o.d_model = j.at("d_model").get<int64_t>();
+    o.d_k = j.at("d_k").get<int64_t>();
+    o.d_ff = j.at("d_ff").get<int64_t>();
+    o.activation = j.at("activation").get<std::string>();
+    o.epochs = j.at("epochs").get<int64_t>();
+    o.batch = j.at("batch").get<int64_t>();
+    o.lr = parse_exact(j.at("lr").get<std::string>(), "lr");
+    o.weight_decay = parse_exact(j.at("weight_decay").get<std::string>(), "weight_decay");
+    o.clip = parse_exact(j.at("clip").get<std::string>(), "clip");
+    o.dropout = parse_exact(j.at("dropout").get<std::string>(), "dropout");
+    o.seed = std::stoull(j.at("seed").get<std::string>());
+    o.schedule = j.at("schedule").get<std::string>();
+    o.device = j.at("device").get<std::string>();
+    o.freeze_embeddings = j.at("freeze_embeddings").get<bool>();
+  } catch (const std::exception& e) {
+    throw std::runtime_error(std::string("training state: its options are unreadable: ") + e.what());
+  }
+  return o;
+}
+
+static SafeTensor host_tensor(const Tensor& t) {
+  const Tensor host = t.device() == Device::cpu() ? t : t.to(Device::cpu());
+  SafeTensor out;
+  out.dtype = host.dtype() == DType::F64 ? "F64" : "F32";
+  out.shape = host.shape();
+  out.data.resize(static_cast<size_t>(host.numel()) * dtype_size(host.dtype()));
+  if (!out.data.empty()) std::memcpy(out.data.data(), host.data_ptr(), out.data.size());
+  return out;
+}
+
+static Tensor tensor_from(const SafeTensor& t, const Tensor& like, const std::string& path, const std::string& name) {
+  const DType dtype = t.dtype == "F64" ? DType::F64 : DType::F32;
+  if ((t.dtype != "F32" && t.dtype != "F64") || t.shape != like.shape() || dtype != like.dtype())
+    throw std::runtime_error(fmt::format("{}: tensor '{}' is {} {} but the run needs {}", path, name, t.dtype,
+                                         shape_str(t.shape), like.describe()));
+  Tensor host = Tensor::empty(t.shape, dtype);
+  if (!t.data.empty()) std::memcpy(host.data_ptr(), t.data.data(), t.data.size());
+  return like.device() == Device::cpu() ? host : host.to(like.device());
+}
+
+struct RunState {
+  int64_t epoch = 1, position = 0, step = 0, best_epoch = 0, loss_count = 0, tokens_seen = 0;
+  double best_exact = -1, best_loss = 0, train_seconds = 0;
+  std::string epoch_rng, dropout_rng, csv;
+  std::vector<EpochRecord> history;
+  Tensor loss_sum;
+};
+
+static std::string state_path(const std::string& dir) { return (fs::path(dir) / "train_state.safetensors").string(); }
+
+static void save_state(const std::string& dir, const TrainOptions& o, const models::TranslatorConfig& config,
+                       models::Translator& model, const optim::AdamW& optimizer, const std::vector<Tensor>& trained,
+                       const RunState& st) {
+  SafeTensorsFile file;
+  file.metadata["format"] = kStateFormat;
+  file.metadata["options"] = options_json(o);
+  file.metadata["config"] = config.to_json();
+  file.metadata["epoch"] = std::to_string(st.epoch);
+  file.metadata["position"] = std::to_string(st.position);
+  file.metadata["step"] = std::to_string(st.step);
+  file.metadata["best_epoch"] = std::to_string(st.best_epoch);
+  file.metadata["best_exact"] = exact(st.best_exact);
+  file.metadata["best_loss"] = exact(st.best_loss);
+  file.metadata["loss_count"] = std::to_string(st.loss_count);
+  file.metadata["tokens_seen"] = std::to_string(st.tokens_seen);
+  file.metadata["train_seconds"] = exact(st.train_seconds);
+  file.metadata["epoch_rng"] = st.epoch_rng;
+  file.metadata["dropout_rng"] = st.dropout_rng;
+  file.metadata["metrics_csv"] = st.csv;
+  nlohmann::json history = nlohmann::json::array();
+  for (const EpochRecord& e : st.history)
+    history.push_back({e.epoch, exact(e.train_loss), exact(e.valid.loss), exact(e.seconds)});
+  file.metadata["history"] = history.dump();
+  for (const auto& [name, param] : model.named_parameters()) file.tensors.emplace("param." + name, host_tensor(param));
+  const auto names = model.named_parameters();
+  for (size_t i = 0; i < trained.size(); ++i) {
+    std::string name;
+    for (const auto& [n, p] : names)
+      if (p.same_impl(trained[i])) name = n;
+    if (optimizer.exp_avg()[i].defined()) {
+      file.tensors.emplace("exp_avg." + name, host_tensor(optimizer.exp_avg()[i]));
+      file.tensors.emplace("exp_avg_sq." + name, host_tensor(optimizer.exp_avg_sq()[i]));
+    }
+  }
+  if (st.loss_sum.defined()) file.tensors.emplace("loss_sum", host_tensor(st.loss_sum));
+  file.metadata["adam_step"] = std::to_string(optimizer.steps_taken());
+  safetensors_write(state_path(dir), file);
+}
+
+static const std::string& meta_of(const SafeTensorsFile& file, const std::string& key, const std::string& path) {
+  auto it = file.metadata.find(key);
+  if (it == file.metadata.end()) throw std::runtime_error(fmt::format("{}: training state has no '{}'", path, key));
+  return it->second;
+}
+
+static int64_t int_of(const SafeTensorsFile& file, const std::string& key, const std::string& path) {
+  const std::string& text = meta_of(file, key, path);
+  try {
+    size_t used = 0;
+    const int64_t v = std::stoll(text, &used);
+    if (used == text.size()) return v;
+  } catch (const std::exception&) {
+  }
+  throw std::runtime_error(fmt::format("{}: training state '{}' is not an integer", path, key));
+}
+
+// Stale temp files of earlier runs that were killed: the next run removes them.
+static void remove_stale_temp_files(const std::string& dir) {
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(dir, ec)) {
+    const std::string name = entry.path().filename().string();
+    for (const char* output : {"model.safetensors.tmp", "train_state.safetensors.tmp", "metrics.csv.tmp", "loss.png.tmp"})
+      if (name.rfind(output, 0) == 0) fs::remove(entry.path(), ec);
+  }
+}
+
+struct RunState;
 static TrainResult run_training(const TrainOptions& o, const data::Dataset& ds, const data::Vocab& english,
                                 const data::Vocab& hindi, const models::TranslatorConfig& config, Device device,
                                 models::Translator& model, const std::vector<Tensor>& trained,
-                                optim::AdamW& optimizer, Generator& gen);
+                                optim::AdamW& optimizer, Generator& gen, RunState& st);
 
-TrainResult train_translator(const TrainOptions& o) {
+TrainResult train_translator(const TrainOptions& requested) {
+  // --resume takes every setting from the saved state; --force starts over; otherwise an --out
+  // that holds a run is refused (a rerun used to overwrite the best model of the last one).
+  TrainOptions o = requested;
+  std::unique_ptr<SafeTensorsFile> saved;
+  const std::string saved_path = state_path(requested.out_dir);
+  if (requested.resume) {
+    if (requested.force) throw std::runtime_error("--resume and --force cannot be combined");
+    if (!fs::exists(saved_path))
+      throw std::runtime_error(fmt::format("{}: no training state to resume (the run finished, or never saved one)",
+                                           saved_path));
+    saved = std::make_unique<SafeTensorsFile>(safetensors_read(saved_path));
+    if (meta_of(*saved, "format", saved_path) != kStateFormat)
+      throw std::runtime_error(fmt::format("{}: not a qkv training state", saved_path));
+    o = options_from_json(meta_of(*saved, "options", saved_path), requested);
+  } else if (!requested.force) {
+    for (const char* name : {"model.safetensors", "train_state.safetensors", "metrics.csv"})
+      if (fs::exists(fs::path(requested.out_dir) / name))
+        throw std::runtime_error(fmt::format("{} already holds a run ({}); use --resume to continue it or --force to "
+                                             "start over",
+                                             requested.out_dir, name));
+  }
   if (o.epochs <= 0) throw std::runtime_error(fmt::format("--epochs must be positive, got {}", o.epochs));
   if (o.batch <= 0) throw std::runtime_error(fmt::format("--batch must be positive, got {}", o.batch));
   if (!(o.lr > 0)) throw std::runtime_error(fmt::format("--lr must be positive, got {}", o.lr));
@@ -179,14 +394,83 @@ TrainResult train_translator(const TrainOptions& o) {
     if (p.requires_grad()) trained.push_back(p);
   optim::AdamW optimizer(trained, {.lr = o.lr, .weight_decay = o.weight_decay});
 
+  RunState st;
+  if (saved) {  // everything the interrupted run had, checked against this dataset and model
+    if (meta_of(*saved, "config", saved_path) != config.to_json())
+      throw std::runtime_error(fmt::format("{}: the saved run's model does not match {} (was the dataset changed?)",
+                                           saved_path, o.data_dir));
+    for (const auto& [name, param] : model.named_parameters()) {
+      auto it = saved->tensors.find("param." + name);
+      if (it == saved->tensors.end())
+        throw std::runtime_error(fmt::format("{}: training state lacks tensor 'param.{}'", saved_path, name));
+      Tensor target = param;
+      NoGradGuard no_grad;
+      target.copy_(tensor_from(it->second, param, saved_path, "param." + name));
+    }
+    std::vector<Tensor> m(trained.size()), v(trained.size());
+    const auto names = model.named_parameters();
+    for (size_t i = 0; i < trained.size(); ++i)
+      for (const auto& [name, p] : names)
+        if (p.same_impl(trained[i])) {
+          auto a = saved->tensors.find("exp_avg." + name), b = saved->tensors.find("exp_avg_sq." + name);
+          if (a != saved->tensors.end() && b != saved->tensors.end()) {
+            m[i] = tensor_from(a->second, p, saved_path, "exp_avg." + name);
+            v[i] = tensor_from(b->second, p, saved_path, "exp_avg_sq." + name);
+          }
+        }
+    optimizer.restore(int_of(*saved, "adam_step", saved_path), m, v);
+    st.epoch = int_of(*saved, "epoch", saved_path);
+    st.position = int_of(*saved, "position", saved_path);
+    st.step = int_of(*saved, "step", saved_path);
+    st.best_epoch = int_of(*saved, "best_epoch", saved_path);
+    st.loss_count = int_of(*saved, "loss_count", saved_path);
+    st.tokens_seen = int_of(*saved, "tokens_seen", saved_path);
+    st.best_exact = parse_exact(meta_of(*saved, "best_exact", saved_path), "best_exact");
+    st.best_loss = parse_exact(meta_of(*saved, "best_loss", saved_path), "best_loss");
+    st.train_seconds = parse_exact(meta_of(*saved, "train_seconds", saved_path), "train_seconds");
+    st.epoch_rng = meta_of(*saved, "epoch_rng", saved_path);
+    st.dropout_rng = meta_of(*saved, "dropout_rng", saved_path);
+    st.csv = meta_of(*saved, "metrics_csv", saved_path);
+    gen.set_state(st.epoch_rng);
+    model.dropout_generator().set_state(st.dropout_rng);
+    try {
+      for (const auto& e : nlohmann::json::parse(meta_of(*saved, "history", saved_path))) {
+        EpochRecord r;
+        r.epoch = e.at(0).get<int64_t>();
+        r.train_loss = parse_exact(e.at(1).get<std::string>(), "history");
+        r.valid.loss = parse_exact(e.at(2).get<std::string>(), "history");
+        r.seconds = parse_exact(e.at(3).get<std::string>(), "history");
+        st.history.push_back(r);
+      }
+    } catch (const nlohmann::json::exception& e) {
+      throw std::runtime_error(fmt::format("{}: training state history is unreadable: {}", saved_path, e.what()));
+    }
+    if (auto it = saved->tensors.find("loss_sum"); it != saved->tensors.end())
+      st.loss_sum = tensor_from(it->second, Tensor::zeros({}, trained.front().dtype(), device), saved_path, "loss_sum");
+    const int64_t steps_per_epoch = (static_cast<int64_t>(ds.train.size()) + o.batch - 1) / o.batch;
+    if (st.epoch < 1 || st.epoch > o.epochs || st.position < 0 || st.position > static_cast<int64_t>(ds.train.size()) ||
+        st.step < 0 || st.step > steps_per_epoch * o.epochs)
+      throw std::runtime_error(fmt::format("{}: training state is inconsistent (epoch {}, position {}, step {})",
+                                           saved_path, st.epoch, st.position, st.step));
+    saved.reset();
+  }
+
   const bool created_out = !fs::exists(o.out_dir);
   fs::create_directories(o.out_dir);
-  try {
-    return run_training(o, ds, english, hindi, config, device, model, trained, optimizer, gen);
-  } catch (...) {
-    // A run that stops before its first checkpoint leaves no directory it made.
+  remove_stale_temp_files(o.out_dir);
+  if (o.force && !o.resume) {  // start over: nothing of the old run may be mistaken for this one
     std::error_code ec;
-    if (created_out && !fs::exists(fs::path(o.out_dir) / "model.safetensors", ec)) fs::remove_all(o.out_dir, ec);
+    for (const char* name : {"model.safetensors", "train_state.safetensors", "metrics.csv", "loss.png"})
+      fs::remove(fs::path(o.out_dir) / name, ec);
+  }
+  try {
+    return run_training(o, ds, english, hindi, config, device, model, trained, optimizer, gen, st);
+  } catch (...) {
+    // A run that stops before its first checkpoint (or a saved state) leaves no directory it made.
+    std::error_code ec;
+    if (created_out && !fs::exists(fs::path(o.out_dir) / "model.safetensors", ec) &&
+        !fs::exists(state_path(o.out_dir), ec))
+      fs::remove_all(o.out_dir, ec);
     throw;
   }
 }
@@ -194,7 +478,7 @@ TrainResult train_translator(const TrainOptions& o) {
 static TrainResult run_training(const TrainOptions& o, const data::Dataset& ds, const data::Vocab& english,
                                 const data::Vocab& hindi, const models::TranslatorConfig& config, Device device,
                                 models::Translator& model, const std::vector<Tensor>& trained,
-                                optim::AdamW& optimizer, Generator& gen) {
+                                optim::AdamW& optimizer, Generator& gen, RunState& st) {
   TrainResult result;
   result.checkpoint = (fs::path(o.out_dir) / "model.safetensors").string();
   const bool live = !o.quiet && isatty(STDOUT_FILENO);
@@ -206,28 +490,53 @@ static TrainResult run_training(const TrainOptions& o, const data::Dataset& ds, 
                o.attention, o.layers, o.layers == 1 ? "" : "s", ds.train.size(), ds.valid.size(), model.parameter_count(),
                model.attention_parameter_count(), total_steps);
 
+  if (!o.quiet && o.resume)
+    fmt::print("resuming {} at epoch {}, step {} of {}\n", o.out_dir, st.epoch, st.step, total_steps);
+
   const auto start = Clock::now();
   auto last_draw = start;
-  double train_seconds = 0;
-  int64_t tokens_seen = 0, step = 0;
-  double best_key_exact = -1, best_key_loss = 0;
+  double& train_seconds = st.train_seconds;
+  int64_t& tokens_seen = st.tokens_seen;
+  int64_t& step = st.step;
+  result.best_epoch = st.best_epoch;
+  result.history = st.history;
   constexpr int64_t kCheckEvery = 100;  // steps between non-finite checks on a GPU
   Tensor window_loss, window_norm;
-  int64_t checked_steps = 0;
+  int64_t checked_steps = step;
   // Where the last good checkpoint is, for the message that stops a run.
   const auto kept_note = [&] {
     return result.best_epoch > 0 ? fmt::format("; the last good checkpoint (epoch {}) is kept in {}", result.best_epoch,
                                                result.checkpoint)
                                  : std::string("; no checkpoint was written");
   };
-  std::string csv = "epoch,train_loss,valid_loss,valid_token_accuracy,valid_exact_match,seconds\n";
-  for (int64_t epoch = 1; epoch <= o.epochs; ++epoch) {
+  if (st.csv.empty()) st.csv = "epoch,train_loss,valid_loss,valid_token_accuracy,valid_exact_match,seconds\n";
+  const auto save = [&] {
+    st.dropout_rng = model.dropout_generator().state();
+    save_state(o.out_dir, o, config, model, optimizer, trained, st);
+  };
+  const auto interrupted = [&](int64_t epoch) {
+    const int sig = interrupt_signal.load();
+    if (sig == 0 && !(o.stop_after_steps > 0 && step == o.stop_after_steps)) return;
+    save();
+    throw Interrupted(fmt::format("interrupted{} at epoch {}, step {}: the run is saved; continue it with qkv train "
+                                  "--resume --out {}",
+                                  sig == SIGINT ? " (SIGINT)" : sig == SIGTERM ? " (SIGTERM)" : "", epoch, step,
+                                  o.out_dir));
+  };
+  for (int64_t epoch = st.epoch; epoch <= o.epochs; ++epoch) {
     model.train(true);
     const auto epoch_start = Clock::now();
+    if (epoch != st.epoch || st.epoch_rng.empty()) {  // a fresh epoch (a resumed one restored its own)
+      st.epoch = epoch;
+      st.position = 0;
+      st.loss_sum = Tensor();
+      st.loss_count = 0;
+      st.epoch_rng = gen.state();
+    }
     const std::vector<size_t> order = data::shuffled_indices(ds.train.size(), gen);
-    Tensor loss_sum;  // summed on the device; read once per log line
-    int64_t loss_count = 0;
-    for (size_t begin = 0; begin < order.size(); begin += o.batch) {
+    Tensor& loss_sum = st.loss_sum;  // summed on the device; read once per log line
+    int64_t& loss_count = st.loss_count;
+    for (size_t begin = static_cast<size_t>(st.position); begin < order.size(); begin += o.batch) {
       const std::vector<size_t> idx(order.begin() + begin, order.begin() + std::min(order.size(), begin + o.batch));
       const data::Batch batch =
           data::make_batch(ds.train, idx, english, hindi, trimmed_layout(config.layout, ds.train, idx), device);
@@ -266,6 +575,9 @@ static TrainResult run_training(const TrainOptions& o, const data::Dataset& ds, 
       tokens_seen += batch.target_tokens;
       loss_sum = loss_sum.defined() ? add(loss_sum, loss.detach()) : loss.detach();
       ++loss_count;
+      st.position = static_cast<int64_t>(std::min(order.size(), begin + o.batch));
+      if (step % kStateEvery == 0 && st.position < static_cast<int64_t>(order.size())) save();
+      interrupted(epoch);
       if (live && seconds_since(last_draw) > 0.2) {  // the live line reads the loss back ~5 times a second
         last_draw = Clock::now();
         const double loss_value = loss.item();
@@ -286,29 +598,42 @@ static TrainResult run_training(const TrainOptions& o, const data::Dataset& ds, 
                                            std::isfinite(rec.train_loss) ? "valid" : "train",
                                            std::isfinite(rec.train_loss) ? rec.valid.loss : rec.train_loss, epoch,
                                            kept_note()));
-    rec.seconds = seconds_since(start);
+    rec.seconds = train_seconds;
     result.history.push_back(rec);
     // keep the best epoch by valid exact match, ties broken by valid loss
-    const bool better = rec.valid.exact_match > best_key_exact ||
-                        (rec.valid.exact_match == best_key_exact && rec.valid.loss < best_key_loss);
+    const bool better = rec.valid.exact_match > st.best_exact ||
+                        (rec.valid.exact_match == st.best_exact && rec.valid.loss < st.best_loss);
     if (better) {
-      best_key_exact = rec.valid.exact_match;
-      best_key_loss = rec.valid.loss;
-      result.best_epoch = epoch;
+      st.best_exact = rec.valid.exact_match;
+      st.best_loss = rec.valid.loss;
+      st.best_epoch = result.best_epoch = epoch;
       models::save_translator(result.checkpoint, model, english, hindi);
     }
-    csv += fmt::format("{},{:.6f},{:.6f},{:.6f},{:.6f},{:.3f}\n", epoch, rec.train_loss, rec.valid.loss,
-                       rec.valid.token_accuracy, rec.valid.exact_match, rec.seconds);
-    write_text_atomic((fs::path(o.out_dir) / "metrics.csv").string(), csv);  // complete after every epoch
+    st.csv += fmt::format("{},{:.6f},{:.6f},{:.6f},{:.6f},{:.3f}\n", epoch, rec.train_loss, rec.valid.loss,
+                          rec.valid.token_accuracy, rec.valid.exact_match, rec.seconds);
+    write_text_atomic((fs::path(o.out_dir) / "metrics.csv").string(), st.csv);  // complete after every epoch
+    st.history = result.history;
+    if (epoch < o.epochs) {  // the next epoch starts from here if the run is interrupted
+      st.epoch = epoch + 1;
+      st.position = 0;
+      st.loss_sum = Tensor();
+      st.loss_count = 0;
+      st.epoch_rng = gen.state();
+      save();
+    }
     if (!o.quiet) {
       if (live) fmt::print("\r\033[K");
-      const double eta = train_seconds / step * (total_steps - step);
+      const double eta = train_seconds / std::max<int64_t>(step, 1) * (total_steps - step);
       fmt::print("epoch {:>3}/{}  train loss {:.4f}  valid loss {:.4f}  token acc {:5.1f}%  exact {:5.1f}%  {:>7.0f} tok/s  ETA {}{}\n",
                  epoch, o.epochs, rec.train_loss, rec.valid.loss, 100 * rec.valid.token_accuracy,
                  100 * rec.valid.exact_match, tokens_seen / std::max(train_seconds, 1e-9), format_eta(eta),
                  better ? "  *saved" : "");
       std::fflush(stdout);
     }
+  }
+  {
+    std::error_code ec;
+    fs::remove(state_path(o.out_dir), ec);  // the run is complete: nothing to resume
   }
   result.seconds = seconds_since(start);
   result.tokens_per_second = tokens_seen / std::max(train_seconds, 1e-9);

@@ -2,6 +2,7 @@
 // `qkv eval` and `qkv demo`. Progress goes to stdout; files are written atomically.
 #pragma once
 
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -26,7 +27,20 @@ struct TrainOptions {
   std::string device = "cpu";
   bool freeze_embeddings = false;  // keep token embeddings at their random start
   bool quiet = false;  // no per-step progress (used by demo)
+  // An --out that already holds a run is refused unless the run is resumed or force is set.
+  bool force = false;   // start over in it (its model, state, metrics and plot are replaced)
+  bool resume = false;  // continue the run saved in out_dir (its settings come from the saved state)
+  int64_t stop_after_steps = 0;  // testing: behave as if interrupted after this many steps (0: never)
 };
+
+// Thrown when a run is interrupted (SIGINT, SIGTERM or stop_after_steps) after its state was
+// saved; the program exits with status 130.
+struct Interrupted : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+// Installs SIGINT and SIGTERM handlers that let the current training step finish, then save.
+void install_interrupt_handlers();
 
 struct EvalResult {
   double loss = 0, token_accuracy = 0, exact_match = 0;

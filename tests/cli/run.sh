@@ -191,5 +191,51 @@ expect_error "a FIFO as train.tsv" "train.tsv: not a regular file" timeout 20 "$
 expect_error "a FIFO as the checkpoint" "not a regular file" timeout 20 "$QKV" eval --checkpoint "$work/fifo/train.tsv"
 expect_error "/dev/zero as the checkpoint" "/dev/zero: not a regular file" "$QKV" translate --checkpoint /dev/zero "river bank"
 
+# ---- resumable runs (issue 11): interrupted and resumed = uninterrupted, byte for byte ----
+run=(--batch 2 --layers 2 --d-model 8 --d-k 4 --d-ff 16 --data "$gen")  # 3 steps per epoch
+"$QKV" train "${run[@]}" --epochs 3 --out "$work/whole" >"$work/out" 2>&1 || fail "uninterrupted run: $(cat "$work/out")"
+[ ! -e "$work/whole/train_state.safetensors" ] && pass || fail "a finished run left its training state behind"
+for k in 1 4 6 8; do  # mid-epoch 1, mid-epoch 2, the end of epoch 2, mid-epoch 3
+  "$QKV" train "${run[@]}" --epochs 3 --stop-after-steps "$k" --out "$work/part$k" >"$work/out" 2>"$work/err"
+  rc=$?
+  if [ "$rc" -ne 130 ] || [ ! -f "$work/part$k/train_state.safetensors" ] || ! grep -q "the run is saved" "$work/err"; then
+    fail "interrupt after step $k: rc $rc, $(cat "$work/err")"
+    continue
+  fi
+  if "$QKV" train --resume --out "$work/part$k" >"$work/out" 2>"$work/err" &&
+     cmp -s "$work/whole/model.safetensors" "$work/part$k/model.safetensors"; then
+    pass
+  else
+    fail "interrupted after step $k and resumed: the checkpoint differs from the uninterrupted run's: $(cat "$work/err")"
+  fi
+done
+expect_error "a rerun into an existing run" "already holds a run \(model.safetensors\); use --resume to continue it or --force" \
+  "$QKV" train "${run[@]}" --epochs 3 --out "$work/whole"
+[ -f "$work/whole/model.safetensors" ] && pass || fail "a refused rerun removed the earlier model"
+expect_error "--resume of a finished run" "train_state.safetensors: no training state to resume" \
+  "$QKV" train --resume --out "$work/whole"
+"$QKV" train "${run[@]}" --epochs 3 --stop-after-steps 2 --out "$work/flags" >/dev/null 2>&1
+expect_error "--resume with a setting" "--resume takes every setting from the saved run; drop --lr" \
+  "$QKV" train --resume --lr 0.1 --out "$work/flags"
+touch "$work/whole/model.safetensors.tmp.424242" "$work/whole/metrics.csv.tmp"
+if "$QKV" train "${run[@]}" --epochs 1 --force --out "$work/whole" >"$work/out" 2>&1 &&
+   [ ! -e "$work/whole/model.safetensors.tmp.424242" ] && [ ! -e "$work/whole/metrics.csv.tmp" ] &&
+   [ "$(wc -l <"$work/whole/metrics.csv")" -eq 2 ]; then
+  pass
+else
+  fail "--force: starts over and removes stale temp files: $(cat "$work/out"; ls "$work/whole")"
+fi
+"$QKV" train "${run[@]}" --epochs 100000 --out "$work/sig" >"$work/out" 2>"$work/err" &
+pid=$!
+sleep 3
+kill -INT "$pid"
+wait "$pid"
+rc=$?
+if [ "$rc" -eq 130 ] && [ -f "$work/sig/train_state.safetensors" ] && grep -q "interrupted (SIGINT)" "$work/err"; then
+  pass
+else
+  fail "SIGINT: exit 130 with the state saved; got rc $rc: $(cat "$work/err")"
+fi
+
 echo "cli: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]

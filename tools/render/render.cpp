@@ -2,6 +2,8 @@
 // viridis, heatmaps, line plots and atomic PNG output. See render.h.
 #include "render.h"
 
+#include <fcntl.h>
+#include <unistd.h>
 #include <hb.h>
 #include <stb/stb_image_write.h>
 #include <stb/stb_truetype.h>
@@ -1134,10 +1136,21 @@ void write_png(const Image& img, const std::string& path) {
     std::remove(tmp.c_str());
     throw std::runtime_error("write_png: cannot write " + tmp);
   }
+  // on disk before the rename makes it visible, and the rename itself made durable
+  if (const int fd = ::open(tmp.c_str(), O_RDONLY); fd >= 0) {
+    ::fsync(fd);
+    ::close(fd);
+  }
   if (std::rename(tmp.c_str(), path.c_str()) != 0) {
     const std::string err = std::strerror(errno);
     std::remove(tmp.c_str());
     throw std::runtime_error("write_png: cannot rename " + tmp + " to " + path + ": " + err);
+  }
+  const size_t slash = path.find_last_of('/');
+  const std::string dir = slash == std::string::npos ? "." : (slash == 0 ? "/" : path.substr(0, slash));
+  if (const int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY); fd >= 0) {
+    ::fsync(fd);
+    ::close(fd);
   }
 }
 
