@@ -2,13 +2,20 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <stdexcept>
 
 #include "commands.h"
+
+#include <cblas.h>
 #include "data/dataset.h"
 #include "framework/backend.h"
 #include "models/seed_example.h"
@@ -16,6 +23,8 @@
 #include "trainer.h"
 
 namespace qkv::app {
+
+constexpr const char* kQkvVersion = "0.4.0";
 
 // Prints a (rows, cols) tensor as a labelled table, the way the seed lays its tables out.
 static void print_table(const std::string& title, const Tensor& t, const std::vector<std::string>& rows,
@@ -48,6 +57,76 @@ void register_example(CLI::App& app) {
     print_table("Step 4: contextual embeddings Y = W E", ex.Y, ys, dims, 4);
     fmt::print("cos(bank, money): {:.4f} -> {:.4f}   (static -> after self-attention)\n", ex.cos_before, ex.cos_after);
   });
+}
+
+
+// Batch translation: one sentence per line from `path` (stdin when empty), english<TAB>hindi per
+// line on stdout in input order, decoded in batches. Blank lines are passed over. A bad line (not
+// UTF-8, too long) is reported with its line number on stderr and skipped; returns false if any was.
+static bool translate_lines(models::Translator& model, const models::LoadedTranslator& loaded, const std::string& path) {
+  std::ifstream file;
+  if (!path.empty()) {
+    std::error_code ec;
+    if (!std::filesystem::is_regular_file(path, ec))
+      throw std::runtime_error(fmt::format("{}: not a readable regular file", path));
+    file.open(path, std::ios::binary);
+    if (!file) throw std::runtime_error(fmt::format("{}: cannot open file", path));
+  }
+  std::istream& in = path.empty() ? std::cin : file;
+  const std::string name = path.empty() ? "stdin" : path;
+  const int64_t max_words = model.config().layout.max_source;
+  constexpr size_t kBatch = 256;
+  bool all_ok = true;
+  int64_t line_no = 0, translated = 0;
+  const auto start = std::chrono::steady_clock::now();
+  std::vector<std::string> lines;
+  std::vector<std::vector<std::string>> batch;
+  const auto flush = [&] {
+    if (batch.empty()) return;
+    const auto out = model.translate(batch, loaded.english, loaded.hindi);
+    for (size_t i = 0; i < batch.size(); ++i) {
+      std::string hindi;
+      for (const auto& w : out[i]) hindi += (hindi.empty() ? "" : " ") + w;
+      fmt::print("{}\t{}\n", lines[i], hindi);
+    }
+    std::fflush(stdout);
+    translated += static_cast<int64_t>(batch.size());
+    batch.clear();
+    lines.clear();
+  };
+  std::string line;
+  while (std::getline(in, line)) {
+    ++line_no;
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    const std::string where = fmt::format("{}:{}", name, line_no);
+    if (!data::valid_utf8(line)) {
+      fmt::print(stderr, "{}: skipped: not valid UTF-8\n", where);
+      all_ok = false;
+      continue;
+    }
+    const std::vector<std::string> words = data::tokenize(line);
+    if (words.empty()) continue;  // blank lines separate nothing and translate to nothing
+    if (static_cast<int64_t>(words.size()) > max_words) {
+      fmt::print(stderr, "{}: skipped: {} words; this model reads at most {}\n", where, words.size(), max_words);
+      all_ok = false;
+      continue;
+    }
+    std::string unknown;
+    for (const auto& w : words)
+      if (!loaded.english.contains(w)) unknown += (unknown.empty() ? "'" : ", '") + w + "'";
+    if (!unknown.empty()) fmt::print(stderr, "{}: warning: unknown words mapped to <unk>: {}\n", where, unknown);
+    std::string joined;
+    for (const auto& w : words) joined += (joined.empty() ? "" : " ") + w;
+    lines.push_back(joined);
+    batch.push_back(words);
+    if (batch.size() == kBatch) flush();
+  }
+  flush();
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  if (translated > 0)
+    fmt::print(stderr, "translated {} sentence{} in {:.2f}s ({:.0f} sentences/s)\n", translated,
+               translated == 1 ? "" : "s", seconds, translated / std::max(seconds, 1e-9));
+  return all_ok;
 }
 
 void register_translator(CLI::App& app) {
@@ -111,11 +190,15 @@ void register_translator(CLI::App& app) {
       ->check(CLI::IsMember(split_choices))->capture_default_str();
   eval->add_option("--data", *data_dir, "dataset directory")->capture_default_str();
   eval->add_option("--device", *device, "cpu | cuda | cuda:N")->capture_default_str();
+  auto eval_format = std::make_shared<std::string>("text");
+  eval->add_option("--format", *eval_format, "text (an aligned table) | json")
+      ->check(CLI::IsMember({"text", "json"}))
+      ->capture_default_str();
   auto no_cache = std::make_shared<bool>(false);
   eval->add_flag("--no-cache", *no_cache,
                  "decode by recomputing the whole prefix at every step instead of caching keys and values "
                  "(the same translations, slower; for comparison)");
-  eval->callback([checkpoint, split, data_dir, device, no_cache] {
+  eval->callback([checkpoint, split, data_dir, device, no_cache, eval_format] {
     const Device dev = Device::parse(*device);
     models::LoadedTranslator loaded = models::load_translator(*checkpoint, dev);
     loaded.model->set_decode_cache(!*no_cache);
@@ -129,28 +212,56 @@ void register_translator(CLI::App& app) {
     }
     for (const auto& name : names) ds.split(name);  // a missing split file fails before any work
     // One aligned row per split; exact match is greedy decoding of the whole sentence.
-    fmt::print("{:<14} {:>9} {:>8} {:>8} {:>10} {:>12} {:>14}\n", "split", "sentences", "tokens", "loss", "token acc",
-               "exact match", "decoded/s");
+    const bool json = *eval_format == "json";
+    nlohmann::ordered_json report;
+    report["checkpoint"] = *checkpoint;
+    report["data"] = *data_dir;
+    report["splits"] = nlohmann::ordered_json::array();
+    if (!json)
+      fmt::print("{:<14} {:>9} {:>8} {:>8} {:>10} {:>12} {:>14}\n", "split", "sentences", "tokens", "loss", "token acc",
+                 "exact match", "decoded/s");
     for (const auto& name : names) {
       const EvalResult r = evaluate(*loaded.model, ds.split(name), loaded.english, loaded.hindi);
+      const double per_second = r.decode_seconds > 0 ? static_cast<double>(r.sentences) / r.decode_seconds : 0.0;
+      if (json) {
+        nlohmann::ordered_json row;
+        row["split"] = name;
+        row["sentences"] = r.sentences;
+        row["tokens"] = r.tokens;
+        row["loss"] = r.loss;
+        row["token_accuracy"] = r.token_accuracy;
+        row["exact_match"] = r.exact_match;
+        row["sentences_per_second"] = per_second;
+        report["splits"].push_back(row);
+        continue;
+      }
       fmt::print("{:<14} {:>9} {:>8} {:>8.4f} {:>9.2f}% {:>11.2f}% {:>14.0f}\n", name, r.sentences, r.tokens, r.loss,
-                 100 * r.token_accuracy, 100 * r.exact_match,
-                 r.decode_seconds > 0 ? static_cast<double>(r.sentences) / r.decode_seconds : 0.0);
+                 100 * r.token_accuracy, 100 * r.exact_match, per_second);
       std::fflush(stdout);
     }
+    if (json) fmt::print("{}\n", report.dump(2));
   });
 
   // ---- translate ----
   auto sentence = std::make_shared<std::string>();
   auto translate_checkpoint = std::make_shared<std::string>();
   auto translate_device = std::make_shared<std::string>("cpu");
-  auto* translate = app.add_subcommand("translate", "translate an English sentence greedily");
+  auto input = std::make_shared<std::string>();
+  auto* translate = app.add_subcommand(
+      "translate", "translate an English sentence greedily; with no sentence (or -), one per line from stdin");
   translate->add_option("--checkpoint", *translate_checkpoint, "model.safetensors")->required();
   translate->add_option("--device", *translate_device, "cpu | cuda | cuda:N")->capture_default_str();
-  translate->add_option("sentence", *sentence, "the English sentence (lowercase words)")->required();
-  translate->callback([sentence, translate_checkpoint, translate_device] {
-    const std::vector<std::string> words = sentence_words(*sentence);
+  translate->add_option("--input", *input, "read sentences from this file, one per line (english<TAB>hindi lines out)");
+  translate->add_option("sentence", *sentence, "the English sentence (lowercase words); - or none: read stdin");
+  translate->callback([sentence, translate_checkpoint, translate_device, input] {
+    if (!input->empty() && !sentence->empty())
+      throw std::runtime_error("give either a sentence or --input FILE, not both");
     models::LoadedTranslator loaded = models::load_translator(*translate_checkpoint, Device::parse(*translate_device));
+    if (sentence->empty() || *sentence == "-" || !input->empty()) {
+      if (!translate_lines(*loaded.model, loaded, *input)) throw std::runtime_error("some lines could not be translated (see above)");
+      return;
+    }
+    const std::vector<std::string> words = sentence_words(*sentence);
     check_sentence(words, loaded.model->config().layout.max_source, loaded.english);
     const auto out = loaded.model->translate({words}, loaded.english, loaded.hindi);
     std::string joined;
@@ -200,6 +311,16 @@ void check_sentence(const std::vector<std::string>& words, int64_t max_words, co
   for (const auto& w : words)
     if (!vocab.contains(w)) unknown += (unknown.empty() ? "'" : ", '") + w + "'";
   if (!unknown.empty()) fmt::print(stderr, "warning: unknown words mapped to <unk>: {}\n", unknown);
+}
+
+std::string version_text() {
+#ifdef QKV_WITH_CUDA
+  const char* cuda = "on";
+#else
+  const char* cuda = "off";
+#endif
+  return fmt::format("qkv {}\nbuild: CUDA {}, BLAS {}, compiler g++ {}, C++ {}", kQkvVersion, cuda, openblas_get_config(),
+                     __VERSION__, __cplusplus);
 }
 
 void register_commands(CLI::App& app) {

@@ -33,4 +33,7 @@ std::vector<std::string> sentence_words(const std::string& sentence);
 // every word the vocabulary does not know (they become <unk>).
 void check_sentence(const std::vector<std::string>& words, int64_t max_words, const data::Vocab& vocab);
 
+// "qkv VERSION" and the build configuration (CUDA, BLAS, compiler), for --version.
+std::string version_text();
+
 }  // namespace qkv::app

@@ -13,12 +13,15 @@ int main(int argc, char** argv) {
   CLI::App app{"qkv: a small, exact autograd engine and a self-attention translator"};
   app.require_subcommand(1);
   app.set_help_all_flag("--help-all", "show help for every command");
+  app.set_version_flag("--version", qkv::app::version_text(), "print the version and the build configuration");
   qkv::app::register_commands(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
     return app.exit(e);
   } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
     std::fprintf(stderr, "qkv: error: %s (see qkv --help)\n", e.what());

@@ -191,6 +191,34 @@ expect_error "a FIFO as train.tsv" "train.tsv: not a regular file" timeout 20 "$
 expect_error "a FIFO as the checkpoint" "not a regular file" timeout 20 "$QKV" eval --checkpoint "$work/fifo/train.tsv"
 expect_error "/dev/zero as the checkpoint" "/dev/zero: not a regular file" "$QKV" translate --checkpoint /dev/zero "river bank"
 
+# ---- batch translation and machine-readable output (issue 13) ----
+printf 'the exam was a piece of cake\nriver bank flows\n' | "$QKV" translate --checkpoint "$ckpt" >"$work/out" 2>"$work/err"
+if [ $? -eq 0 ] && [ "$(wc -l <"$work/out")" -eq 2 ] && [ "$(cut -f1 "$work/out" | tr '\n' '|')" = "the exam was a piece of cake|river bank flows|" ] &&
+   [ "$(awk -F'\t' 'NF == 2 && $2 != ""' "$work/out" | wc -l)" -eq 2 ]; then
+  pass
+else
+  fail "translate from stdin: two english<TAB>hindi lines: $(cat "$work/out" "$work/err")"
+fi
+{ printf 'river bank flows\n'; printf 'bank %.0s' $(seq 40); printf '\n\xff\xfe bank\nmoney bank grows\n'; } >"$work/lines.txt"
+"$QKV" translate --checkpoint "$ckpt" --input "$work/lines.txt" >"$work/out" 2>"$work/err"
+rc=$?
+if [ $rc -ne 0 ] && [ "$(wc -l <"$work/out")" -eq 2 ] && grep -q "lines.txt:2: skipped: 40 words" "$work/err" &&
+   grep -q "lines.txt:3: skipped: not valid UTF-8" "$work/err"; then
+  pass
+else
+  fail "translate --input: bad lines named and skipped, the rest translated, non-zero exit: rc $rc $(cat "$work/out" "$work/err")"
+fi
+expect_error "translate: a sentence and --input" "either a sentence or --input" \
+  "$QKV" translate --checkpoint "$ckpt" --input "$work/lines.txt" "river bank"
+"$QKV" eval --checkpoint "$ckpt" --split test --format json >"$work/out" 2>&1
+if python3 -c 'import json, sys; r = json.load(open(sys.argv[1])); s = r["splits"][0]; assert s["split"] == "test" and 0 <= s["exact_match"] <= 1 and s["sentences"] > 0' "$work/out"; then
+  pass
+else
+  fail "eval --format json: $(head -c 400 "$work/out")"
+fi
+"$QKV" --version >"$work/out" 2>&1 && grep -qE '^qkv [0-9]+\.[0-9]+' "$work/out" && grep -q "CUDA" "$work/out" && pass ||
+  fail "--version: $(cat "$work/out")"
+
 # ---- resumable runs (issue 11): interrupted and resumed = uninterrupted, byte for byte ----
 run=(--batch 2 --layers 2 --d-model 8 --d-k 4 --d-ff 16 --data "$gen")  # 3 steps per epoch
 "$QKV" train "${run[@]}" --epochs 3 --out "$work/whole" >"$work/out" 2>&1 || fail "uninterrupted run: $(cat "$work/out")"
