@@ -1,16 +1,48 @@
 #!/usr/bin/env bash
-# tools/bench_vs_pytorch.sh — trains the shipped model's step in qkv and in PyTorch, one after the
-# other on this machine, and prints qkv's speed as a ratio to PyTorch's (> 1 means qkv is faster).
+# tools/bench_vs_pytorch.sh — qkv's training step against PyTorch's on this machine: both sides at 1
+# and at 2 threads, in alternating rounds (ROUNDS, default 5) within one run, then the medians, the
+# core-for-core ratios (1 thread each), the best-against-best ratios (each side's best thread
+# count), each size's FLOPs per step and qkv's fraction of the gemm floor (raw sgemm at the step's
+# own shapes, measured by `qkv bench` in the same run). A ratio > 1 means qkv is faster.
 # Needs python3-torch for /usr/bin/python3 (QKV_WITH_TORCH=1 bash tools/setup.sh) and build/qkv.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-steps=${STEPS:-20}
-qkv_out=$(build/qkv bench --steps "$steps")
-torch_out=$(/usr/bin/python3 tools/bench_pytorch.py --steps "$steps")
-echo "$qkv_out" | grep -v '^RESULT'
-echo "$torch_out" | grep -v '^RESULT'
-for size in toy large; do
-  q=$(echo "$qkv_out" | awk -v s="$size" '$1 == "RESULT" && $3 == s && $4 == "cpu" {print $5}')
-  t=$(echo "$torch_out" | awk -v s="$size" '$1 == "RESULT" && $3 == s {print $5}')
-  awk -v s="$size" -v q="$q" -v t="$t" 'BEGIN { printf "%-6s qkv %.2f ms/step, PyTorch %.2f ms/step: qkv is %.2fx PyTorch'"'"'s speed\n", s, q, t, t / q }'
+rounds=${ROUNDS:-5}
+steps=${STEPS:-10}
+results=$(mktemp)
+trap 'rm -f "$results"' EXIT
+for round in $(seq "$rounds"); do
+  for threads in 1 2; do
+    run_qkv() { build/qkv bench --steps "$steps" --threads "$threads" | awk -v t="$threads" '
+      $1 == "RESULT" && $2 == "qkv" && $4 == "cpu" { print "qkv", t, $3, $5 }
+      $1 == "RESULT" && $2 == "floor" { print "floor", t, $3, $4, $5 }' >>"$results"; }
+    run_torch() { /usr/bin/python3 tools/bench_pytorch.py --steps "$steps" --threads "$threads" | awk -v t="$threads" '
+      $1 == "RESULT" { print "torch", t, $3, $5 }' >>"$results"; }
+    if [ $((round % 2)) -eq 1 ]; then run_qkv; run_torch; else run_torch; run_qkv; fi
+  done
+  echo "round $round of $rounds done" >&2
 done
+/usr/bin/python3 - "$results" "$rounds" <<'PY'
+import statistics, sys
+rows = [line.split() for line in open(sys.argv[1])]
+med = {}
+for impl in ("qkv", "torch"):
+    for t in ("1", "2"):
+        for size in ("toy", "large"):
+            v = [float(r[3]) for r in rows if r[0] == impl and r[1] == t and r[2] == size]
+            if v:
+                med[impl, t, size] = statistics.median(v)
+print(f"ms per training step, median of {sys.argv[2]} alternating rounds (forward, backward, clip, AdamW):")
+print(f"{'size':<6} {'qkv 1t':>9} {'torch 1t':>9} {'qkv 2t':>9} {'torch 2t':>9}  {'core for core':>13}  {'best vs best':>12}")
+for size in ("toy", "large"):
+    q1, t1, q2, t2 = (med.get((i, t, size), float("nan")) for i, t in (("qkv", "1"), ("torch", "1"), ("qkv", "2"), ("torch", "2")))
+    print(f"{size:<6} {q1:9.2f} {t1:9.2f} {q2:9.2f} {t2:9.2f}  {t1 / q1:12.2f}x  {min(t1, t2) / min(q1, q2):11.2f}x")
+for size in ("toy", "large"):
+    floor = [r for r in rows if r[0] == "floor" and r[1] == "1" and r[2] == size]
+    if floor:
+        gflop = float(floor[0][3])
+        floor_ms = statistics.median(float(r[4]) for r in floor)
+        q1 = med.get(("qkv", "1", size))
+        print(f"{size:<6} {gflop:.2f} GFLOP per step; gemm floor at 1 thread {floor_ms:.2f} ms; "
+              f"qkv at 1 thread reaches {100 * floor_ms / q1:.0f}% of it")
+PY

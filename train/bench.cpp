@@ -191,6 +191,39 @@ struct BenchSize {
   int64_t batch, max_source, max_target, d_model, d_k, d_ff, vocab;
 };
 
+// The gemm floor of one training step: every matrix product of the step (forward and backward,
+// attention's included, as if its (T, T) products were gemms) timed as a raw cblas_sgemm at its own
+// shape in this process, summed. Returns {FLOPs per step, floor seconds}.
+struct GemmShape {
+  int64_t M, N, K, count;
+};
+static std::pair<double, double> gemm_floor(const BenchSize& s) {
+  const int64_t B = s.batch, T = s.max_source + s.max_target, D = s.d_model, K = s.d_k, F = s.d_ff;
+  const int64_t R = B * T, Rt = B * s.max_target;
+  std::vector<GemmShape> linear = {{R, K, D, 3}, {R, D, K, 1}, {R, F, D, 1}, {R, D, F, 1}, {Rt, s.vocab, D, 1}};
+  std::vector<GemmShape> shapes;
+  for (const GemmShape& g : linear) {
+    shapes.push_back(g);                          // forward: y = x W^T
+    shapes.push_back({g.M, g.K, g.N, g.count});  // d x = g W
+    shapes.push_back({g.N, g.K, g.M, g.count});  // d W = g^T x
+  }
+  // attention per sequence: scores and weights @ v forward; dP, dS k, dS^T q, P^T g backward
+  shapes.push_back({T, T, K, 2 * B});  // q k^T, and dP = g v^T
+  shapes.push_back({T, K, T, 4 * B});  // P v, dS k, dS^T q, P^T g
+  double flops = 0, seconds = 0;
+  for (const GemmShape& g : shapes) {
+    std::vector<float> a(static_cast<size_t>(g.M * g.K), 0.5f), b(static_cast<size_t>(g.K * g.N), 0.25f),
+        c(static_cast<size_t>(g.M * g.N));
+    const double one = median_seconds([&] {
+      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, g.M, g.N, g.K, 1.0f, a.data(), g.K, b.data(), g.N, 0.0f,
+                  c.data(), g.N);
+    }, 7);
+    flops += 2.0 * g.M * g.N * g.K * g.count;
+    seconds += one * g.count;
+  }
+  return {flops, seconds};
+}
+
 // Training steps per second on synthetic tokens: forward, backward, clip, AdamW. As in real
 // training, the loss is read back only at the end (a GPU runs the steps without waiting).
 // Returns milliseconds per step.
@@ -236,6 +269,13 @@ static double bench_training(const BenchSize& s, Device device, int steps) {
   fmt::print("  {:<34} {:<7} {:8.2f} ms/step  {:10.0f} tokens/s  ({} steps)\n", s.name, device.str(),
              seconds / steps * 1e3, tokens / seconds, steps);
   fmt::print("RESULT qkv {} {} {:.4f}\n", s.batch == 64 ? "toy" : "large", device.str(), seconds / steps * 1e3);
+  if (device == Device::cpu()) {
+    const auto [flops, floor] = gemm_floor(s);
+    fmt::print("  {:<34} {:.2f} GFLOP per step; raw sgemm at the step's shapes: {:.2f} ms, so qkv runs at {:.0f}% of "
+               "the gemm floor\n",
+               "", flops / 1e9, floor * 1e3, 100 * floor / (seconds / steps));
+    fmt::print("RESULT floor {} {:.4f} {:.4f}\n", s.batch == 64 ? "toy" : "large", flops / 1e9, floor * 1e3);
+  }
   return seconds / steps * 1e3;
 }
 
