@@ -82,6 +82,43 @@ $(BUILD)/qkv_gpu_tests: $(GPU_TEST_OBJ) $(LIB)
 gpu-test: $(BUILD)/qkv_gpu_tests
 	$(BUILD)/qkv_gpu_tests
 
+# ---- fuzzing (tests/fuzz/): libFuzzer harnesses for the checkpoint reader and the dataset loader.
+# `make fuzz` builds them with clang, ASan and UBSan and runs each for FUZZ_SECONDS; `make test`
+# replays the committed seed corpus (and past findings) through a g++ build of the same harnesses.
+FUZZ_SECONDS ?= 60
+FUZZ_CXX     ?= clang++
+FUZZ_DIR     := $(BUILD)/fuzz
+FUZZ_SAN     := -fsanitize=address,undefined -fno-sanitize-recover=undefined
+FUZZ_CXXFLAGS := -g -O1 -std=c++20 -I. $(DEPS_CFLAGS) $(FUZZ_SAN) -fsanitize=fuzzer-no-link -Wno-unknown-pragmas -MMD -MP
+FUZZ_LIB_SRC := $(wildcard framework/*.cpp framework/cpu/*.cpp data/*.cpp models/*.cpp)
+FUZZ_LIB_OBJ := $(FUZZ_LIB_SRC:%.cpp=$(FUZZ_DIR)/obj/%.o)
+FUZZ_TARGETS := checkpoint dataset
+
+$(FUZZ_DIR)/obj/%.o: %.cpp
+	@mkdir -p $(dir $@)
+	$(FUZZ_CXX) $(FUZZ_CXXFLAGS) -c $< -o $@
+
+$(FUZZ_DIR)/fuzz_%: tests/fuzz/fuzz_%.cpp $(FUZZ_LIB_OBJ)
+	$(FUZZ_CXX) $(FUZZ_CXXFLAGS) -fsanitize=fuzzer -o $@ $< $(FUZZ_LIB_OBJ) $(DEPS_LIBS) -lmvec -lpthread
+
+$(BUILD)/fuzz_replay_%: tests/fuzz/fuzz_%.cpp tests/fuzz/replay.cpp $(LIB)
+	$(CXX) $(CXXFLAGS) -o $@ tests/fuzz/fuzz_$*.cpp tests/fuzz/replay.cpp -Wl,--whole-archive $(LIB) -Wl,--no-whole-archive $(LDLIBS)
+
+.PHONY: fuzz fuzz-replay
+fuzz: $(FUZZ_TARGETS:%=$(FUZZ_DIR)/fuzz_%)
+	@for t in $(FUZZ_TARGETS); do \
+	  mkdir -p $(FUZZ_DIR)/corpus-$$t; \
+	  echo "== fuzz_$$t for $(FUZZ_SECONDS)s (log: $(FUZZ_DIR)/$$t.log)"; \
+	  $(FUZZ_DIR)/fuzz_$$t -max_total_time=$(FUZZ_SECONDS) -max_len=1048576 -rss_limit_mb=4096 -timeout=20 \
+	    -dict=tests/fuzz/$$t.dict -print_final_stats=1 -artifact_prefix=$(FUZZ_DIR)/$$t- \
+	    $(FUZZ_DIR)/corpus-$$t tests/fuzz/corpus/$$t >$(FUZZ_DIR)/$$t.log 2>&1; status=$$?; \
+	  grep -E "^stat::number_of_executed_units|^stat::peak_rss_mb|ERROR|SUMMARY|^artifact_prefix|Test unit written" $(FUZZ_DIR)/$$t.log; \
+	  [ $$status -eq 0 ] || { echo "fuzz_$$t found a problem (exit $$status): see $(FUZZ_DIR)/$$t.log"; exit 1; }; \
+	done
+
+fuzz-replay: $(FUZZ_TARGETS:%=$(BUILD)/fuzz_replay_%)
+	@for t in $(FUZZ_TARGETS); do printf 'fuzz corpus %s: ' $$t; $(BUILD)/fuzz_replay_$$t tests/fuzz/corpus/$$t/* || exit 1; done
+
 # Unit tests (doctest), then the program's bad-input checks, then the GPU tests (they report
 # "skipped" and pass where there is no GPU or no CUDA build), then the same GPU tests against the
 # CUDA sources on an emulated device (tests/gpu/emu/; about a minute).
@@ -89,6 +126,7 @@ test: $(BUILD)/qkv $(BUILD)/qkv_tests $(if $(LIB_CU_OBJ),$(BUILD)/qkv_gpu_tests)
 	python3 -m unittest tests/test_grammar.py
 	$(BUILD)/qkv_tests
 	QKV=$(BUILD)/qkv bash tests/cli/run.sh
+	$(MAKE) --no-print-directory fuzz-replay
 	$(if $(LIB_CU_OBJ),$(BUILD)/qkv_gpu_tests,@echo "GPU tests skipped: built without CUDA (nvcc not found)")
 	$(MAKE) --no-print-directory gpu-emu-test
 
@@ -101,6 +139,7 @@ clean:
 	rm -rf $(BUILD)
 
 -include $(LIB_OBJ:.o=.d) $(APP_OBJ:.o=.d) $(TEST_OBJ:.o=.d) $(GPU_TEST_OBJ:.o=.d)
+-include $(FUZZ_LIB_OBJ:.o=.d)
 
 # ---- gpu-emu-test: the GPU tests against framework/cuda/*.cu emulated on the CPU (no GPU, no
 # nvcc needed). tests/gpu/emu/translate.py rewrites each .cu into C++ under build/emu/src/, g++

@@ -59,6 +59,10 @@ std::vector<SentencePair> load_pairs(const std::string& path) {
     throw std::runtime_error(fmt::format("{}: not a regular file (a dataset split must be a text file)", path));
   std::ifstream in(path, std::ios::binary);
   if (!in) throw std::runtime_error(fmt::format("{}: cannot open file", path));
+  return parse_pairs(in, path);
+}
+
+std::vector<SentencePair> parse_pairs(std::istream& in, const std::string& path) {
   std::vector<SentencePair> pairs;
   std::string line;
   int line_no = 0;

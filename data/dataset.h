@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <istream>
 #include <map>
 #include <string>
 #include <unordered_map>
@@ -29,6 +30,8 @@ bool valid_utf8(const std::string& text);
 // file:line, before anything is sized from them.
 inline constexpr int64_t kMaxSentenceWords = 256;
 std::vector<SentencePair> load_pairs(const std::string& path);
+// The same from a stream (path names it in messages); the fuzz harness uses it.
+std::vector<SentencePair> parse_pairs(std::istream& in, const std::string& path);
 
 // The optional generalisation splits, in report order: idiom_context, sense_context, role_swap,
 // deeper (each NAME is read from DIR/NAME.tsv when the file exists).

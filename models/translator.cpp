@@ -48,7 +48,11 @@ std::string TranslatorConfig::to_json() const {
 TranslatorConfig TranslatorConfig::from_json(const std::string& text) {
   nlohmann::json j;
   try {
-    j = nlohmann::json::parse(text);
+    // depth-bounded: a checkpoint's config is untrusted text (it is a flat object)
+    j = nlohmann::json::parse(text, [](int depth, nlohmann::json::parse_event_t, nlohmann::json&) {
+      if (depth > 8) throw std::runtime_error("nested deeper than 8 levels");
+      return true;
+    });
   } catch (const std::exception& e) {
     throw std::runtime_error(std::string("model config is not valid JSON: ") + e.what());
   }

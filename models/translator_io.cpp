@@ -30,9 +30,13 @@ static data::Vocab vocab_from(const std::map<std::string, std::string>& meta, co
   if (it == meta.end()) throw std::runtime_error(fmt::format("{}: metadata has no '{}'", path, key));
   nlohmann::json j;
   try {
-    j = nlohmann::json::parse(it->second);
+    // depth-bounded: the text is the file's, so is its nesting
+    j = nlohmann::json::parse(it->second, [](int depth, nlohmann::json::parse_event_t, nlohmann::json&) {
+      if (depth > 8) throw std::runtime_error("nested too deeply");
+      return true;
+    });
   } catch (const std::exception&) {
-    throw std::runtime_error(fmt::format("{}: metadata '{}' is not valid JSON", path, key));
+    throw std::runtime_error(fmt::format("{}: metadata '{}' is not valid JSON (a flat array of words)", path, key));
   }
   if (!j.is_array()) throw std::runtime_error(fmt::format("{}: metadata '{}' is not a JSON array", path, key));
   std::vector<std::string> words;
@@ -49,7 +53,10 @@ static data::Vocab vocab_from(const std::map<std::string, std::string>& meta, co
 
 LoadedTranslator load_translator(const std::string& path, Device device) {
   if (!std::filesystem::exists(path)) throw std::runtime_error(fmt::format("{}: checkpoint not found", path));
-  const SafeTensorsFile file = safetensors_read(path);  // read once, bounded by the file's size
+  return load_translator(safetensors_read(path), path, device);  // read once, bounded by the file's size
+}
+
+LoadedTranslator load_translator(const SafeTensorsFile& file, const std::string& path, Device device) {
   const auto& meta = file.metadata;
   auto format = meta.find("format");
   if (format == meta.end() || format->second != kFormat)

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "data/dataset.h"
+#include "framework/safetensors.h"
 #include "translator.h"
 
 namespace qkv::models {
@@ -20,5 +21,7 @@ void save_translator(const std::string& path, const Translator& model, const dat
 // Rebuilds the model from the metadata and loads the weights; every problem throws a message
 // starting with the path.
 LoadedTranslator load_translator(const std::string& path, Device device = Device::cpu());
+// The same from a file already parsed (path names it in messages); the fuzz harness uses it.
+LoadedTranslator load_translator(const SafeTensorsFile& file, const std::string& path, Device device = Device::cpu());
 
 }  // namespace qkv::models

@@ -4,7 +4,8 @@
 set -euo pipefail
 
 packages=(build-essential pkg-config python3 libopenblas-dev doctest-dev libstb-dev libcli11-dev
-          nlohmann-json3-dev libfmt-dev libharfbuzz-dev fonts-lohit-deva)
+          nlohmann-json3-dev libfmt-dev libharfbuzz-dev fonts-lohit-deva
+          clang libclang-rt-14-dev)  # clang and its libFuzzer/sanitizer runtimes: `make fuzz`
 if [ "${QKV_WITH_TORCH:-0}" = 1 ]; then packages+=(python3-torch python3-numpy); fi
 
 missing=()

@@ -5,7 +5,9 @@
 #include "cpu_attention.h"
 
 #include <immintrin.h>
+#ifdef _OPENMP
 #include <omp.h>
+#endif
 
 #include <algorithm>
 #include <cmath>
@@ -253,7 +255,7 @@ void accumulate_cols(const T* p, int64_t nq, int64_t nk, const T* m, int64_t wid
 
 // x[0, n) = exp(x[0, n)) in place (exp(-inf) = 0). Float32 on AVX2 uses glibc's vector expf
 // (libmvec, within 4 ulp of the exact value); elsewhere std::exp.
-extern "C" __m256 _ZGVdN8v_expf(__m256 x);
+extern "C" __attribute__((target("avx2,fma"))) __m256 _ZGVdN8v_expf(__m256 x);
 
 // The tail goes through the same vector function (padded), so that an entry's value never depends
 // on where a row ends: decoding with a cache then matches recomputing the prefix bit for bit.
@@ -481,6 +483,12 @@ void attention_backward(DType dtype, const AttentionShape& s, const void* q, con
   });
 }
 
-void set_loop_threads(int threads) { omp_set_num_threads(threads > 0 ? threads : omp_get_num_procs()); }
+void set_loop_threads(int threads) {
+#ifdef _OPENMP
+  omp_set_num_threads(threads > 0 ? threads : omp_get_num_procs());
+#else
+  (void)threads;  // built without OpenMP (e.g. the clang fuzz build): the loops run on one thread
+#endif
+}
 
 }  // namespace qkv::cpu
