@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <new>
 #include <fstream>
 #include <stdexcept>
 
@@ -59,7 +60,11 @@ std::vector<SentencePair> load_pairs(const std::string& path) {
     throw std::runtime_error(fmt::format("{}: not a regular file (a dataset split must be a text file)", path));
   std::ifstream in(path, std::ios::binary);
   if (!in) throw std::runtime_error(fmt::format("{}: cannot open file", path));
-  return parse_pairs(in, path);
+  try {
+    return parse_pairs(in, path);
+  } catch (const std::bad_alloc&) {
+    throw std::runtime_error(fmt::format("{}: out of memory while reading it", path));
+  }
 }
 
 std::vector<SentencePair> parse_pairs(std::istream& in, const std::string& path) {

@@ -287,13 +287,13 @@ void register_bench(CLI::App& app) {
   auto only = std::make_shared<std::string>("all");
   auto lengths = std::make_shared<std::vector<int64_t>>();
   cmd->add_option("--size", *only, "toy | large | all")->check(CLI::IsMember({"toy", "large", "all"}))->capture_default_str();
-  cmd->add_option("--threads", *threads, "OpenBLAS threads (0 = default)")->check(CLI::Range(0, 256));
+  cmd->add_option("--threads", *threads, "OpenBLAS threads (0 = default)")->check(whole_number())->check(CLI::Range(0, 256));
   cmd->add_option("--device", *devices, "devices to measure (repeatable): cpu, cuda")->capture_default_str();
-  cmd->add_option("--steps", *steps, "timed training steps per size")->check(CLI::Range(1, 100000))->capture_default_str();
+  cmd->add_option("--steps", *steps, "timed training steps per size")->check(whole_number())->check(CLI::Range(1, 100000))->capture_default_str();
   cmd->add_option("--attention-length", *lengths,
                   "instead of training, time the fused and the composed attention op (forward and backward, "
                   "K = 64, causal) at these sequence lengths, on the first --device")
-      ->check(CLI::Range(int64_t{1}, int64_t{1} << 20));
+      ->check(whole_number())->check(CLI::Range(int64_t{1}, int64_t{1} << 20));
   cmd->callback([threads, devices, steps, only, lengths] {
     if (*threads > 0) set_cpu_threads(*threads);
     if (!lengths->empty()) {

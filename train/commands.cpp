@@ -138,14 +138,14 @@ void register_translator(CLI::App& app) {
       ->check(CLI::IsMember({"learned", "static", "none"}))->capture_default_str();
   train->add_option("--layers", opts->layers,
                     fmt::format("stacked attention + feed-forward layers, 1 to {}", models::TranslatorConfig::kMaxLayers))
-      ->check(CLI::Range(int64_t{1}, models::TranslatorConfig::kMaxLayers))->capture_default_str();
-  train->add_option("--d-model", opts->d_model, "model width D")->check(CLI::Range(1, 4096))->capture_default_str();
-  train->add_option("--d-k", opts->d_k, "head width K")->check(CLI::Range(1, 4096))->capture_default_str();
-  train->add_option("--d-ff", opts->d_ff, "feed-forward width F")->check(CLI::Range(1, 16384))->capture_default_str();
+      ->check(whole_number())->check(CLI::Range(int64_t{1}, models::TranslatorConfig::kMaxLayers))->capture_default_str();
+  train->add_option("--d-model", opts->d_model, "model width D")->check(whole_number())->check(CLI::Range(1, 4096))->capture_default_str();
+  train->add_option("--d-k", opts->d_k, "head width K")->check(whole_number())->check(CLI::Range(1, 4096))->capture_default_str();
+  train->add_option("--d-ff", opts->d_ff, "feed-forward width F")->check(whole_number())->check(CLI::Range(1, 16384))->capture_default_str();
   train->add_option("--activation", opts->activation, "feed-forward activation: relu | gelu")
       ->check(CLI::IsMember({"relu", "gelu"}))->capture_default_str();
-  train->add_option("--epochs", opts->epochs, "training epochs")->check(CLI::Range(1, 100000))->capture_default_str();
-  train->add_option("--batch", opts->batch, "sentences per batch")->check(CLI::Range(1, 100000))->capture_default_str();
+  train->add_option("--epochs", opts->epochs, "training epochs")->check(whole_number())->check(CLI::Range(1, 100000))->capture_default_str();
+  train->add_option("--batch", opts->batch, "sentences per batch")->check(whole_number())->check(CLI::Range(1, 100000))->capture_default_str();
   train->add_option("--lr", opts->lr, "AdamW learning rate")->check(finite_number())->check(CLI::PositiveNumber)->capture_default_str();
   train->add_option("--weight-decay", opts->weight_decay, "AdamW weight decay")
       ->check(finite_number())->check(CLI::NonNegativeNumber)->capture_default_str();
@@ -156,7 +156,7 @@ void register_translator(CLI::App& app) {
   train->add_flag("--freeze-embeddings", opts->freeze_embeddings,
                   "keep token embeddings at their random start (the seed's static embeddings)");
   train->add_option("--seed", opts->seed, "random seed (same seed, same checkpoint)")->check(seed_value())->capture_default_str();
-  train->add_option("--threads", opts->threads, "OpenBLAS threads (0 = default)")->check(CLI::Range(0, 256))->capture_default_str();
+  train->add_option("--threads", opts->threads, "OpenBLAS threads (0 = default)")->check(whole_number())->check(CLI::Range(0, 256))->capture_default_str();
   train->add_option("--out", opts->out_dir, "output directory")->capture_default_str();
   train->add_option("--device", opts->device, "cpu | cuda | cuda:N")->capture_default_str();
   train->add_flag("--resume", opts->resume,
@@ -164,7 +164,7 @@ void register_translator(CLI::App& app) {
   train->add_flag("--force", opts->force, "start over in an --out that already holds a run");
   train->add_option("--stop-after-steps", opts->stop_after_steps,
                     "testing: stop as if interrupted after this many steps, saving the state")
-      ->check(CLI::Range(int64_t{0}, int64_t{1} << 40))
+      ->check(whole_number())->check(CLI::Range(int64_t{0}, int64_t{1} << 40))
       ->group("");  // hidden
   train->callback([opts, train] {
     if (opts->resume)  // the saved state decides every setting of the run
@@ -281,6 +281,18 @@ CLI::Validator finite_number() {
         return {};
       },
       "FINITE");
+}
+
+CLI::Validator whole_number() {
+  return CLI::Validator(
+      [](std::string& text) -> std::string {
+        const size_t start = !text.empty() && text[0] == '-' ? 1 : 0;
+        const bool digits = text.size() > start && text.size() <= 19 &&
+                            std::all_of(text.begin() + start, text.end(), [](char c) { return c >= '0' && c <= '9'; });
+        if (!digits) return "must be a whole number in decimal digits, got '" + text + "'";
+        return {};
+      },
+      "INT");
 }
 
 CLI::Validator seed_value() {

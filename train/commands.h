@@ -23,6 +23,9 @@ void register_bench(CLI::App& app);        // bench.cpp: matmul overhead and tra
 // (rejects nan and inf, which pass CLI11's range checks because every comparison with NaN is false).
 // seed_value(): decimal digits only, at most 2^64 - 1 (no sign, no exponent, no wrap-around).
 CLI::Validator finite_number();
+// Decimal digits only, with an optional minus sign (no 1e3, 2.5, 0x10 or leading spaces); the
+// range check that follows it gives the bounds.
+CLI::Validator whole_number();
 CLI::Validator seed_value();
 
 // Splits a sentence given on the command line into words; throws on an empty sentence or

@@ -126,11 +126,11 @@ void register_scaling(CLI::App& app) {
   cmd->add_option("--out", o->out, "output directory for scaling.png")->capture_default_str();
   cmd->add_option("--seed", o->seed, "random seed (same seed, same numbers)")->check(seed_value())->capture_default_str();
   cmd->add_option("--pairs", o->pairs, "sampled (q, k) pairs per dimension")
-      ->check(CLI::Range(int64_t{2}, int64_t{100000000}))->capture_default_str();
+      ->check(whole_number())->check(CLI::Range(int64_t{2}, int64_t{100000000}))->capture_default_str();
   cmd->add_option("--max-d", o->max_d, "largest head width (a power of two; d = 1, 2, 4, ..., max)")
-      ->check(CLI::Range(int64_t{1}, int64_t{16384}))->capture_default_str();
+      ->check(whole_number())->check(CLI::Range(int64_t{1}, int64_t{16384}))->capture_default_str();
   cmd->add_option("--draws", o->draws, "random (Q, K) draws per dimension for the gradient table")
-      ->check(CLI::Range(int64_t{1}, int64_t{1000000}))->capture_default_str();
+      ->check(whole_number())->check(CLI::Range(int64_t{1}, int64_t{1000000}))->capture_default_str();
   cmd->callback([o] {
     if ((o->max_d & (o->max_d - 1)) != 0)
       throw std::runtime_error(fmt::format("--max-d must be a power of two, got {}", o->max_d));

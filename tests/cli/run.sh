@@ -191,6 +191,12 @@ expect_error "a FIFO as train.tsv" "train.tsv: not a regular file" timeout 20 "$
 expect_error "a FIFO as the checkpoint" "not a regular file" timeout 20 "$QKV" eval --checkpoint "$work/fifo/train.tsv"
 expect_error "/dev/zero as the checkpoint" "/dev/zero: not a regular file" "$QKV" translate --checkpoint /dev/zero "river bank"
 
+# integer flags take decimal digits only (no exponent, fraction, hex or spaces)
+expect_error "--epochs 1e3" "--epochs: must be a whole number in decimal digits, got '1e3'" "$QKV" train --epochs 1e3 --out "$work/o9"
+expect_error "--d-model 0x10" "--d-model: must be a whole number in decimal digits, got '0x10'" "$QKV" train --d-model 0x10 --out "$work/o9"
+expect_error "bench --steps 2.5" "--steps: must be a whole number in decimal digits, got '2.5'" "$QKV" bench --steps 2.5
+expect_absent "rejected integer flags" "$work/o9"
+
 # ---- batch translation and machine-readable output (issue 13) ----
 printf 'the exam was a piece of cake\nriver bank flows\n' | "$QKV" translate --checkpoint "$ckpt" >"$work/out" 2>"$work/err"
 if [ $? -eq 0 ] && [ "$(wc -l <"$work/out")" -eq 2 ] && [ "$(cut -f1 "$work/out" | tr '\n' '|')" = "the exam was a piece of cake|river bank flows|" ] &&
