@@ -203,10 +203,18 @@ static std::string options_json(const TrainOptions& o) {
   return j.dump();
 }
 
+// A saved state is a file like any other: its JSON is parsed with a depth bound.
+static nlohmann::json parse_state_json(const std::string& text) {
+  return nlohmann::json::parse(text, [](int depth, nlohmann::json::parse_event_t, nlohmann::json&) {
+    if (depth > 8) throw std::runtime_error("nested deeper than 8 levels");
+    return true;
+  });
+}
+
 static TrainOptions options_from_json(const std::string& text, const TrainOptions& current) {
   TrainOptions o = current;  // out_dir, threads, quiet and the flags of this invocation stay
   try {
-    const nlohmann::json j = nlohmann::json::parse(text);
+    const nlohmann::json j = parse_state_json(text);
     o.data_dir = j.at("data").get<std::string>();
     o.attention = j.at("attention").get<std::string>();
     o.layers = j.at("layers").get<int64_t>();
@@ -227,6 +235,20 @@ static TrainOptions options_from_json(const std::string& text, const TrainOption
   } catch (const std::exception& e) {
     throw std::runtime_error(std::string("training state: its options are unreadable: ") + e.what());
   }
+  // The same bounds as the command line's, before anything is sized from them.
+  const auto within = [](const char* name, int64_t v, int64_t low, int64_t high) {
+    if (v < low || v > high)
+      throw std::runtime_error(fmt::format("training state: {} {} is outside [{}, {}]", name, v, low, high));
+  };
+  within("layers", o.layers, 1, models::TranslatorConfig::kMaxLayers);
+  within("d_model", o.d_model, 1, 4096);
+  within("d_k", o.d_k, 1, 4096);
+  within("d_ff", o.d_ff, 1, 16384);
+  within("epochs", o.epochs, 1, 100000);
+  within("batch", o.batch, 1, 100000);
+  if (!(std::isfinite(o.lr) && o.lr > 0) || !(std::isfinite(o.weight_decay) && o.weight_decay >= 0) ||
+      !std::isfinite(o.clip) || !(o.dropout >= 0 && o.dropout <= 0.95))
+    throw std::runtime_error("training state: its lr, weight decay, clip or dropout is out of range");
   return o;
 }
 
@@ -434,7 +456,7 @@ TrainResult train_translator(const TrainOptions& requested) {
     gen.set_state(st.epoch_rng);
     model.dropout_generator().set_state(st.dropout_rng);
     try {
-      for (const auto& e : nlohmann::json::parse(meta_of(*saved, "history", saved_path))) {
+      for (const auto& e : parse_state_json(meta_of(*saved, "history", saved_path))) {
         EpochRecord r;
         r.epoch = e.at(0).get<int64_t>();
         r.train_loss = parse_exact(e.at(1).get<std::string>(), "history");
@@ -442,7 +464,7 @@ TrainResult train_translator(const TrainOptions& requested) {
         r.seconds = parse_exact(e.at(3).get<std::string>(), "history");
         st.history.push_back(r);
       }
-    } catch (const nlohmann::json::exception& e) {
+    } catch (const std::exception& e) {
       throw std::runtime_error(fmt::format("{}: training state history is unreadable: {}", saved_path, e.what()));
     }
     if (auto it = saved->tensors.find("loss_sum"); it != saved->tensors.end())

@@ -251,6 +251,20 @@ expect_error "--resume of a finished run" "train_state.safetensors: no training 
 "$QKV" train "${run[@]}" --epochs 3 --stop-after-steps 2 --out "$work/flags" >/dev/null 2>&1
 expect_error "--resume with a setting" "--resume takes every setting from the saved run; drop --lr" \
   "$QKV" train --resume --lr 0.1 --out "$work/flags"
+# a crafted training state cannot size a model beyond the command line's bounds
+cp -r "$work/flags" "$work/crafted"
+python3 - "$work/crafted/train_state.safetensors" <<'PY'
+import json, struct, sys
+b = open(sys.argv[1], 'rb').read()
+n = struct.unpack('<Q', b[:8])[0]
+h = json.loads(b[8:8 + n])
+o = json.loads(h['__metadata__']['options']); o['d_model'] = 1048576
+h['__metadata__']['options'] = json.dumps(o)
+head = json.dumps(h).encode(); head += b' ' * (-len(head) % 8)
+open(sys.argv[1], 'wb').write(struct.pack('<Q', len(head)) + head + b[8 + n:])
+PY
+expect_error "--resume of a crafted state" "training state: d_model 1048576 is outside \[1, 4096\]" \
+  "$QKV" train --resume --out "$work/crafted"
 touch "$work/whole/model.safetensors.tmp.424242" "$work/whole/metrics.csv.tmp"
 if "$QKV" train "${run[@]}" --epochs 1 --force --out "$work/whole" >"$work/out" 2>&1 &&
    [ ! -e "$work/whole/model.safetensors.tmp.424242" ] && [ ! -e "$work/whole/metrics.csv.tmp" ] &&
