@@ -348,7 +348,6 @@ static void remove_stale_temp_files(const std::string& dir) {
   }
 }
 
-struct RunState;
 static TrainResult run_training(const TrainOptions& o, const data::Dataset& ds, const data::Vocab& english,
                                 const data::Vocab& hindi, const models::TranslatorConfig& config, Device device,
                                 models::Translator& model, const std::vector<Tensor>& trained,
