@@ -25,6 +25,16 @@ $(BUILD)/obj/framework/cpu/cpu_backend.o: CXXFLAGS += -fvect-cost-model=cheap
 # The fused attention kernels run their tiles in parallel with OpenMP (GCC's libgomp).
 $(BUILD)/obj/framework/cpu/cpu_attention.o: CXXFLAGS += -fopenmp -fvect-cost-model=cheap -ffp-contract=fast
 
+# Data-parallel training (framework/distributed.cpp): OpenMPI when pkg-config finds it (`make
+# MPI=0` builds without; --data-parallel then fails with one line), and NCCL for CUDA tensors when
+# CUDA is built and $(CUDA_HOME)/include/nccl.h exists. A change of either rebuilds distributed.o.
+MPI      ?= $(if $(shell pkg-config --exists ompi && echo yes),1,0)
+ifeq ($(MPI),1)
+MPI_CFLAGS := -DQKV_WITH_MPI -DOMPI_SKIP_MPICXX=1 $(shell pkg-config --cflags ompi)
+SYS_LIBS   += $(shell pkg-config --libs ompi)
+endif
+DIST_FLAGS_FILE := $(BUILD)/distributed.flags
+
 # Everything but train/ (the program) and tests/ goes into one static library.
 LIB_SRC  := $(wildcard framework/*.cpp framework/cpu/*.cpp data/*.cpp models/*.cpp tools/render/*.cpp)
 APP_SRC  := $(wildcard train/*.cpp)
@@ -44,10 +54,21 @@ NVCCFLAGS += -std=c++20 -I. -gencode arch=compute_80,code=sm_80 \
 LIB_CU_OBJ := $(CUDA_SRC:%.cu=$(BUILD)/obj/%.o)
 LDLIBS     += -L$(CUDA_HOME)/lib64 -Wl,-rpath,$(CUDA_HOME)/lib64 -lcublas -lcudart
 CXXFLAGS   += -DQKV_WITH_CUDA
+NCCL       ?= $(if $(filter 1,$(MPI)),$(if $(wildcard $(CUDA_HOME)/include/nccl.h),1,0),0)
+ifeq ($(NCCL),1)
+NCCL_CFLAGS := -DQKV_WITH_NCCL -I$(CUDA_HOME)/include
+LDLIBS      += -lnccl
+endif
 endif
 endif
 
 LIB_OBJ  := $(LIB_SRC:%.cpp=$(BUILD)/obj/%.o) $(LIB_CU_OBJ)
+
+# distributed.o is rebuilt whenever MPI, NCCL or their flags change (the file holds the last setting).
+DIST_FLAGS := MPI=$(MPI) NCCL=$(NCCL) $(MPI_CFLAGS) $(NCCL_CFLAGS)
+$(shell mkdir -p $(BUILD); echo "$(DIST_FLAGS)" | cmp -s - $(DIST_FLAGS_FILE) 2>/dev/null || echo "$(DIST_FLAGS)" >$(DIST_FLAGS_FILE))
+$(BUILD)/obj/framework/distributed.o: $(DIST_FLAGS_FILE)
+$(BUILD)/obj/framework/distributed.o: CXXFLAGS += $(MPI_CFLAGS) $(NCCL_CFLAGS)
 APP_OBJ  := $(APP_SRC:%.cpp=$(BUILD)/obj/%.o)
 TEST_OBJ := $(TEST_SRC:%.cpp=$(BUILD)/obj/%.o)
 GPU_TEST_OBJ := $(GPU_TEST_SRC:%.cpp=$(BUILD)/obj/%.o)
@@ -59,6 +80,14 @@ all: $(BUILD)/qkv $(BUILD)/qkv_tests $(if $(LIB_CU_OBJ),$(BUILD)/qkv_gpu_tests)
 $(BUILD)/obj/%.o: %.cpp
 	@mkdir -p $(dir $@)
 	$(CXX) $(CXXFLAGS) -c $< -o $@
+
+# The explorer page (tools/explorer/explorer.html) becomes a C++ raw string literal that
+# train/explore.cpp includes, so build/qkv carries the page with it.
+$(BUILD)/gen/explorer_page.inc: tools/explorer/explorer.html
+	@mkdir -p $(dir $@)
+	{ printf 'R"QKVPAGE('; cat $<; printf ')QKVPAGE"\n'; } >$@.tmp && mv $@.tmp $@
+$(BUILD)/obj/train/explore.o: $(BUILD)/gen/explorer_page.inc
+$(BUILD)/obj/train/explore.o: CXXFLAGS += -I$(BUILD)/gen
 
 $(BUILD)/obj/%.o: %.cu
 	@mkdir -p $(dir $@)
@@ -119,13 +148,17 @@ fuzz: $(FUZZ_TARGETS:%=$(FUZZ_DIR)/fuzz_%)
 fuzz-replay: $(FUZZ_TARGETS:%=$(BUILD)/fuzz_replay_%)
 	@for t in $(FUZZ_TARGETS); do printf 'fuzz corpus %s: ' $$t; $(BUILD)/fuzz_replay_$$t tests/fuzz/corpus/$$t/* || exit 1; done
 
-# Unit tests (doctest), then the program's bad-input checks, then the GPU tests (they report
+# Unit tests (doctest), then the program's bad-input checks, the explorer page in headless
+# Chromium (skipped where it is not installed), data-parallel training with 2 MPI ranks (skipped
+# in a build without MPI), the fuzz corpus replay, then the GPU tests (they report
 # "skipped" and pass where there is no GPU or no CUDA build), then the same GPU tests against the
 # CUDA sources on an emulated device (tests/gpu/emu/; about a minute).
 test: $(BUILD)/qkv $(BUILD)/qkv_tests $(if $(LIB_CU_OBJ),$(BUILD)/qkv_gpu_tests)
 	python3 -m unittest tests/test_grammar.py
 	$(BUILD)/qkv_tests
 	QKV=$(BUILD)/qkv bash tests/cli/run.sh
+	QKV=$(BUILD)/qkv bash tests/browser/run.sh
+	QKV=$(BUILD)/qkv bash tests/dp/run.sh
 	$(MAKE) --no-print-directory fuzz-replay
 	$(if $(LIB_CU_OBJ),$(BUILD)/qkv_gpu_tests,@echo "GPU tests skipped: built without CUDA (nvcc not found)")
 	$(MAKE) --no-print-directory gpu-emu-test
@@ -161,11 +194,18 @@ gpu-emu-test: $(EMU_DIR)/qkv_gpu_tests_emu $(EMU_DIR)/qkv_emu $(BUILD)/qkv
 	ASAN_OPTIONS=detect_leaks=0 $(EMU_DIR)/qkv_gpu_tests_emu
 	ASAN_OPTIONS=detect_leaks=0 QKV=$(BUILD)/qkv QKV_EMU=$(EMU_DIR)/qkv_emu bash tests/gpu/emu/cli_emu.sh
 
-$(EMU_DIR)/qkv_gpu_tests_emu: $(EMU_OBJ) $(LIB_SRC:%.cpp=$(BUILD)/obj/%.o)
+# The emulated programs take a distributed.o without NCCL (it would need the real CUDA runtime).
+EMU_LIB_OBJ  := $(filter-out $(BUILD)/obj/framework/distributed.o,$(LIB_SRC:%.cpp=$(BUILD)/obj/%.o)) \
+                $(EMU_DIR)/obj/distributed.o
+$(EMU_DIR)/obj/distributed.o: framework/distributed.cpp $(DIST_FLAGS_FILE)
+	@mkdir -p $(dir $@)
+	$(CXX) $(CXXFLAGS) $(MPI_CFLAGS) -c $< -o $@
+
+$(EMU_DIR)/qkv_gpu_tests_emu: $(EMU_OBJ) $(EMU_LIB_OBJ)
 	$(CXX) $(EMU_SANITIZE) -o $@ $^ $(DEPS_LIBS) $(SYS_LIBS)
 
 # The qkv program itself on the emulated device, for the CLI's --device cuda checks.
-$(EMU_DIR)/qkv_emu: $(filter-out $(EMU_DIR)/obj/test_gpu.o,$(EMU_OBJ)) $(APP_OBJ) $(LIB_SRC:%.cpp=$(BUILD)/obj/%.o)
+$(EMU_DIR)/qkv_emu: $(filter-out $(EMU_DIR)/obj/test_gpu.o,$(EMU_OBJ)) $(APP_OBJ) $(EMU_LIB_OBJ)
 	$(CXX) $(EMU_SANITIZE) -o $@ $^ $(DEPS_LIBS) $(SYS_LIBS)
 
 $(EMU_DIR)/src/%.cpp: framework/cuda/%.cu tests/gpu/emu/translate.py

@@ -1,12 +1,15 @@
 #!/usr/bin/env bash
 # Installs the Debian 12 packages qkv needs, only those that are missing. Run as root.
-# Set QKV_WITH_TORCH=1 to also install python3-torch (only needed to regenerate fixtures).
+# Set QKV_WITH_TORCH=1 to also install python3-torch (only needed to regenerate fixtures), and
+# QKV_WITH_BROWSER=1 to install Chromium (headless) for the explorer page's browser test.
 set -euo pipefail
 
 packages=(build-essential pkg-config python3 libopenblas-dev doctest-dev libstb-dev libcli11-dev
           nlohmann-json3-dev libfmt-dev libharfbuzz-dev fonts-lohit-deva
-          clang libclang-rt-14-dev)  # clang and its libFuzzer/sanitizer runtimes: `make fuzz`
+          clang libclang-rt-14-dev  # clang and its libFuzzer/sanitizer runtimes: `make fuzz`
+          libopenmpi-dev openmpi-bin)  # data-parallel training (mpirun ... qkv train --data-parallel)
 if [ "${QKV_WITH_TORCH:-0}" = 1 ]; then packages+=(python3-torch python3-numpy); fi
+if [ "${QKV_WITH_BROWSER:-0}" = 1 ]; then packages+=(chromium); fi
 
 missing=()
 for p in "${packages[@]}"; do

@@ -5,6 +5,7 @@
 #include <sys/resource.h>
 #include <unistd.h>
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <chrono>
@@ -18,6 +19,7 @@
 #include "commands.h"
 #include "framework/autograd.h"
 #include "framework/backend.h"
+#include "framework/distributed.h"
 #include "framework/ops.h"
 #include "framework/optim.h"
 #include "models/translator.h"
@@ -28,6 +30,25 @@
 namespace qkv::app {
 
 using Clock = std::chrono::steady_clock;
+
+// Where bench's figures go: the text report (and RESULT lines for tools/bench_vs_pytorch.sh), or,
+// with --format json, one JSON document at the end listing every measurement with its unit.
+struct BenchOutput {
+  bool json = false;
+  nlohmann::ordered_json measurements = nlohmann::ordered_json::array();
+  template <typename... Args>
+  void say(fmt::format_string<Args...> format, Args&&... args) {
+    if (!json) fmt::print(format, std::forward<Args>(args)...);
+  }
+  // One figure: what was measured, where (labels such as size, device, T, path), value and unit.
+  void measure(const std::string& name, nlohmann::ordered_json labels, double value, const std::string& unit) {
+    nlohmann::ordered_json m = {{"name", name}};
+    for (auto& [key, label] : labels.items()) m[key] = label;
+    m["value"] = value;
+    m["unit"] = unit;
+    measurements.push_back(std::move(m));
+  }
+};
 
 // Median seconds per call over `repeats` timed runs (after one warm-up call).
 static double median_seconds(const std::function<void()>& fn, int repeats) {
@@ -42,7 +63,7 @@ static double median_seconds(const std::function<void()>& fn, int repeats) {
   return times[times.size() / 2];
 }
 
-static void bench_matmul(int n, int repeats) {
+static void bench_matmul(int n, int repeats, BenchOutput& out) {
   Generator gen(0);
   Tensor a = randn({n, n}, gen), b = randn({n, n}, gen);
   std::vector<float> c(static_cast<size_t>(n) * n);
@@ -53,17 +74,22 @@ static void bench_matmul(int n, int repeats) {
   const double ours = median_seconds([&] { Tensor y = matmul(a, b); }, repeats);
   const double ours_t = median_seconds([&] { Tensor y = matmul(a, b, false, true); }, repeats);
   const double flops = 2.0 * n * n * n;
-  fmt::print("matmul {}x{} float32 (median of {}):\n", n, n, repeats);
-  fmt::print("  raw cblas_sgemm      {:8.3f} ms  {:6.1f} GFLOP/s\n", raw * 1e3, flops / raw / 1e9);
-  fmt::print("  qkv matmul           {:8.3f} ms  {:6.1f} GFLOP/s   ratio qkv/raw {:.3f}\n", ours * 1e3,
+  out.say("matmul {}x{} float32 (median of {}):\n", n, n, repeats);
+  out.say("  raw cblas_sgemm      {:8.3f} ms  {:6.1f} GFLOP/s\n", raw * 1e3, flops / raw / 1e9);
+  out.say("  qkv matmul           {:8.3f} ms  {:6.1f} GFLOP/s   ratio qkv/raw {:.3f}\n", ours * 1e3,
              flops / ours / 1e9, ours / raw);
-  fmt::print("  qkv matmul (A @ B^T) {:8.3f} ms  {:6.1f} GFLOP/s   ratio qkv/raw {:.3f}\n", ours_t * 1e3,
+  out.say("  qkv matmul (A @ B^T) {:8.3f} ms  {:6.1f} GFLOP/s   ratio qkv/raw {:.3f}\n", ours_t * 1e3,
              flops / ours_t / 1e9, ours_t / raw);
+  const nlohmann::ordered_json shape = {{"n", n}, {"dtype", "float32"}};
+  out.measure("matmul_raw_cblas_sgemm", shape, raw * 1e3, "ms");
+  out.measure("matmul_qkv", shape, ours * 1e3, "ms");
+  out.measure("matmul_qkv_a_bt", shape, ours_t * 1e3, "ms");
+  out.measure("matmul_qkv_over_raw", shape, ours / raw, "ratio");
 }
 
 #ifdef QKV_WITH_CUDA
 // cuBLAS float32 gemm at n x n through qkv's matmul, against the card's float32 peak.
-static void bench_cuda_gemm(int n, int repeats) {
+static void bench_cuda_gemm(int n, int repeats, BenchOutput& out) {
   const Device cuda = Device::cuda(0);
   Generator gen(0);
   Tensor a = randn({n, n}, gen).to(cuda), b = randn({n, n}, gen).to(cuda);
@@ -74,9 +100,12 @@ static void bench_cuda_gemm(int n, int repeats) {
   }, repeats);
   const double tflops = 2.0 * n * n * n / seconds / 1e12;
   const double peak = cuda_peak_fp32_tflops(0);
-  fmt::print("{}\n", cuda_device_summary(0));
-  fmt::print("cuBLAS sgemm {}x{} through qkv: {:.3f} ms, {:.1f} TFLOP/s = {:.0f}% of the {:.1f} TFLOP/s float32 peak\n",
+  out.say("{}\n", cuda_device_summary(0));
+  out.say("cuBLAS sgemm {}x{} through qkv: {:.3f} ms, {:.1f} TFLOP/s = {:.0f}% of the {:.1f} TFLOP/s float32 peak\n",
              n, n, seconds * 1e3, tflops, 100 * tflops / peak, peak);
+  out.measure("cuda_gemm", {{"n", n}, {"device", "cuda"}}, seconds * 1e3, "ms");
+  out.measure("cuda_gemm_throughput", {{"n", n}, {"device", "cuda"}}, tflops, "TFLOP/s");
+  out.measure("cuda_gemm_fraction_of_peak", {{"n", n}, {"device", "cuda"}}, tflops / peak, "fraction");
 }
 #endif
 
@@ -142,14 +171,14 @@ static AttentionTiming time_attention(int64_t T, bool fused, int repeats, Device
   return t;
 }
 
-static void bench_attention(const std::vector<int64_t>& lengths, Device device) {
+static void bench_attention(const std::vector<int64_t>& lengths, Device device, BenchOutput& out) {
   const bool cpu = device == Device::cpu();
   // the composed path's (T, T) matrices must fit: half the host's memory, or a GPU's 16 GB at least
   const double memory = cpu ? static_cast<double>(sysconf(_SC_PHYS_PAGES)) * static_cast<double>(sysconf(_SC_PAGESIZE))
                             : 32e9;
-  fmt::print("causal single-head attention on {}, K = 64, float32, forward + backward, one sequence{}:\n", device.str(),
+  out.say("causal single-head attention on {}, K = 64, float32, forward + backward, one sequence{}:\n", device.str(),
              cpu ? "" : " (peak memory is measured on the CPU only)");
-  fmt::print("  {:>7}  {:<9} {:>10} {:>10} {:>10} {:>12}  {:>9}\n", "T", "path", "forward", "backward", "total",
+  out.say("  {:>7}  {:<9} {:>10} {:>10} {:>10} {:>12}  {:>9}\n", "T", "path", "forward", "backward", "total",
              "peak memory", "GFLOP/s");
   for (const int64_t T : lengths) {
     // about 2 T^2 K multiply-adds forward (scores, weights @ v) and 4 T^2 K backward, halved by causality
@@ -157,33 +186,45 @@ static void bench_attention(const std::vector<int64_t>& lengths, Device device) 
     const int repeats = T <= 2048 ? 5 : T <= 8192 ? 3 : 1;
     const AttentionTiming fused = time_attention(T, true, repeats, device);
     const double fused_total = fused.forward_s + fused.backward_s;
-    fmt::print("  {:>7}  {:<9} {:>8.1f}ms {:>8.1f}ms {:>8.1f}ms {:>10.4f}GB  {:>9.1f}\n", T, "fused",
+    out.say("  {:>7}  {:<9} {:>8.1f}ms {:>8.1f}ms {:>8.1f}ms {:>10.4f}GB  {:>9.1f}\n", T, "fused",
                fused.forward_s * 1e3, fused.backward_s * 1e3, fused_total * 1e3, gb(fused.peak_bytes),
                flops / fused_total / 1e9);
     // The seed's cost table: "At T = 100,000, one (T, T) float32 score matrix is 40 GB."
     if (cpu)
-      fmt::print("  {:>7}  one (T, T) float32 score matrix would be {:.3g} GB (the seed: 40 GB at T = 100,000); the fused "
+      out.say("  {:>7}  one (T, T) float32 score matrix would be {:.3g} GB (the seed: 40 GB at T = 100,000); the fused "
                  "op's peak was {:.4f} GB\n",
                  T, 4.0 * T * T / 1e9, fused.peak_bytes / 1e9);
-    fmt::print("RESULT attention {} T={} fused_ms={:.2f} tflops={:.3f}\n", device.str(), T, fused_total * 1e3,
+    out.say("RESULT attention {} T={} fused_ms={:.2f} tflops={:.3f}\n", device.str(), T, fused_total * 1e3,
                flops / fused_total / 1e12);
+    const auto record = [&](const char* path, const AttentionTiming& t) {
+      const nlohmann::ordered_json where = {{"T", T}, {"path", path}, {"device", device.str()}};
+      out.measure("attention_forward", where, t.forward_s * 1e3, "ms");
+      out.measure("attention_backward", where, t.backward_s * 1e3, "ms");
+      out.measure("attention_throughput", where, flops / (t.forward_s + t.backward_s) / 1e9, "GFLOP/s");
+      if (cpu) out.measure("attention_peak_memory", where, static_cast<double>(t.peak_bytes), "bytes");
+    };
+    record("fused", fused);
     // The composed path holds about four (T, T) float32 matrices at once (scores, mask, masked
     // scores, weights) plus their gradients; run it only where that fits in half the memory.
     const double composed_need = 6.0 * T * T * 4;
     if (composed_need > memory / 2) {
-      fmt::print("  {:>7}  {:<9} skipped: needs about {:.1f} GB for its (T, T) matrices (this machine has {:.1f} GB)\n", T,
+      out.say("  {:>7}  {:<9} skipped: needs about {:.1f} GB for its (T, T) matrices (this machine has {:.1f} GB)\n", T,
                  "composed", composed_need / 1e9, memory / 1e9);
+      out.measure("attention_composed_skipped_need", {{"T", T}, {"device", device.str()}}, composed_need, "bytes");
       continue;
     }
     const AttentionTiming composed = time_attention(T, false, repeats, device);
     const double composed_total = composed.forward_s + composed.backward_s;
-    fmt::print("  {:>7}  {:<9} {:>8.1f}ms {:>8.1f}ms {:>8.1f}ms {:>10.4f}GB  {:>9.1f}\n", T, "composed",
+    out.say("  {:>7}  {:<9} {:>8.1f}ms {:>8.1f}ms {:>8.1f}ms {:>10.4f}GB  {:>9.1f}\n", T, "composed",
                composed.forward_s * 1e3, composed.backward_s * 1e3, composed_total * 1e3, gb(composed.peak_bytes),
                flops / composed_total / 1e9);
-    fmt::print("  {:>7}  fused is {:.2f}x faster and needs {:.1f}x less peak memory\n", T, composed_total / fused_total,
+    out.say("  {:>7}  fused is {:.2f}x faster and needs {:.1f}x less peak memory\n", T, composed_total / fused_total,
                static_cast<double>(composed.peak_bytes) / static_cast<double>(std::max<int64_t>(fused.peak_bytes, 1)));
+    record("composed", composed);
+    out.measure("attention_fused_speedup", {{"T", T}, {"device", device.str()}}, composed_total / fused_total, "ratio");
   }
-  if (cpu) fmt::print("process peak RSS: {:.3f} GB\n", gb(static_cast<double>(peak_rss_bytes())));
+  if (cpu) out.say("process peak RSS: {:.3f} GB\n", gb(static_cast<double>(peak_rss_bytes())));
+  if (cpu) out.measure("process_peak_rss", nlohmann::ordered_json::object(), static_cast<double>(peak_rss_bytes()), "bytes");
 }
 
 struct BenchSize {
@@ -227,7 +268,7 @@ static std::pair<double, double> gemm_floor(const BenchSize& s) {
 // Training steps per second on synthetic tokens: forward, backward, clip, AdamW. As in real
 // training, the loss is read back only at the end (a GPU runs the steps without waiting).
 // Returns milliseconds per step.
-static double bench_training(const BenchSize& s, Device device, int steps) {
+static double bench_training(const BenchSize& s, Device device, int steps, BenchOutput& out) {
   models::TranslatorConfig config;
   config.d_model = s.d_model;
   config.d_k = s.d_k;
@@ -266,18 +307,148 @@ static double bench_training(const BenchSize& s, Device device, int steps) {
   if (!std::isfinite(last_loss))
     throw std::runtime_error(fmt::format("bench: {} on {} gave a non-finite loss", s.name, device.str()));
   const double tokens = static_cast<double>(steps) * s.batch * (s.max_source + s.max_target);
-  fmt::print("  {:<34} {:<7} {:8.2f} ms/step  {:10.0f} tokens/s  ({} steps)\n", s.name, device.str(),
+  out.say("  {:<34} {:<7} {:8.2f} ms/step  {:10.0f} tokens/s  ({} steps)\n", s.name, device.str(),
              seconds / steps * 1e3, tokens / seconds, steps);
-  fmt::print("RESULT qkv {} {} {:.4f}\n", s.batch == 64 ? "toy" : "large", device.str(), seconds / steps * 1e3);
+  out.say("RESULT qkv {} {} {:.4f}\n", s.batch == 64 ? "toy" : "large", device.str(), seconds / steps * 1e3);
+  const nlohmann::ordered_json where = {{"size", s.batch == 64 ? "toy" : "large"}, {"device", device.str()}, {"steps", steps}};
+  out.measure("training_step", where, seconds / steps * 1e3, "ms");
+  out.measure("training_throughput", where, tokens / seconds, "tokens/s");
   if (device == Device::cpu()) {
     const auto [flops, floor] = gemm_floor(s);
-    fmt::print("  {:<34} {:.2f} GFLOP per step; raw sgemm at the step's shapes: {:.2f} ms, so qkv runs at {:.0f}% of "
+    out.say("  {:<34} {:.2f} GFLOP per step; raw sgemm at the step's shapes: {:.2f} ms, so qkv runs at {:.0f}% of "
                "the gemm floor\n",
                "", flops / 1e9, floor * 1e3, 100 * floor / (seconds / steps));
-    fmt::print("RESULT floor {} {:.4f} {:.4f}\n", s.batch == 64 ? "toy" : "large", flops / 1e9, floor * 1e3);
+    out.say("RESULT floor {} {:.4f} {:.4f}\n", s.batch == 64 ? "toy" : "large", flops / 1e9, floor * 1e3);
+    out.measure("training_step_flops", where, flops / 1e9, "GFLOP");
+    out.measure("training_gemm_floor", where, floor * 1e3, "ms");
+    out.measure("training_fraction_of_gemm_floor", where, floor / (seconds / steps), "fraction");
   }
   return seconds / steps * 1e3;
 }
+
+// Data-parallel training under mpirun: each rank runs its slice of the global batch, then one
+// all-reduce of the flat gradient buffer; rank 0 reports the step, the all-reduce's share and the
+// bytes per step, and projects the ring all-reduce to more ranks on three kinds of network.
+static void bench_data_parallel(const BenchSize& s, int steps, BenchOutput& out) {
+  dist::ProcessGroup& group = dist::ProcessGroup::world();
+  const int N = group.size(), rank = group.rank();
+  if (s.batch < N) throw std::runtime_error(fmt::format("bench --data-parallel: {} ranks for a batch of {}", N, s.batch));
+  models::TranslatorConfig config;
+  config.d_model = s.d_model;
+  config.d_k = s.d_k;
+  config.d_ff = s.d_ff;
+  config.source_vocab = s.vocab;
+  config.target_vocab = s.vocab;
+  config.layout = {s.max_source, s.max_target};
+  Generator gen(0);
+  models::Translator model(config, gen);
+  optim::AdamW opt(model.parameters(), {.lr = 1e-3, .weight_decay = 0.01});
+  // this rank's rows of a synthetic global batch of full-length sentences (equal tokens per row)
+  const int64_t rows = s.batch * (rank + 1) / N - s.batch * rank / N;
+  std::vector<int64_t> src, tout;
+  for (int64_t i = 0; i < rows * s.max_source; ++i) src.push_back(4 + static_cast<int64_t>(gen.below(s.vocab - 4)));
+  for (int64_t i = 0; i < rows * s.max_target; ++i) tout.push_back(4 + static_cast<int64_t>(gen.below(s.vocab - 4)));
+  data::Batch batch;
+  batch.source = Tensor::from_ids(src, {rows, s.max_source});
+  batch.target_input = Tensor::from_ids(tout, {rows, s.max_target});
+  batch.target_output = Tensor::from_ids(tout, {rows, s.max_target});
+  batch.source_lengths.assign(rows, s.max_source);
+  const std::vector<Tensor> params = model.parameters();
+  auto step = [&] {
+    opt.zero_grad();
+    Tensor loss = mul_scalar(model.loss(batch), static_cast<double>(rows) / s.batch);
+    loss.backward();
+    dist::all_reduce_gradients(group, params, {loss.detach()});
+    optim::clip_grad_norm(params, 1.0);
+    opt.step();
+  };
+  step();  // warm-up
+  const double reduce_before = group.all_reduce_seconds();
+  const auto start = Clock::now();
+  for (int i = 0; i < steps; ++i) step();
+  const double seconds = std::chrono::duration<double>(Clock::now() - start).count() / steps;
+  const double reduce = (group.all_reduce_seconds() - reduce_before) / steps;
+  const double bytes = static_cast<double>(model.parameter_count() + 1) * sizeof(float);
+  if (rank != 0) return;
+  out.say("data-parallel {}: {} rank{}, global batch {} ({} per rank)\n", s.name, N, N == 1 ? "" : "s", s.batch, rows);
+  out.say("  step {:.2f} ms, all-reduce {:.3f} ms ({:.1f}% of the step), {:.0f} bytes per rank per step\n",
+          seconds * 1e3, reduce * 1e3, 100 * reduce / seconds, bytes);
+  const nlohmann::ordered_json where = {{"size", s.batch == 64 ? "toy" : "large"}, {"ranks", N}};
+  out.measure("data_parallel_step", where, seconds * 1e3, "ms");
+  out.measure("data_parallel_all_reduce", where, reduce * 1e3, "ms");
+  out.measure("data_parallel_bytes_per_step", where, bytes, "bytes");
+  // Weak scaling (the per-rank batch fixed): efficiency = compute / (compute + ring all-reduce),
+  // ring all-reduce = 2 (N - 1) / N x bytes / bandwidth + 2 (N - 1) x latency.
+  const double compute = seconds - reduce;
+  struct Network {
+    const char* name;
+    double bytes_per_second, latency;
+  };
+  const Network networks[] = {{"NVLink-class (150 GB/s, 2 us)", 150e9, 2e-6},
+                              {"100 Gb/s Ethernet (12.5 GB/s, 10 us)", 12.5e9, 10e-6},
+                              {"25 Gb/s Ethernet (3.1 GB/s, 20 us)", 3.125e9, 20e-6}};
+  out.say("  projected efficiency, compute {:.2f} ms per step per rank:\n  {:<38} {:>8} {:>8} {:>8}\n", compute * 1e3,
+          "network", "8", "64", "512");
+  for (const Network& net : networks) {
+    std::string row = fmt::format("  {:<38}", net.name);
+    for (const int ranks : {8, 64, 512}) {
+      const double ring = 2.0 * (ranks - 1) / ranks * bytes / net.bytes_per_second + 2.0 * (ranks - 1) * net.latency;
+      row += fmt::format(" {:>7.1f}%", 100 * compute / (compute + ring));
+      out.measure("data_parallel_projected_efficiency", {{"size", where["size"]}, {"network", net.name}, {"ranks", ranks}},
+                  compute / (compute + ring), "fraction");
+    }
+    out.say("{}\n", row);
+  }
+}
+
+// Everything `qkv bench` measures with these options, into `out`.
+static void measure_all(BenchOutput& out, const std::vector<std::string>& devices, int steps, const std::string& only,
+                        const std::vector<int64_t>& lengths, bool data_parallel) {
+  if (!lengths.empty()) {
+    const Device device = Device::parse(devices.front());
+    (void)backend_for(device);  // a missing GPU fails before any work
+    bench_attention(lengths, device, out);
+    return;
+  }
+  const std::vector<BenchSize> sizes = {
+      {"toy defaults (B=64 T=21 D=64 F=256)", 64, 10, 11, 64, 64, 256, 300},
+      {"B=16 T=128 D=256 F=1024 V=1024", 16, 64, 64, 256, 256, 1024, 1024},
+  };
+  if (data_parallel) {
+    for (const auto& s : sizes)
+      if (only == "all" || (only == "toy") == (s.batch >= 32)) bench_data_parallel(s, s.batch >= 32 ? steps * 5 : steps, out);
+    return;
+  }
+  for (const auto& d : devices) (void)backend_for(Device::parse(d));  // fail before measuring anything
+  if (only == "all") bench_matmul(512, 20, out);
+  out.say("training throughput (forward + backward + AdamW, synthetic tokens):\n");
+  std::map<std::pair<std::string, std::string>, double> ms;  // (size, device) -> ms/step
+  for (const auto& d : devices) {
+    const Device device = Device::parse(d);
+    for (const auto& s : sizes) {
+      const bool toy = s.batch >= 32;
+      if (only == "all" || (only == "toy") == toy)
+        ms[{s.name, device.str()}] = bench_training(s, device, toy ? steps * 5 : steps, out);
+    }
+  }
+  // every other device against the CPU, measured in this same run
+  for (const auto& [key, value] : ms) {
+    if (key.second == "cpu") continue;
+    const auto cpu = ms.find({key.first, "cpu"});
+    if (cpu != ms.end()) {
+      out.say("  {:<34} {} is {:.2f}x the CPU's speed\n", key.first, key.second, cpu->second / value);
+      out.measure("training_speedup_over_cpu", {{"size", key.first == sizes[0].name ? "toy" : "large"}, {"device", key.second}}, cpu->second / value, "ratio");
+    }
+  }
+  for (const auto& d : devices) {
+    if (Device::parse(d).type != DeviceType::CUDA) continue;
+#ifdef QKV_WITH_CUDA
+    bench_cuda_gemm(4096, 10, out);
+#endif
+    break;
+  }
+}
+
 
 void register_bench(CLI::App& app) {
   auto* cmd = app.add_subcommand("bench", "measure matmul overhead and training throughput");
@@ -286,6 +457,8 @@ void register_bench(CLI::App& app) {
   auto steps = std::make_shared<int>(20);
   auto only = std::make_shared<std::string>("all");
   auto lengths = std::make_shared<std::vector<int64_t>>();
+  auto format = std::make_shared<std::string>("text");
+  auto data_parallel = std::make_shared<bool>(false);
   cmd->add_option("--size", *only, "toy | large | all")->check(CLI::IsMember({"toy", "large", "all"}))->capture_default_str();
   cmd->add_option("--threads", *threads, "OpenBLAS threads (0 = default)")->check(whole_number())->check(CLI::Range(0, 256));
   cmd->add_option("--device", *devices, "devices to measure (repeatable): cpu, cuda")->capture_default_str();
@@ -294,43 +467,24 @@ void register_bench(CLI::App& app) {
                   "instead of training, time the fused and the composed attention op (forward and backward, "
                   "K = 64, causal) at these sequence lengths, on the first --device")
       ->check(whole_number())->check(CLI::Range(int64_t{1}, int64_t{1} << 20));
-  cmd->callback([threads, devices, steps, only, lengths] {
+  cmd->add_option("--format", *format, "text | json (every measurement with its unit, printed at the end)")
+      ->check(CLI::IsMember({"text", "json"}))->capture_default_str();
+  cmd->add_flag("--data-parallel", *data_parallel,
+                "under mpirun: time data-parallel training steps (step, all-reduce, bytes) and project the scaling");
+  cmd->callback([threads, devices, steps, only, lengths, format, data_parallel] {
     if (*threads > 0) set_cpu_threads(*threads);
-    if (!lengths->empty()) {
-      const Device device = Device::parse(devices->front());
-      (void)backend_for(device);  // a missing GPU fails before any work
-      bench_attention(*lengths, device);
-      return;
-    }
-    for (const auto& d : *devices) (void)backend_for(Device::parse(d));  // fail before measuring anything
-    if (*only == "all") bench_matmul(512, 20);
-    const std::vector<BenchSize> sizes = {
-        {"toy defaults (B=64 T=21 D=64 F=256)", 64, 10, 11, 64, 64, 256, 300},
-        {"B=16 T=128 D=256 F=1024 V=1024", 16, 64, 64, 256, 256, 1024, 1024},
-    };
-    fmt::print("training throughput (forward + backward + AdamW, synthetic tokens):\n");
-    std::map<std::pair<std::string, std::string>, double> ms;  // (size, device) -> ms/step
-    for (const auto& d : *devices) {
-      const Device device = Device::parse(d);
-      for (const auto& s : sizes) {
-        const bool toy = s.batch >= 32;
-        if (*only == "all" || (*only == "toy") == toy)
-          ms[{s.name, device.str()}] = bench_training(s, device, toy ? *steps * 5 : *steps);
-      }
-    }
-    // every other device against the CPU, measured in this same run
-    for (const auto& [key, value] : ms) {
-      if (key.second == "cpu") continue;
-      const auto cpu = ms.find({key.first, "cpu"});
-      if (cpu != ms.end())
-        fmt::print("  {:<34} {} is {:.2f}x the CPU's speed\n", key.first, key.second, cpu->second / value);
-    }
-    for (const auto& d : *devices) {
-      if (Device::parse(d).type != DeviceType::CUDA) continue;
-#ifdef QKV_WITH_CUDA
-      bench_cuda_gemm(4096, 10);
-#endif
-      break;
+    BenchOutput out;
+    out.json = *format == "json";
+    measure_all(out, *devices, *steps, *only, *lengths, *data_parallel);
+    if (*data_parallel && dist::ProcessGroup::world().rank() != 0) return;  // rank 0 reports
+    if (out.json) {
+      nlohmann::ordered_json report;
+      const std::string version = version_text();  // "qkv X.Y.Z\nbuild: ..."
+      report["version"] = version.substr(0, version.find('\n'));
+      report["build"] = version.substr(version.find('\n') + 1);
+      report["threads"] = *threads;
+      report["measurements"] = out.measurements;
+      fmt::print("{}\n", report.dump(2));
     }
   });
 }

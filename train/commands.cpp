@@ -14,6 +14,7 @@
 #include <stdexcept>
 
 #include "commands.h"
+#include "framework/distributed.h"
 
 #include <cblas.h>
 #include "data/dataset.h"
@@ -162,6 +163,12 @@ void register_translator(CLI::App& app) {
   train->add_flag("--resume", opts->resume,
                   "continue the interrupted run saved in --out (its settings come from the saved state)");
   train->add_flag("--force", opts->force, "start over in an --out that already holds a run");
+  train->add_option("--dtype", opts->dtype, "float32 | float64 (parameters and arithmetic)")
+      ->check(CLI::IsMember({"float32", "float64"}))->capture_default_str();
+  train->add_flag("--data-parallel", opts->data_parallel,
+                  "data-parallel over the processes mpirun started: each rank takes a slice of every batch, "
+                  "gradients are summed with one all-reduce per step, rank 0 writes the files");
+  train->add_option("--step-losses", opts->step_losses, "testing: write each step's loss to this file")->group("");
   train->add_option("--stop-after-steps", opts->stop_after_steps,
                     "testing: stop as if interrupted after this many steps, saving the state")
       ->check(whole_number())->check(CLI::Range(int64_t{0}, int64_t{1} << 40))
@@ -170,7 +177,7 @@ void register_translator(CLI::App& app) {
     if (opts->resume)  // the saved state decides every setting of the run
       for (const char* flag : {"--data", "--attention", "--layers", "--d-model", "--d-k", "--d-ff", "--activation",
                                "--epochs", "--batch", "--lr", "--weight-decay", "--schedule", "--dropout",
-                               "--freeze-embeddings", "--seed", "--device"})
+                               "--freeze-embeddings", "--seed", "--device", "--dtype"})
         if (train->count(flag) > 0)
           throw std::runtime_error(fmt::format("--resume takes every setting from the saved run; drop {}", flag));
     install_interrupt_handlers();
@@ -331,8 +338,9 @@ std::string version_text() {
 #else
   const char* cuda = "off";
 #endif
-  return fmt::format("qkv {}\nbuild: CUDA {}, BLAS {}, compiler g++ {}, C++ {}", kQkvVersion, cuda, openblas_get_config(),
-                     __VERSION__, __cplusplus);
+  return fmt::format("qkv {}\nbuild: CUDA {}, MPI {}, NCCL {}, BLAS {}, compiler g++ {}, C++ {}", kQkvVersion, cuda,
+                     dist::built_with_mpi() ? "on" : "off", dist::built_with_nccl() ? "on" : "off",
+                     openblas_get_config(), __VERSION__, __cplusplus);
 }
 
 void register_commands(CLI::App& app) {
@@ -341,6 +349,7 @@ void register_commands(CLI::App& app) {
   register_inspection(app);
   register_scaling(app);
   register_bench(app);
+  register_explore(app);
 }
 
 }  // namespace qkv::app

@@ -18,6 +18,14 @@ void register_translator(CLI::App& app);   // commands.cpp: train, eval, transla
 void register_inspection(CLI::App& app);   // inspect.cpp: attend, demo
 void register_scaling(CLI::App& app);      // scaling.cpp: the sqrt(d_k) experiment
 void register_bench(CLI::App& app);        // bench.cpp: matmul overhead and training throughput
+void register_explore(CLI::App& app);      // explore.cpp: the offline explorer page
+
+// The demo's showcase sentences (name, sentence): the demo's pictures and the explorer's start.
+const std::vector<std::pair<std::string, std::string>>& demo_showcase();
+// Writes the explorer page (atomically) for these checkpoints, side by side in this order;
+// no starting sentences means the demo's showcase. Every checkpoint is checked first.
+void write_explorer_page(const std::vector<std::string>& checkpoints, const std::vector<std::string>& starting_sentences,
+                         const std::string& out, bool quiet);
 
 // Option validators shared by the commands. finite_number(): the text parses as a finite number
 // (rejects nan and inf, which pass CLI11's range checks because every comparison with NaN is false).

@@ -224,6 +224,24 @@ static std::string html_escape(const std::string& s) {
   return out;
 }
 
+// The demo's showcase sentences (also the explorer page's starting sentences), with file stems.
+const std::vector<std::pair<std::string, std::string>>& demo_showcase() {
+  static const std::vector<std::pair<std::string, std::string>> showcase = {
+    {"cake_literal", "she ate a piece of cake"},
+    {"cake_idiom", "the exam was a piece of cake"},
+    {"bank_money", "money bank grows"},
+    {"bank_river", "river bank flows"},
+    {"bank_kept", "he kept money in the bank"},
+    {"bank_sat", "he sat on the bank of the river"},
+    // none of these is in any split; the last three are combinations train never shows
+    {"bank_thief", "ravi saw a thief on the bank of the river"},         // a thief (also seen in banks) by a river
+    {"bat_garden", "priya saw a bat in the garden"},                      // as sense_context: no animal bat in a garden in train
+    {"cake_idiom_puzzle", "the puzzle was a piece of cake for the girl"},  // as idiom_context: no puzzle with the idiom
+    {"role_swap", "priya called ravi"},                                   // as role_swap: train has ravi acting on priya only
+  };
+  return showcase;
+}
+
 static void run_demo(const DemoOptions& o) {
   const std::vector<std::string> mode_names = {"learned", "static", "none"};
   const data::Dataset ds = data::load_dataset(o.data_dir);  // fail early, before any output
@@ -284,19 +302,7 @@ static void run_demo(const DemoOptions& o) {
   fmt::print("{}\n", layers_explained(o.layers));
 
   // ---- showcase translations and attention maps ----
-  const std::vector<std::pair<std::string, std::string>> showcase = {
-      {"cake_literal", "she ate a piece of cake"},
-      {"cake_idiom", "the exam was a piece of cake"},
-      {"bank_money", "money bank grows"},
-      {"bank_river", "river bank flows"},
-      {"bank_kept", "he kept money in the bank"},
-      {"bank_sat", "he sat on the bank of the river"},
-      // none of these is in any split; the last three are combinations train never shows
-      {"bank_thief", "ravi saw a thief on the bank of the river"},         // a thief (also seen in banks) by a river
-      {"bat_garden", "priya saw a bat in the garden"},                      // as sense_context: no animal bat in a garden in train
-      {"cake_idiom_puzzle", "the puzzle was a piece of cake for the girl"},  // as idiom_context: no puzzle with the idiom
-      {"role_swap", "priya called ravi"},                                   // as role_swap: train has ravi acting on priya only
-  };
+  const auto& showcase = demo_showcase();
   std::string translations;
   struct Picture {
     std::string file, caption;
@@ -358,6 +364,8 @@ static void run_demo(const DemoOptions& o) {
           "W_q, W_k, W_v; <b>static</b> (the seed's Attempt 1, Q = K = V = x, no parameters); <b>none</b> (each token sees "
           "only itself)." + std::string(o.frozen ? " The last two rows keep the token embeddings frozen at their random start, "
           "like the seed's static embeddings, so parameter-free attention cannot reshape them." : "") + "</p>\n";
+  html += "<p><b><a href=\"explore.html\">Open the explorer</a></b>: type any sentence and watch the three models "
+          "translate it in your browser, with every layer's attention (offline; written by qkv explore).</p>\n";
   html += "<h2>Ablation</h2>\n<p>The split columns give the " + html_escape(table_title) + ". " + html_escape(layers_explained(o.layers)) +
           "</p>\n<pre>" + html_escape(table) + "</pre>\n";
   html += "<h2>Showcase translations</h2>\n<pre>" + html_escape(translations) + "</pre>\n";
@@ -367,8 +375,12 @@ static void run_demo(const DemoOptions& o) {
     html += fmt::format("<figure><img src=\"{}\" alt=\"{}\"><figcaption>{}</figcaption></figure>\n", p.file,
                         html_escape(p.caption), html_escape(p.caption));
   html += "</body></html>\n";
+  std::vector<std::string> checkpoints;
+  for (const auto& r : results) checkpoints.push_back(r.train.checkpoint);
+  write_explorer_page(checkpoints, {}, (fs::path(o.out) / "explore.html").string(), true);
   write_text_atomic((fs::path(o.out) / "index.html").string(), html);
-  fmt::print("\nwrote {}\n", (fs::path(o.out) / "index.html").string());
+  fmt::print("\nwrote {} and {} (the explorer)\n", (fs::path(o.out) / "index.html").string(),
+             (fs::path(o.out) / "explore.html").string());
 }
 
 void register_inspection(CLI::App& app) {

@@ -7,7 +7,10 @@
 #include <exception>
 
 #include "commands.h"
+#include "framework/distributed.h"
 #include "trainer.h"
+
+static int run(CLI::App& app, int argc, char** argv);
 
 int main(int argc, char** argv) {
   CLI::App app{"qkv: a small, exact autograd engine and a self-attention translator"};
@@ -15,6 +18,18 @@ int main(int argc, char** argv) {
   app.set_help_all_flag("--help-all", "show help for every command");
   app.set_version_flag("--version", qkv::app::version_text(), "print the version and the build configuration");
   qkv::app::register_commands(app);
+  const int status = run(app, argc, argv);
+  // Data-parallel ranks: a rank that failed stops the others at once (they may be waiting in a
+  // collective); ranks that finished, or were interrupted together, leave MPI normally.
+  if (qkv::dist::ProcessGroup::active()) {
+    auto& group = qkv::dist::ProcessGroup::world();
+    if (status != 0 && status != 130 && group.size() > 1) group.abort(status);
+    group.finalize();
+  }
+  return status;
+}
+
+static int run(CLI::App& app, int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -32,7 +47,10 @@ int main(int argc, char** argv) {
     return 130;
   } catch (const std::exception& e) {
     std::fflush(stdout);
-    std::fprintf(stderr, "qkv: error: %s\n", e.what());
+    if (qkv::dist::ProcessGroup::active() && qkv::dist::ProcessGroup::world().size() > 1)
+      std::fprintf(stderr, "qkv: error: rank %d: %s\n", qkv::dist::ProcessGroup::world().rank(), e.what());
+    else
+      std::fprintf(stderr, "qkv: error: %s\n", e.what());
     return 1;
   }
   return 0;

@@ -6,6 +6,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <chrono>
@@ -21,6 +22,10 @@
 
 #include "framework/autograd.h"
 #include "framework/backend.h"
+#include "framework/distributed.h"
+#ifdef QKV_WITH_CUDA
+#include "framework/cuda/cuda_info.h"
+#endif
 #include "framework/ops.h"
 #include "framework/optim.h"
 #include "framework/safetensors.h"
@@ -200,6 +205,8 @@ static std::string options_json(const TrainOptions& o) {
   j["schedule"] = o.schedule;
   j["device"] = o.device;
   j["freeze_embeddings"] = o.freeze_embeddings;
+  j["dtype"] = o.dtype;
+  j["ranks"] = o.data_parallel ? dist::ProcessGroup::world().size() : 1;
   return j.dump();
 }
 
@@ -232,6 +239,17 @@ static TrainOptions options_from_json(const std::string& text, const TrainOption
     o.schedule = j.at("schedule").get<std::string>();
     o.device = j.at("device").get<std::string>();
     o.freeze_embeddings = j.at("freeze_embeddings").get<bool>();
+    o.dtype = j.contains("dtype") ? j.at("dtype").get<std::string>() : "float32";  // states before --dtype
+    const int64_t ranks = j.contains("ranks") ? j.at("ranks").get<int64_t>() : 1;
+    const int64_t now = current.data_parallel ? dist::ProcessGroup::world().size() : 1;
+    if (ranks != now)
+      throw std::runtime_error(fmt::format(
+          "the run was saved by {} rank{}{} and is resumed with {}; resume it with the same number{}", ranks,
+          ranks == 1 ? "" : "s", ranks == 1 ? " (no --data-parallel)" : "", now,
+          ranks > 1 ? fmt::format(" (mpirun -np {} ... --data-parallel)", ranks) : std::string(" (without --data-parallel)")));
+  } catch (const std::runtime_error& e) {
+    if (std::string(e.what()).rfind("the run was saved by", 0) == 0) throw;
+    throw std::runtime_error(std::string("training state: its options are unreadable: ") + e.what());
   } catch (const std::exception& e) {
     throw std::runtime_error(std::string("training state: its options are unreadable: ") + e.what());
   }
@@ -249,6 +267,8 @@ static TrainOptions options_from_json(const std::string& text, const TrainOption
   if (!(std::isfinite(o.lr) && o.lr > 0) || !(std::isfinite(o.weight_decay) && o.weight_decay >= 0) ||
       !std::isfinite(o.clip) || !(o.dropout >= 0 && o.dropout <= 0.95))
     throw std::runtime_error("training state: its lr, weight decay, clip or dropout is out of range");
+  if (o.dtype != "float32" && o.dtype != "float64")
+    throw std::runtime_error("training state: its dtype '" + o.dtype + "' is not float32 or float64");
   return o;
 }
 
@@ -351,9 +371,93 @@ static void remove_stale_temp_files(const std::string& dir) {
 static TrainResult run_training(const TrainOptions& o, const data::Dataset& ds, const data::Vocab& english,
                                 const data::Vocab& hindi, const models::TranslatorConfig& config, Device device,
                                 models::Translator& model, const std::vector<Tensor>& trained,
-                                optim::AdamW& optimizer, Generator& gen, RunState& st);
+                                optim::AdamW& optimizer, Generator& gen, RunState& st, dist::ProcessGroup* group);
+
+// Validation split across the ranks (rank r takes the r-th contiguous slice), its sums reduced.
+static EvalResult evaluate_across_ranks(dist::ProcessGroup& group, models::Translator& model,
+                                        const std::vector<data::SentencePair>& pairs, const data::Vocab& english,
+                                        const data::Vocab& hindi) {
+  const size_t n = pairs.size(), r = static_cast<size_t>(group.rank()), N = static_cast<size_t>(group.size());
+  const std::vector<data::SentencePair> mine(pairs.begin() + n * r / N, pairs.begin() + n * (r + 1) / N);
+  const EvalResult local = evaluate(model, mine, english, hindi);
+  Tensor sums = Tensor::from_vector({local.loss * local.tokens, local.token_accuracy * local.tokens,
+                                     local.exact_match * local.sentences, static_cast<double>(local.sentences),
+                                     static_cast<double>(local.tokens)},
+                                    {5}, DType::F64);
+  group.all_reduce_sum(sums);
+  const std::vector<double> s = sums.to_vector();
+  EvalResult all;
+  all.sentences = static_cast<int64_t>(std::llround(s[3]));
+  all.tokens = static_cast<int64_t>(std::llround(s[4]));
+  all.loss = all.tokens ? s[0] / s[4] : 0;
+  all.token_accuracy = all.tokens ? s[1] / s[4] : 0;
+  all.exact_match = all.sentences ? std::round(s[2]) / s[3] : 0;
+  all.decode_seconds = local.decode_seconds;
+  return all;
+}
+
+// FNV-1a over the training and validation pairs: ranks compare it to find a different dataset.
+static std::string dataset_fingerprint(const data::Dataset& ds) {
+  uint64_t h = 1469598103934665603ull;
+  const auto mix = [&](const std::string& text) {
+    for (unsigned char c : text) h = (h ^ c) * 1099511628211ull;
+    h = (h ^ 0xff) * 1099511628211ull;  // a separator no UTF-8 text holds
+  };
+  for (const auto* split : {&ds.train, &ds.valid})
+    for (const auto& p : *split) {
+      for (const auto& w : p.english) mix(w);
+      mix("\t");
+      for (const auto& w : p.hindi) mix(w);
+    }
+  return fmt::format("{} train and {} valid pairs, hash {:016x}", ds.train.size(), ds.valid.size(), h);
+}
+
+// Every rank must run the same flags on the same data: each sends its options, dataset and model
+// config; a rank that differs from rank 0 is named, on every rank, before anything is written.
+static void check_ranks_agree(dist::ProcessGroup& group, const TrainOptions& o, const data::Dataset& ds,
+                              const models::TranslatorConfig& config) {
+  nlohmann::ordered_json mine;
+  mine["options"] = nlohmann::json::parse(options_json(o));
+  mine["options"]["out"] = o.out_dir;
+  mine["options"]["resume"] = o.resume;
+  mine["options"]["force"] = o.force;
+  mine["options"]["stop_after_steps"] = o.stop_after_steps;
+  mine["dataset"] = dataset_fingerprint(ds);
+  mine["config"] = config.to_json();
+  const std::vector<std::string> all = group.all_gather(mine.dump());
+  const nlohmann::json first = nlohmann::json::parse(all[0]);
+  for (int r = 1; r < group.size(); ++r) {
+    const nlohmann::json other = nlohmann::json::parse(all[r]);
+    // "lr" -> "--lr 0.002": the flag as typed, numbers saved as exact hex floats shown plainly
+    const auto shown = [](const nlohmann::json& v) {
+      if (!v.is_string()) return v.dump();
+      const std::string text = v.get<std::string>();
+      char* end = nullptr;
+      const double number = std::strtod(text.c_str(), &end);
+      return !text.empty() && *end == '\0' ? fmt::format("{:g}", number) : text;
+    };
+    for (const auto& [key, value] : first["options"].items())
+      if (other["options"][key] != value) {
+        std::string flag = "--" + key;
+        std::replace(flag.begin(), flag.end(), '_', '-');
+        throw std::runtime_error(fmt::format("data-parallel: rank {} was started with {} {}, rank 0 with {} {}; every "
+                                             "rank needs the same flags",
+                                             r, flag, shown(other["options"][key]), flag, shown(value)));
+      }
+    if (other["dataset"] != first["dataset"])
+      throw std::runtime_error(fmt::format("data-parallel: rank {}'s dataset ({}) differs from rank 0's ({})", r,
+                                           other["dataset"].get<std::string>(), first["dataset"].get<std::string>()));
+    if (other["config"] != first["config"])
+      throw std::runtime_error(fmt::format("data-parallel: rank {}'s model config or vocabulary ({}) differs from rank "
+                                           "0's ({})",
+                                           r, other["config"].get<std::string>(), first["config"].get<std::string>()));
+  }
+}
 
 TrainResult train_translator(const TrainOptions& requested) {
+  // Data-parallel: join the ranks first (MPI), so that every later error can stop them all.
+  dist::ProcessGroup* group = requested.data_parallel ? &dist::ProcessGroup::world() : nullptr;
+  const bool writer = !group || group->rank() == 0;  // rank 0 alone writes files and progress
   // --resume takes every setting from the saved state; --force starts over; otherwise an --out
   // that holds a run is refused (a rerun used to overwrite the best model of the last one).
   TrainOptions o = requested;
@@ -380,7 +484,14 @@ TrainResult train_translator(const TrainOptions& requested) {
   if (!(o.lr > 0)) throw std::runtime_error(fmt::format("--lr must be positive, got {}", o.lr));
   if (!(o.weight_decay >= 0)) throw std::runtime_error(fmt::format("--weight-decay must be >= 0, got {}", o.weight_decay));
   if (o.threads < 0) throw std::runtime_error(fmt::format("--threads must be >= 0, got {}", o.threads));
-  const Device device = Device::parse(o.device);
+  if (o.dtype != "float32" && o.dtype != "float64")
+    throw std::runtime_error(fmt::format("--dtype must be float32 or float64, got '{}'", o.dtype));
+  if (!writer) o.quiet = true;
+  Device device = Device::parse(o.device);
+#ifdef QKV_WITH_CUDA
+  if (group && device.type == DeviceType::CUDA && cuda_available())  // rank r uses GPU r mod (number of GPUs)
+    device = Device::cuda(group->rank() % cuda_device_count());
+#endif
   if (o.threads > 0) set_cpu_threads(o.threads);
 
   // Everything that can fail on input happens before the output directory is touched.
@@ -407,8 +518,10 @@ TrainResult train_translator(const TrainOptions& requested) {
     }
   Generator gen(o.seed);
   models::Translator model(config, gen);
+  if (o.dtype == "float64") model.to(DType::F64);
   if (device != Device::cpu()) model.to(device);
-  model.set_dropout(o.dropout, o.seed + 1);
+  // Each rank draws its own dropout masks (runs with dropout are not bit-equal to one process).
+  model.set_dropout(o.dropout, o.seed + 1 + (group ? static_cast<uint64_t>(group->rank()) : 0));
   if (o.freeze_embeddings) model.freeze_token_embeddings();
   std::vector<Tensor> trained;
   for (const Tensor& p : model.parameters())
@@ -476,6 +589,8 @@ TrainResult train_translator(const TrainOptions& requested) {
     saved.reset();
   }
 
+  if (group) check_ranks_agree(*group, o, ds, config);  // after every input check, before any output
+  if (!writer) return run_training(o, ds, english, hindi, config, device, model, trained, optimizer, gen, st, group);
   const bool created_out = !fs::exists(o.out_dir);
   fs::create_directories(o.out_dir);
   remove_stale_temp_files(o.out_dir);
@@ -485,7 +600,7 @@ TrainResult train_translator(const TrainOptions& requested) {
       fs::remove(fs::path(o.out_dir) / name, ec);
   }
   try {
-    return run_training(o, ds, english, hindi, config, device, model, trained, optimizer, gen, st);
+    return run_training(o, ds, english, hindi, config, device, model, trained, optimizer, gen, st, group);
   } catch (...) {
     // A run that stops before its first checkpoint (or a saved state) leaves no directory it made.
     std::error_code ec;
@@ -499,7 +614,7 @@ TrainResult train_translator(const TrainOptions& requested) {
 static TrainResult run_training(const TrainOptions& o, const data::Dataset& ds, const data::Vocab& english,
                                 const data::Vocab& hindi, const models::TranslatorConfig& config, Device device,
                                 models::Translator& model, const std::vector<Tensor>& trained,
-                                optim::AdamW& optimizer, Generator& gen, RunState& st) {
+                                optim::AdamW& optimizer, Generator& gen, RunState& st, dist::ProcessGroup* group) {
   TrainResult result;
   result.checkpoint = (fs::path(o.out_dir) / "model.safetensors").string();
   const bool live = !o.quiet && isatty(STDOUT_FILENO);
@@ -531,13 +646,19 @@ static TrainResult run_training(const TrainOptions& o, const data::Dataset& ds, 
                                  : std::string("; no checkpoint was written");
   };
   if (st.csv.empty()) st.csv = "epoch,train_loss,valid_loss,valid_token_accuracy,valid_exact_match,seconds\n";
+  const bool writer = !group || group->rank() == 0;  // rank 0 alone writes files
   const auto save = [&] {
     st.dropout_rng = model.dropout_generator().state();
-    save_state(o.out_dir, o, config, model, optimizer, trained, st);
+    if (writer) save_state(o.out_dir, o, config, model, optimizer, trained, st);
   };
+  // Data-parallel: a signal seen by any rank, summed with the gradients, stops all at one step.
+  int ranks_interrupted = 0;
+  std::unique_ptr<std::ofstream> step_losses;
+  if (writer && !o.step_losses.empty()) step_losses = std::make_unique<std::ofstream>(o.step_losses);
   const auto interrupted = [&](int64_t epoch) {
-    const int sig = interrupt_signal.load();
-    if (sig == 0 && !(o.stop_after_steps > 0 && step == o.stop_after_steps)) return;
+    const int sig = group ? (ranks_interrupted > 0 ? interrupt_signal.load() : 0) : interrupt_signal.load();
+    const bool any = group ? ranks_interrupted > 0 : sig != 0;
+    if (!any && !(o.stop_after_steps > 0 && step == o.stop_after_steps)) return;
     save();
     throw Interrupted(fmt::format("interrupted{} at epoch {}, step {}: the run is saved; continue it with qkv train "
                                   "--resume --out {}",
@@ -558,16 +679,40 @@ static TrainResult run_training(const TrainOptions& o, const data::Dataset& ds, 
     Tensor& loss_sum = st.loss_sum;  // summed on the device; read once per log line
     int64_t& loss_count = st.loss_count;
     for (size_t begin = static_cast<size_t>(st.position); begin < order.size(); begin += o.batch) {
-      const std::vector<size_t> idx(order.begin() + begin, order.begin() + std::min(order.size(), begin + o.batch));
+      std::vector<size_t> idx(order.begin() + begin, order.begin() + std::min(order.size(), begin + o.batch));
+      // Data-parallel: this rank's contiguous slice of the global batch; its loss is weighted by
+      // its share of the batch's target tokens, so the summed gradient is the whole batch's.
+      double share = 1.0;
+      int64_t batch_tokens = 0;
+      if (group) {
+        for (size_t i : idx) batch_tokens += static_cast<int64_t>(ds.train[i].hindi.size()) + 1;  // + <eos>
+        const size_t n = idx.size(), r = static_cast<size_t>(group->rank()), N = static_cast<size_t>(group->size());
+        idx = std::vector<size_t>(idx.begin() + n * r / N, idx.begin() + n * (r + 1) / N);
+      }
       const data::Batch batch =
-          data::make_batch(ds.train, idx, english, hindi, trimmed_layout(config.layout, ds.train, idx), device);
+          idx.empty() ? data::Batch{}
+                      : data::make_batch(ds.train, idx, english, hindi, trimmed_layout(config.layout, ds.train, idx), device);
+      if (group) share = static_cast<double>(batch.target_tokens) / static_cast<double>(batch_tokens);
       // linear warm-up over the first epoch (at most a tenth of the run), then cosine decay to 10% of --lr
       const double progress = static_cast<double>(step) / total_steps;
       const double warmup = std::min(1.0, static_cast<double>(step + 1) / warmup_steps);
       optimizer.lr = o.schedule == "constant" ? o.lr : o.lr * warmup * (0.1 + 0.45 * (1.0 + std::cos(M_PI * progress)));
       optimizer.zero_grad();
-      Tensor loss = model.loss(batch);
-      loss.backward();
+      Tensor loss;
+      if (!idx.empty()) {
+        loss = model.loss(batch);
+        if (group) loss = mul_scalar(loss, share);
+        loss.backward();
+      }
+      if (group) {  // one all-reduce: every gradient, this rank's loss share and its interrupt flag
+        const Tensor zero = Tensor::zeros({}, trained.front().dtype(), device);
+        const auto summed = dist::all_reduce_gradients(
+            *group, trained,
+            {loss.defined() ? loss.detach() : zero, Tensor::scalar(interrupt_signal.load() != 0 ? 1.0 : 0.0)});
+        loss = reshape(summed[0], {});
+        ranks_interrupted = static_cast<int>(summed[1].item());
+      }
+      if (step_losses) *step_losses << fmt::format("{:.17g}\n", loss.item());
       Tensor grad_norm = o.clip > 0 ? optim::clip_grad_norm(trained, o.clip) : Tensor();
       // Non-finite loss or gradient norm: stop before the step spoils the weights. The sums of a
       // window of steps stay on the device; the CPU reads them every step (a memory read), a GPU
@@ -593,7 +738,7 @@ static TrainResult run_training(const TrainOptions& o, const data::Dataset& ds, 
       }
       optimizer.step();
       ++step;
-      tokens_seen += batch.target_tokens;
+      tokens_seen += group ? batch_tokens : batch.target_tokens;
       loss_sum = loss_sum.defined() ? add(loss_sum, loss.detach()) : loss.detach();
       ++loss_count;
       st.position = static_cast<int64_t>(std::min(order.size(), begin + o.batch));
@@ -613,7 +758,8 @@ static TrainResult run_training(const TrainOptions& o, const data::Dataset& ds, 
     EpochRecord rec;
     rec.epoch = epoch;
     rec.train_loss = loss_sum.item() / std::max<int64_t>(loss_count, 1);
-    rec.valid = evaluate(model, ds.valid, english, hindi);
+    rec.valid = group ? evaluate_across_ranks(*group, model, ds.valid, english, hindi)
+                      : evaluate(model, ds.valid, english, hindi);
     if (!std::isfinite(rec.valid.loss) || !std::isfinite(rec.train_loss))
       throw std::runtime_error(fmt::format("training stopped: the {} loss was {} after epoch {}{}",
                                            std::isfinite(rec.train_loss) ? "valid" : "train",
@@ -628,11 +774,11 @@ static TrainResult run_training(const TrainOptions& o, const data::Dataset& ds, 
       st.best_exact = rec.valid.exact_match;
       st.best_loss = rec.valid.loss;
       st.best_epoch = result.best_epoch = epoch;
-      models::save_translator(result.checkpoint, model, english, hindi);
+      if (writer) models::save_translator(result.checkpoint, model, english, hindi);
     }
     st.csv += fmt::format("{},{:.6f},{:.6f},{:.6f},{:.6f},{:.3f}\n", epoch, rec.train_loss, rec.valid.loss,
                           rec.valid.token_accuracy, rec.valid.exact_match, rec.seconds);
-    write_text_atomic((fs::path(o.out_dir) / "metrics.csv").string(), st.csv);  // complete after every epoch
+    if (writer) write_text_atomic((fs::path(o.out_dir) / "metrics.csv").string(), st.csv);  // complete after every epoch
     st.history = result.history;
     if (epoch < o.epochs) {  // the next epoch starts from here if the run is interrupted
       st.epoch = epoch + 1;
@@ -652,12 +798,13 @@ static TrainResult run_training(const TrainOptions& o, const data::Dataset& ds, 
       std::fflush(stdout);
     }
   }
+  result.seconds = seconds_since(start);
+  result.tokens_per_second = tokens_seen / std::max(train_seconds, 1e-9);
+  if (!writer) return result;
   {
     std::error_code ec;
     fs::remove(state_path(o.out_dir), ec);  // the run is complete: nothing to resume
   }
-  result.seconds = seconds_since(start);
-  result.tokens_per_second = tokens_seen / std::max(train_seconds, 1e-9);
   write_loss_plot((fs::path(o.out_dir) / "loss.png").string(), result.history,
                   fmt::format("{} attention: loss per epoch", o.attention));
   if (!o.quiet)

@@ -31,6 +31,11 @@ struct TrainOptions {
   bool force = false;   // start over in it (its model, state, metrics and plot are replaced)
   bool resume = false;  // continue the run saved in out_dir (its settings come from the saved state)
   int64_t stop_after_steps = 0;  // testing: behave as if interrupted after this many steps (0: never)
+  std::string dtype = "float32";  // float32 | float64 (the data-parallel exactness test trains in float64)
+  // Data-parallel (under mpirun): every rank trains the same model on its slice of each global
+  // batch and the gradients are summed with one all-reduce per step; rank 0 alone writes files.
+  bool data_parallel = false;
+  std::string step_losses;  // testing: rank 0 writes each step's global loss here, one per line
 };
 
 // Thrown when a run is interrupted (SIGINT, SIGTERM or stop_after_steps) after its state was

@@ -407,6 +407,8 @@ bool cuda_available(std::string* why) {
   }
 }
 
+int cuda_device_count() { return device_count_or_throw(); }
+
 std::string cuda_device_summary(int index) {
   check_index(index, device_count_or_throw());
   cudaDeviceProp prop{};

@@ -12,6 +12,9 @@ namespace qkv {
 // Touches the CUDA runtime (it initialises the driver), but never allocates device memory.
 bool cuda_available(std::string* why = nullptr);
 
+// The number of CUDA devices; throws the same clear error as backend_for when there is none.
+int cuda_device_count();
+
 // One line about device `index`: name, compute capability, memory, SMs, runtime and driver
 // versions. Throws the same clear errors as backend_for(Device::cuda(index)).
 std::string cuda_device_summary(int index = 0);

@@ -168,6 +168,9 @@ if "$QKV" demo --data "$gen" --epochs 1 --layers 2 --out "$work/demo" >"$work/ou
     fail "demo: no per-split column: $(head -n 20 "$work/out")"
   [ "$(grep -c '^\(learned\|static\|none\) .*trained' "$work/out")" -eq 3 ] && ! grep -q "frozen (static)" "$work/out" && pass ||
     fail "demo: expected three trained rows and no frozen rows"
+  [ "$(grep -o '"attention":"\(learned\|static\|none\)"' "$work/demo/explore.html" | sort -u | wc -l)" -eq 3 ] &&
+    grep -q 'href="explore.html"' "$work/demo/index.html" && pass ||
+    fail "demo: explore.html embeds the three models and index.html links to it"
 else
   fail "demo: $(cat "$work/err")"
 fi
@@ -284,6 +287,45 @@ if [ "$rc" -eq 130 ] && [ -f "$work/sig/train_state.safetensors" ] && grep -q "i
 else
   fail "SIGINT: exit 130 with the state saved; got rc $rc: $(cat "$work/err")"
 fi
+
+# ---- qkv bench --format json: every measurement with its unit ----
+if "$QKV" bench --size toy --steps 1 --format json >"$work/bench.json" 2>"$work/err" &&
+   python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+names = {m["name"] for m in d["measurements"]}
+assert d["version"].startswith("qkv ") and "BLAS" in d["build"], d
+assert {"training_step", "training_throughput", "training_gemm_floor"} <= names, names
+assert all(isinstance(m["value"], (int, float)) and m["value"] > 0 and m["unit"] for m in d["measurements"])
+assert any(m["name"] == "training_step" and m["unit"] == "ms" and m["size"] == "toy" for m in d["measurements"])
+' "$work/bench.json" && "$QKV" bench --attention-length 32 --format json | python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+assert {(m["name"], m.get("path")) for m in d["measurements"]} >= {("attention_forward", "fused"), ("attention_forward", "composed")}
+'; then
+  pass
+else
+  fail "bench --format json: parses, with named measurements and units: $(head -c 300 "$work/bench.json") $(cat "$work/err")"
+fi
+expect_error "bench --format yaml" "--format" "$QKV" bench --format yaml
+
+# ---- qkv explore: the offline page (its forward pass is checked in a browser by tests/browser/) ----
+"$QKV" explore --checkpoint "$ckpt" --compare "$two" --sentence "ravi saw a bat" --out "$work/page.html" >"$work/out" 2>&1
+if grep -q "wrote $work/page.html" "$work/out" && grep -q '"sentences":\["ravi saw a bat"\]' "$work/page.html" &&
+   [ "$(grep -o '"float32_base64"' "$work/page.html" | wc -l)" -gt 10 ] && ! grep -q '"QKV_EXPLORER_DATA"' "$work/page.html" &&
+   ! grep -q 'src="http\|href="http' "$work/page.html"; then
+  pass
+else
+  fail "explore: writes one offline page with both models and the sentence: $(cat "$work/out")"
+fi
+expect_error "explore: a missing checkpoint" "nope.safetensors" "$QKV" explore --checkpoint "$work/nope.safetensors" --out "$work/p1.html"
+expect_absent "explore: no page after an error" "$work/p1.html"
+expect_error "explore: a bad --compare checkpoint" "bad/train.tsv" "$QKV" explore --checkpoint "$ckpt" --compare "$work/bad/train.tsv" --out "$work/p2.html"
+expect_absent "explore: no page after a bad --compare" "$work/p2.html"
+expect_error "explore: --out is required" "--out is required" "$QKV" explore --checkpoint "$ckpt"
+expect_error "explore: an empty --sentence" "empty" "$QKV" explore --checkpoint "$ckpt" --sentence "  " --out "$work/p3.html"
+expect_absent "explore: no page after an empty sentence" "$work/p3.html"
+expect_error "explore: --out in a missing folder" "nowhere" "$QKV" explore --checkpoint "$ckpt" --out "$work/nowhere/p.html"
 
 echo "cli: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]

@@ -39,6 +39,17 @@ rm -rf /tmp/qkv_gpu_epoch
 timeout 300 ./build/qkv train --device cuda --epochs 1 --out /tmp/qkv_gpu_epoch
 ls /tmp/qkv_gpu_epoch
 
+echo "== one data-parallel epoch on cuda through NCCL (as many ranks as GPUs; rank r uses GPU r mod count)"
+if ./build/qkv --version | grep -q "NCCL on" && command -v mpirun >/dev/null; then
+  gpus=$(nvidia-smi -L 2>/dev/null | wc -l); gpus=$((gpus > 0 ? gpus : 1))
+  rm -rf /tmp/qkv_gpu_dp
+  OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 timeout 300 mpirun -np "$gpus" --oversubscribe \
+    ./build/qkv train --device cuda --data-parallel --epochs 1 --out /tmp/qkv_gpu_dp | tee "$LOG_DIR/dp.log"
+  ls /tmp/qkv_gpu_dp
+else
+  echo "skipped: this build has no NCCL or there is no mpirun"
+fi
+
 echo "== bench"
 timeout 300 ./build/qkv bench --device cpu --device cuda | tee "$LOG_DIR/bench.log"
 

@@ -1,0 +1,53 @@
+"""tests/browser/compare.py — checks the explorer page's results (from chromium --dump-dom) against
+qkv translate (TSV) and qkv attend --format json, written by tests/browser/run.sh into WORK."""
+import html
+import json
+import re
+import sys
+
+work, count = sys.argv[1], int(sys.argv[2])
+dom = open(f"{work}/dom.html", encoding="utf-8").read()
+found = re.search(r'<pre id="qkv-test-output"[^>]*>(.*?)</pre>', dom, re.S)
+if not found or not found.group(1).strip():
+    sys.exit("the page wrote no results into #qkv-test-output (did its script fail?)")
+page = json.loads(html.unescape(found.group(1)))
+sentences = [line.rstrip("\n") for line in open(f"{work}/sentences.txt", encoding="utf-8")]
+assert len(page) == len(sentences) == count, (len(page), len(sentences), count)
+
+problems, compared, worst = [], 0, 0.0
+for m, layers in ((0, 2), (1, 1)):
+    tsv = [line.rstrip("\n").split("\t") for line in open(f"{work}/translate.{m}.tsv", encoding="utf-8")]
+    attends = {layer: [json.loads(l) for l in open(f"{work}/attend.{m}.{layer}.jsonl", encoding="utf-8")]
+               for layer in range(1, layers + 1)}
+    for i, sentence in enumerate(sentences):
+        got = page[i][m]
+        if "error" in got:
+            problems.append(f"model {m}, '{sentence}': the page says {got['error']}")
+            continue
+        want = tsv[i][1].split() if len(tsv[i]) > 1 else []
+        if tsv[i][0] != sentence or got["hindi"] != want:
+            problems.append(f"model {m}, '{sentence}': page {' '.join(got['hindi'])!r}, qkv translate {' '.join(want)!r}")
+            continue
+        if len(got["attention"]) != layers:
+            problems.append(f"model {m}: the page drew {len(got['attention'])} layers, the model has {layers}")
+            continue
+        for layer in range(1, layers + 1):
+            ref = attends[layer][i]
+            if ref["labels"] != got["labels"]:
+                problems.append(f"model {m} layer {layer}, '{sentence}': labels {got['labels']} vs {ref['labels']}")
+                continue
+            for r, (row, ref_row, ref_masked) in enumerate(zip(got["attention"][layer - 1], ref["weights"], ref["masked"])):
+                for c, (w, ref_w, masked) in enumerate(zip(row, ref_row, ref_masked)):
+                    if (w is None) != bool(masked):
+                        problems.append(f"model {m} layer {layer}, '{sentence}': cell ({r}, {c}) masked differs")
+                    elif w is not None:
+                        worst = max(worst, abs(w - ref_w))
+                        compared += 1
+for p in problems[:10]:
+    print(p)
+if problems:
+    sys.exit(f"{len(problems)} disagreement(s)")
+if worst > 1e-5:
+    sys.exit(f"attention weights differ by up to {worst:.3g} (allowed 1e-5)")
+print(f"explorer browser test: {count} sentences x 2 models: translations identical; {compared} attention weights, "
+      f"max |page - qkv attend| = {worst:.2e} (<= 1e-5)")

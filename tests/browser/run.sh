@@ -1,0 +1,63 @@
+#!/usr/bin/env bash
+# tests/browser/run.sh — the explorer page (qkv explore) in headless Chromium: for 50+ sentences
+# the page's JavaScript forward pass must give the same translations as `qkv translate` and the
+# same attention weights (within 1e-5) as `qkv attend --format json`, for every layer and model.
+# Prints "skipped: chromium not installed" and passes where Chromium is missing.
+set -u
+QKV=${QKV:-build/qkv}
+CHROMIUM=${CHROMIUM:-$(command -v chromium || command -v chromium-browser || true)}
+if [ -z "$CHROMIUM" ]; then
+  echo "explorer browser test skipped: chromium not installed (QKV_WITH_BROWSER=1 bash tools/setup.sh installs it)"
+  exit 0
+fi
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+fail() { echo "FAIL: explorer browser test: $*"; exit 1; }
+
+# Two small models on a slice of the dataset: learned with 2 layers, static with 1 (gelu, to
+# check the page's erf too). Quality does not matter here, only agreement.
+mkdir -p "$work/data"
+head -n 8000 data/idioms/train.tsv >"$work/data/train.tsv"
+head -n 200 data/idioms/valid.tsv >"$work/data/valid.tsv"
+head -n 200 data/idioms/test.tsv >"$work/data/test.tsv"
+small=(--data "$work/data" --epochs 2 --d-model 32 --d-k 16 --d-ff 64)
+"$QKV" train "${small[@]}" --layers 2 --out "$work/learned" >"$work/log" 2>&1 || { cat "$work/log"; fail "training the learned model"; }
+"$QKV" train "${small[@]}" --attention static --layers 1 --activation gelu --out "$work/static" >"$work/log" 2>&1 ||
+  { cat "$work/log"; fail "training the static model"; }
+models=("$work/learned/model.safetensors" "$work/static/model.safetensors")
+
+# 50 sentences: the i.i.d. test split and each generalisation split, plus an unknown word.
+{
+  cut -f1 data/idioms/test.tsv | awk 'length($0) > 0' | head -n 30
+  for s in idiom_context sense_context role_swap deeper; do cut -f1 "data/idioms/$s.tsv" | head -n 4; done
+  echo "ravi saw a zorblax in the garden"
+  echo "the exam was a piece of cake"
+  echo "money bank grows"
+  echo "river bank flows"
+} >"$work/sentences.txt"
+count=$(wc -l <"$work/sentences.txt")
+[ "$count" -ge 50 ] || fail "only $count sentences"
+
+"$QKV" explore --checkpoint "${models[0]}" --compare "${models[1]}" --out "$work/page.html" >/dev/null ||
+  fail "qkv explore"
+# The C++ side: translations, then every layer's attention for each sentence.
+for m in 0 1; do
+  "$QKV" translate --checkpoint "${models[$m]}" --input "$work/sentences.txt" >"$work/translate.$m.tsv" 2>/dev/null ||
+    fail "qkv translate --input (model $m)"
+  layers=$([ "$m" = 0 ] && echo 2 || echo 1)
+  for layer in $(seq 1 "$layers"); do
+    : >"$work/attend.$m.$layer.jsonl"
+    while IFS= read -r s; do
+      "$QKV" attend --checkpoint "${models[$m]}" --layer "$layer" --format json "$s" 2>/dev/null |
+        python3 -c 'import json,sys; print(json.dumps(json.load(sys.stdin)))' >>"$work/attend.$m.$layer.jsonl" ||
+        fail "qkv attend on '$s'"
+    done <"$work/sentences.txt"
+  done
+done
+
+# The page: the sentences go in the URL's fragment; --dump-dom prints the DOM once the page's
+# (synchronous) script has written its results.
+fragment=$(python3 -c 'import json,sys,urllib.parse; print(urllib.parse.quote(json.dumps([l.rstrip("\n") for l in open(sys.argv[1])])))' "$work/sentences.txt")
+timeout 120 "$CHROMIUM" --headless --no-sandbox --disable-gpu --dump-dom "file://$work/page.html#test=$fragment" \
+  >"$work/dom.html" 2>"$work/chromium.log" || { tail -5 "$work/chromium.log"; fail "chromium --dump-dom"; }
+python3 tests/browser/compare.py "$work" "$count" || fail "the page and the C++ forward pass disagree (above)"
