@@ -1,8 +1,28 @@
 # qkv — one entry point: `make` builds build/qkv and the tests, `make test` runs them,
-# `make demo` sets up, builds and runs the demo, `make clean` removes build outputs.
+# `make demo` builds and runs the demo, `make clean` removes build outputs. Packages come from
+# tools/setup.sh (the README's two commands run it first).
+#
+# Flags given on the command line add to the required ones (`make CXXFLAGS=-O0` keeps -std=c++20,
+# -I. and the libraries' flags). Each configuration builds into its own folder: the detected one
+# into build/, `CUDA=0` into build/cpu-only/, `MPI=0` into build/no-mpi/, both into
+# build/cpu-only-no-mpi/, and command-line CXXFLAGS/NVCCFLAGS into build/flags-HASH/ (BUILD=DIR
+# overrides it all), so switching configurations never links objects built another way.
 
 CXX      ?= g++
-BUILD    ?= build
+# CUDA: built when nvcc exists (CUDA_HOME/bin/nvcc or on PATH); `make CUDA=0` forces CPU-only.
+CUDA_HOME ?= /usr/local/cuda
+NVCC      ?= $(shell command -v $(CUDA_HOME)/bin/nvcc 2>/dev/null || command -v nvcc 2>/dev/null)
+CUDA_FOUND := $(if $(NVCC),1,0)
+CUDA      ?= $(CUDA_FOUND)
+MPI_FOUND := $(if $(shell pkg-config --exists ompi && echo yes),1,0)
+MPI       ?= $(MPI_FOUND)
+CONFIG_NAME := $(strip $(if $(filter-out $(CUDA_FOUND),$(CUDA)),$(if $(filter 1,$(CUDA)),cuda,cpu-only)) \
+                 $(if $(filter-out $(MPI_FOUND),$(MPI)),$(if $(filter 1,$(MPI)),mpi,no-mpi)))
+CONFIG_NAME := $(subst $(eval) ,-,$(CONFIG_NAME))
+ifneq ($(filter command line,$(origin CXXFLAGS) $(origin NVCCFLAGS)),)
+CONFIG_NAME := $(CONFIG_NAME)$(if $(CONFIG_NAME),-)flags-$(shell printf '%s|%s' '$(CXXFLAGS)' '$(NVCCFLAGS)' | md5sum | cut -c1-8)
+endif
+BUILD    ?= build$(if $(CONFIG_NAME),/$(CONFIG_NAME))
 PKGS     := openblas fmt stb harfbuzz nlohmann_json CLI11
 # The libraries' flags come from pkg-config unless given (tools/gpu_deps.sh gives them on a
 # machine that has the libraries unpacked from .deb files but no pkg-config).
@@ -13,51 +33,55 @@ ifeq ($(origin DEPS_LIBS),undefined)
 DEPS_LIBS := $(shell pkg-config --libs $(PKGS))
 endif
 CXXFLAGS ?= -O2
-CXXFLAGS += -std=c++20 -Wall -Wextra -I. $(DEPS_CFLAGS) -MMD -MP
+override CXXFLAGS += -std=c++20 -Wall -Wextra -I. $(DEPS_CFLAGS) -MMD -MP
 # OpenMP (libgomp) and glibc's vector maths (libmvec) for the fused attention kernels.
 SYS_LIBS := -fopenmp -lmvec -lpthread
-LDLIBS   += $(DEPS_LIBS) $(SYS_LIBS)
+override LDLIBS += $(DEPS_LIBS) $(SYS_LIBS)
 
 # The CPU backend's loops: GCC 12's -O2 vectorises only loops whose trip count needs no scalar
 # remainder; the "cheap" cost model lets every elementwise loop use SIMD. Values do not change:
 # there is no fast-math, so floating-point sums keep their order.
-$(BUILD)/obj/framework/cpu/cpu_backend.o: CXXFLAGS += -fvect-cost-model=cheap
+$(BUILD)/obj/framework/cpu/cpu_backend.o: override CXXFLAGS += -fvect-cost-model=cheap
 # The fused attention kernels run their tiles in parallel with OpenMP (GCC's libgomp).
-$(BUILD)/obj/framework/cpu/cpu_attention.o: CXXFLAGS += -fopenmp -fvect-cost-model=cheap -ffp-contract=fast
+$(BUILD)/obj/framework/cpu/cpu_attention.o: override CXXFLAGS += -fopenmp -fvect-cost-model=cheap -ffp-contract=fast
 
 # Data-parallel training (framework/distributed.cpp): OpenMPI when pkg-config finds it (`make
 # MPI=0` builds without; --data-parallel then fails with one line), and NCCL for CUDA tensors when
 # CUDA is built and $(CUDA_HOME)/include/nccl.h exists. A change of either rebuilds distributed.o.
-MPI      ?= $(if $(shell pkg-config --exists ompi && echo yes),1,0)
 ifeq ($(MPI),1)
 MPI_CFLAGS := -DQKV_WITH_MPI -DOMPI_SKIP_MPICXX=1 $(shell pkg-config --cflags ompi)
 SYS_LIBS   += $(shell pkg-config --libs ompi)
 endif
 DIST_FLAGS_FILE := $(BUILD)/distributed.flags
 
-# Everything but train/ (the program) and tests/ goes into one static library.
-LIB_SRC  := $(wildcard framework/*.cpp framework/cpu/*.cpp data/*.cpp models/*.cpp tools/render/*.cpp)
+# The engine, framework/, is a library of its own (libqkv_framework.a) with its own test program,
+# linked against it alone: framework/ code that used data/, models/, train/ or tools/ would not
+# link, and an #include of them fails the layer check below. Everything else but train/ (the
+# program) and tests/ goes into libqkv.a.
+FRAMEWORK_SRC := $(wildcard framework/*.cpp framework/cpu/*.cpp)
+LIB_SRC  := $(FRAMEWORK_SRC) $(wildcard data/*.cpp models/*.cpp tools/render/*.cpp)
 APP_SRC  := $(wildcard train/*.cpp)
-TEST_SRC := $(wildcard tests/*.cpp)
+FRAMEWORK_TEST_SRC := tests/main.cpp $(wildcard $(addprefix tests/,test_attention.cpp test_autograd.cpp test_errors.cpp \
+                      test_forward.cpp test_gradcheck.cpp test_nn.cpp test_optim.cpp test_safetensors.cpp))
+TEST_SRC := tests/main.cpp $(filter-out $(FRAMEWORK_TEST_SRC),$(wildcard tests/*.cpp))
 GPU_TEST_SRC := $(wildcard tests/gpu/*.cpp)
 
-# CUDA: built when nvcc exists (CUDA_HOME/bin/nvcc or on PATH); `make CUDA=0` forces CPU-only.
-CUDA_HOME ?= /usr/local/cuda
-NVCC      ?= $(shell command -v $(CUDA_HOME)/bin/nvcc 2>/dev/null || command -v nvcc 2>/dev/null)
-CUDA      ?= $(if $(NVCC),1,0)
+# CUDA: the GPU architectures built, as SASS for each and PTX for the newest (so newer GPUs
+# JIT-compile it); `make CUDA_ARCHS=90` builds one.
+CUDA_ARCHS ?= 75 80 86 89 90
 CUDA_SRC  := $(wildcard framework/cuda/*.cu)
 ifeq ($(CUDA),1)
 ifneq ($(CUDA_SRC),)
 NVCCFLAGS ?= -O2
-NVCCFLAGS += -std=c++20 -I. -gencode arch=compute_80,code=sm_80 \
-             -gencode arch=compute_90,code=sm_90 -gencode arch=compute_90,code=compute_90
+override NVCCFLAGS += -std=c++20 -I. $(foreach a,$(CUDA_ARCHS),-gencode arch=compute_$(a),code=sm_$(a)) \
+             -gencode arch=compute_$(lastword $(CUDA_ARCHS)),code=compute_$(lastword $(CUDA_ARCHS))
 LIB_CU_OBJ := $(CUDA_SRC:%.cu=$(BUILD)/obj/%.o)
-LDLIBS     += -L$(CUDA_HOME)/lib64 -Wl,-rpath,$(CUDA_HOME)/lib64 -lcublas -lcudart
-CXXFLAGS   += -DQKV_WITH_CUDA
+override LDLIBS += -L$(CUDA_HOME)/lib64 -Wl,-rpath,$(CUDA_HOME)/lib64 -lcublas -lcudart
+override CXXFLAGS += -DQKV_WITH_CUDA
 NCCL       ?= $(if $(filter 1,$(MPI)),$(if $(wildcard $(CUDA_HOME)/include/nccl.h),1,0),0)
 ifeq ($(NCCL),1)
 NCCL_CFLAGS := -DQKV_WITH_NCCL -I$(CUDA_HOME)/include
-LDLIBS      += -lnccl
+override LDLIBS += -lnccl
 endif
 endif
 endif
@@ -68,14 +92,19 @@ LIB_OBJ  := $(LIB_SRC:%.cpp=$(BUILD)/obj/%.o) $(LIB_CU_OBJ)
 DIST_FLAGS := MPI=$(MPI) NCCL=$(NCCL) $(MPI_CFLAGS) $(NCCL_CFLAGS)
 $(shell mkdir -p $(BUILD); echo "$(DIST_FLAGS)" | cmp -s - $(DIST_FLAGS_FILE) 2>/dev/null || echo "$(DIST_FLAGS)" >$(DIST_FLAGS_FILE))
 $(BUILD)/obj/framework/distributed.o: $(DIST_FLAGS_FILE)
-$(BUILD)/obj/framework/distributed.o: CXXFLAGS += $(MPI_CFLAGS) $(NCCL_CFLAGS)
+$(BUILD)/obj/framework/distributed.o: override CXXFLAGS += $(MPI_CFLAGS) $(NCCL_CFLAGS)
 APP_OBJ  := $(APP_SRC:%.cpp=$(BUILD)/obj/%.o)
 TEST_OBJ := $(TEST_SRC:%.cpp=$(BUILD)/obj/%.o)
+FRAMEWORK_TEST_OBJ := $(FRAMEWORK_TEST_SRC:%.cpp=$(BUILD)/obj/%.o)
 GPU_TEST_OBJ := $(GPU_TEST_SRC:%.cpp=$(BUILD)/obj/%.o)
+FRAMEWORK_OBJ := $(FRAMEWORK_SRC:%.cpp=$(BUILD)/obj/%.o) $(LIB_CU_OBJ)
+FRAMEWORK_LIB := $(BUILD)/libqkv_framework.a
 LIB      := $(BUILD)/libqkv.a
+# --whole-archive keeps self-registering pieces (the CUDA backend) in the link.
+LINK_LIBS := -Wl,--whole-archive $(LIB) $(FRAMEWORK_LIB) -Wl,--no-whole-archive
 
 .PHONY: all test gpu-test demo clean
-all: $(BUILD)/qkv $(BUILD)/qkv_tests $(if $(LIB_CU_OBJ),$(BUILD)/qkv_gpu_tests)
+all: $(BUILD)/qkv $(BUILD)/qkv_framework_tests $(BUILD)/qkv_tests $(if $(LIB_CU_OBJ),$(BUILD)/qkv_gpu_tests)
 
 $(BUILD)/obj/%.o: %.cpp
 	@mkdir -p $(dir $@)
@@ -87,26 +116,41 @@ $(BUILD)/gen/explorer_page.inc: tools/explorer/explorer.html
 	@mkdir -p $(dir $@)
 	{ printf 'R"QKVPAGE('; cat $<; printf ')QKVPAGE"\n'; } >$@.tmp && mv $@.tmp $@
 $(BUILD)/obj/train/explore.o: $(BUILD)/gen/explorer_page.inc
-$(BUILD)/obj/train/explore.o: CXXFLAGS += -I$(BUILD)/gen
+$(BUILD)/obj/train/explore.o: override CXXFLAGS += -I$(BUILD)/gen
 
 $(BUILD)/obj/%.o: %.cu
 	@mkdir -p $(dir $@)
 	$(NVCC) $(NVCCFLAGS) -MMD -MP -c $< -o $@
 
-$(LIB): $(LIB_OBJ)
+# The layer check: framework/ includes nothing from the folders above it.
+$(BUILD)/framework_layers.ok: $(wildcard framework/*.h framework/*.cpp framework/cpu/* framework/cuda/*)
 	@mkdir -p $(dir $@)
-	rm -f $@ && ar rcs $@ $^
+	@if grep -nE '^\s*#\s*include\s*"(\.\./)*(data|models|train|tools)/' $^; then \
+	  echo "framework/ must not include data/, models/, train/ or tools/ (above)"; exit 1; fi
+	@touch $@
 
-# --whole-archive keeps self-registering pieces (the CUDA backend) in the link.
-$(BUILD)/qkv: $(APP_OBJ) $(LIB)
-	$(CXX) -o $@ $(APP_OBJ) -Wl,--whole-archive $(LIB) -Wl,--no-whole-archive $(LDLIBS)
+$(FRAMEWORK_LIB): $(FRAMEWORK_OBJ) $(BUILD)/framework_layers.ok Makefile
+	@mkdir -p $(dir $@)
+	rm -f $@ && ar rcs $@ $(FRAMEWORK_OBJ)
 
-$(BUILD)/qkv_tests: $(TEST_OBJ) $(LIB)
-	$(CXX) -o $@ $(TEST_OBJ) -Wl,--whole-archive $(LIB) -Wl,--no-whole-archive $(LDLIBS)
+# (the archives are remade when the Makefile changes: what goes into which may have changed)
+$(LIB): $(filter-out $(FRAMEWORK_OBJ),$(LIB_OBJ)) Makefile
+	@mkdir -p $(dir $@)
+	rm -f $@ && ar rcs $@ $(filter %.o,$^)
+
+$(BUILD)/qkv: $(APP_OBJ) $(LIB) $(FRAMEWORK_LIB)
+	$(CXX) -o $@ $(APP_OBJ) $(LINK_LIBS) $(LDLIBS)
+
+# The engine's own tests, linked against libqkv_framework.a alone.
+$(BUILD)/qkv_framework_tests: $(FRAMEWORK_TEST_OBJ) $(FRAMEWORK_LIB)
+	$(CXX) -o $@ $(FRAMEWORK_TEST_OBJ) -Wl,--whole-archive $(FRAMEWORK_LIB) -Wl,--no-whole-archive $(LDLIBS)
+
+$(BUILD)/qkv_tests: $(TEST_OBJ) $(LIB) $(FRAMEWORK_LIB)
+	$(CXX) -o $@ $(TEST_OBJ) $(LINK_LIBS) $(LDLIBS)
 
 # CPU/GPU parity tests (tests/gpu/); prints "GPU tests skipped: ..." and succeeds without a GPU.
-$(BUILD)/qkv_gpu_tests: $(GPU_TEST_OBJ) $(LIB)
-	$(CXX) -o $@ $(GPU_TEST_OBJ) -Wl,--whole-archive $(LIB) -Wl,--no-whole-archive $(LDLIBS)
+$(BUILD)/qkv_gpu_tests: $(GPU_TEST_OBJ) $(LIB) $(FRAMEWORK_LIB)
+	$(CXX) -o $@ $(GPU_TEST_OBJ) $(LINK_LIBS) $(LDLIBS)
 
 gpu-test: $(BUILD)/qkv_gpu_tests
 	$(BUILD)/qkv_gpu_tests
@@ -130,8 +174,8 @@ $(FUZZ_DIR)/obj/%.o: %.cpp
 $(FUZZ_DIR)/fuzz_%: tests/fuzz/fuzz_%.cpp $(FUZZ_LIB_OBJ)
 	$(FUZZ_CXX) $(FUZZ_CXXFLAGS) -fsanitize=fuzzer -o $@ $< $(FUZZ_LIB_OBJ) $(DEPS_LIBS) -lmvec -lpthread
 
-$(BUILD)/fuzz_replay_%: tests/fuzz/fuzz_%.cpp tests/fuzz/replay.cpp $(LIB)
-	$(CXX) $(CXXFLAGS) -o $@ tests/fuzz/fuzz_$*.cpp tests/fuzz/replay.cpp -Wl,--whole-archive $(LIB) -Wl,--no-whole-archive $(LDLIBS)
+$(BUILD)/fuzz_replay_%: tests/fuzz/fuzz_%.cpp tests/fuzz/replay.cpp $(LIB) $(FRAMEWORK_LIB)
+	$(CXX) $(CXXFLAGS) -o $@ tests/fuzz/fuzz_$*.cpp tests/fuzz/replay.cpp $(LINK_LIBS) $(LDLIBS)
 
 .PHONY: fuzz fuzz-replay
 fuzz: $(FUZZ_TARGETS:%=$(FUZZ_DIR)/fuzz_%)
@@ -153,8 +197,9 @@ fuzz-replay: $(FUZZ_TARGETS:%=$(BUILD)/fuzz_replay_%)
 # in a build without MPI), the fuzz corpus replay, then the GPU tests (they report
 # "skipped" and pass where there is no GPU or no CUDA build), then the same GPU tests against the
 # CUDA sources on an emulated device (tests/gpu/emu/; about a minute).
-test: $(BUILD)/qkv $(BUILD)/qkv_tests $(if $(LIB_CU_OBJ),$(BUILD)/qkv_gpu_tests)
+test: $(BUILD)/qkv $(BUILD)/qkv_framework_tests $(BUILD)/qkv_tests $(if $(LIB_CU_OBJ),$(BUILD)/qkv_gpu_tests)
 	python3 -m unittest tests/test_grammar.py
+	$(BUILD)/qkv_framework_tests
 	$(BUILD)/qkv_tests
 	QKV=$(BUILD)/qkv bash tests/cli/run.sh
 	QKV=$(BUILD)/qkv bash tests/browser/run.sh
@@ -163,15 +208,13 @@ test: $(BUILD)/qkv $(BUILD)/qkv_tests $(if $(LIB_CU_OBJ),$(BUILD)/qkv_gpu_tests)
 	$(if $(LIB_CU_OBJ),$(BUILD)/qkv_gpu_tests,@echo "GPU tests skipped: built without CUDA (nvcc not found)")
 	$(MAKE) --no-print-directory gpu-emu-test
 
-demo: 
-	bash tools/setup.sh
-	$(MAKE) $(BUILD)/qkv
+demo: $(BUILD)/qkv
 	$(BUILD)/qkv demo --out demo_out
 
 clean:
 	rm -rf $(BUILD)
 
--include $(LIB_OBJ:.o=.d) $(APP_OBJ:.o=.d) $(TEST_OBJ:.o=.d) $(GPU_TEST_OBJ:.o=.d)
+-include $(LIB_OBJ:.o=.d) $(APP_OBJ:.o=.d) $(TEST_OBJ:.o=.d) $(FRAMEWORK_TEST_OBJ:.o=.d) $(GPU_TEST_OBJ:.o=.d)
 -include $(FUZZ_LIB_OBJ:.o=.d)
 
 # ---- gpu-emu-test: the GPU tests against framework/cuda/*.cu emulated on the CPU (no GPU, no
