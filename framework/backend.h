@@ -18,19 +18,15 @@ enum class UnaryOp {
   Tanh,      // tanh x
   Relu,      // max(x, 0)
   Step,      // 1 if x > 0 else 0
-  Erf,       // erf x
   NormalCdf, // Phi(x) = (1 + erf(x / sqrt 2)) / 2, the standard normal CDF
   NormalPdf, // phi(x) = exp(-x^2 / 2) / sqrt(2 pi), the standard normal density
-  Square,    // x * x
-  Recip,     // 1 / x
   PowScalar, // x ^ scalar
   MulScalar, // x * scalar
   AddScalar, // x + scalar
 };
 
-enum class BinaryOp { Add, Sub, Mul, Div, Eq };  // Eq gives 1 where a == b, else 0
-
-enum class ReduceOp { Sum, Max };
+// Each op's formula is written once, in scalar_formulas.h, for both backends.
+enum class BinaryOp { Add, Sub, Mul, Div };
 
 // Strides in elements, aligned to an output shape; a stride of 0 broadcasts that dim.
 using Strides = std::vector<int64_t>;
@@ -97,9 +93,8 @@ class Backend {
                             const Strides& out_strides, const Shape& shape) = 0;
 
   // ---- reductions ----
-  // Reduces `in` (in_shape) to out_shape, which has the same rank with each dim equal or 1.
-  virtual void reduce(ReduceOp op, DType dtype, const void* in, const Shape& in_shape, void* out,
-                      const Shape& out_shape) = 0;
+  // Sums `in` (in_shape) down to out_shape, which has the same rank with each dim equal or 1.
+  virtual void reduce_sum(DType dtype, const void* in, const Shape& in_shape, void* out, const Shape& out_shape) = 0;
   // Views `in` as (outer, n, inner); writes the max over n and its first index, both (outer, inner).
   virtual void max_along(DType dtype, const void* in, int64_t outer, int64_t n, int64_t inner,
                          void* out_values, int64_t* out_indices) = 0;
@@ -127,10 +122,7 @@ class Backend {
                              int64_t* safe, DType valid_dtype, void* valid) = 0;
 
   // ---- optimiser update (not a derivative: torch.optim's arithmetic, fused into one pass) ----
-  // In place over n contiguous entries, in the tensor's precision and PyTorch's order:
-  //   g = grad, plus weight_decay * param unless decoupled;  param *= 1 - lr * weight_decay if decoupled
-  //   m = m * beta1 + (1 - beta1) * g;   v = v * beta2 + (1 - beta2) * g * g
-  //   param += -step_size * (m / (sqrt(v) / sqrt_bias_correction2 + eps))
+  // In place over n contiguous entries: formula::AdamEntry (scalar_formulas.h) on each.
   virtual void adam_update(DType dtype, void* param, const void* grad, void* exp_avg, void* exp_avg_sq,
                            int64_t n, const AdamStep& step) = 0;
 

@@ -52,7 +52,7 @@ Tensor sum_to(const Tensor& x, const Shape& shape) {
       throw std::runtime_error(fmt::format("sum_to: {} does not broadcast to {}",
                                            shape_str(shape), shape_str(x.shape())));
   Tensor out = Tensor::empty(padded, x.dtype(), x.device());
-  backend_of(x).reduce(ReduceOp::Sum, x.dtype(), x.data_ptr(), x.shape(), out.data_ptr(), padded);
+  backend_of(x).reduce_sum(x.dtype(), x.data_ptr(), x.shape(), out.data_ptr(), padded);
   out = out.view_as_shape(shape);
   const Shape x_shape = x.shape();
   return record(out, "sum_to", {x}, [x_shape](const Tensor& g) -> std::vector<Tensor> {

@@ -15,6 +15,7 @@
 #include <fmt/format.h>
 
 #include "../backend.h"
+#include "../scalar_formulas.h"
 #include "cpu_attention.h"
 
 namespace qkv {
@@ -24,27 +25,15 @@ namespace {
 std::atomic<int64_t> live_bytes{0}, peak_bytes{0};  // tensor storage (see cpu_memory_use)
 
 // Visits every index of `shape` row by row (the last dim is the inner loop). For each row it
-// calls fn(base offsets..., inner length, inner strides...) with up to three stride sets.
-// Dims of size 1 are dropped and neighbouring dims that are contiguous in every stride set are
-// merged first, so that inner loops are as long as possible.
+// calls fn(base offsets..., inner length, inner strides...) with up to three stride sets, after
+// formula::merge_dimensions (size-1 dims dropped, contiguous neighbours merged).
 template <size_t N, typename Fn>
 void for_each_row(const Shape& full_shape, const std::array<const Strides*, N>& full_strides, Fn&& fn) {
   if (shape_numel(full_shape) == 0) return;
-  Shape shape;
-  std::array<Strides, N> strides;
-  for (size_t d = 0; d < full_shape.size(); ++d) {
-    if (full_shape[d] == 1) continue;
-    bool mergeable = !shape.empty();
-    for (size_t k = 0; k < N && mergeable; ++k)
-      mergeable = strides[k].back() == (*full_strides[k])[d] * full_shape[d];
-    if (mergeable) {
-      shape.back() *= full_shape[d];
-      for (size_t k = 0; k < N; ++k) strides[k].back() = (*full_strides[k])[d];
-    } else {
-      shape.push_back(full_shape[d]);
-      for (size_t k = 0; k < N; ++k) strides[k].push_back((*full_strides[k])[d]);
-    }
-  }
+  const formula::MergedDims merged =
+      formula::merge_dimensions(full_shape, std::vector<const Strides*>(full_strides.begin(), full_strides.end()));
+  const Shape& shape = merged.shape;
+  const std::vector<Strides>& strides = merged.strides;
   const size_t rank = shape.size();
   std::array<int64_t, N> base{};
   std::array<int64_t, N> inner_stride{};
@@ -70,32 +59,11 @@ void for_each_row(const Shape& full_shape, const std::array<const Strides*, N>& 
   }
 }
 
-// One unary op with Op fixed at compile time, so each loop below is branch-free and vectorisable.
-template <UnaryOp Op, typename T>
-inline T apply_unary(T x, T s) {
-  if constexpr (Op == UnaryOp::Neg) return -x;
-  else if constexpr (Op == UnaryOp::Exp) return std::exp(x);
-  else if constexpr (Op == UnaryOp::Log) return std::log(x);
-  else if constexpr (Op == UnaryOp::Sqrt) return std::sqrt(x);
-  else if constexpr (Op == UnaryOp::Tanh) return std::tanh(x);
-  else if constexpr (Op == UnaryOp::Relu) return x < T(0) ? T(0) : x;  // NaN stays NaN, as in PyTorch
-  else if constexpr (Op == UnaryOp::Step) return static_cast<T>(x > T(0));
-  else if constexpr (Op == UnaryOp::Erf) return std::erf(x);
-  else if constexpr (Op == UnaryOp::NormalCdf) return T(0.5) * (T(1) + std::erf(x * T(M_SQRT1_2)));
-  else if constexpr (Op == UnaryOp::NormalPdf) return std::exp(T(-0.5) * x * x) * T(0.3989422804014327);
-  else if constexpr (Op == UnaryOp::Square) return x * x;
-  else if constexpr (Op == UnaryOp::Recip) return T(1) / x;
-  else if constexpr (Op == UnaryOp::PowScalar) return std::pow(x, s);
-  else if constexpr (Op == UnaryOp::MulScalar) return x * s;
-  else {
-    static_assert(Op == UnaryOp::AddScalar, "apply_unary: an op without a case");
-    return x + s;
-  }
-}
-
+// One unary op with Op fixed at compile time: formula::unary's switch folds away, so each loop
+// below is branch-free and vectorisable.
 template <UnaryOp Op, typename T>
 void unary_fixed(const T* in, T* out, int64_t n, T s) {
-  for (int64_t i = 0; i < n; ++i) out[i] = apply_unary<Op, T>(in[i], s);
+  for (int64_t i = 0; i < n; ++i) out[i] = formula::unary(Op, in[i], s);
 }
 
 template <typename T>
@@ -104,9 +72,8 @@ void unary_loop(UnaryOp op, const T* in, T* out, int64_t n, T s) {
 #define QKV_UNARY_CASE(name) \
   case UnaryOp::name: return unary_fixed<UnaryOp::name, T>(in, out, n, s);
     QKV_UNARY_CASE(Neg) QKV_UNARY_CASE(Exp) QKV_UNARY_CASE(Log) QKV_UNARY_CASE(Sqrt)
-    QKV_UNARY_CASE(Tanh) QKV_UNARY_CASE(Relu) QKV_UNARY_CASE(Step) QKV_UNARY_CASE(Erf)
-    QKV_UNARY_CASE(NormalCdf) QKV_UNARY_CASE(NormalPdf) QKV_UNARY_CASE(Square) QKV_UNARY_CASE(Recip)
-    QKV_UNARY_CASE(PowScalar) QKV_UNARY_CASE(MulScalar) QKV_UNARY_CASE(AddScalar)
+    QKV_UNARY_CASE(Tanh) QKV_UNARY_CASE(Relu) QKV_UNARY_CASE(Step) QKV_UNARY_CASE(NormalCdf)
+    QKV_UNARY_CASE(NormalPdf) QKV_UNARY_CASE(PowScalar) QKV_UNARY_CASE(MulScalar) QKV_UNARY_CASE(AddScalar)
 #undef QKV_UNARY_CASE
   }
 }
@@ -133,47 +100,31 @@ void binary_loop(const T* a, const Strides& sa, const T* b, const Strides& sb, T
 template <typename T>
 void binary_typed(BinaryOp op, const T* a, const Strides& sa, const T* b, const Strides& sb,
                   T* out, const Shape& shape) {
+  // Op fixed per loop (formula::binary's switch folds away inside each).
   switch (op) {
-    case BinaryOp::Add: return binary_loop(a, sa, b, sb, out, shape, [](T x, T y) { return x + y; });
-    case BinaryOp::Sub: return binary_loop(a, sa, b, sb, out, shape, [](T x, T y) { return x - y; });
-    case BinaryOp::Mul: return binary_loop(a, sa, b, sb, out, shape, [](T x, T y) { return x * y; });
-    case BinaryOp::Div: return binary_loop(a, sa, b, sb, out, shape, [](T x, T y) { return x / y; });
-    case BinaryOp::Eq:
-      return binary_loop(a, sa, b, sb, out, shape, [](T x, T y) { return x == y ? T(1) : T(0); });
+#define QKV_BINARY_CASE(name) \
+  case BinaryOp::name: return binary_loop(a, sa, b, sb, out, shape, [](T x, T y) { return formula::binary(BinaryOp::name, x, y); });
+    QKV_BINARY_CASE(Add) QKV_BINARY_CASE(Sub) QKV_BINARY_CASE(Mul) QKV_BINARY_CASE(Div)
+#undef QKV_BINARY_CASE
   }
 }
 
-// max that propagates NaN, as PyTorch's max and softmax do (std::max never takes a NaN second
-// argument, which made an all-NaN softmax row look fully masked).
 template <typename T>
-T nan_max(T a, T b) {
-  return (a < b || b != b) ? b : a;
-}
-
-template <typename T>
-void reduce_typed(ReduceOp op, const T* in, const Shape& in_shape, T* out, const Shape& out_shape) {
+void reduce_sum_typed(const T* in, const Shape& in_shape, T* out, const Shape& out_shape) {
   const int64_t n_out = shape_numel(out_shape);
   // Sums accumulate in double; the order is fixed (row-major over the input).
-  std::vector<double> acc(static_cast<size_t>(n_out),
-                          op == ReduceOp::Sum ? 0.0 : -std::numeric_limits<double>::infinity());
+  std::vector<double> acc(static_cast<size_t>(n_out), 0.0);
   const Strides s_in = contiguous_strides(in_shape);
   const Strides s_out = broadcast_strides(out_shape, in_shape);
   for_each_row<2>(in_shape, {&s_in, &s_out}, [&](auto base, int64_t n, auto step) {
     const T* p = in + base[0];
     double* q = acc.data() + base[1];
-    if (op == ReduceOp::Sum) {
-      if (step[1] == 0) {
-        double total = 0.0;
-        for (int64_t i = 0; i < n; ++i) total += p[i * step[0]];
-        *q += total;
-      } else {
-        for (int64_t i = 0; i < n; ++i) q[i * step[1]] += p[i * step[0]];
-      }
+    if (step[1] == 0) {
+      double total = 0.0;
+      for (int64_t i = 0; i < n; ++i) total += p[i * step[0]];
+      *q += total;
     } else {
-      for (int64_t i = 0; i < n; ++i) {
-        double& slot = q[i * step[1]];
-        slot = nan_max(slot, static_cast<double>(p[i * step[0]]));
-      }
+      for (int64_t i = 0; i < n; ++i) q[i * step[1]] += p[i * step[0]];
     }
   });
   for (int64_t i = 0; i < n_out; ++i) out[i] = static_cast<T>(acc[i]);
@@ -185,7 +136,7 @@ void softmax_typed(const T* in, T* out, int64_t rows, int64_t cols, bool log) {
     const T* x = in + r * cols;
     T* y = out + r * cols;
     T m = -std::numeric_limits<T>::infinity();
-    for (int64_t c = 0; c < cols; ++c) m = nan_max(m, x[c]);  // a NaN anywhere makes the row NaN
+    for (int64_t c = 0; c < cols; ++c) m = formula::nan_max(m, x[c]);  // a NaN anywhere makes the row NaN
     if (m == -std::numeric_limits<T>::infinity()) {  // fully masked row: zeros, not NaN
       for (int64_t c = 0; c < cols; ++c) y[c] = T(0);
       continue;
@@ -209,22 +160,8 @@ void softmax_typed(const T* in, T* out, int64_t rows, int64_t cols, bool log) {
 
 template <typename T>
 void adam_update_typed(T* param, const T* grad, T* m, T* v, int64_t n, const AdamStep& s) {
-  const T wd = static_cast<T>(s.weight_decay), decay = static_cast<T>(1.0 - s.lr * s.weight_decay);
-  const T b1 = static_cast<T>(s.beta1), one_minus_b1 = static_cast<T>(1.0 - s.beta1);
-  const T b2 = static_cast<T>(s.beta2), one_minus_b2 = static_cast<T>(1.0 - s.beta2);
-  const T sqrt_bc2 = static_cast<T>(s.sqrt_bias_correction2), eps = static_cast<T>(s.eps);
-  const T minus_step = static_cast<T>(-s.step_size);
-  const bool l2 = !s.decoupled && s.weight_decay != 0, shrink = s.decoupled && s.weight_decay != 0;
-  for (int64_t i = 0; i < n; ++i) {
-    T p = param[i], g = grad[i];
-    if (l2) g = g + wd * p;
-    if (shrink) p = p * decay;
-    const T mi = m[i] * b1 + one_minus_b1 * g;
-    const T vi = v[i] * b2 + one_minus_b2 * g * g;
-    m[i] = mi;
-    v[i] = vi;
-    param[i] = p + minus_step * (mi / (std::sqrt(vi) / sqrt_bc2 + eps));
-  }
+  const formula::AdamEntry<T> adam = formula::AdamEntry<T>::from(s);
+  for (int64_t i = 0; i < n; ++i) adam.apply(param[i], grad[i], m[i], v[i]);
 }
 
 template <typename T>
@@ -237,12 +174,9 @@ void strided_copy_typed(const T* in, const Strides& si, T* out, const Strides& s
   });
 }
 
-// Dispatches a float-typed body on dtype.
 template <typename Body>
 void dispatch_float(DType dtype, const char* what, Body&& body) {
-  if (dtype == DType::F32) body(float{});
-  else if (dtype == DType::F64) body(double{});
-  else throw std::runtime_error(fmt::format("cpu backend: {} does not support {}", what, dtype_name(dtype)));
+  formula::dispatch_float(dtype, "cpu", what, body);
 }
 
 class CpuBackend final : public Backend {
@@ -350,11 +284,10 @@ class CpuBackend final : public Backend {
     }
   }
 
-  void reduce(ReduceOp op, DType dtype, const void* in, const Shape& in_shape, void* out,
-              const Shape& out_shape) override {
-    dispatch_float(dtype, "reduce", [&](auto zero) {
+  void reduce_sum(DType dtype, const void* in, const Shape& in_shape, void* out, const Shape& out_shape) override {
+    dispatch_float(dtype, "reduce_sum", [&](auto zero) {
       using T = decltype(zero);
-      reduce_typed<T>(op, static_cast<const T*>(in), in_shape, static_cast<T*>(out), out_shape);
+      reduce_sum_typed<T>(static_cast<const T*>(in), in_shape, static_cast<T*>(out), out_shape);
     });
   }
 

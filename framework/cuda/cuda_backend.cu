@@ -181,10 +181,9 @@ class CudaBackend final : public Backend {
   }
 
   // ---- reductions ----
-  void reduce(ReduceOp op, DType dtype, const void* in, const Shape& in_shape, void* out,
-              const Shape& out_shape) override {
+  void reduce_sum(DType dtype, const void* in, const Shape& in_shape, void* out, const Shape& out_shape) override {
     activate();
-    cuda::launch_reduce(op, dtype, in, in_shape, out, out_shape);
+    cuda::launch_reduce_sum(dtype, in, in_shape, out, out_shape);
   }
   void max_along(DType dtype, const void* in, int64_t outer, int64_t n, int64_t inner,
                  void* out_values, int64_t* out_indices) override {

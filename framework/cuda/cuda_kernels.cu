@@ -10,6 +10,7 @@
 
 #include "framework/cuda/cuda_check.h"
 #include "framework/cuda/cuda_kernels.h"
+#include "framework/scalar_formulas.h"
 
 namespace qkv::cuda {
 
@@ -45,56 +46,12 @@ __device__ __forceinline__ void offsets(const Walk& w, int64_t i, int64_t (&off)
   }
 }
 
-__device__ __forceinline__ float d_exp(float x) { return expf(x); }
-__device__ __forceinline__ double d_exp(double x) { return exp(x); }
-__device__ __forceinline__ float d_log(float x) { return logf(x); }
-__device__ __forceinline__ double d_log(double x) { return log(x); }
-__device__ __forceinline__ float d_sqrt(float x) { return sqrtf(x); }
-__device__ __forceinline__ double d_sqrt(double x) { return sqrt(x); }
-__device__ __forceinline__ float d_tanh(float x) { return tanhf(x); }
-__device__ __forceinline__ double d_tanh(double x) { return tanh(x); }
-__device__ __forceinline__ float d_erf(float x) { return erff(x); }
-__device__ __forceinline__ double d_erf(double x) { return erf(x); }
-__device__ __forceinline__ float d_pow(float x, float s) { return powf(x, s); }
-__device__ __forceinline__ double d_pow(double x, double s) { return pow(x, s); }
+// The maths in the argument's precision and the elementwise formulas: scalar_formulas.h, shared
+// with the CPU backend.
+using formula::exp_of;
+using formula::log_of;
+using formula::sqrt_of;
 __device__ __forceinline__ bool d_isnan(double x) { return x != x; }
-
-template <typename T>
-__device__ __forceinline__ T apply_unary(int op, T x, T s) {
-  switch (static_cast<UnaryOp>(op)) {
-    case UnaryOp::Neg: return -x;
-    case UnaryOp::Exp: return d_exp(x);
-    case UnaryOp::Log: return d_log(x);
-    case UnaryOp::Sqrt: return d_sqrt(x);
-    case UnaryOp::Tanh: return d_tanh(x);
-    case UnaryOp::Relu: return x < T(0) ? T(0) : x;  // NaN and -0.0 pass through, as in PyTorch
-    case UnaryOp::Step: return x > T(0) ? T(1) : T(0);
-    case UnaryOp::Erf: return d_erf(x);
-    case UnaryOp::NormalCdf: return T(0.5) * (T(1) + d_erf(x * T(0.70710678118654752440)));
-    case UnaryOp::NormalPdf: return d_exp(T(-0.5) * x * x) * T(0.3989422804014327);
-    case UnaryOp::Square: return x * x;
-    case UnaryOp::Recip: return T(1) / x;
-    case UnaryOp::PowScalar: return d_pow(x, s);
-    case UnaryOp::MulScalar: return x * s;
-    case UnaryOp::AddScalar: return x + s;
-  }
-  return x;
-}
-
-template <typename T>
-__device__ __forceinline__ T apply_binary(int op, T a, T b) {
-  switch (static_cast<BinaryOp>(op)) {
-    case BinaryOp::Add: return a + b;
-    case BinaryOp::Sub: return a - b;
-    case BinaryOp::Mul: return a * b;
-    case BinaryOp::Div: return a / b;
-    case BinaryOp::Eq: return a == b ? T(1) : T(0);
-  }
-  return a;
-}
-
-// max that propagates NaN (the CPU's nan_max, PyTorch's max): once NaN, the running value stays NaN.
-__device__ __forceinline__ double max_keep(double acc, double v) { return (acc < v || v != v) ? v : acc; }
 
 // ---- kernels ----
 
@@ -110,7 +67,7 @@ __global__ void cast_kernel(const From* in, To* out, int64_t n) {
 
 template <typename T>
 __global__ void unary_kernel(int op, const T* in, T* out, int64_t n, T s) {
-  QKV_GRID_LOOP(i, n) out[i] = apply_unary(op, in[i], s);
+  QKV_GRID_LOOP(i, n) out[i] = formula::unary(static_cast<UnaryOp>(op), in[i], s);
 }
 
 template <typename T>
@@ -118,7 +75,7 @@ __global__ void binary_kernel(int op, const T* a, const T* b, T* out, Walk w, in
   QKV_GRID_LOOP(i, n) {
     int64_t off[2];
     offsets<2>(w, i, off);
-    out[i] = apply_binary(op, a[off[0]], b[off[1]]);
+    out[i] = formula::binary(static_cast<BinaryOp>(op), a[off[0]], b[off[1]]);
   }
 }
 
@@ -140,45 +97,44 @@ __global__ void strided_copy_kernel(const E* in, E* out, Walk w, int64_t n) {
   }
 }
 
-// Sum or max of the reduced elements of output i, in row-major order over the reduced dims.
+// Sum of the reduced elements of output i, in row-major order over the reduced dims.
 // `kept` maps i to its input offset; `red` walks the reduced dims (its innermost dim is a loop).
-template <typename T, bool kMax>
+template <typename T>
 __device__ __forceinline__ double reduce_range(const T* in, int64_t base, const Walk& red, int64_t begin,
                                                int64_t end, int64_t step) {
-  double acc = kMax ? -INFINITY : 0.0;
+  double acc = 0.0;
   for (int64_t j = begin; j < end; j += step) {
     int64_t off[1];
     offsets<1>(red, j, off);
-    const double v = static_cast<double>(in[base + off[0]]);
-    acc = kMax ? max_keep(acc, v) : acc + v;
+    acc += static_cast<double>(in[base + off[0]]);
   }
   return acc;
 }
 
 // One thread per output element: a plain sequential loop.
-template <typename T, bool kMax>
+template <typename T>
 __global__ void reduce_thread_kernel(const T* in, T* out, Walk kept, Walk red, int64_t n_out, int64_t nr) {
   QKV_GRID_LOOP(i, n_out) {
     int64_t base[1];
     offsets<1>(kept, i, base);
-    out[i] = static_cast<T>(reduce_range<T, kMax>(in, base[0], red, 0, nr, 1));
+    out[i] = static_cast<T>(reduce_range<T>(in, base[0], red, 0, nr, 1));
   }
 }
 
 constexpr int kReduceThreads = 256;
 
 // One block per output element: strided partial sums, then a fixed shared-memory tree.
-template <typename T, bool kMax>
+template <typename T>
 __global__ void reduce_block_kernel(const T* in, T* out, Walk kept, Walk red, int64_t n_out, int64_t nr) {
   __shared__ double partial[kReduceThreads];
   const int t = threadIdx.x;
   for (int64_t i = blockIdx.x; i < n_out; i += gridDim.x) {
     int64_t base[1];
     offsets<1>(kept, i, base);
-    partial[t] = reduce_range<T, kMax>(in, base[0], red, t, nr, kReduceThreads);
+    partial[t] = reduce_range<T>(in, base[0], red, t, nr, kReduceThreads);
     __syncthreads();
     for (int s = kReduceThreads / 2; s > 0; s >>= 1) {
-      if (t < s) partial[t] = kMax ? max_keep(partial[t], partial[t + s]) : partial[t] + partial[t + s];
+      if (t < s) partial[t] = partial[t] + partial[t + s];
       __syncthreads();
     }
     if (t == 0) out[i] = static_cast<T>(partial[0]);
@@ -289,11 +245,11 @@ __global__ void softmax_kernel(const T* in, T* out, int64_t rows, int64_t cols, 
     const T* x = in + r * cols;
     T* y = out + r * cols;
     T m = -INFINITY;
-    for (int64_t c = lane; c < cols; c += 32) m = (m < x[c] || x[c] != x[c]) ? x[c] : m;  // NaN propagates
+    for (int64_t c = lane; c < cols; c += 32) m = formula::nan_max(m, x[c]);  // NaN propagates
 #pragma unroll
     for (int s = 16; s > 0; s >>= 1) {
       const T other = __shfl_xor_sync(0xffffffffu, m, s);
-      m = (m < other || other != other) ? other : m;
+      m = formula::nan_max(m, other);
     }
     if (m == -INFINITY) {  // fully masked row: zeros, not NaN
       for (int64_t c = lane; c < cols; c += 32) y[c] = T(0);
@@ -302,7 +258,7 @@ __global__ void softmax_kernel(const T* in, T* out, int64_t rows, int64_t cols, 
     // exp in the tensor's own precision and the row sum in double, as on the CPU
     double total = 0.0;
     for (int64_t c = lane; c < cols; c += 32) {
-      const T e = d_exp(x[c] - m);
+      const T e = exp_of(x[c] - m);
       total += e;
       if (!log) y[c] = e;
     }
@@ -318,20 +274,10 @@ __global__ void softmax_kernel(const T* in, T* out, int64_t rows, int64_t cols, 
   }
 }
 
-// Backend::adam_update, one thread per entry (same arithmetic and order as the CPU loop).
+// Backend::adam_update, one thread per entry: formula::AdamEntry, as the CPU loop.
 template <typename T>
-__global__ void adam_kernel(T* param, const T* grad, T* m, T* v, int64_t n, T wd, T decay, T b1, T one_minus_b1,
-                            T b2, T one_minus_b2, T sqrt_bc2, T eps, T minus_step, bool l2, bool shrink) {
-  QKV_GRID_LOOP(i, n) {
-    T p = param[i], g = grad[i];
-    if (l2) g = g + wd * p;
-    if (shrink) p = p * decay;
-    const T mi = m[i] * b1 + one_minus_b1 * g;
-    const T vi = v[i] * b2 + one_minus_b2 * g * g;
-    m[i] = mi;
-    v[i] = vi;
-    param[i] = p + minus_step * (mi / (d_sqrt(vi) / sqrt_bc2 + eps));
-  }
+__global__ void adam_kernel(T* param, const T* grad, T* m, T* v, int64_t n, formula::AdamEntry<T> adam) {
+  QKV_GRID_LOOP(i, n) adam.apply(param[i], grad[i], m[i], v[i]);
 }
 
 template <typename T>
@@ -346,9 +292,7 @@ __global__ void scale_batched_kernel(T* C, int64_t batch, int64_t count, int64_t
 
 template <typename Body>
 void dispatch_float(DType dtype, const char* what, Body&& body) {
-  if (dtype == DType::F32) body(float{});
-  else if (dtype == DType::F64) body(double{});
-  else throw std::runtime_error(std::string("cuda backend: ") + what + " does not support " + dtype_name(dtype));
+  formula::dispatch_float(dtype, "cuda", what, body);
 }
 
 template <typename Body>
@@ -425,12 +369,12 @@ __global__ void attention_forward_kernel(AttnDims d, T scale, const T* q, const 
       for (int64_t c = 0; c < K; ++c) s += q_row[c] * k_tile[jj * kAttnMaxWidth + c];
       s *= scale;
       if (s > m) {  // a new running max: rescale what was summed so far
-        const T rescale = m == -INFINITY ? T(0) : d_exp(m - s);
+        const T rescale = m == -INFINITY ? T(0) : exp_of(m - s);
         l *= rescale;
         for (int64_t c = 0; c < Kv; ++c) acc[c] *= rescale;
         m = s;
       }
-      const T p = d_exp(s - m);
+      const T p = exp_of(s - m);
       l += p;
       for (int64_t c = 0; c < Kv; ++c) acc[c] += p * v_tile[jj * kAttnMaxWidth + c];
     }
@@ -442,7 +386,7 @@ __global__ void attention_forward_kernel(AttnDims d, T scale, const T* q, const 
     lse[b * d.queries + i] = -INFINITY;
   } else {
     for (int64_t c = 0; c < Kv; ++c) o[c] = acc[c] / l;
-    lse[b * d.queries + i] = m + d_log(l);
+    lse[b * d.queries + i] = m + log_of(l);
   }
 }
 
@@ -491,7 +435,7 @@ __global__ void attention_dkv_kernel(AttnDims d, T scale, const T* q, const T* k
       T s = T(0), dp = T(0);
       for (int64_t c = 0; c < K; ++c) s += q_tile[ii * kAttnMaxWidth + c] * k_row[c];
       for (int64_t c = 0; c < Kv; ++c) dp += g_tile[ii * kAttnMaxWidth + c] * v_row[c];
-      const T p = d_exp(s * scale - l);
+      const T p = exp_of(s * scale - l);
       const T ds = p * (dp - delta[b * d.queries + i]);
       for (int64_t c = 0; c < Kv; ++c) dv[c] += p * g_tile[ii * kAttnMaxWidth + c];
       for (int64_t c = 0; c < K; ++c) dk[c] += ds * q_tile[ii * kAttnMaxWidth + c];
@@ -533,7 +477,7 @@ __global__ void attention_dq_kernel(AttnDims d, T scale, const T* q, const T* k,
       T s = T(0), dp = T(0);
       for (int64_t c = 0; c < K; ++c) s += q_row[c] * k_tile[jj * kAttnMaxWidth + c];
       for (int64_t c = 0; c < Kv; ++c) dp += g_row[c] * v_tile[jj * kAttnMaxWidth + c];
-      const T ds = d_exp(s * scale - l) * (dp - delta_i);
+      const T ds = exp_of(s * scale - l) * (dp - delta_i);
       for (int64_t c = 0; c < K; ++c) dq[c] += ds * k_tile[jj * kAttnMaxWidth + c];
     }
   }
@@ -545,23 +489,13 @@ __global__ void attention_dq_kernel(AttnDims d, T scale, const T* q, const T* k,
 
 Walk make_walk(const char* what, const Shape& shape, const Strides* s0, const Strides* s1,
                const Strides* s2) {
-  const Strides* sets[3] = {s0, s1, s2};
-  int nsets = 0;
-  while (nsets < 3 && sets[nsets]) ++nsets;
-  std::vector<int64_t> dims;
-  std::vector<std::vector<int64_t>> strides(static_cast<size_t>(nsets));
-  for (size_t d = 0; d < shape.size(); ++d) {
-    if (shape[d] == 1) continue;
-    bool merge = !dims.empty();
-    for (int k = 0; k < nsets && merge; ++k) merge = strides[k].back() == (*sets[k])[d] * shape[d];
-    if (merge) {
-      dims.back() *= shape[d];
-      for (int k = 0; k < nsets; ++k) strides[k].back() = (*sets[k])[d];
-    } else {
-      dims.push_back(shape[d]);
-      for (int k = 0; k < nsets; ++k) strides[k].push_back((*sets[k])[d]);
-    }
-  }
+  std::vector<const Strides*> sets;
+  for (const Strides* set : {s0, s1, s2})
+    if (set) sets.push_back(set);
+  const int nsets = static_cast<int>(sets.size());
+  const formula::MergedDims merged = formula::merge_dimensions(shape, sets);
+  const Shape& dims = merged.shape;
+  const std::vector<Strides>& strides = merged.strides;
   if (dims.size() > static_cast<size_t>(kMaxRank))
     throw std::runtime_error(std::string("cuda backend: ") + what + " supports at most " +
                              std::to_string(kMaxRank) + " dims (after merging contiguous ones), got shape " +
@@ -656,8 +590,7 @@ void launch_strided_copy(size_t elem_size, const void* in, void* out, const Walk
   QKV_CUDA_CHECK_LAUNCH();
 }
 
-void launch_reduce(ReduceOp op, DType dtype, const void* in, const Shape& in_shape, void* out,
-                   const Shape& out_shape) {
+void launch_reduce_sum(DType dtype, const void* in, const Shape& in_shape, void* out, const Shape& out_shape) {
   if (in_shape.size() != out_shape.size())
     throw std::runtime_error("cuda backend: reduce of " + shape_str(in_shape) + " to " + shape_str(out_shape) +
                              ": ranks differ");
@@ -692,11 +625,9 @@ void launch_reduce(ReduceOp op, DType dtype, const void* in, const Shape& in_sha
     T* y = static_cast<T*>(out);
     if (per_block) {
       const unsigned blocks = static_cast<unsigned>(std::min<int64_t>(n_out, 65535));
-      if (op == ReduceOp::Sum) reduce_block_kernel<T, false><<<blocks, kReduceThreads>>>(x, y, kept, red, n_out, nr);
-      else reduce_block_kernel<T, true><<<blocks, kReduceThreads>>>(x, y, kept, red, n_out, nr);
+      reduce_block_kernel<T><<<blocks, kReduceThreads>>>(x, y, kept, red, n_out, nr);
     } else {
-      if (op == ReduceOp::Sum) reduce_thread_kernel<T, false><<<grid_for(n_out), kThreads>>>(x, y, kept, red, n_out, nr);
-      else reduce_thread_kernel<T, true><<<grid_for(n_out), kThreads>>>(x, y, kept, red, n_out, nr);
+      reduce_thread_kernel<T><<<grid_for(n_out), kThreads>>>(x, y, kept, red, n_out, nr);
     }
   });
   QKV_CUDA_CHECK_LAUNCH();
@@ -787,14 +718,11 @@ void launch_softmax_rows(DType dtype, const void* in, void* out, int64_t rows, i
 void launch_adam_update(DType dtype, void* param, const void* grad, void* exp_avg, void* exp_avg_sq, int64_t n,
                         const AdamStep& s) {
   if (n <= 0) return;
-  const bool l2 = !s.decoupled && s.weight_decay != 0, shrink = s.decoupled && s.weight_decay != 0;
   dispatch_float(dtype, "adam_update", [&](auto zero) {
     using T = decltype(zero);
-    adam_kernel<T><<<grid_for(n), kThreads>>>(
-        static_cast<T*>(param), static_cast<const T*>(grad), static_cast<T*>(exp_avg), static_cast<T*>(exp_avg_sq), n,
-        static_cast<T>(s.weight_decay), static_cast<T>(1.0 - s.lr * s.weight_decay), static_cast<T>(s.beta1),
-        static_cast<T>(1.0 - s.beta1), static_cast<T>(s.beta2), static_cast<T>(1.0 - s.beta2),
-        static_cast<T>(s.sqrt_bias_correction2), static_cast<T>(s.eps), static_cast<T>(-s.step_size), l2, shrink);
+    adam_kernel<T><<<grid_for(n), kThreads>>>(static_cast<T*>(param), static_cast<const T*>(grad),
+                                              static_cast<T*>(exp_avg), static_cast<T*>(exp_avg_sq), n,
+                                              formula::AdamEntry<T>::from(s));
   });
   QKV_CUDA_CHECK_LAUNCH();
 }

@@ -33,7 +33,7 @@ void launch_masked_fill(DType dtype, const void* in, const void* keep, double va
                         const Walk& walk);
 // out[set 1] = in[set 0], elements of elem_size (4 or 8) bytes.
 void launch_strided_copy(size_t elem_size, const void* in, void* out, const Walk& walk);
-void launch_reduce(ReduceOp op, DType dtype, const void* in, const Shape& in_shape, void* out,
+void launch_reduce_sum(DType dtype, const void* in, const Shape& in_shape, void* out,
                    const Shape& out_shape);
 void launch_max_along(DType dtype, const void* in, int64_t outer, int64_t n, int64_t inner,
                       void* out_values, int64_t* out_indices);

@@ -1,0 +1,143 @@
+// framework/scalar_formulas.h — each scalar formula the backends compute, written once and
+// compiled by both g++ (the CPU backend) and nvcc (the CUDA kernels): the unary and binary
+// elementwise functions, the NaN-propagating max, one Adam/AdamW step on one entry; and, for the
+// host side of both backends, dimension merging and the float dtype dispatch.
+#pragma once
+
+#include <array>
+#include <cmath>
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "backend.h"
+
+#if defined(__CUDACC__)
+#define QKV_FORMULA __host__ __device__ __forceinline__
+#else
+#define QKV_FORMULA inline __attribute__((always_inline))
+#endif
+
+namespace qkv::formula {
+
+// The C maths functions in the argument's own precision (expf for float, exp for double), the
+// same calls on the host and on the device.
+QKV_FORMULA float exp_of(float x) { return ::expf(x); }
+QKV_FORMULA double exp_of(double x) { return ::exp(x); }
+QKV_FORMULA float log_of(float x) { return ::logf(x); }
+QKV_FORMULA double log_of(double x) { return ::log(x); }
+QKV_FORMULA float sqrt_of(float x) { return ::sqrtf(x); }
+QKV_FORMULA double sqrt_of(double x) { return ::sqrt(x); }
+QKV_FORMULA float tanh_of(float x) { return ::tanhf(x); }
+QKV_FORMULA double tanh_of(double x) { return ::tanh(x); }
+QKV_FORMULA float erf_of(float x) { return ::erff(x); }
+QKV_FORMULA double erf_of(double x) { return ::erf(x); }
+QKV_FORMULA float pow_of(float x, float s) { return ::powf(x, s); }
+QKV_FORMULA double pow_of(double x, double s) { return ::pow(x, s); }
+
+// out = op(x), with `s` the scalar of the *Scalar ops. With `op` a compile-time constant the
+// switch folds away (the CPU backend's loops rely on that to vectorise).
+template <typename T>
+QKV_FORMULA T unary(UnaryOp op, T x, T s) {
+  switch (op) {
+    case UnaryOp::Neg: return -x;
+    case UnaryOp::Exp: return exp_of(x);
+    case UnaryOp::Log: return log_of(x);
+    case UnaryOp::Sqrt: return sqrt_of(x);
+    case UnaryOp::Tanh: return tanh_of(x);
+    case UnaryOp::Relu: return x < T(0) ? T(0) : x;  // NaN and -0.0 pass through, as in PyTorch
+    case UnaryOp::Step: return x > T(0) ? T(1) : T(0);
+    case UnaryOp::NormalCdf: return T(0.5) * (T(1) + erf_of(x * T(0.70710678118654752440)));  // Phi(x)
+    case UnaryOp::NormalPdf: return exp_of(T(-0.5) * x * x) * T(0.3989422804014327);          // phi(x)
+    case UnaryOp::PowScalar: return pow_of(x, s);
+    case UnaryOp::MulScalar: return x * s;
+    case UnaryOp::AddScalar: return x + s;
+  }
+  return x;
+}
+
+template <typename T>
+QKV_FORMULA T binary(BinaryOp op, T a, T b) {
+  switch (op) {
+    case BinaryOp::Add: return a + b;
+    case BinaryOp::Sub: return a - b;
+    case BinaryOp::Mul: return a * b;
+    case BinaryOp::Div: return a / b;
+  }
+  return a;
+}
+
+// max that propagates NaN, as PyTorch's max and softmax do: once a NaN is seen, it stays
+// (std::max never takes a NaN second argument, which made an all-NaN softmax row look masked).
+template <typename T>
+QKV_FORMULA T nan_max(T a, T b) {
+  return (a < b || b != b) ? b : a;
+}
+
+// One Adam or AdamW step on one entry, in the tensor's precision and PyTorch's order:
+//   g = grad, plus weight_decay * param unless decoupled;  param *= 1 - lr * weight_decay if decoupled
+//   m = m * beta1 + (1 - beta1) * g;   v = v * beta2 + (1 - beta2) * g * g
+//   param += -step_size * (m / (sqrt(v) / sqrt_bias_correction2 + eps))
+template <typename T>
+struct AdamEntry {
+  T weight_decay, decay, beta1, one_minus_beta1, beta2, one_minus_beta2, sqrt_bias_correction2, eps, minus_step;
+  bool l2, shrink;
+
+  static AdamEntry from(const AdamStep& s) {
+    return {static_cast<T>(s.weight_decay),         static_cast<T>(1.0 - s.lr * s.weight_decay),
+            static_cast<T>(s.beta1),                static_cast<T>(1.0 - s.beta1),
+            static_cast<T>(s.beta2),                static_cast<T>(1.0 - s.beta2),
+            static_cast<T>(s.sqrt_bias_correction2), static_cast<T>(s.eps),
+            static_cast<T>(-s.step_size),           !s.decoupled && s.weight_decay != 0,
+            s.decoupled && s.weight_decay != 0};
+  }
+
+  QKV_FORMULA void apply(T& param, T grad, T& exp_avg, T& exp_avg_sq) const {
+    T p = param, g = grad;
+    if (l2) g = g + weight_decay * p;
+    if (shrink) p = p * decay;
+    const T m = exp_avg * beta1 + one_minus_beta1 * g;
+    const T v = exp_avg_sq * beta2 + one_minus_beta2 * g * g;
+    exp_avg = m;
+    exp_avg_sq = v;
+    param = p + minus_step * (m / (sqrt_of(v) / sqrt_bias_correction2 + eps));
+  }
+};
+
+// ---- host side of both backends ----
+
+// An index space read through `sets` stride sets, with size-1 dims dropped and neighbouring dims
+// merged where they are contiguous in every set, so that inner loops run as long as possible.
+struct MergedDims {
+  Shape shape;
+  std::vector<Strides> strides;  // one per set, each as long as shape
+};
+inline MergedDims merge_dimensions(const Shape& shape, const std::vector<const Strides*>& sets) {
+  MergedDims merged;
+  merged.strides.resize(sets.size());
+  for (size_t d = 0; d < shape.size(); ++d) {
+    if (shape[d] == 1) continue;
+    bool mergeable = !merged.shape.empty();
+    for (size_t k = 0; k < sets.size() && mergeable; ++k)
+      mergeable = merged.strides[k].back() == (*sets[k])[d] * shape[d];
+    if (mergeable) {
+      merged.shape.back() *= shape[d];
+      for (size_t k = 0; k < sets.size(); ++k) merged.strides[k].back() = (*sets[k])[d];
+    } else {
+      merged.shape.push_back(shape[d]);
+      for (size_t k = 0; k < sets.size(); ++k) merged.strides[k].push_back((*sets[k])[d]);
+    }
+  }
+  return merged;
+}
+
+// Calls body(float{}) or body(double{}) for a float dtype; any other names the backend and call.
+template <typename Body>
+void dispatch_float(DType dtype, const char* backend, const char* what, Body&& body) {
+  if (dtype == DType::F32) body(float{});
+  else if (dtype == DType::F64) body(double{});
+  else throw std::runtime_error(std::string(backend) + " backend: " + what + " does not support " + dtype_name(dtype));
+}
+
+}  // namespace qkv::formula
