@@ -7,6 +7,7 @@
 #include "data/dataset.h"
 #include "framework/ops.h"
 #include "framework/optim.h"
+#include "models/train_step.h"
 #include "models/translator_io.h"
 
 using namespace qkv;
@@ -20,13 +21,8 @@ TEST_SUITE("host reads") {
     m.model->train(true);
     const int64_t before = host_reads();
     Tensor loss;
-    for (int step = 0; step < 2; ++step) {
-      optimizer.zero_grad();
-      loss = m.model->loss(batch);
-      loss.backward();
-      optim::clip_grad_norm(m.model->parameters(), 1.0);
-      optimizer.step();
-    }
+    const std::vector<Tensor> params = m.model->parameters();
+    for (int step = 0; step < 2; ++step) loss = models::train_step(*m.model, optimizer, params, batch).loss;
     CHECK(host_reads() == before);
     CHECK(std::isfinite(loss.item()));
     CHECK(host_reads() == before + 1);

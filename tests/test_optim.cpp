@@ -12,6 +12,7 @@
 #include "framework/nn.h"
 #include "framework/ops.h"
 #include "framework/optim.h"
+#include "models/train_step.h"
 
 using namespace qkv;
 
@@ -299,5 +300,23 @@ TEST_SUITE("optim") {
     CHECK(a.weight.to_vector() != c.weight.to_vector());
     nn::Embedding e1(5, 3, g1), e2(5, 3, g2);
     CHECK(e1.weight.to_vector() == e2.weight.to_vector());
+  }
+
+  TEST_CASE("scheduled_learning_rate: linear warm-up, cosine decay to 10%, constant; bad arguments throw") {
+    using qkv::models::scheduled_learning_rate;
+    const double base = 0.01;
+    CHECK(scheduled_learning_rate(0, 100, 4, base, "cosine") == doctest::Approx(base / 4 * (0.1 + 0.9)));
+    CHECK(scheduled_learning_rate(3, 100, 4, base, "cosine") ==
+          doctest::Approx(base * (0.1 + 0.45 * (1 + std::cos(M_PI * 0.03)))));
+    CHECK(scheduled_learning_rate(50, 100, 4, base, "cosine") == doctest::Approx(base * 0.55));
+    CHECK(scheduled_learning_rate(100, 100, 4, base, "cosine") == doctest::Approx(base * 0.1));
+    for (int64_t step : {0, 7, 99}) CHECK(scheduled_learning_rate(step, 100, 4, base, "constant") == base);
+    CHECK_THROWS_WITH(scheduled_learning_rate(0, 100, 4, base, "linear"),
+                      "learning-rate schedule 'linear': expected cosine or constant");
+    CHECK_THROWS_WITH(scheduled_learning_rate(0, 100, 0, base, "cosine"),
+                      "learning-rate schedule: step 0 of 100 with 0 warm-up step(s)");
+    CHECK(qkv::models::default_warmup_steps(938, 938) == 93);
+    CHECK(qkv::models::default_warmup_steps(5, 100) == 5);
+    CHECK(qkv::models::default_warmup_steps(5, 5) == 1);
   }
 }

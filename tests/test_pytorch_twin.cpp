@@ -12,6 +12,11 @@
 //  * float32 (qkv in float32 against the same float64 reference; no float32 fixture is needed):
 //    every element within |a - b| <= 1e-4 * max|B| (relative to the tensor's largest magnitude).
 //
+// The training trajectory: the fixture also holds the first 10 losses (and gradient norms) of
+// AdamW training from the same weights with qkv's warm-up + cosine schedule and clipping to norm
+// 1.0, computed by PyTorch in float64 and in float32. qkv runs models::train_step over the same
+// batches; each step's loss must agree within 1e-9 relative in float64 and 1e-4 in float32.
+//
 // Paths are relative to the repository root (where `make test` runs); QKV_TWIN_MODEL and
 // QKV_TWIN_REFERENCE override them, e.g. to check a static or none model made the same way;
 // QKV_TWIN_VERBOSE=1 prints each tensor's largest error.
@@ -30,7 +35,9 @@
 
 #include "data/dataset.h"
 #include "framework/autograd.h"
+#include "framework/optim.h"
 #include "framework/safetensors.h"
+#include "models/train_step.h"
 #include "models/translator_io.h"
 
 using namespace qkv;
@@ -212,6 +219,85 @@ double check_against_reference(DType dtype, double tol, double floor_fraction) {
   return max_rel;
 }
 
+// Each step's loss (before its update), gradient norm (before clipping) and learning rate.
+struct Trajectory {
+  std::vector<double> losses, grad_norms, lrs;
+};
+
+// Trains the fixture model in `dtype` over the reference's "train.*" batches with
+// models::train_step, the reference's settings and qkv's learning-rate schedule.
+Trajectory train_trajectory(const Reference& ref, DType dtype) {
+  const nlohmann::json settings = nlohmann::json::parse(ref.meta("train"));
+  models::LoadedTranslator loaded = models::load_translator(model_path());
+  models::Translator& model = *loaded.model;
+  if (dtype != DType::F32) model.to(dtype);
+  model.train(true);
+  const std::vector<Tensor> params = model.parameters();
+  optim::AdamW optimizer(params, {.lr = settings.at("lr").get<double>(),
+                                  .beta1 = settings.at("beta1").get<double>(),
+                                  .beta2 = settings.at("beta2").get<double>(),
+                                  .eps = settings.at("eps").get<double>(),
+                                  .weight_decay = settings.at("weight_decay").get<double>()});
+  const Shape source_shape = ref.shape("train.source"), target_shape = ref.shape("train.target_input");
+  REQUIRE(source_shape.size() == 3);
+  REQUIRE(target_shape.size() == 3);
+  const int64_t steps = source_shape[0], B = source_shape[1];
+  REQUIRE(steps == settings.at("steps").get<int64_t>());
+  const std::vector<int64_t> source = ref.i64("train.source"), target_input = ref.i64("train.target_input"),
+                             target_output = ref.i64("train.target_output"),
+                             lengths = ref.i64("train.source_lengths");
+  const auto rows = [&](const std::vector<int64_t>& all, int64_t k, int64_t width) {
+    return std::vector<int64_t>(all.begin() + k * B * width, all.begin() + (k + 1) * B * width);
+  };
+  Trajectory t;
+  for (int64_t k = 0; k < steps; ++k) {
+    data::Batch batch;
+    batch.source = Tensor::from_ids(rows(source, k, source_shape[2]), {B, source_shape[2]});
+    batch.target_input = Tensor::from_ids(rows(target_input, k, target_shape[2]), {B, target_shape[2]});
+    batch.target_output = Tensor::from_ids(rows(target_output, k, target_shape[2]), {B, target_shape[2]});
+    batch.source_lengths = rows(lengths, k, 1);
+    const double lr = models::scheduled_learning_rate(k, settings.at("total_steps").get<int64_t>(),
+                                                      settings.at("warmup_steps").get<int64_t>(),
+                                                      settings.at("lr").get<double>(),
+                                                      settings.at("schedule").get<std::string>());
+    models::StepOptions options;
+    options.lr = lr;
+    options.clip = settings.at("clip").get<double>();
+    const models::StepResult r = models::train_step(model, optimizer, params, batch, options);
+    t.losses.push_back(r.loss.item());
+    t.grad_norms.push_back(r.grad_norm.item());
+    t.lrs.push_back(lr);
+  }
+  return t;
+}
+
+// The trajectory in `dtype` against the reference's (suffix "" float64, "_float32" float32):
+// losses and gradient norms each within `tol` relative. Returns the largest relative loss error.
+double check_trajectory(DType dtype, double tol) {
+  const Reference ref = load_reference();
+  const std::string suffix = dtype == DType::F64 ? "" : "_float32";
+  const Trajectory t = train_trajectory(ref, dtype);
+  // the schedule itself, step by step (both sides evaluate the same expression in double)
+  const Agreement lr = compare(t.lrs, ref.f64("train.lr"), 1e-15, 0);
+  INFO("learning rate: ", lr.first_failure);
+  CHECK(lr.first_failure.empty());
+  const Agreement loss = compare(t.losses, ref.f64("train.losses" + suffix), tol, 0);
+  INFO("loss: ", loss.first_failure);
+  CHECK(loss.first_failure.empty());
+  const Agreement norm = compare(t.grad_norms, ref.f64("train.grad_norms" + suffix), tol, 0);
+  INFO("gradient norm: ", norm.first_failure);
+  CHECK(norm.first_failure.empty());
+  if (verbose()) {
+    double max_abs = 0;
+    for (size_t k = 0; k < t.losses.size() && k < ref.f64("train.losses" + suffix).size(); ++k)
+      max_abs = std::max(max_abs, std::fabs(t.losses[k] - ref.f64("train.losses" + suffix)[k]));
+    MESSAGE(fmt::format("{} {} training steps: loss largest relative error {:.3g} (absolute {:.3g}), gradient norm "
+                        "largest relative error {:.3g}",
+                        reference_path(), dtype_name(dtype), loss.max_rel, max_abs, norm.max_rel));
+  }
+  return loss.max_rel;
+}
+
 }  // namespace
 
 TEST_SUITE("pytorch_twin") {
@@ -271,6 +357,16 @@ TEST_SUITE("pytorch_twin") {
     }
     check_against_reference(DType::F64, 1e-6, 1e-6);
     check_against_reference(DType::F32, 1e-4, 1.0);
+    g_variant = "";
+  }
+
+  TEST_CASE("pytorch_twin: 10 steps of train_step (AdamW, warm-up + cosine, clipping) follow PyTorch's losses") {
+    for (const char* variant : {"", "_gelu", "_layers2"}) {
+      g_variant = variant;
+      CAPTURE(g_variant);
+      check_trajectory(DType::F64, 1e-9);
+      check_trajectory(DType::F32, 1e-4);
+    }
     g_variant = "";
   }
 }

@@ -3,10 +3,18 @@
 
 Reads a qkv translator checkpoint, rebuilds the same model out of torch.nn modules (identical
 parameter names), loads the weights, runs ONE fixed teacher-forced batch (the first --lines pairs
-of --data) and writes the loss, the logits, the attention weights (the last layer's as
+of --data that fit the model's layout and have no word outside its vocabularies) and writes the loss, the logits, the attention weights (the last layer's as
 "attention"; with several layers also each layer's as "attention.L", L from 0) and every
 parameter's gradient, together with the batch itself, to a safetensors fixture that qkv's
 safetensors_read can load.
+
+It also trains a fresh copy of the model for --train-steps AdamW steps (default 10), step k on
+pairs k*LINES .. k*LINES+LINES-1 (step 0 on the batch above), with qkv's learning-rate
+schedule (models/train_step.cpp: linear warm-up over --warmup-steps, cosine decay to 10% over
+the run) and gradient clipping to norm 1.0 (torch.nn.utils.clip_grad_norm_, 1e-6 in the
+denominator), once in float64 and once in float32, and stores each step's loss (before its
+update), gradient norm (before clipping) and learning rate as "train.*" tensors; the settings go
+in the metadata as "train".
 
 Run it with Debian's interpreter, which has python3-torch and python3-numpy
 (`QKV_WITH_TORCH=1 bash tools/setup.sh` installs them):
@@ -219,7 +227,25 @@ def first_pairs(path, count):
             pairs.append((english, hindi))
             if len(pairs) == count:
                 return pairs
+    if count is None:
+        return pairs
     raise SystemExit(f"{path}: has fewer than {count} pairs")
+
+
+def usable_pairs(path, count, S, T_tgt, english_vocab, hindi_vocab):
+    """The first `count` pairs of `path` that fit the layout (English <= S words, Hindi <= T_tgt - 1)
+    and whose words are all in the checkpoint's vocabularies (the corpus may have grown since the
+    fixture model was trained; no <unk> in the batches)."""
+    e_known, h_known = set(english_vocab), set(hindi_vocab)
+    pairs = []
+    for english, hindi in first_pairs(path, None):
+        e, h = tokenize(english), tokenize(hindi)
+        if len(e) <= S and len(h) + 1 <= T_tgt and e_known.issuperset(e) and h_known.issuperset(h):
+            pairs.append((english, hindi))
+            if len(pairs) == count:
+                return pairs
+    raise SystemExit(f"{path}: has fewer than {count} pairs that fit the layout ({S}, {T_tgt}) "
+                     f"with every word in the vocabularies")
 
 
 def make_batch(pairs, english_vocab, hindi_vocab, S, T_tgt):
@@ -244,6 +270,42 @@ def make_batch(pairs, english_vocab, hindi_vocab, S, T_tgt):
     return source, target_input, target_output, lengths
 
 
+# ---- the multi-step training run, as models::train_step and the trainer do it -------------------
+
+def scheduled_learning_rate(step, total_steps, warmup_steps, base_lr):
+    """qkv's cosine schedule (models/train_step.cpp), the same expression in double precision."""
+    progress = step / total_steps
+    warmup = min(1.0, (step + 1) / warmup_steps)
+    return base_lr * warmup * (0.1 + 0.45 * (1.0 + math.cos(math.pi * progress)))
+
+
+def train_trajectory(config, weights, batches, dtype, settings):
+    """Losses, gradient norms and learning rates of len(batches) AdamW steps from `weights`."""
+    model = Translator(config).to(dtype)
+    with torch.no_grad():
+        for name, p in model.named_parameters():
+            p.copy_(torch.from_numpy(weights[name].astype(np.float64)))
+    params = list(model.parameters())
+    optimizer = torch.optim.AdamW(params, lr=settings["lr"], betas=(settings["beta1"], settings["beta2"]),
+                                  eps=settings["eps"], weight_decay=settings["weight_decay"], foreach=False)
+    losses, norms, lrs = [], [], []
+    for step, (source, target_input, target_output, lengths) in enumerate(batches):
+        lr = scheduled_learning_rate(step, settings["total_steps"], settings["warmup_steps"], settings["lr"])
+        for group in optimizer.param_groups:
+            group["lr"] = lr
+        optimizer.zero_grad(set_to_none=True)
+        logits, _ = model(torch.from_numpy(source), torch.from_numpy(target_input), lengths.tolist())
+        V = logits.shape[-1]
+        loss = F.cross_entropy(logits.reshape(-1, V), torch.from_numpy(target_output).reshape(-1), ignore_index=PAD)
+        loss.backward()
+        norm = torch.nn.utils.clip_grad_norm_(params, settings["clip"])
+        optimizer.step()
+        losses.append(loss.item())
+        norms.append(norm.item())
+        lrs.append(lr)
+    return np.array(losses), np.array(norms), np.array(lrs)
+
+
 # ---- main --------------------------------------------------------------------------------------
 
 def main():
@@ -252,7 +314,9 @@ def main():
     ap.add_argument("--out", required=True, help="the fixture to write (.safetensors)")
     ap.add_argument("--dtype", choices=["float64", "float32"], default="float64")
     ap.add_argument("--data", default="data/idioms/train.tsv", help="TSV whose first pairs form the batch")
-    ap.add_argument("--lines", type=int, default=3, help="batch size: the first LINES pairs of --data")
+    ap.add_argument("--lines", type=int, default=3, help="batch size: the first LINES usable pairs of --data")
+    ap.add_argument("--train-steps", type=int, default=10, help="AdamW steps of the training trajectory")
+    ap.add_argument("--warmup-steps", type=int, default=3, help="warm-up steps of the trajectory's schedule")
     args = ap.parse_args()
 
     torch.set_num_threads(1)  # reproducible summation order, so regenerated fixtures are stable
@@ -281,8 +345,9 @@ def main():
                 raise SystemExit(f"{args.checkpoint}: '{name}' has shape {w.shape}, the model wants {tuple(p.shape)}")
             p.copy_(torch.from_numpy(w.astype(np.float64)))  # F32 -> F64 is exact
 
-    pairs = first_pairs(args.data, args.lines)
     S, T_tgt = config["max_source"], config["max_target"]
+    all_pairs = usable_pairs(args.data, args.lines * max(1, args.train_steps), S, T_tgt, english_vocab, hindi_vocab)
+    pairs = all_pairs[:args.lines]
     source, target_input, target_output, lengths = make_batch(pairs, english_vocab, hindi_vocab, S, T_tgt)
 
     model.zero_grad(set_to_none=True)
@@ -303,10 +368,25 @@ def main():
         "batch.source_lengths": lengths,
     }
     if len(attentions) > 1:
-        for layer, weights in enumerate(attentions):
-            out[f"attention.{layer}"] = f64(weights)
+        for layer, layer_weights in enumerate(attentions):
+            out[f"attention.{layer}"] = f64(layer_weights)
     for name, p in model.named_parameters():
         out["grad." + name] = f64(p.grad)
+
+    # The training trajectory: qkv's defaults (qkv train --lr 5e-3 --weight-decay 0.01, clip 1.0,
+    # AdamW betas 0.9/0.999, eps 1e-8), the schedule over exactly these steps.
+    settings = {"steps": args.train_steps, "total_steps": args.train_steps, "warmup_steps": args.warmup_steps,
+                "schedule": "cosine", "lr": 5e-3, "weight_decay": 0.01, "beta1": 0.9, "beta2": 0.999,
+                "eps": 1e-8, "clip": 1.0}
+    batches = [make_batch(all_pairs[k * args.lines:(k + 1) * args.lines], english_vocab, hindi_vocab, S, T_tgt)
+               for k in range(args.train_steps)]
+    for i, name in enumerate(["source", "target_input", "target_output", "source_lengths"]):
+        out["train." + name] = np.stack([b[i] for b in batches])
+    for suffix, train_dtype in (("", torch.float64), ("_float32", torch.float32)):
+        losses, norms, lrs = train_trajectory(config, weights, batches, train_dtype, settings)
+        out["train.losses" + suffix] = losses
+        out["train.grad_norms" + suffix] = norms
+        out["train.lr"] = lrs
 
     with open(args.checkpoint, "rb") as f:
         checkpoint_sha256 = hashlib.sha256(f.read()).hexdigest()
@@ -321,11 +401,14 @@ def main():
         "english": json.dumps([e for e, _ in pairs], ensure_ascii=False),
         "hindi": json.dumps([h for _, h in pairs], ensure_ascii=False),
         "parameters": json.dumps([name for name, _ in model.named_parameters()]),
+        "train": json.dumps(settings),
     }
     os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
     write_safetensors(args.out, out, fixture_meta)
     print(f"{args.out}: {config['attention']} model, batch of {len(pairs)}, {args.dtype}, "
           f"loss {loss.item():.12f}, {len(expected)} parameter gradients, {os.path.getsize(args.out)} bytes")
+    print(f"  {args.train_steps} training steps: float64 losses {' '.join(f'{x:.6f}' for x in out['train.losses'])}; "
+          f"gradient norms {' '.join(f'{x:.3f}' for x in out['train.grad_norms'])}")
 
 
 if __name__ == "__main__":

@@ -22,6 +22,7 @@
 #include "framework/distributed.h"
 #include "framework/ops.h"
 #include "framework/optim.h"
+#include "models/train_step.h"
 #include "models/translator.h"
 #ifdef QKV_WITH_CUDA
 #include "framework/cuda/cuda_info.h"
@@ -290,14 +291,9 @@ static double bench_training(const BenchSize& s, Device device, int steps, Bench
   batch.target_input = Tensor::from_ids(tin, {s.batch, s.max_target}, device);
   batch.target_output = Tensor::from_ids(tout, {s.batch, s.max_target}, device);
   batch.source_lengths.assign(s.batch, s.max_source);
+  const std::vector<Tensor> params = model.parameters();
   Tensor loss;
-  auto step = [&] {
-    opt.zero_grad();
-    loss = model.loss(batch);
-    loss.backward();
-    optim::clip_grad_norm(model.parameters(), 1.0);
-    opt.step();
-  };
+  auto step = [&] { loss = models::train_step(model, opt, params, batch).loss; };
   step();  // warm-up (allocations, caches)
   (void)loss.item();
   const auto start = Clock::now();
@@ -354,14 +350,10 @@ static void bench_data_parallel(const BenchSize& s, int steps, BenchOutput& out)
   batch.target_output = Tensor::from_ids(tout, {rows, s.max_target});
   batch.source_lengths.assign(rows, s.max_source);
   const std::vector<Tensor> params = model.parameters();
-  auto step = [&] {
-    opt.zero_grad();
-    Tensor loss = mul_scalar(model.loss(batch), static_cast<double>(rows) / s.batch);
-    loss.backward();
-    dist::all_reduce_gradients(group, params, {loss.detach()});
-    optim::clip_grad_norm(params, 1.0);
-    opt.step();
-  };
+  models::StepOptions step_options;
+  step_options.loss_scale = static_cast<double>(rows) / s.batch;
+  step_options.after_backward = [&](Tensor& loss) { dist::all_reduce_gradients(group, params, {loss.detach()}); };
+  auto step = [&] { models::train_step(model, opt, params, batch, step_options); };
   step();  // warm-up
   const double reduce_before = group.all_reduce_seconds();
   const auto start = Clock::now();

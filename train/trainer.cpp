@@ -29,6 +29,7 @@
 #include "framework/ops.h"
 #include "framework/optim.h"
 #include "framework/safetensors.h"
+#include "models/train_step.h"
 #include "models/translator_io.h"
 #include "tools/render/render.h"
 
@@ -269,6 +270,8 @@ static TrainOptions options_from_json(const std::string& text, const TrainOption
     throw std::runtime_error("training state: its lr, weight decay, clip or dropout is out of range");
   if (o.dtype != "float32" && o.dtype != "float64")
     throw std::runtime_error("training state: its dtype '" + o.dtype + "' is not float32 or float64");
+  if (o.schedule != "cosine" && o.schedule != "constant")
+    throw std::runtime_error("training state: its schedule '" + o.schedule + "' is not cosine or constant");
   return o;
 }
 
@@ -620,7 +623,7 @@ static TrainResult run_training(const TrainOptions& o, const data::Dataset& ds, 
   const bool live = !o.quiet && isatty(STDOUT_FILENO);
   const int64_t steps_per_epoch = (static_cast<int64_t>(ds.train.size()) + o.batch - 1) / o.batch;
   const int64_t total_steps = steps_per_epoch * o.epochs;
-  const int64_t warmup_steps = std::min(steps_per_epoch, std::max<int64_t>(1, total_steps / 10));
+  const int64_t warmup_steps = models::default_warmup_steps(steps_per_epoch, total_steps);
   if (!o.quiet)
     fmt::print("training {} attention, {} layer{}: {} train / {} valid pairs, {} parameters ({} in attention), {} steps\n",
                o.attention, o.layers, o.layers == 1 ? "" : "s", ds.train.size(), ds.valid.size(), model.parameter_count(),
@@ -694,49 +697,46 @@ static TrainResult run_training(const TrainOptions& o, const data::Dataset& ds, 
                       : data::make_batch(ds.train, idx, english, hindi, trimmed_layout(config.layout, ds.train, idx), device);
       if (group) share = static_cast<double>(batch.target_tokens) / static_cast<double>(batch_tokens);
       // linear warm-up over the first epoch (at most a tenth of the run), then cosine decay to 10% of --lr
-      const double progress = static_cast<double>(step) / total_steps;
-      const double warmup = std::min(1.0, static_cast<double>(step + 1) / warmup_steps);
-      optimizer.lr = o.schedule == "constant" ? o.lr : o.lr * warmup * (0.1 + 0.45 * (1.0 + std::cos(M_PI * progress)));
-      optimizer.zero_grad();
-      Tensor loss;
-      if (!idx.empty()) {
-        loss = model.loss(batch);
-        if (group) loss = mul_scalar(loss, share);
-        loss.backward();
-      }
-      if (group) {  // one all-reduce: every gradient, this rank's loss share and its interrupt flag
-        const Tensor zero = Tensor::zeros({}, trained.front().dtype(), device);
-        const auto summed = dist::all_reduce_gradients(
-            *group, trained,
-            {loss.defined() ? loss.detach() : zero, Tensor::scalar(interrupt_signal.load() != 0 ? 1.0 : 0.0)});
-        loss = reshape(summed[0], {});
-        ranks_interrupted = static_cast<int>(summed[1].item());
-      }
-      if (step_losses) *step_losses << fmt::format("{:.17g}\n", loss.item());
-      Tensor grad_norm = o.clip > 0 ? optim::clip_grad_norm(trained, o.clip) : Tensor();
+      models::StepOptions step_options;
+      step_options.lr = models::scheduled_learning_rate(step, total_steps, warmup_steps, o.lr, o.schedule);
+      step_options.clip = o.clip;
+      if (group) step_options.loss_scale = share;
+      step_options.after_backward = [&](Tensor& loss) {
+        if (group) {  // one all-reduce: every gradient, this rank's loss share and its interrupt flag
+          const Tensor zero = Tensor::zeros({}, trained.front().dtype(), device);
+          const auto summed = dist::all_reduce_gradients(
+              *group, trained,
+              {loss.defined() ? loss.detach() : zero, Tensor::scalar(interrupt_signal.load() != 0 ? 1.0 : 0.0)});
+          loss = reshape(summed[0], {});
+          ranks_interrupted = static_cast<int>(summed[1].item());
+        }
+        if (step_losses) *step_losses << fmt::format("{:.17g}\n", loss.item());
+      };
       // Non-finite loss or gradient norm: stop before the step spoils the weights. The sums of a
       // window of steps stay on the device; the CPU reads them every step (a memory read), a GPU
       // every kCheckEvery steps, so there the message names the window.
-      window_loss = window_loss.defined() ? add(window_loss, loss.detach()) : loss.detach();
-      if (grad_norm.defined()) window_norm = window_norm.defined() ? add(window_norm, grad_norm) : grad_norm;
-      if (device == Device::cpu() || (step + 1) % kCheckEvery == 0 || begin + o.batch >= order.size()) {
-        const int64_t first = checked_steps + 1, last = step + 1;
-        const auto where = [&] {
-          return first == last ? fmt::format("epoch {}, step {}", epoch, last)
-                               : fmt::format("epoch {}, one of steps {} to {}", epoch, first, last);
-        };
-        const double loss_value = window_loss.item();
-        if (!std::isfinite(loss_value))
-          throw std::runtime_error(fmt::format("training stopped: the loss was {} at {} (learning rate {:g}){}",
-                                               loss_value, where(), optimizer.lr, kept_note()));
-        if (window_norm.defined() && !std::isfinite(window_norm.item()))
-          throw std::runtime_error(fmt::format("training stopped: the gradient norm was {} at {} (learning rate {:g}){}",
-                                               window_norm.item(), where(), optimizer.lr, kept_note()));
-        window_loss = Tensor();
-        window_norm = Tensor();
-        checked_steps = last;
-      }
-      optimizer.step();
+      step_options.before_update = [&](const Tensor& loss, const Tensor& grad_norm) {
+        window_loss = window_loss.defined() ? add(window_loss, loss.detach()) : loss.detach();
+        if (grad_norm.defined()) window_norm = window_norm.defined() ? add(window_norm, grad_norm) : grad_norm;
+        if (device == Device::cpu() || (step + 1) % kCheckEvery == 0 || begin + o.batch >= order.size()) {
+          const int64_t first = checked_steps + 1, last = step + 1;
+          const auto where = [&] {
+            return first == last ? fmt::format("epoch {}, step {}", epoch, last)
+                                 : fmt::format("epoch {}, one of steps {} to {}", epoch, first, last);
+          };
+          const double loss_value = window_loss.item();
+          if (!std::isfinite(loss_value))
+            throw std::runtime_error(fmt::format("training stopped: the loss was {} at {} (learning rate {:g}){}",
+                                                 loss_value, where(), optimizer.lr, kept_note()));
+          if (window_norm.defined() && !std::isfinite(window_norm.item()))
+            throw std::runtime_error(fmt::format("training stopped: the gradient norm was {} at {} (learning rate {:g}){}",
+                                                 window_norm.item(), where(), optimizer.lr, kept_note()));
+          window_loss = Tensor();
+          window_norm = Tensor();
+          checked_steps = last;
+        }
+      };
+      const Tensor loss = models::train_step(model, optimizer, trained, batch, step_options).loss;
       ++step;
       tokens_seen += group ? batch_tokens : batch.target_tokens;
       loss_sum = loss_sum.defined() ? add(loss_sum, loss.detach()) : loss.detach();

@@ -25,6 +25,7 @@
 #include "framework/ops.h"
 #include "framework/optim.h"
 #include "framework/random.h"
+#include "models/train_step.h"
 #include "models/translator.h"
 #include "models/translator_io.h"
 
@@ -568,17 +569,14 @@ std::vector<double> train_losses(Device device, bool check_checkpoint = false) {
   models::Translator model(config, gen);
   if (device != Device::cpu()) model.to(device);
   optim::AdamW optimizer(model.parameters(), {.lr = 3e-3, .weight_decay = 0.01});
+  const std::vector<Tensor> params = model.parameters();
   std::vector<double> losses;
   for (int step = 0; step < 20; ++step) {
     std::vector<size_t> idx;
     for (size_t k = 0; k < 16; ++k) idx.push_back((step * 16 + k) % pairs.size());
     const data::Batch batch = data::make_batch(pairs, idx, english, hindi, layout, device);
     const int64_t reads_before = host_reads();
-    optimizer.zero_grad();
-    Tensor loss = model.loss(batch);
-    loss.backward();
-    optim::clip_grad_norm(model.parameters(), 1.0);
-    optimizer.step();
+    const Tensor loss = models::train_step(model, optimizer, params, batch).loss;
     require(host_reads() == reads_before, "a training step on " + device.str() + " read " +
                                               std::to_string(host_reads() - reads_before) + " tensor(s) back to the host");
     losses.push_back(loss.item());
