@@ -130,4 +130,22 @@ Tensor clip_grad_norm(const std::vector<Tensor>& params, double max_norm) {
   return norm;
 }
 
+double scheduled_learning_rate(int64_t step, int64_t total_steps, int64_t warmup_steps, double base_lr,
+                               const std::string& schedule) {
+  if (schedule == "constant") return base_lr;
+  if (schedule != "cosine")
+    throw std::runtime_error(fmt::format("learning-rate schedule '{}': expected cosine or constant", schedule));
+  if (total_steps <= 0 || warmup_steps <= 0 || step < 0)
+    throw std::runtime_error(fmt::format("learning-rate schedule: step {} of {} with {} warm-up step(s)", step,
+                                         total_steps, warmup_steps));
+  // (the trainer's exact expression: its checkpoints depend on every rounding)
+  const double progress = static_cast<double>(step) / total_steps;
+  const double warmup = std::min(1.0, static_cast<double>(step + 1) / warmup_steps);
+  return base_lr * warmup * (0.1 + 0.45 * (1.0 + std::cos(M_PI * progress)));
+}
+
+int64_t default_warmup_steps(int64_t steps_per_epoch, int64_t total_steps) {
+  return std::min(steps_per_epoch, std::max<int64_t>(1, total_steps / 10));
+}
+
 }  // namespace qkv::optim

@@ -1,7 +1,9 @@
 // framework/optim.h — SGD (momentum, Nesterov), Adam and AdamW with exactly PyTorch's update
-// equations, and clip_grad_norm. Parameters without a gradient are skipped, as in PyTorch.
+// equations, clip_grad_norm and the learning-rate schedule (warm-up, cosine decay). Parameters
+// without a gradient are skipped, as in PyTorch.
 #pragma once
 
+#include <string>
 #include <vector>
 
 #include "tensor.h"
@@ -68,5 +70,13 @@ class AdamW : public Adam {
 // multiplied by min(1, max_norm / (norm + 1e-6)), as in PyTorch. Returns the norm before clipping
 // as a 0-d tensor on the gradients' device; nothing is read back to the host.
 Tensor clip_grad_norm(const std::vector<Tensor>& params, double max_norm);
+
+// The learning rate of step `step` (0-based) of `total_steps`: "constant" gives base_lr; "cosine"
+// a linear warm-up over the first warmup_steps, times a cosine decay from base_lr to 10% of it.
+double scheduled_learning_rate(int64_t step, int64_t total_steps, int64_t warmup_steps, double base_lr,
+                               const std::string& schedule);
+
+// The trainer's warm-up: one epoch, at most a tenth of the run, at least one step.
+int64_t default_warmup_steps(int64_t steps_per_epoch, int64_t total_steps);
 
 }  // namespace qkv::optim

@@ -1,5 +1,6 @@
 // models/train_step.h — one training step of the translator (zero_grad, loss, backward, clipping,
-// the optimiser's update) and the learning-rate schedule: used by the trainer, the benchmark and the tests.
+// the optimiser's update; its learning-rate schedule is optim::scheduled_learning_rate): used by the
+// trainer, the benchmark and the tests.
 #pragma once
 
 #include <cstdint>
@@ -37,13 +38,5 @@ struct StepResult {
 // an empty data-parallel share) skips the loss and backward. Reads nothing back to the host.
 StepResult train_step(Translator& model, optim::Optimizer& optimizer, const std::vector<Tensor>& params,
                       const data::Batch& batch, const StepOptions& options = {});
-
-// The learning rate of step `step` (0-based) of `total_steps`: "constant" gives base_lr; "cosine"
-// a linear warm-up over the first warmup_steps, times a cosine decay from base_lr to 10% of it.
-double scheduled_learning_rate(int64_t step, int64_t total_steps, int64_t warmup_steps, double base_lr,
-                               const std::string& schedule);
-
-// The trainer's warm-up: one epoch, at most a tenth of the run, at least one step.
-int64_t default_warmup_steps(int64_t steps_per_epoch, int64_t total_steps);
 
 }  // namespace qkv::models

@@ -303,7 +303,7 @@ TEST_SUITE("optim") {
   }
 
   TEST_CASE("scheduled_learning_rate: linear warm-up, cosine decay to 10%, constant; bad arguments throw") {
-    using qkv::models::scheduled_learning_rate;
+    using qkv::optim::scheduled_learning_rate;
     const double base = 0.01;
     CHECK(scheduled_learning_rate(0, 100, 4, base, "cosine") == doctest::Approx(base / 4 * (0.1 + 0.9)));
     CHECK(scheduled_learning_rate(3, 100, 4, base, "cosine") ==
@@ -315,8 +315,8 @@ TEST_SUITE("optim") {
                       "learning-rate schedule 'linear': expected cosine or constant");
     CHECK_THROWS_WITH(scheduled_learning_rate(0, 100, 0, base, "cosine"),
                       "learning-rate schedule: step 0 of 100 with 0 warm-up step(s)");
-    CHECK(qkv::models::default_warmup_steps(938, 938) == 93);
-    CHECK(qkv::models::default_warmup_steps(5, 100) == 5);
-    CHECK(qkv::models::default_warmup_steps(5, 5) == 1);
+    CHECK(qkv::optim::default_warmup_steps(938, 938) == 93);
+    CHECK(qkv::optim::default_warmup_steps(5, 100) == 5);
+    CHECK(qkv::optim::default_warmup_steps(5, 5) == 1);
   }
 }

@@ -256,7 +256,7 @@ Trajectory train_trajectory(const Reference& ref, DType dtype) {
     batch.target_input = Tensor::from_ids(rows(target_input, k, target_shape[2]), {B, target_shape[2]});
     batch.target_output = Tensor::from_ids(rows(target_output, k, target_shape[2]), {B, target_shape[2]});
     batch.source_lengths = rows(lengths, k, 1);
-    const double lr = models::scheduled_learning_rate(k, settings.at("total_steps").get<int64_t>(),
+    const double lr = optim::scheduled_learning_rate(k, settings.at("total_steps").get<int64_t>(),
                                                       settings.at("warmup_steps").get<int64_t>(),
                                                       settings.at("lr").get<double>(),
                                                       settings.at("schedule").get<std::string>());

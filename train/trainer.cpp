@@ -623,7 +623,7 @@ static TrainResult run_training(const TrainOptions& o, const data::Dataset& ds, 
   const bool live = !o.quiet && isatty(STDOUT_FILENO);
   const int64_t steps_per_epoch = (static_cast<int64_t>(ds.train.size()) + o.batch - 1) / o.batch;
   const int64_t total_steps = steps_per_epoch * o.epochs;
-  const int64_t warmup_steps = models::default_warmup_steps(steps_per_epoch, total_steps);
+  const int64_t warmup_steps = optim::default_warmup_steps(steps_per_epoch, total_steps);
   if (!o.quiet)
     fmt::print("training {} attention, {} layer{}: {} train / {} valid pairs, {} parameters ({} in attention), {} steps\n",
                o.attention, o.layers, o.layers == 1 ? "" : "s", ds.train.size(), ds.valid.size(), model.parameter_count(),
@@ -698,7 +698,7 @@ static TrainResult run_training(const TrainOptions& o, const data::Dataset& ds, 
       if (group) share = static_cast<double>(batch.target_tokens) / static_cast<double>(batch_tokens);
       // linear warm-up over the first epoch (at most a tenth of the run), then cosine decay to 10% of --lr
       models::StepOptions step_options;
-      step_options.lr = models::scheduled_learning_rate(step, total_steps, warmup_steps, o.lr, o.schedule);
+      step_options.lr = optim::scheduled_learning_rate(step, total_steps, warmup_steps, o.lr, o.schedule);
       step_options.clip = o.clip;
       if (group) step_options.loss_scale = share;
       step_options.after_backward = [&](Tensor& loss) {
