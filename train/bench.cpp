@@ -266,10 +266,8 @@ static std::pair<double, double> gemm_floor(const BenchSize& s) {
   return {flops, seconds};
 }
 
-// Training steps per second on synthetic tokens: forward, backward, clip, AdamW. As in real
-// training, the loss is read back only at the end (a GPU runs the steps without waiting).
-// Returns milliseconds per step.
-static double bench_training(const BenchSize& s, Device device, int steps, BenchOutput& out) {
+// The translator a benchmark size describes (one vocabulary size for both languages).
+static models::TranslatorConfig config_for(const BenchSize& s) {
   models::TranslatorConfig config;
   config.d_model = s.d_model;
   config.d_k = s.d_k;
@@ -277,8 +275,15 @@ static double bench_training(const BenchSize& s, Device device, int steps, Bench
   config.source_vocab = s.vocab;
   config.target_vocab = s.vocab;
   config.layout = {s.max_source, s.max_target};
+  return config;
+}
+
+// Training steps per second on synthetic tokens: forward, backward, clip, AdamW. As in real
+// training, the loss is read back only at the end (a GPU runs the steps without waiting).
+// Returns milliseconds per step.
+static double bench_training(const BenchSize& s, Device device, int steps, BenchOutput& out) {
   Generator gen(0);
-  models::Translator model(config, gen);
+  models::Translator model(config_for(s), gen);
   if (device != Device::cpu()) model.to(device);
   optim::AdamW opt(model.parameters(), {.lr = 1e-3, .weight_decay = 0.01});
   // synthetic batch: full-length sentences of random ids (>= 4, past the specials)
@@ -329,15 +334,8 @@ static void bench_data_parallel(const BenchSize& s, int steps, BenchOutput& out)
   dist::ProcessGroup& group = dist::ProcessGroup::world();
   const int N = group.size(), rank = group.rank();
   if (s.batch < N) throw std::runtime_error(fmt::format("bench --data-parallel: {} ranks for a batch of {}", N, s.batch));
-  models::TranslatorConfig config;
-  config.d_model = s.d_model;
-  config.d_k = s.d_k;
-  config.d_ff = s.d_ff;
-  config.source_vocab = s.vocab;
-  config.target_vocab = s.vocab;
-  config.layout = {s.max_source, s.max_target};
   Generator gen(0);
-  models::Translator model(config, gen);
+  models::Translator model(config_for(s), gen);
   optim::AdamW opt(model.parameters(), {.lr = 1e-3, .weight_decay = 0.01});
   // this rank's rows of a synthetic global batch of full-length sentences (equal tokens per row)
   const int64_t rows = s.batch * (rank + 1) / N - s.batch * rank / N;
