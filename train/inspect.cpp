@@ -13,7 +13,9 @@
 
 #include "commands.h"
 #include "framework/autograd.h"
+#include "framework/file_util.h"
 #include "framework/ops.h"
+#include "framework/text_util.h"
 #include "models/seed_example.h"
 #include "models/translator_io.h"
 #include "tools/render/render.h"
@@ -23,12 +25,6 @@ namespace qkv::app {
 
 namespace fs = std::filesystem;
 
-static std::string join(const std::vector<std::string>& words) {
-  std::string out;
-  for (const auto& w : words) out += (out.empty() ? "" : " ") + w;
-  return out;
-}
-
 // "layer 2 of 3": the traced layer, 1-based as the --layer option counts.
 static std::string layer_name(const models::AttentionTrace& trace) {
   return fmt::format("layer {} of {}", trace.layer + 1, trace.layers);
@@ -37,8 +33,8 @@ static std::string layer_name(const models::AttentionTrace& trace) {
 static render::HeatmapSpec heatmap_for(const models::AttentionTrace& trace, const std::string& mode,
                                        const std::string& checkpoint) {
   render::HeatmapSpec spec;
-  spec.title = fmt::format("{}\n-> {}\n{} attention · {} · {}", join(trace.english), join(trace.hindi), mode,
-                           layer_name(trace), checkpoint);
+  spec.title = fmt::format("{}\n-> {}\n{} attention · {} · {}", join(trace.english, " "), join(trace.hindi, " "),
+                           mode, layer_name(trace), checkpoint);
   spec.row_labels = trace.labels;
   spec.col_labels = trace.labels;
   spec.values = trace.weights;
@@ -102,8 +98,8 @@ static std::string trace_csv(const models::AttentionTrace& t) {
 static nlohmann::ordered_json trace_json(const models::AttentionTrace& t, const std::string& mode,
                                          const std::string& checkpoint) {
   nlohmann::ordered_json j;
-  j["sentence"] = join(t.english);
-  j["translation"] = join(t.hindi);
+  j["sentence"] = join(t.english, " ");
+  j["translation"] = join(t.hindi, " ");
   j["attention"] = mode;
   j["layer"] = t.layer + 1;  // 1-based, as --layer
   j["layers"] = t.layers;
@@ -167,7 +163,7 @@ static void run_attend(const AttendOptions& o) {
   } else if (format == "text") {
     for (size_t k = 0; k < traces.size(); ++k) {
       fmt::print("{} attention · {} · {}\n{}  ->  {}\n", modes[k], layer_name(traces[k]), checkpoints[k],
-                 join(traces[k].english), join(traces[k].hindi));
+                 join(traces[k].english, " "), join(traces[k].hindi, " "));
       print_text_heatmap(traces[k], o.out.empty() && isatty(STDOUT_FILENO));
       if (k + 1 < traces.size()) fmt::print("\n");
     }
@@ -176,7 +172,7 @@ static void run_attend(const AttendOptions& o) {
     throw std::runtime_error("unknown --format '" + format + "' (expected png, text, csv or json)");
   }
   if (o.out.empty()) fmt::print("{}", text);
-  else write_text_atomic(o.out, text), fmt::print("wrote {}\n", o.out);
+  else write_file_atomic(o.out, text), fmt::print("wrote {}\n", o.out);
 }
 
 // ---- demo ----
@@ -319,7 +315,7 @@ static void run_demo(const DemoOptions& o) {
     for (auto& r : results) {
       const auto trace =
           models::trace_attention(*r.loaded.model, words, r.loaded.english, r.loaded.hindi, r.loaded.model->layers() - 1);
-      translations += fmt::format("    {:<8} -> {}\n", r.mode, join(trace.hindi));
+      translations += fmt::format("    {:<8} -> {}\n", r.mode, join(trace.hindi, " "));
       if (r.mode != "none") images.insert(images.begin(), render::render_heatmap(heatmap_for(trace, r.mode, r.train.checkpoint)));
     }
     const std::string file = fmt::format("attention_{}.png", name);
@@ -378,7 +374,7 @@ static void run_demo(const DemoOptions& o) {
   std::vector<std::string> checkpoints;
   for (const auto& r : results) checkpoints.push_back(r.train.checkpoint);
   write_explorer_page(checkpoints, {}, (fs::path(o.out) / "explore.html").string(), true);
-  write_text_atomic((fs::path(o.out) / "index.html").string(), html);
+  write_file_atomic((fs::path(o.out) / "index.html").string(), html);
   fmt::print("\nwrote {} and {} (the explorer)\n", (fs::path(o.out) / "index.html").string(),
              (fs::path(o.out) / "explore.html").string());
 }
