@@ -1,5 +1,5 @@
 // framework/safetensors.cpp — safetensors encode/decode with the reference reader's validation,
-// plus the atomic file write. JSON parsing is nlohmann's; duplicate keys are detected here.
+// written atomically (file_util.h). JSON parsing is nlohmann's; duplicate keys are detected here.
 #include "safetensors.h"
 
 #include <fcntl.h>
@@ -14,7 +14,10 @@
 #include <nlohmann/json.hpp>
 #include <set>
 #include <stdexcept>
+#include <string_view>
 #include <tuple>
+
+#include "file_util.h"
 
 namespace qkv {
 
@@ -422,33 +425,7 @@ SafeTensorsFile safetensors_parse(const std::vector<uint8_t>& bytes, const std::
 void safetensors_write(const std::string& path, const SafeTensorsFile& file) {
   const std::vector<uint8_t> bytes = serialize_with_name(file, path);
   const std::string temp_path = path + ".tmp." + std::to_string(::getpid());
-
-  FILE* stream = std::fopen(temp_path.c_str(), "wb");
-  if (stream == nullptr) fail(path, "cannot create temp file '" + temp_path + "': " + errno_text());
-  auto abandon = [&](const std::string& reason) {
-    const std::string detail = reason + ": " + errno_text();
-    if (stream != nullptr) std::fclose(stream);
-    std::remove(temp_path.c_str());
-    fail(path, detail);
-  };
-  if (!bytes.empty() && std::fwrite(bytes.data(), 1, bytes.size(), stream) != bytes.size()) {
-    abandon("writing '" + temp_path + "' failed");
-  }
-  if (std::fflush(stream) != 0) abandon("flushing '" + temp_path + "' failed");
-  if (::fsync(::fileno(stream)) != 0) abandon("fsync of '" + temp_path + "' failed");
-  const int close_result = std::fclose(stream);
-  stream = nullptr;
-  if (close_result != 0) abandon("closing '" + temp_path + "' failed");
-  if (std::rename(temp_path.c_str(), path.c_str()) != 0) abandon("renaming '" + temp_path + "' over it failed");
-
-  // Best effort: make the rename itself durable by syncing the directory.
-  const size_t slash = path.find_last_of('/');
-  const std::string directory = slash == std::string::npos ? "." : (slash == 0 ? "/" : path.substr(0, slash));
-  const int directory_fd = ::open(directory.c_str(), O_RDONLY | O_DIRECTORY);
-  if (directory_fd >= 0) {
-    ::fsync(directory_fd);
-    ::close(directory_fd);
-  }
+  write_file_atomic(path, std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size()), temp_path);
 }
 
 SafeTensorsFile safetensors_read(const std::string& path) {

@@ -10,7 +10,6 @@
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
-#include <fstream>
 #include <limits>
 #include <string>
 
@@ -37,11 +36,6 @@ bool all_nan(const Tensor& t) {
 
 std::string temp_path(const std::string& name) {
   return (std::filesystem::temp_directory_path() / fmt::format("qkv_nonfinite_{}_{}", ::getpid(), name)).string();
-}
-
-void write_bytes(const std::string& path, const std::vector<uint8_t>& bytes) {
-  std::ofstream out(path, std::ios::binary);
-  out.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
 }
 
 // A safetensors file whose header is `header` (padded with spaces) and whose data is `data_bytes` zeros.

@@ -15,6 +15,7 @@
 
 #include "commands.h"
 #include "framework/distributed.h"
+#include "framework/text_util.h"
 
 #include <cblas.h>
 #include "data/dataset.h"
@@ -116,9 +117,7 @@ static bool translate_lines(models::Translator& model, const models::LoadedTrans
     for (const auto& w : words)
       if (!loaded.english.contains(w)) unknown += (unknown.empty() ? "'" : ", '") + w + "'";
     if (!unknown.empty()) fmt::print(stderr, "{}: warning: unknown words mapped to <unk>: {}\n", where, unknown);
-    std::string joined;
-    for (const auto& w : words) joined += (joined.empty() ? "" : " ") + w;
-    lines.push_back(joined);
+    lines.push_back(join(words, " "));
     batch.push_back(words);
     if (batch.size() == kBatch) flush();
   }
@@ -271,9 +270,7 @@ void register_translator(CLI::App& app) {
     const std::vector<std::string> words = sentence_words(*sentence);
     check_sentence(words, loaded.model->config().layout.max_source, loaded.english);
     const auto out = loaded.model->translate({words}, loaded.english, loaded.hindi);
-    std::string joined;
-    for (const auto& w : out[0]) joined += (joined.empty() ? "" : " ") + w;
-    fmt::print("{}\n", joined);
+    fmt::print("{}\n", join(out[0], " "));
   });
 }
 

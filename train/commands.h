@@ -16,7 +16,7 @@ void register_commands(CLI::App& app);
 void register_example(CLI::App& app);      // commands.cpp
 void register_translator(CLI::App& app);   // commands.cpp: train, eval, translate
 void register_inspection(CLI::App& app);   // inspect.cpp: attend, demo
-void register_scaling(CLI::App& app);      // scaling.cpp: the sqrt(d_k) experiment
+void register_scaling(CLI::App& app);      // scaling_command.cpp: the sqrt(d_k) experiment
 void register_bench(CLI::App& app);        // bench.cpp: matmul overhead and training throughput
 void register_explore(CLI::App& app);      // explore.cpp: the offline explorer page
 

@@ -9,6 +9,7 @@
 #include <stdexcept>
 
 #include "commands.h"
+#include "framework/file_util.h"
 #include "models/translator_io.h"
 #include "tools/render/render.h"
 #include "trainer.h"
@@ -97,7 +98,7 @@ void write_explorer_page(const std::vector<std::string>& paths, const std::vecto
   const size_t at = page.find(kDataMarker);
   if (at == std::string::npos) throw std::runtime_error("explore: the page template has no data marker (a build problem)");
   page.replace(at, std::strlen(kDataMarker), script_safe(data.dump()));
-  write_text_atomic(out, page);
+  write_file_atomic(out, page);
   if (!quiet)
     fmt::print("wrote {} ({:.1f} MB; {} model{}, {} starting sentences); open it in a browser, no network needed\n", out,
                page.size() / 1e6, paths.size(), paths.size() == 1 ? "" : "s", sentences.size());

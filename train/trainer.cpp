@@ -3,7 +3,6 @@
 #include "trainer.h"
 
 #include <fmt/format.h>
-#include <fcntl.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -23,6 +22,7 @@
 #include "framework/autograd.h"
 #include "framework/backend.h"
 #include "framework/distributed.h"
+#include "framework/file_util.h"
 #ifdef QKV_WITH_CUDA
 #include "framework/cuda/cuda_info.h"
 #endif
@@ -64,16 +64,6 @@ static data::Layout trimmed_layout(const data::Layout& layout, const std::vector
   return trimmed;
 }
 
-// Makes a rename durable: fsync of the directory that holds `path` (best effort).
-static void sync_directory_of(const std::string& path) {
-  const std::string dir = fs::path(path).parent_path().empty() ? "." : fs::path(path).parent_path().string();
-  const int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY);
-  if (fd >= 0) {
-    ::fsync(fd);
-    ::close(fd);
-  }
-}
-
 EvalResult evaluate(models::Translator& model, const std::vector<data::SentencePair>& pairs,
                     const data::Vocab& english, const data::Vocab& hindi, int64_t batch_size) {
   NoGradGuard no_grad;
@@ -112,26 +102,6 @@ EvalResult evaluate(models::Translator& model, const std::vector<data::SentenceP
   r.exact_match = r.sentences ? static_cast<double>(exact) / r.sentences : 0;
   model.train(was_training);
   return r;
-}
-
-void write_text_atomic(const std::string& path, const std::string& text) {
-  const std::string tmp = path + ".tmp";
-  FILE* out = std::fopen(tmp.c_str(), "wb");
-  if (!out) throw std::runtime_error(path + ": cannot write: " + std::strerror(errno));
-  const bool written = std::fwrite(text.data(), 1, text.size(), out) == text.size() && std::fflush(out) == 0 &&
-                       ::fsync(::fileno(out)) == 0;  // on disk before the rename makes it visible
-  const std::string error = std::strerror(errno);
-  if (std::fclose(out) != 0 || !written) {
-    std::remove(tmp.c_str());
-    throw std::runtime_error(path + ": write failed: " + error);
-  }
-  std::error_code ec;
-  fs::rename(tmp, path, ec);
-  if (ec) {
-    std::remove(tmp.c_str());
-    throw std::runtime_error(path + ": cannot rename into place: " + ec.message());
-  }
-  sync_directory_of(path);
 }
 
 static std::string format_eta(double seconds) {
@@ -778,7 +748,7 @@ static TrainResult run_training(const TrainOptions& o, const data::Dataset& ds, 
     }
     st.csv += fmt::format("{},{:.6f},{:.6f},{:.6f},{:.6f},{:.3f}\n", epoch, rec.train_loss, rec.valid.loss,
                           rec.valid.token_accuracy, rec.valid.exact_match, rec.seconds);
-    if (writer) write_text_atomic((fs::path(o.out_dir) / "metrics.csv").string(), st.csv);  // complete after every epoch
+    if (writer) write_file_atomic((fs::path(o.out_dir) / "metrics.csv").string(), st.csv);  // complete after every epoch
     st.history = result.history;
     if (epoch < o.epochs) {  // the next epoch starts from here if the run is interrupted
       st.epoch = epoch + 1;

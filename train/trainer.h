@@ -74,9 +74,6 @@ TrainResult train_translator(const TrainOptions& options);
 EvalResult evaluate(models::Translator& model, const std::vector<data::SentencePair>& pairs,
                     const data::Vocab& english, const data::Vocab& hindi, int64_t batch_size = 256);
 
-// Writes text to path atomically: a temp file beside it, then a rename.
-void write_text_atomic(const std::string& path, const std::string& text);
-
 // The layout that fits every sentence of the training split.
 data::Layout layout_for(const data::Dataset& ds);
 

@@ -1,5 +1,6 @@
-// models/scaling.cpp — the sqrt(d_k) experiment (see scaling.h), computed with qkv ops.
-#include "scaling.h"
+// models/scaling_experiment.cpp — the sqrt(d_k) experiment (see scaling_experiment.h), computed with
+// qkv ops.
+#include "scaling_experiment.h"
 
 #include <algorithm>
 #include <cmath>

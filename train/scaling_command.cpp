@@ -1,4 +1,4 @@
-// train/scaling.cpp — `qkv scaling`: the seed's sqrt(d_k) section reproduced with qkv. Prints the
+// train/scaling_command.cpp — `qkv scaling`: the seed's sqrt(d_k) section reproduced with qkv. Prints the
 // variance, softmax-saturation and gradient tables and writes DIR/scaling.png (two panels).
 #include <fmt/format.h>
 
@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "commands.h"
-#include "models/scaling.h"
+#include "models/scaling_experiment.h"
 #include "tools/render/render.h"
 
 namespace qkv::app {

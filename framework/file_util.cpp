@@ -1,0 +1,56 @@
+// framework/file_util.cpp — write_file_atomic: temp file, fsync, rename over the target, fsync of
+// the directory that holds it.
+#include "file_util.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <stdexcept>
+
+namespace qkv {
+
+namespace {
+
+// Makes a rename durable: fsync of the directory that holds `path` (best effort).
+void sync_directory_of(const std::string& path) {
+  const size_t slash = path.find_last_of('/');
+  const std::string directory = slash == std::string::npos ? "." : (slash == 0 ? "/" : path.substr(0, slash));
+  const int directory_fd = ::open(directory.c_str(), O_RDONLY | O_DIRECTORY);
+  if (directory_fd >= 0) {
+    ::fsync(directory_fd);
+    ::close(directory_fd);
+  }
+}
+
+}  // namespace
+
+void write_file_atomic(const std::string& path, std::string_view bytes, const std::string& temp_path) {
+  FILE* stream = std::fopen(temp_path.c_str(), "wb");
+  if (stream == nullptr)
+    throw std::runtime_error(path + ": cannot create temp file '" + temp_path + "': " + std::strerror(errno));
+  auto abandon = [&](const std::string& reason) {
+    const std::string detail = reason + ": " + std::strerror(errno);
+    if (stream != nullptr) std::fclose(stream);
+    std::remove(temp_path.c_str());
+    throw std::runtime_error(path + ": " + detail);
+  };
+  if (!bytes.empty() && std::fwrite(bytes.data(), 1, bytes.size(), stream) != bytes.size())
+    abandon("writing '" + temp_path + "' failed");
+  if (std::fflush(stream) != 0) abandon("flushing '" + temp_path + "' failed");
+  // on disk before the rename makes it visible
+  if (::fsync(::fileno(stream)) != 0) abandon("fsync of '" + temp_path + "' failed");
+  const int close_result = std::fclose(stream);
+  stream = nullptr;
+  if (close_result != 0) abandon("closing '" + temp_path + "' failed");
+  if (std::rename(temp_path.c_str(), path.c_str()) != 0) abandon("renaming '" + temp_path + "' over it failed");
+  sync_directory_of(path);
+}
+
+void write_file_atomic(const std::string& path, std::string_view bytes) {
+  write_file_atomic(path, bytes, path + ".tmp");
+}
+
+}  // namespace qkv

@@ -1,0 +1,262 @@
+// tools/render/render_plot.cpp — line plots (loss curves and the like): linear or log axes with
+// "nice" ticks, dashed or marked series, and a legend.
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "render_internal.h"
+
+namespace qkv::render {
+
+using namespace detail;
+
+namespace {
+
+struct Axis {
+  bool log = false;
+  double lo = 0, hi = 1;  // in transformed units (log10 for log axes)
+  std::vector<double> major;  // transformed units
+  std::vector<std::string> labels;
+  std::vector<double> minor;  // transformed units
+
+  double tf(double v) const { return log ? (v > 0 ? std::log10(v) : std::numeric_limits<double>::quiet_NaN()) : v; }
+};
+
+std::string format_log_tick(double v) {
+  const double k = std::log10(v);
+  char buf[32];
+  if (std::fabs(k - std::round(k)) < 1e-9) {
+    const int e = static_cast<int>(std::lround(k));
+    if (e >= -4 && e <= 6)
+      std::snprintf(buf, sizeof buf, "%.*f", std::max(0, -e), v);
+    else
+      std::snprintf(buf, sizeof buf, "1e%d", e);
+  } else {
+    std::snprintf(buf, sizeof buf, "%g", v);
+  }
+  return buf;
+}
+
+Axis make_axis(bool log, const std::vector<double>& values, bool pad_linear, int max_ticks) {
+  Axis a;
+  a.log = log;
+  double lo = std::numeric_limits<double>::infinity(), hi = -lo;
+  for (double v : values) {
+    const double t = a.tf(v);
+    if (!std::isfinite(t)) continue;
+    lo = std::min(lo, t), hi = std::max(hi, t);
+  }
+  if (!std::isfinite(lo)) lo = 0, hi = 1;
+  if (hi - lo < 1e-12 * std::max(1.0, std::fabs(lo))) {
+    const double d = log ? 0.5 : std::max(std::fabs(lo) * 0.1, 0.5);
+    lo -= d, hi += d;
+  } else if (log) {
+    const double m = (hi - lo) * 0.03;
+    lo -= m, hi += m;
+  } else if (pad_linear) {
+    const double m = (hi - lo) * 0.05;
+    lo -= m, hi += m;
+  }
+  a.lo = lo, a.hi = hi;
+
+  if (!log) {
+    double step = 1;
+    for (double v : nice_ticks(lo, hi, max_ticks, &step)) a.major.push_back(v);
+    const int d = decimals_for(step);
+    for (double v : a.major) a.labels.push_back(format_fixed(v, d));
+    return a;
+  }
+  // Log axis: decades; if fewer than two fit, add 2x and 5x; if still too few, linear nice ticks.
+  std::vector<double> vals;
+  for (double k = std::ceil(lo - 1e-9); k <= std::floor(hi + 1e-9); k += 1) vals.push_back(std::pow(10.0, k));
+  const bool decades = vals.size() >= 2;
+  if (!decades) {
+    vals.clear();
+    for (double k = std::floor(lo) - 1; k <= std::ceil(hi); k += 1)
+      for (double m : {1.0, 2.0, 5.0}) {
+        const double v = m * std::pow(10.0, k), t = std::log10(v);
+        if (t >= lo - 1e-9 && t <= hi + 1e-9) vals.push_back(v);
+      }
+    if (vals.size() < 2) {
+      vals.clear();
+      for (double v : nice_ticks(std::pow(10.0, lo), std::pow(10.0, hi), max_ticks))
+        if (v > 0) vals.push_back(v);
+    }
+  }
+  // Thin out decades if there are too many.
+  size_t every = 1;
+  while (vals.size() / every > static_cast<size_t>(max_ticks)) ++every;
+  for (size_t i = 0; i < vals.size(); i += every) {
+    a.major.push_back(std::log10(vals[i]));
+    a.labels.push_back(format_log_tick(vals[i]));
+  }
+  if (decades && every == 1)
+    for (double k = std::floor(lo); k <= std::ceil(hi); k += 1)
+      for (int m = 2; m <= 9; ++m) {
+        const double t = k + std::log10(static_cast<double>(m));
+        if (t > lo && t < hi) a.minor.push_back(t);
+      }
+  return a;
+}
+
+}  // namespace
+
+Image render_line_plot(const LinePlotSpec& spec) {
+  const int W = std::max(spec.width, 200), H = std::max(spec.height, 150);
+  Image img(W, H);
+  const Font title_f(17.0f), label_f(14.0f), tick_f(12.0f);
+  const int pad = 12;
+
+  std::vector<double> xs, ys;
+  for (const auto& s : spec.series) {
+    const size_t n = std::min(s.x.size(), s.y.size());
+    xs.insert(xs.end(), s.x.begin(), s.x.begin() + static_cast<long>(n));
+    ys.insert(ys.end(), s.y.begin(), s.y.begin() + static_cast<long>(n));
+  }
+
+  // Vertical layout.
+  std::vector<TextItem> items;
+  int top = pad;
+  if (!spec.title.empty()) top = layout_title(title_f, spec.title, W / 2, top, items) + 6;
+  const int tick_h = static_cast<int>(std::lround(tick_f.pixel_height() * 1.4));
+  const int xlabel_h = spec.x_label.empty() ? 0 : static_cast<int>(std::lround(label_f.pixel_height() * 1.5));
+  const int py0 = top + 6;
+  const int py1 = H - pad - xlabel_h - tick_h - 8;
+
+  // Legend (right of the plot area).
+  int legend_w = 0;
+  std::vector<const Series*> named;
+  for (const auto& s : spec.series)
+    if (!s.name.empty()) named.push_back(&s);
+  for (const auto* s : named) legend_w = std::max(legend_w, label_f.text_width(s->name));
+  if (!named.empty()) legend_w += 28 + 8 + 16;
+
+  const int ymax_ticks = std::clamp((py1 - py0) / 45, 2, 10);
+  const Axis ay = make_axis(spec.log_y, ys, true, ymax_ticks);
+  int ytick_w = 0;
+  for (const auto& s : ay.labels) ytick_w = std::max(ytick_w, tick_f.text_width(s));
+  const int ylabel_w = spec.y_label.empty() ? 0 : static_cast<int>(std::lround(label_f.pixel_height() * 1.5));
+  const int px0 = pad + ylabel_w + ytick_w + 10;
+  const int px1 = W - pad - (legend_w ? legend_w + 12 : 8);
+  if (px1 - px0 < 40 || py1 - py0 < 40) throw std::invalid_argument("line plot: image too small for its labels");
+  const int xmax_ticks = std::clamp((px1 - px0) / 70, 2, 12);
+  const Axis ax = make_axis(spec.log_x, xs, false, xmax_ticks);
+
+  const auto map_x = [&](double t) { return px0 + (t - ax.lo) / (ax.hi - ax.lo) * (px1 - px0); };
+  const auto map_y = [&](double t) { return py1 - (t - ay.lo) / (ay.hi - ay.lo) * (py1 - py0); };
+
+  // Grid lines and ticks.
+  for (double t : ax.major) {
+    const int x = static_cast<int>(std::lround(map_x(t)));
+    img.fill_rect(x, py0, x + 1, py1, kGridLine);
+  }
+  for (double t : ay.major) {
+    const int y = static_cast<int>(std::lround(map_y(t)));
+    img.fill_rect(px0, y, px1, y + 1, kGridLine);
+  }
+  img.stroke_rect(px0, py0, px1 + 1, py1 + 1, kAxis);
+  for (double t : ax.minor) {
+    const int x = static_cast<int>(std::lround(map_x(t)));
+    img.fill_rect(x, py1 + 1, x + 1, py1 + 4, kAxis);
+  }
+  for (double t : ay.minor) {
+    const int y = static_cast<int>(std::lround(map_y(t)));
+    img.fill_rect(px0 - 3, y, px0, y + 1, kAxis);
+  }
+  int last_x1 = std::numeric_limits<int>::min();
+  for (size_t i = 0; i < ax.major.size(); ++i) {
+    const int x = static_cast<int>(std::lround(map_x(ax.major[i])));
+    img.fill_rect(x, py1 + 1, x + 1, py1 + 6, kAxis);
+    const LabelBox b0 = tick_f.text_box(ax.labels[i], 0, 0);
+    int lx = x - (b0.x0 + b0.x1) / 2;
+    lx = std::clamp(lx, -b0.x0 + 1, W - 1 - b0.x1);
+    TextItem t = place(tick_f, ax.labels[i], lx, py1 + 8 + static_cast<int>(tick_f.pixel_height() * 0.8), false, kText);
+    if (t.box.x0 > last_x1 + 3) {  // skip labels that would collide
+      items.push_back(t);
+      last_x1 = t.box.x1;
+    }
+  }
+  for (size_t i = 0; i < ay.major.size(); ++i) {
+    const int y = static_cast<int>(std::lround(map_y(ay.major[i])));
+    img.fill_rect(px0 - 6, y, px0, y + 1, kAxis);
+    const LabelBox b0 = tick_f.text_box(ay.labels[i], 0, 0);
+    items.push_back(place(tick_f, ay.labels[i], px0 - 8 - b0.x1, centre_baseline(tick_f, y), false, kText));
+  }
+
+  // Axis labels.
+  if (!spec.x_label.empty()) {
+    const LabelBox b0 = label_f.text_box(spec.x_label, 0, 0);
+    items.push_back(place(label_f, spec.x_label, (px0 + px1) / 2 - (b0.x0 + b0.x1) / 2,
+                          H - pad - std::max(0, b0.y1), false, kText));
+  }
+  if (!spec.y_label.empty()) {
+    const LabelBox b0 = label_f.text_box(spec.y_label, 0, 0);
+    const int x = pad - b0.y0;
+    const int pen_y = (py0 + py1) / 2 + b0.width() / 2 + b0.x0;
+    items.push_back(place(label_f, spec.y_label, x, pen_y, true, kText));
+  }
+
+  // Series.
+  const LabelBox clip{px0 + 1, py0 + 1, px1, py1};
+  for (const auto& s : spec.series) {
+    const size_t n = std::min(s.x.size(), s.y.size());
+    bool have_prev = false;
+    double prev_x = 0, prev_y = 0, phase = 0;
+    const double on = 7, off = 5;
+    for (size_t i = 0; i < n; ++i) {
+      const double tx = ax.tf(s.x[i]), ty = ay.tf(s.y[i]);
+      if (!std::isfinite(tx) || !std::isfinite(ty)) {
+        have_prev = false;
+        continue;
+      }
+      const double X = map_x(tx), Y = map_y(ty);
+      if (have_prev) {
+        if (!s.dashed) {
+          img.draw_line(prev_x, prev_y, X, Y, s.color, 2.0, &clip);
+        } else {
+          const double len = std::hypot(X - prev_x, Y - prev_y);
+          double d = 0;
+          while (d < len) {
+            const double cyc = std::fmod(phase, on + off);
+            const bool draw = cyc < on;
+            const double seg = std::min(len - d, draw ? on - cyc : on + off - cyc);
+            if (draw && len > 0) {
+              const double a = d / len, b = (d + seg) / len;
+              img.draw_line(prev_x + (X - prev_x) * a, prev_y + (Y - prev_y) * a, prev_x + (X - prev_x) * b,
+                            prev_y + (Y - prev_y) * b, s.color, 2.0, &clip);
+            }
+            d += seg;
+            phase += seg;
+          }
+        }
+      }
+      if (s.markers) img.fill_circle(X, Y, 3.0, s.color, &clip);
+      prev_x = X, prev_y = Y, have_prev = true;
+    }
+  }
+
+  // Legend box.
+  if (!named.empty()) {
+    const int lx0 = px1 + 12, ly0 = py0;
+    const int row_h = static_cast<int>(std::lround(label_f.pixel_height() * 1.6));
+    const int lx1 = lx0 + legend_w, ly1 = ly0 + 8 + row_h * static_cast<int>(named.size());
+    img.stroke_rect(lx0, ly0, lx1, ly1, {190, 190, 190});
+    for (size_t i = 0; i < named.size(); ++i) {
+      const int cy = ly0 + 4 + row_h * static_cast<int>(i) + row_h / 2;
+      const Series& s = *named[i];
+      if (s.dashed) {
+        img.draw_line(lx0 + 8, cy, lx0 + 16, cy, s.color, 2.0);
+        img.draw_line(lx0 + 22, cy, lx0 + 30, cy, s.color, 2.0);
+      } else {
+        img.draw_line(lx0 + 8, cy, lx0 + 30, cy, s.color, 2.0);
+      }
+      if (s.markers) img.fill_circle(lx0 + 19, cy, 3.0, s.color);
+      items.push_back(place(label_f, s.name, lx0 + 36, centre_baseline(label_f, cy), false, kText));
+    }
+  }
+
+  for (const auto& t : items) draw_item(img, t);
+  return img;
+}
+
+}  // namespace qkv::render
