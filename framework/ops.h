@@ -1,7 +1,7 @@
 // framework/ops.h — every differentiable op. Each op's forward and backward sit side by side in
 // one of the ops_*.cpp files and call only backend primitives (backend.h) or other ops, so a new
-// device never touches a derivative. Shapes: B batch, T sequence, D model width, K head width,
-// V vocabulary. Axes may be negative (counted from the end), as in PyTorch.
+// device never touches a derivative. Shapes: B batch, T sequence, D model width, H head width;
+// vocab is spelled out (V is never the vocabulary), and K is only a gemm's inner dimension. Axes may be negative (counted from the end), as in PyTorch.
 #pragma once
 
 #include <cstdint>
@@ -73,11 +73,11 @@ Tensor softmax(const Tensor& x);      // over the last axis; an all -inf row giv
 Tensor log_softmax(const Tensor& x);  // over the last axis; an all -inf row gives zeros
 // Where mask == 0 the result is `value` (e.g. -inf), elsewhere x. mask broadcasts to x.
 Tensor masked_fill(const Tensor& x, const Tensor& mask, double value);
-// table (V, D), ids (...) int64 -> (..., D). Backward scatter-adds into the rows used.
+// table (vocab, D), ids (...) int64 -> (..., D). Backward scatter-adds into the rows used.
 Tensor embedding(const Tensor& table, const Tensor& ids);
 // Normalises over the last axis; weight and bias (D) may be undefined tensors.
 Tensor layer_norm(const Tensor& x, const Tensor& weight, const Tensor& bias, double eps = 1e-5);
-// Mean cross-entropy of logits (..., V) against int64 targets (...), skipping ignore_index.
+// Mean cross-entropy of logits (..., vocab) against int64 targets (...), skipping ignore_index.
 Tensor cross_entropy(const Tensor& logits, const Tensor& targets, int64_t ignore_index = -100);
 // ---- fused attention (ops_attention.cpp) ----
 // Which keys each query may see. Query i sits at key position query_offset + i; key j is visible
@@ -93,7 +93,7 @@ struct AttentionMask {
   // lengths[b] are real words; the keys after it are causal.
   static AttentionMask prefix_lm(int64_t source, std::vector<int64_t> lengths) { return {source, std::move(lengths), 0}; }
 };
-// softmax(q k^T * scale + mask) v for q (B, Tq, K), k (B, Tk, K), v (B, Tk, Kv) -> (B, Tq, Kv),
+// softmax(q k^T * scale + mask) v for q (B, Tq, H), k (B, Tk, H), v (B, Tk, Hv) -> (B, Tq, Hv),
 // without forming the (Tq, Tk) matrix: tiles with an online softmax forward, a recomputing
 // backward (FlashAttention-2's algorithm). A query that sees no key gives zeros, as softmax does
 // for an all -inf row. Its backward is not itself differentiable.

@@ -11,11 +11,11 @@ Tensor attention(const Tensor& q, const Tensor& k, const Tensor& v, const Attent
   check_pair(q, k, "attention");
   check_pair(q, v, "attention");
   if (q.dim() != 3 || k.dim() != 3 || v.dim() != 3)
-    throw std::runtime_error(fmt::format("attention: q, k and v must be (B, T, K), got {}, {} and {}",
+    throw std::runtime_error(fmt::format("attention: q, k and v must be (B, T, H), got {}, {} and {}",
                                          shape_str(q.shape()), shape_str(k.shape()), shape_str(v.shape())));
-  const int64_t B = q.size(0), Tq = q.size(1), K = q.size(2), Tk = k.size(1), Kv = v.size(2);
-  if (k.size(0) != B || v.size(0) != B || k.size(2) != K || v.size(1) != Tk)
-    throw std::runtime_error(fmt::format("attention: q {}, k {} and v {} do not fit (B, Tq, K), (B, Tk, K), (B, Tk, Kv)",
+  const int64_t B = q.size(0), Tq = q.size(1), H = q.size(2), Tk = k.size(1), Hv = v.size(2);
+  if (k.size(0) != B || v.size(0) != B || k.size(2) != H || v.size(1) != Tk)
+    throw std::runtime_error(fmt::format("attention: q {}, k {} and v {} do not fit (B, Tq, H), (B, Tk, H), (B, Tk, Hv)",
                                          shape_str(q.shape()), shape_str(k.shape()), shape_str(v.shape())));
   if (!std::isfinite(scale))
     throw std::runtime_error(fmt::format("attention: scale must be finite, got {}", scale));
@@ -33,13 +33,13 @@ Tensor attention(const Tensor& q, const Tensor& k, const Tensor& v, const Attent
   shape.batch = B;
   shape.queries = Tq;
   shape.keys = Tk;
-  shape.width = K;
-  shape.value_width = Kv;
+  shape.width = H;
+  shape.value_width = Hv;
   shape.query_offset = mask.query_offset;
   shape.prefix = std::min(mask.prefix, Tk);
   shape.key_lengths = mask.key_lengths;
   shape.scale = scale;
-  Tensor out = Tensor::empty({B, Tq, Kv}, q.dtype(), q.device());
+  Tensor out = Tensor::empty({B, Tq, Hv}, q.dtype(), q.device());
   Tensor lse = Tensor::empty({B, Tq}, q.dtype(), q.device());
   if (out.numel() > 0) {
     backend_of(q).attention_forward(q.dtype(), shape, q.data_ptr(), k.data_ptr(), v.data_ptr(), out.data_ptr(),

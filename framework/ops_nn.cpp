@@ -62,7 +62,7 @@ Tensor embedding(const Tensor& table, const Tensor& ids) {
   check_float(table, "embedding");
   check_defined(ids, "embedding");
   if (table.dim() != 2)
-    throw std::runtime_error("embedding: table must be (V, D), got " + shape_str(table.shape()));
+    throw std::runtime_error("embedding: table must be (vocab, D), got " + shape_str(table.shape()));
   if (ids.dtype() != DType::I64)
     throw std::runtime_error("embedding: ids must be int64, got " + dtype_name(ids.dtype()));
   if (ids.device() != table.device())

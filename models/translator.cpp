@@ -98,9 +98,9 @@ void TranslatorConfig::validate() const {
 }
 
 int64_t TranslatorConfig::parameter_count() const {
-  const int64_t D = d_model, K = d_k, F = d_ff;
+  const int64_t D = d_model, H = d_k, F = d_ff;
   int64_t count = (source_vocab + target_vocab + layout.length()) * D;  // token and position embeddings
-  const int64_t attention = this->attention == AttentionMode::Learned ? 3 * D * K + K * D : 0;  // W_q, W_k, W_v, W_o
+  const int64_t attention = this->attention == AttentionMode::Learned ? 3 * D * H + H * D : 0;  // W_q, W_k, W_v, W_o
   const int64_t block = attention + 2 * D + (D * F + F) + (F * D + D);  // + LayerNorm, fc1, fc2
   count += layers * block;
   return count + D * target_vocab + target_vocab;  // the head
@@ -113,11 +113,11 @@ double attention_scale(const Tensor& queries) { return 1.0 / std::sqrt(static_ca
 Tensor attend(const Tensor& queries, const Tensor& keys, const Tensor& values, const Tensor& keep,
               Tensor* weights_out) {
   const double scale = attention_scale(queries);
-  Tensor scores = mul_scalar(matmul(queries, keys, false, true), scale);  // (B, T, K) @ (B, T, K)^T -> (B, T, T)
+  Tensor scores = mul_scalar(matmul(queries, keys, false, true), scale);  // (B, T, H) @ (B, T, H)^T -> (B, T, T)
   scores = masked_fill(scores, keep, -std::numeric_limits<double>::infinity());
   Tensor weights = softmax(scores);                                       // rows sum to 1 over keys
   if (weights_out) *weights_out = weights.detach();
-  return matmul(weights, values);                                         // (B, T, T) @ (B, T, K) -> (B, T, K)
+  return matmul(weights, values);                                         // (B, T, T) @ (B, T, H) -> (B, T, H)
 }
 
 SelfAttention::SelfAttention(int64_t d_model, int64_t d_k_, Generator& gen)
@@ -130,13 +130,13 @@ SelfAttention::SelfAttention(int64_t d_model, int64_t d_k_, Generator& gen)
 }
 
 Tensor SelfAttention::forward(const Tensor& x, const Tensor& keep, Tensor* weights_out) const {
-  Tensor q = W_q.forward(x), k = W_k.forward(x), v = W_v.forward(x);  // (B, T, K) each
-  return W_o.forward(attend(q, k, v, keep, weights_out));             // (B, T, K) -> (B, T, D)
+  Tensor q = W_q.forward(x), k = W_k.forward(x), v = W_v.forward(x);  // (B, T, H) each
+  return W_o.forward(attend(q, k, v, keep, weights_out));             // (B, T, H) -> (B, T, D)
 }
 
 Tensor SelfAttention::forward_fused(const Tensor& x, const AttentionMask& mask) const {
-  Tensor q = W_q.forward(x), k = W_k.forward(x), v = W_v.forward(x);  // (B, T, K) each
-  return W_o.forward(attention(q, k, v, mask, attention_scale(q)));  // (B, T, K) -> (B, T, D)
+  Tensor q = W_q.forward(x), k = W_k.forward(x), v = W_v.forward(x);  // (B, T, H) each
+  return W_o.forward(attention(q, k, v, mask, attention_scale(q)));  // (B, T, H) -> (B, T, D)
 }
 
 FeedForward::FeedForward(int64_t d_model, int64_t d_ff, const std::string& activation, Generator& gen)
@@ -263,7 +263,7 @@ Tensor Translator::forward(const data::Batch& batch) {
     if (l == 0) last_contextual_ = context.detach();
   }
   Tensor target_part = slice(x, 1, S, T);   // (B, T_tgt, D)
-  return head->forward(target_part);        // (B, T_tgt, V)
+  return head->forward(target_part);        // (B, T_tgt, vocab)
 }
 
 Tensor Translator::finish_block(size_t l, const Tensor& x, const Tensor& mixed, Tensor* context_out) {
@@ -325,11 +325,11 @@ void Translator::decode(const Tensor& source, const std::vector<int64_t>& source
       Tensor q = learned ? layers_[l].attn->W_q.forward(x) : x;
       keys[l] = concat({keys[l], learned ? layers_[l].attn->W_k.forward(x) : x}, 1);
       values[l] = concat({values[l], learned ? layers_[l].attn->W_v.forward(x) : x}, 1);
-      Tensor mixed = attention(q, keys[l], values[l], mask, attention_scale(q));  // (B, 1, K)
+      Tensor mixed = attention(q, keys[l], values[l], mask, attention_scale(q));  // (B, 1, H)
       if (learned) mixed = layers_[l].attn->W_o.forward(mixed);
       x = finish_block(l, x, mixed);
     }
-    if (choose(head->forward(x), t, inputs)) return;  // (B, 1, V)
+    if (choose(head->forward(x), t, inputs)) return;  // (B, 1, vocab)
   }
 }
 

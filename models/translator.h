@@ -1,7 +1,7 @@
 // models/translator.h — the single-head self-attention translator: a prefix language model over
 // [english ; <sep> hindi], N layers of one attention block (learned, static or none) and a
 // feed-forward layer each, and a projection to the Hindi vocabulary. Shapes: B batch,
-// T = S + T_tgt sequence, D model width, K head width, F feed-forward width, V vocabulary.
+// T = S + T_tgt sequence, D model width, H head width (--d-k), F feed-forward width, vocab the vocabulary size.
 #pragma once
 
 #include <functional>
@@ -38,8 +38,8 @@ struct TranslatorConfig {
   int64_t parameter_count() const;
 };
 
-// Single-head scaled dot-product self-attention with learned W_q, W_k, W_v (D -> K) and W_o
-// (K -> D), as in the seed's SelfAttention class (no biases).
+// Single-head scaled dot-product self-attention with learned W_q, W_k, W_v (D -> H) and W_o
+// (H -> D), as in the seed's SelfAttention class (no biases).
 class SelfAttention : public nn::Module {
  public:
   SelfAttention(int64_t d_model, int64_t d_k, Generator& gen);
@@ -51,7 +51,7 @@ class SelfAttention : public nn::Module {
   int64_t d_k;
 };
 
-// 1 / sqrt(K) for queries (..., K): the seed's score scale.
+// 1 / sqrt(H) for queries (..., H): the seed's score scale.
 double attention_scale(const Tensor& queries);
 // softmax(masked(scores)) @ values, the shared core of the learned and static modes (composed).
 Tensor attend(const Tensor& queries, const Tensor& keys, const Tensor& values, const Tensor& keep,
@@ -79,7 +79,7 @@ class Translator : public nn::Module {
  public:
   Translator(const TranslatorConfig& config, Generator& gen);
 
-  // Teacher-forced logits over the target positions: (B, T_tgt, V).
+  // Teacher-forced logits over the target positions: (B, T_tgt, vocab).
   Tensor forward(const data::Batch& batch);
   // Mean cross-entropy over real target tokens (<pad> ignored).
   Tensor loss(const data::Batch& batch);
@@ -113,7 +113,7 @@ class Translator : public nn::Module {
                                                   const data::Vocab& english_vocab,
                                                   const data::Vocab& hindi_vocab);
   void set_decode_cache(bool on) { decode_cache_ = on; }
-  // Greedy decoding on ids: source (B, S) with its lengths -> each step's logits (B, 1, V) are
+  // Greedy decoding on ids: source (B, S) with its lengths -> each step's logits (B, 1, vocab) are
   // passed to `choose`, which returns the next input id per row and whether to stop.
   using ChooseNext = std::function<bool(const Tensor& logits, int64_t step, std::vector<int64_t>& next)>;
   void decode(const Tensor& source, const std::vector<int64_t>& source_lengths, const ChooseNext& choose);

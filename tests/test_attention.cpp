@@ -147,9 +147,9 @@ TEST_SUITE("attention") {
   TEST_CASE("bad arguments name the shapes and values") {
     Tensor q = Tensor::zeros({2, 4, 3}), k = Tensor::zeros({2, 4, 3}), v = Tensor::zeros({2, 4, 2});
     CHECK(error_of([&] { attention(q, Tensor::zeros({2, 4, 5}), v, AttentionMask::none(), 1.0); }) ==
-          "attention: q (2, 4, 3), k (2, 4, 5) and v (2, 4, 2) do not fit (B, Tq, K), (B, Tk, K), (B, Tk, Kv)");
+          "attention: q (2, 4, 3), k (2, 4, 5) and v (2, 4, 2) do not fit (B, Tq, H), (B, Tk, H), (B, Tk, Hv)");
     CHECK(error_of([&] { attention(Tensor::zeros({4, 3}), k, v, AttentionMask::none(), 1.0); }) ==
-          "attention: q, k and v must be (B, T, K), got (4, 3), (2, 4, 3) and (2, 4, 2)");
+          "attention: q, k and v must be (B, T, H), got (4, 3), (2, 4, 3) and (2, 4, 2)");
     CHECK(error_of([&] { attention(q, k, v, AttentionMask::padding({1}), 1.0); }) ==
           "attention: 1 key lengths for a batch of 2");
     CHECK(error_of([&] { attention(q, k, v, AttentionMask::padding({1, 5}), 1.0); }) ==

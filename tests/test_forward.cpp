@@ -276,7 +276,7 @@ TEST_SUITE("forward") {
       // uniform logits: loss = log(3)
       check_values(cross_entropy(T({0.5, 0.5, 0.5}, {1, 3}, dt), Tensor::from_ids({1}, {1})), {},
                    {1.0986122886681098}, dt);
-      // a custom ignore index and 3-d logits (B, T, V)
+      // a custom ignore index and 3-d logits (B, T, vocab)
       Tensor l3 = T({1, 2, 3, 0, 0, 0, 0.5, 0.5, 0.5, 9, 9, 9}, {2, 2, 3}, dt);
       check_values(cross_entropy(l3, Tensor::from_ids({2, 7, 1, 7}, {2, 2}), 7), {},
                    {(0.4076059644443804 + 1.0986122886681098) / 2}, dt);

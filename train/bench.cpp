@@ -128,13 +128,13 @@ struct AttentionTiming {
 // One forward and backward of causal single-head attention, q, k, v (1, T, 64) float32, timed
 // separately; the median of `repeats` runs.
 static AttentionTiming time_attention(int64_t T, bool fused, int repeats, Device device) {
-  constexpr int64_t K = 64;
+  constexpr int64_t H = 64;  // head width
   Generator gen(1);
-  const Tensor q0 = randn({1, T, K}, gen).to(device), k0 = randn({1, T, K}, gen).to(device);
-  const Tensor v0 = randn({1, T, K}, gen).to(device), g = randn({1, T, K}, gen).to(device);
+  const Tensor q0 = randn({1, T, H}, gen).to(device), k0 = randn({1, T, H}, gen).to(device);
+  const Tensor v0 = randn({1, T, H}, gen).to(device), g = randn({1, T, H}, gen).to(device);
   Backend& backend = backend_for(device);
   const bool cpu = device == Device::cpu();
-  const double scale = 1.0 / std::sqrt(static_cast<double>(K));
+  const double scale = 1.0 / std::sqrt(static_cast<double>(H));
   std::vector<double> forward, backward;
   AttentionTiming t;
   for (int r = 0; r < repeats; ++r) {
@@ -177,12 +177,12 @@ static void bench_attention(const std::vector<int64_t>& lengths, Device device, 
   // the composed path's (T, T) matrices must fit: half the host's memory, or a GPU's 16 GB at least
   const double memory = cpu ? static_cast<double>(sysconf(_SC_PHYS_PAGES)) * static_cast<double>(sysconf(_SC_PAGESIZE))
                             : 32e9;
-  out.say("causal single-head attention on {}, K = 64, float32, forward + backward, one sequence{}:\n", device.str(),
+  out.say("causal single-head attention on {}, H = 64, float32, forward + backward, one sequence{}:\n", device.str(),
              cpu ? "" : " (peak memory is measured on the CPU only)");
   out.say("  {:>7}  {:<9} {:>10} {:>10} {:>10} {:>12}  {:>9}\n", "T", "path", "forward", "backward", "total",
              "peak memory", "GFLOP/s");
   for (const int64_t T : lengths) {
-    // about 2 T^2 K multiply-adds forward (scores, weights @ v) and 4 T^2 K backward, halved by causality
+    // about 2 T^2 H multiply-adds forward (scores, weights @ v) and 4 T^2 H backward, halved by causality
     const double flops = 6.0 * T * T * 64 * 2 / 2;
     const int repeats = T <= 2048 ? 5 : T <= 8192 ? 3 : 1;
     const AttentionTiming fused = time_attention(T, true, repeats, device);
@@ -240,9 +240,9 @@ struct GemmShape {
   int64_t M, N, K, count;
 };
 static std::pair<double, double> gemm_floor(const BenchSize& s) {
-  const int64_t B = s.batch, T = s.max_source + s.max_target, D = s.d_model, K = s.d_k, F = s.d_ff;
+  const int64_t B = s.batch, T = s.max_source + s.max_target, D = s.d_model, H = s.d_k, F = s.d_ff;
   const int64_t R = B * T, Rt = B * s.max_target;
-  std::vector<GemmShape> linear = {{R, K, D, 3}, {R, D, K, 1}, {R, F, D, 1}, {R, D, F, 1}, {Rt, s.vocab, D, 1}};
+  std::vector<GemmShape> linear = {{R, H, D, 3}, {R, D, H, 1}, {R, F, D, 1}, {R, D, F, 1}, {Rt, s.vocab, D, 1}};
   std::vector<GemmShape> shapes;
   for (const GemmShape& g : linear) {
     shapes.push_back(g);                          // forward: y = x W^T
@@ -250,8 +250,8 @@ static std::pair<double, double> gemm_floor(const BenchSize& s) {
     shapes.push_back({g.N, g.K, g.M, g.count});  // d W = g^T x
   }
   // attention per sequence: scores and weights @ v forward; dP, dS k, dS^T q, P^T g backward
-  shapes.push_back({T, T, K, 2 * B});  // q k^T, and dP = g v^T
-  shapes.push_back({T, K, T, 4 * B});  // P v, dS k, dS^T q, P^T g
+  shapes.push_back({T, T, H, 2 * B});  // q k^T, and dP = g v^T
+  shapes.push_back({T, H, T, 4 * B});  // P v, dS k, dS^T q, P^T g
   double flops = 0, seconds = 0;
   for (const GemmShape& g : shapes) {
     std::vector<float> a(static_cast<size_t>(g.M * g.K), 0.5f), b(static_cast<size_t>(g.K * g.N), 0.25f),
@@ -455,7 +455,7 @@ void register_bench(CLI::App& app) {
   cmd->add_option("--steps", *steps, "timed training steps per size")->check(whole_number())->check(CLI::Range(1, 100000))->capture_default_str();
   cmd->add_option("--attention-length", *lengths,
                   "instead of training, time the fused and the composed attention op (forward and backward, "
-                  "K = 64, causal) at these sequence lengths, on the first --device")
+                  "H = 64, causal) at these sequence lengths, on the first --device")
       ->check(whole_number())->check(CLI::Range(int64_t{1}, int64_t{1} << 20));
   cmd->add_option("--format", *format, "text | json (every measurement with its unit, printed at the end)")
       ->check(CLI::IsMember({"text", "json"}))->capture_default_str();

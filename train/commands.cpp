@@ -140,7 +140,7 @@ void register_translator(CLI::App& app) {
                     fmt::format("stacked attention + feed-forward layers, 1 to {}", models::TranslatorConfig::kMaxLayers))
       ->check(whole_number())->check(CLI::Range(int64_t{1}, models::TranslatorConfig::kMaxLayers))->capture_default_str();
   train->add_option("--d-model", opts->d_model, "model width D")->check(whole_number())->check(CLI::Range(1, 4096))->capture_default_str();
-  train->add_option("--d-k", opts->d_k, "head width K")->check(whole_number())->check(CLI::Range(1, 4096))->capture_default_str();
+  train->add_option("--d-k", opts->d_k, "head width H")->check(whole_number())->check(CLI::Range(1, 4096))->capture_default_str();
   train->add_option("--d-ff", opts->d_ff, "feed-forward width F")->check(whole_number())->check(CLI::Range(1, 16384))->capture_default_str();
   train->add_option("--activation", opts->activation, "feed-forward activation: relu | gelu")
       ->check(CLI::IsMember({"relu", "gelu"}))->capture_default_str();
