@@ -1,7 +1,5 @@
-// tests/op_cases.h — the one table of op cases (header-only, so the framework tests and the GPU
-// parity program, real or emulated, share it): the float64 gradient check, the forward-value check
-// and the CPU/GPU parity test all loop over op_cases(); tests/test_op_cases.cpp fails when an op
-// declared in framework/ops.h has no case. Adding an op adds one case here.
+// tests/op_cases.h — the one table of op cases (header-only: the framework tests and the GPU parity
+// program share it); gradcheck, forward values and CPU/GPU parity loop over op_cases().
 #pragma once
 
 #include <cmath>
@@ -127,6 +125,9 @@ const char* const kNonFinite = "non-finite inputs or outputs: central difference
 
 }  // namespace op_cases_detail
 
+// The table. Adding an op to framework/ops.h adds at least one case here (tests/test_op_cases.cpp
+// fails otherwise); every case is gradchecked in float64 unless it says why not, compared between
+// CPU and GPU in float32 and float64, and checked against its expected values where it has them.
 inline const std::vector<OpCase>& op_cases() {
   static const std::vector<OpCase> table = [] {
     using namespace op_cases_detail;

@@ -1,7 +1,5 @@
-// tests/test_forward.cpp — forward values of every op-table case that has them (tests/op_cases.h),
-// in float32 and float64, against literals computed by hand or with PyTorch (torch 1.13, float64);
-// the ops' special values (relu's NaN and -0.0, int64 indices, an all-ignored loss, dropout's
-// statistics) and tensor creation.
+// tests/test_forward.cpp — forward values of the op-table cases that give them (tests/op_cases.h), in
+// float32 and float64; the ops' special values (relu's NaN, -0.0; int64 indices; dropout) and creation.
 #include <doctest/doctest.h>
 
 #include <cmath>
