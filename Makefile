@@ -62,7 +62,8 @@ FRAMEWORK_SRC := $(wildcard framework/*.cpp framework/cpu/*.cpp)
 LIB_SRC  := $(FRAMEWORK_SRC) $(wildcard data/*.cpp models/*.cpp tools/render/*.cpp)
 APP_SRC  := $(wildcard train/*.cpp)
 FRAMEWORK_TEST_SRC := tests/main.cpp $(wildcard $(addprefix tests/,test_attention.cpp test_autograd.cpp test_errors.cpp \
-                      test_forward.cpp test_gradcheck.cpp test_nn.cpp test_optim.cpp test_safetensors.cpp))
+                      test_forward.cpp test_gradcheck.cpp test_nn.cpp test_op_cases.cpp test_optim.cpp \
+                      test_safetensors.cpp))
 TEST_SRC := tests/main.cpp $(filter-out $(FRAMEWORK_TEST_SRC),$(wildcard tests/*.cpp))
 GPU_TEST_SRC := $(wildcard tests/gpu/*.cpp)
 

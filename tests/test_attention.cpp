@@ -1,5 +1,5 @@
-// tests/test_attention.cpp — the fused attention op: float64 gradchecks for every mask kind, agreement
-// with the composed softmax(q k^T) v path, thread-count bit-identity, and its argument errors.
+// tests/test_attention.cpp — the fused attention op beyond its cases in tests/op_cases.h (gradchecks
+// of every mask kind): the composed softmax(q k^T) v path, thread-count bit-identity, argument errors.
 #include <doctest/doctest.h>
 #include <fmt/format.h>
 
@@ -11,12 +11,10 @@
 #include "framework/backend.h"
 #include "framework/ops.h"
 #include "framework/random.h"
-#include "gradcheck.h"
 #include "test_util.h"
 
 using namespace qkv;
 using qkv::testing::error_of;
-using qkv::testing::gradcheck;
 using V = std::vector<Tensor>;
 
 namespace {
@@ -77,18 +75,6 @@ bool bitwise_same(const Tensor& a, const Tensor& b) {
 }  // namespace
 
 TEST_SUITE("attention") {
-  TEST_CASE("gradcheck of the fused op for every mask kind") {
-    Generator gen(11);
-    for (const Case& c : cases()) {
-      CAPTURE(c.name);
-      const double scale = 1.0 / std::sqrt(static_cast<double>(c.K));
-      const AttentionMask mask = c.mask;
-      CHECK_GRADCHECK([mask, scale](const V& x) { return attention(x[0], x[1], x[2], mask, scale); },
-                      V{randn({c.B, c.Tq, c.K}, gen, DType::F64), randn({c.B, c.Tk, c.K}, gen, DType::F64),
-                        randn({c.B, c.Tk, c.Kv}, gen, DType::F64)});
-    }
-  }
-
   TEST_CASE("the fused op agrees with the composed path in float32, forward and backward") {
     Generator gen(12);
     std::vector<Case> all = cases();

@@ -1,5 +1,5 @@
-// tests/gpu/test_gpu.cpp — build/qkv_gpu_tests: CPU/GPU parity of every op (forward and
-// backward), the CUDA backend's error messages, and a 20-step translator training run on both
+// tests/gpu/test_gpu.cpp — build/qkv_gpu_tests: CPU/GPU parity (forward and backward) of every case
+// in the op table (tests/op_cases.h), the CUDA backend's error messages, and a 20-step translator training run on both
 // devices. Without a usable GPU (or without CUDA in the build) it prints why it skipped and
 // exits 0. Run from the repository root (the training test reads data/idioms/train.tsv).
 #include <cstdio>
@@ -9,6 +9,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -28,6 +29,7 @@
 #include "models/train_step.h"
 #include "models/translator.h"
 #include "models/translator_io.h"
+#include "tests/op_cases.h"
 
 using namespace qkv;
 
@@ -35,7 +37,6 @@ namespace {
 
 const Device kGpu = Device::cuda(0);
 const DType kFloatTypes[] = {DType::F64, DType::F32};
-const double kInf = std::numeric_limits<double>::infinity();
 
 struct Failure : std::runtime_error {
   using std::runtime_error::runtime_error;
@@ -51,10 +52,10 @@ std::string fmt_double(double v) {
   return buf;
 }
 
-// gpu must match cpu elementwise: float64 to 1e-10 relative, float32 to 1e-5 relative, each with
-// an absolute floor of a tenth of that times the tensor's largest magnitude (at least 1);
-// int64 exactly; non-finite values must match exactly.
-void expect_close(const Tensor& cpu, const Tensor& gpu, const std::string& what) {
+// gpu must match cpu elementwise: float64 to 1e-10 relative, float32 to 1e-5 relative (or a case's
+// own tolerance), each with an absolute floor of a tenth of that times the tensor's largest
+// magnitude (at least 1); int64 exactly; non-finite values must match exactly.
+void expect_close(const Tensor& cpu, const Tensor& gpu, const std::string& what, double rtol = 0.0) {
   require(cpu.defined() == gpu.defined(), what + ": defined on one device only");
   if (!cpu.defined()) return;
   require(gpu.device() == kGpu, what + ": result is on " + gpu.device().str() + ", expected cuda:0");
@@ -62,7 +63,7 @@ void expect_close(const Tensor& cpu, const Tensor& gpu, const std::string& what)
                                           shape_str(cpu.shape()) + " on the CPU");
   require(cpu.dtype() == gpu.dtype(), what + ": dtype differs");
   const std::vector<double> a = cpu.to_vector(), b = gpu.to_vector();
-  const double rtol = cpu.dtype() == DType::F32 ? 1e-5 : 1e-10;
+  if (rtol == 0.0) rtol = cpu.dtype() == DType::F32 ? 1e-5 : 1e-10;
   double scale = 1.0;
   for (double v : a)
     if (std::isfinite(v)) scale = std::max(scale, std::fabs(v));
@@ -100,10 +101,6 @@ Tensor rnd(const Shape& shape, DType dtype, uint64_t seed) {
   Generator gen(seed);
   return randn(shape, gen, dtype);
 }
-Tensor uni(const Shape& shape, DType dtype, uint64_t seed, double lo, double hi) {
-  Generator gen(seed);
-  return rand_uniform(shape, gen, lo, hi, dtype);
-}
 Tensor ids(const std::vector<int64_t>& values, const Shape& shape) { return Tensor::from_ids(values, shape); }
 
 using OpFn = std::function<Tensor(const std::vector<Tensor>&)>;
@@ -113,15 +110,19 @@ struct SideResult {
   std::vector<Tensor> grads;
 };
 
-SideResult run_side(const std::vector<Tensor>& inputs, const OpFn& fn, Device device) {
+// `constants`: inputs (masks) that do not require grad; int64 inputs never do.
+SideResult run_side(const std::vector<Tensor>& inputs, const OpFn& fn, Device device,
+                    const std::vector<size_t>& constants) {
   std::vector<Tensor> leaves;
-  for (const Tensor& t : inputs) {
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const Tensor& t = inputs[i];
     if (!t.defined()) {
       leaves.push_back(Tensor());
       continue;
     }
     Tensor x = t.to(device);  // a fresh leaf on either device
-    if (x.dtype() != DType::I64) x.set_requires_grad(true);
+    const bool constant = std::find(constants.begin(), constants.end(), i) != constants.end();
+    if (x.dtype() != DType::I64 && !constant) x.set_requires_grad(true);
     leaves.push_back(x);
   }
   SideResult r;
@@ -131,232 +132,53 @@ SideResult run_side(const std::vector<Tensor>& inputs, const OpFn& fn, Device de
     Tensor g = r.out.dtype() == DType::I64 ? Tensor() : randn(r.out.shape(), gen, r.out.dtype()).to(device);
     r.out.backward(g);
   }
-  for (const Tensor& leaf : leaves) r.grads.push_back(leaf.defined() && leaf.dtype() != DType::I64 ? leaf.grad() : Tensor());
+  for (const Tensor& leaf : leaves) r.grads.push_back(leaf.defined() && leaf.requires_grad() ? leaf.grad() : Tensor());
   return r;
 }
 
 // Forward on both devices, backward with the same upstream gradient, compare everything.
-// Returns the GPU output for further checks.
-Tensor parity(const std::string& what, const std::vector<Tensor>& inputs, const OpFn& fn) {
-  const SideResult c = run_side(inputs, fn, Device::cpu());
-  const SideResult g = run_side(inputs, fn, kGpu);
-  expect_close(c.out, g.out, what + " forward");
+void parity(const std::string& what, const std::vector<Tensor>& inputs, const OpFn& fn, double rtol = 0.0,
+            const std::vector<size_t>& constants = {}) {
+  const SideResult c = run_side(inputs, fn, Device::cpu(), constants);
+  const SideResult g = run_side(inputs, fn, kGpu, constants);
+  expect_close(c.out, g.out, what + " forward", rtol);
   for (size_t i = 0; i < inputs.size(); ++i)
-    expect_close(c.grads[i], g.grads[i], what + " grad of input " + std::to_string(i));
-  return g.out;
+    expect_close(c.grads[i], g.grads[i], what + " grad of input " + std::to_string(i), rtol);
 }
 
 std::string tag(const std::string& what, DType dt) { return what + " [" + dtype_name(dt) + "]"; }
 
-// ---- op parity tests ----
+// ---- op parity: every case of the op table, in float64 and float32 ----
 
-void test_elementwise_broadcast() {
-  for (DType dt : kFloatTypes) {
-    const Tensor a = rnd({2, 3, 4}, dt, 1);
-    const std::vector<Tensor> others = {rnd({4}, dt, 2), rnd({3, 1}, dt, 3), rnd({2, 1, 4}, dt, 4),
-                                        rnd({1, 3, 1}, dt, 5), rnd({2, 3, 4}, dt, 6), rnd({}, dt, 7)};
-    for (size_t k = 0; k < others.size(); ++k) {
-      const std::string s = " with " + shape_str(others[k].shape());
-      parity(tag("add" + s, dt), {a, others[k]}, [](auto& v) { return add(v[0], v[1]); });
-      parity(tag("sub (broadcast left)" + s, dt), {others[k], a}, [](auto& v) { return sub(v[0], v[1]); });
-      parity(tag("mul" + s, dt), {a, others[k]}, [](auto& v) { return mul(v[0], v[1]); });
-      const Tensor denominator = uni(others[k].shape(), dt, 10 + k, 0.5, 2.0);
-      parity(tag("div" + s, dt), {a, denominator}, [](auto& v) { return div(v[0], v[1]); });
+// Every case runs even after one fails; the failures are listed together.
+void test_op_table() {
+  int cases = 0, failed = 0;
+  std::string failures;
+  for (const qkv::testing::OpCase& c : qkv::testing::op_cases())
+    for (DType dt : kFloatTypes) {
+      ++cases;
+      try {
+        parity(tag(c.name, dt), c.make_inputs(dt), c.fn, c.parity_rtol(dt), c.constants);
+      } catch (const std::exception& e) {
+        ++failed;
+        failures += std::string("\n      ") + e.what();
+      }
     }
-    // (2,1) with (1,3): both sides broadcast
-    parity(tag("mul outer", dt), {rnd({2, 1}, dt, 8), rnd({1, 3}, dt, 9)}, [](auto& v) { return mul(v[0], v[1]); });
-  }
+  std::printf("  %d op-table cases (both dtypes), %d failed\n", cases, failed);
+  require(failed == 0, std::to_string(failed) + " op-table case(s) differ between CPU and GPU:" + failures);
 }
 
-void test_unary() {
-  for (DType dt : kFloatTypes) {
-    const Tensor x = rnd({5, 7}, dt, 11);
-    const Tensor pos = uni({5, 7}, dt, 12, 0.2, 3.0);
-    parity(tag("neg", dt), {x}, [](auto& v) { return neg(v[0]); });
-    parity(tag("exp", dt), {x}, [](auto& v) { return exp(v[0]); });
-    parity(tag("log", dt), {pos}, [](auto& v) { return log(v[0]); });
-    parity(tag("sqrt", dt), {pos}, [](auto& v) { return sqrt(v[0]); });
-    parity(tag("tanh", dt), {x}, [](auto& v) { return tanh(v[0]); });
-    parity(tag("relu", dt), {x}, [](auto& v) { return relu(v[0]); });
-    parity(tag("gelu", dt), {x}, [](auto& v) { return gelu(v[0]); });
-    parity(tag("mul_scalar", dt), {x}, [](auto& v) { return mul_scalar(v[0], -2.5); });
-    parity(tag("add_scalar", dt), {x}, [](auto& v) { return add_scalar(v[0], 0.75); });
-    for (double e : {2.0, 1.7, -0.5, 3.0})
-      parity(tag("pow_scalar " + fmt_double(e), dt), {pos}, [e](auto& v) { return pow_scalar(v[0], e); });
-    parity(tag("operators", dt), {x, pos}, [](auto& v) { return -(v[0] * 2.0 + v[1]) / v[1] - v[0]; });
-    // exact zeros: relu's derivative (Step) is 0 at 0, as in PyTorch; NaN passes, -inf gives 0
-    const Tensor zeros = Tensor::from_vector({-1.0, 0.0, -0.0, 2.0, 0.0, 0.5, std::nan(""), -kInf, kInf}, {9}, dt);
-    parity(tag("relu at 0", dt), {zeros}, [](auto& v) { return relu(v[0]); });
-    // a large elementwise chain (many blocks)
-    parity(tag("gelu large", dt), {rnd({300, 1000}, dt, 13)}, [](auto& v) { return gelu(v[0]); });
-  }
-}
-
-void test_broadcast_sum_to() {
-  for (DType dt : kFloatTypes) {
-    parity(tag("sum_to (2,3,4)->(3,1)", dt), {rnd({2, 3, 4}, dt, 21)}, [](auto& v) { return sum_to(v[0], {3, 1}); });
-    parity(tag("sum_to ->(4,)", dt), {rnd({2, 3, 4}, dt, 22)}, [](auto& v) { return sum_to(v[0], {4}); });
-    parity(tag("broadcast_to (3,1)->(2,3,4)", dt), {rnd({3, 1}, dt, 23)},
-           [](auto& v) { return broadcast_to(v[0], {2, 3, 4}); });
-    parity(tag("broadcast_to ()->(5,2)", dt), {rnd({}, dt, 24)}, [](auto& v) { return broadcast_to(v[0], {5, 2}); });
-  }
-}
-
-void test_matmul() {
-  for (DType dt : kFloatTypes) {
-    for (int ta = 0; ta < 2; ++ta)
-      for (int tb = 0; tb < 2; ++tb) {
-        const Shape sa = ta ? Shape{5, 3} : Shape{3, 5};
-        const Shape sb = tb ? Shape{4, 5} : Shape{5, 4};
-        const std::string name = std::string("matmul 2d") + (ta ? " A^T" : "") + (tb ? " B^T" : "");
-        parity(tag(name, dt), {rnd(sa, dt, 31), rnd(sb, dt, 32)},
-               [ta, tb](auto& v) { return matmul(v[0], v[1], ta, tb); });
-        // batched, both operands batched
-        const Shape ba = ta ? Shape{2, 3, 5, 3} : Shape{2, 3, 3, 5};
-        const Shape bb = tb ? Shape{2, 3, 4, 5} : Shape{2, 3, 5, 4};
-        parity(tag("batched " + name, dt), {rnd(ba, dt, 33), rnd(bb, dt, 34)},
-               [ta, tb](auto& v) { return matmul(v[0], v[1], ta, tb); });
-        // batched A with a shared B; shared A with a batched B (gradient sums over the batch)
-        parity(tag("shared-B " + name, dt), {rnd(ba, dt, 35), rnd(sb, dt, 36)},
-               [ta, tb](auto& v) { return matmul(v[0], v[1], ta, tb); });
-        parity(tag("shared-A " + name, dt), {rnd(sa, dt, 37), rnd(bb, dt, 38)},
-               [ta, tb](auto& v) { return matmul(v[0], v[1], ta, tb); });
-      }
-    // attention-shaped: Q K^T then weights @ V
-    parity(tag("attention scores", dt), {rnd({4, 9, 16}, dt, 39), rnd({4, 9, 16}, dt, 40), rnd({4, 9, 16}, dt, 41)},
-           [](auto& v) { return matmul(softmax(mul_scalar(matmul(v[0], v[1], false, true), 0.25)), v[2]); });
-    // bigger than one cuBLAS tile, odd sizes
-    parity(tag("matmul 67x129 @ 129x95", dt), {rnd({67, 129}, dt, 42), rnd({129, 95}, dt, 43)},
-           [](auto& v) { return matmul(v[0], v[1]); });
-    // empty inner dimension: zeros
-    parity(tag("matmul K=0", dt), {rnd({3, 0}, dt, 44), rnd({0, 4}, dt, 45)}, [](auto& v) { return matmul(v[0], v[1]); });
-  }
-}
-
-void test_shape_ops() {
-  for (DType dt : kFloatTypes) {
-    const Tensor x = rnd({2, 3, 4}, dt, 51);
-    parity(tag("transpose", dt), {x}, [](auto& v) { return transpose(v[0]); });
-    parity(tag("reshape", dt), {x}, [](auto& v) { return mul_scalar(reshape(v[0], {4, -1}), 3.0); });
-    parity(tag("view", dt), {x}, [](auto& v) { return mul_scalar(view(v[0], {6, 4}), 3.0); });
-    for (int64_t axis : {0, 1, -1})
-      parity(tag("concat axis " + std::to_string(axis), dt), {x, rnd({2, 3, 4}, dt, 52), x},
-             [axis](auto& v) { return concat({v[0], v[1], v[2]}, axis); });
-    parity(tag("slice axis 1", dt), {x}, [](auto& v) { return slice(v[0], 1, 1, 3); });
-    parity(tag("slice axis 0", dt), {x}, [](auto& v) { return slice(v[0], 0, 1, 2); });
-    parity(tag("slice axis -1", dt), {x}, [](auto& v) { return slice(v[0], -1, 0, 3); });
-  }
-}
-
-void test_reductions() {
-  for (DType dt : kFloatTypes) {
-    const Tensor x = rnd({3, 4, 5}, dt, 61);
-    parity(tag("sum all", dt), {x}, [](auto& v) { return sum(v[0]); });
-    parity(tag("mean all", dt), {x}, [](auto& v) { return mean(v[0]); });
-    for (int64_t axis : {0, 1, 2, -1})
-      for (bool keep : {false, true}) {
-        const std::string s = " axis " + std::to_string(axis) + (keep ? " keepdim" : "");
-        parity(tag("sum" + s, dt), {x}, [axis, keep](auto& v) { return sum(v[0], axis, keep); });
-        parity(tag("mean" + s, dt), {x}, [axis, keep](auto& v) { return mean(v[0], axis, keep); });
-        parity(tag("max" + s, dt), {x}, [axis, keep](auto& v) { return max(v[0], axis, keep); });
-        parity(tag("max_with_indices" + s, dt), {x}, [axis, keep](auto& v) {
-          MaxResult r = max_with_indices(v[0], axis, keep);
-          return add(r.values, r.indices.to(r.values.dtype()));  // both the values and the indices
-        });
-      }
-    // long reductions (one block per output) and many outputs (one thread per output)
-    const Tensor big = rnd({300, 517}, dt, 62);
-    parity(tag("sum big all", dt), {big}, [](auto& v) { return sum(v[0]); });
-    parity(tag("sum big axis 0", dt), {big}, [](auto& v) { return sum(v[0], 0); });
-    parity(tag("sum big axis 1", dt), {big}, [](auto& v) { return sum(v[0], 1); });
-    parity(tag("max big axis 0", dt), {big}, [](auto& v) { return max(v[0], 0); });
-    parity(tag("mean 4d middle axes", dt), {rnd({3, 40, 50, 2}, dt, 63)},
-           [](auto& v) { return mean(sum(v[0], 1, true), 2); });
-    // ties go to the first index; a NaN wins only where it comes first (as std::max on the CPU)
-    const double nan = std::numeric_limits<double>::quiet_NaN();
-    const Tensor ties = Tensor::from_vector({1, 3, 3, 0, 2, 2, 2, 2, 5, 1, 5, 5}, {3, 4}, dt);
-    const Tensor nans = Tensor::from_vector({1, nan, 3, 0, nan, 2, 2, 2, 5, 1, 5, nan}, {3, 4}, dt);
-    for (int64_t axis : {0, 1})
-      for (const auto& [name, input] : {std::pair{"ties", ties}, std::pair{"NaN", nans}}) {
-        const std::string s = std::string(" with ") + name + " axis " + std::to_string(axis);
-        parity(tag("max_with_indices" + s, dt), {input}, [axis](auto& v) {
-          MaxResult r = max_with_indices(v[0], axis);
-          return add(r.values, r.indices.to(r.values.dtype()));
-        });
-        parity(tag("sum" + s, dt), {input}, [axis](auto& v) { return sum(v[0], axis); });
-        parity(tag("softmax" + s, dt), {input}, [](auto& v) { return softmax(v[0]); });
-      }
-    // empty input: sums are 0
-    parity(tag("sum of empty axis", dt), {rnd({0, 3}, dt, 64)}, [](auto& v) { return sum(v[0], 0); });
-  }
-}
-
-void test_softmax_and_mask() {
-  for (DType dt : kFloatTypes) {
-    const Tensor x = rnd({3, 4, 7}, dt, 71);
-    parity(tag("softmax", dt), {x}, [](auto& v) { return softmax(v[0]); });
-    parity(tag("log_softmax", dt), {x}, [](auto& v) { return log_softmax(v[0]); });
-    // causal-style mask broadcast over the batch, plus fully masked rows
-    std::vector<double> keep(4 * 7, 1.0);
-    for (int r = 0; r < 4; ++r)
-      for (int c = 0; c < 7; ++c) keep[r * 7 + c] = (c <= r + 2 && r != 1) ? 1.0 : 0.0;  // row 1: all masked
-    const Tensor mask = Tensor::from_vector(keep, {1, 4, 7}, dt);
-    parity(tag("masked softmax with empty rows", dt), {x, mask},
-           [](auto& v) { return softmax(masked_fill(v[0], v[1].detach(), -kInf)); });
-    parity(tag("masked log_softmax with empty rows", dt), {x, mask},
-           [](auto& v) { return log_softmax(masked_fill(v[0], v[1].detach(), -kInf)); });
-    parity(tag("masked_fill finite", dt), {x, mask}, [](auto& v) { return masked_fill(v[0], v[1].detach(), -7.5); });
-    const Tensor col_mask = Tensor::from_vector({1, 0, 1}, {3, 1, 1}, dt);
-    parity(tag("masked_fill (3,1,1) mask", dt), {x, col_mask}, [](auto& v) { return masked_fill(v[0], v[1].detach(), 2.0); });
-    // NaN propagates as in PyTorch: a row with a NaN is NaN (an all-NaN row is not "fully masked")
-    const double nan = std::numeric_limits<double>::quiet_NaN();
-    const Tensor with_nan = Tensor::from_vector({nan, nan, nan, 1.0, nan, 2.0, 1.0, 2.0, 3.0}, {3, 3}, dt);
-    parity(tag("softmax with NaN rows", dt), {with_nan}, [](auto& v) { return softmax(v[0].detach()); });
-    parity(tag("log_softmax with NaN rows", dt), {with_nan}, [](auto& v) { return log_softmax(v[0].detach()); });
-    // wide rows (a vocabulary-sized softmax)
-    parity(tag("softmax wide", dt), {rnd({33, 3001}, dt, 72)}, [](auto& v) { return softmax(v[0]); });
-    parity(tag("log_softmax wide", dt), {rnd({33, 3001}, dt, 73)}, [](auto& v) { return log_softmax(v[0]); });
-  }
-}
-
-// The fused attention kernels: every mask kind, more than one tile of queries and keys, queries
-// fewer than keys (a decoding step), fully masked queries; and the head-width limit.
-void test_fused_attention() {
-  struct Case {
-    const char* name;
-    AttentionMask mask;
-    int64_t B, Tq, Tk, K, Kv;
-  };
-  const std::vector<Case> cases = {
-      {"none", AttentionMask::none(), 2, 5, 5, 4, 3},
-      {"causal, two tiles", AttentionMask::causal(), 1, 70, 70, 8, 8},
-      {"key padding", AttentionMask::padding({3, 0}), 2, 6, 6, 4, 2},
-      {"prefix (the translator's)", AttentionMask::prefix_lm(20, {17, 0, 20}), 3, 40, 40, 8, 8},
-      {"a decoding step after a cache", AttentionMask{20, {5, 20}, 33}, 2, 1, 34, 8, 8},
-  };
-  for (DType dt : kFloatTypes)
-    for (const Case& c : cases) {
-      const AttentionMask mask = c.mask;
-      parity(tag(std::string("fused attention, ") + c.name, dt),
-             {rnd({c.B, c.Tq, c.K}, dt, 301), rnd({c.B, c.Tk, c.K}, dt, 302), rnd({c.B, c.Tk, c.Kv}, dt, 303)},
-             [mask](auto& v) { return attention(v[0], v[1], v[2], mask, 0.35); });
-    }
+// The fused attention kernels' head-width limit (their parity cases are in the op table).
+void test_fused_attention_limit() {
   const Tensor wide = Tensor::zeros({1, 2, 129}, DType::F32, kGpu);
   expect_error([&] { attention(wide, wide, wide, AttentionMask::none(), 1.0); }, "head widths up to 128",
                "fused attention wider than 128");
 }
 
-void test_embedding() {
+// embedding's device-side range check (its parity cases are in the op table)
+void test_embedding_errors() {
   for (DType dt : kFloatTypes) {
     const Tensor table = rnd({10, 6}, dt, 81);
-    const Tensor repeated = ids({3, 3, 0, 9, 3, 1, 1, 0, 9, 9, 5, 3, 3, 2, 3}, {3, 5});
-    parity(tag("embedding repeated ids", dt), {table, repeated}, [](auto& v) { return embedding(v[0], v[1]); });
-    // many ids into a bigger table (the scatter's bucketed path)
-    Generator gen(82);
-    std::vector<int64_t> many(4096);
-    for (auto& id : many) id = static_cast<int64_t>(gen.below(300));
-    parity(tag("embedding 4096 ids", dt), {rnd({1000, 64}, dt, 83), ids(many, {64, 64})},
-           [](auto& v) { return embedding(v[0], v[1]); });
     // The range check runs on the device without waiting; the error surfaces at the next read
     // back to the host, names the first bad index, and is then cleared.
     const Tensor bad = ids({1, 10, 12}, {3}).to(kGpu);
@@ -372,22 +194,11 @@ void test_embedding() {
   }
 }
 
-void test_layer_norm_and_loss() {
+// cross_entropy's device-side target check (its parity cases are in the op table)
+void test_cross_entropy_errors() {
   for (DType dt : kFloatTypes) {
-    const Tensor x = rnd({4, 5, 8}, dt, 91);
-    parity(tag("layer_norm weight+bias", dt), {x, rnd({8}, dt, 92), rnd({8}, dt, 93)},
-           [](auto& v) { return layer_norm(v[0], v[1], v[2]); });
-    parity(tag("layer_norm no affine", dt), {x}, [](auto& v) { return layer_norm(v[0], Tensor(), Tensor()); });
     const Tensor logits = rnd({4, 5, 11}, dt, 94);
-    std::vector<int64_t> targets(20);
-    for (int i = 0; i < 20; ++i) targets[i] = (i * 7) % 11;
-    targets[3] = targets[8] = targets[19] = -100;
-    parity(tag("cross_entropy ignore_index -100", dt), {logits, ids(targets, {4, 5})},
-           [](auto& v) { return cross_entropy(v[0], v[1]); });
-    for (auto& t : targets)
-      if (t == -100) t = 0;
-    parity(tag("cross_entropy ignore_index 0 (pad)", dt), {logits, ids(targets, {4, 5})},
-           [](auto& v) { return cross_entropy(v[0], v[1], 0); });
+    std::vector<int64_t> targets(20, 0);
     const Tensor glogits = logits.to(kGpu);
     std::vector<int64_t> bad_targets(20, 1);
     bad_targets[7] = 11;
@@ -396,10 +207,6 @@ void test_layer_norm_and_loss() {
                  "cross_entropy: target 11 out of range for 11 classes", tag("cross_entropy target out of range", dt));
     expect_error([&] { cross_entropy(glogits, ids(targets, {4, 5})); }, "different devices",
                  tag("cross_entropy mixed devices", dt));
-    parity(tag("dropout (same seed)", dt), {rnd({6, 9}, dt, 95)}, [](auto& v) {
-      Generator gen(96);
-      return dropout(v[0], 0.3, true, gen);
-    });
   }
 }
 
@@ -612,16 +419,10 @@ int main() {
   }
   std::printf("%s\n", cuda_device_summary(0).c_str());
   const std::vector<std::pair<const char*, void (*)()>> tests = {
-      {"elementwise with broadcasting", test_elementwise_broadcast},
-      {"unary ops", test_unary},
-      {"sum_to and broadcast_to", test_broadcast_sum_to},
-      {"matmul (transposed, batched, shared)", test_matmul},
-      {"shape ops", test_shape_ops},
-      {"reductions", test_reductions},
-      {"softmax and masks", test_softmax_and_mask},
-      {"fused attention", test_fused_attention},
-      {"embedding", test_embedding},
-      {"layer_norm, cross_entropy, dropout", test_layer_norm_and_loss},
+      {"every case of the op table (tests/op_cases.h)", test_op_table},
+      {"fused attention head-width limit", test_fused_attention_limit},
+      {"embedding range errors", test_embedding_errors},
+      {"cross_entropy target errors", test_cross_entropy_errors},
       {"Adam and AdamW steps", test_adam_steps},
       {"primitives called directly (reduce_sum to every shape, shared-output gemm)", test_unreached_primitives},
       {"primitives and error messages", test_primitives_and_errors},
