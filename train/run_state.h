@@ -1,0 +1,53 @@
+// train/run_state.h — a resumable run: what DIR/train_state.safetensors holds (current weights,
+// AdamW moments, generators, position, best so far, metrics so far), and how it is saved and restored.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "framework/optim.h"
+#include "framework/random.h"
+#include "framework/safetensors.h"
+#include "models/translator.h"
+#include "trainer.h"
+
+namespace qkv::app {
+
+// Where a run is: the trainer's loop reads and advances it; save_state writes it.
+struct RunState {
+  int64_t epoch = 1, position = 0, step = 0, best_epoch = 0, loss_count = 0, tokens_seen = 0;
+  double best_exact = -1, best_loss = 0, train_seconds = 0;
+  std::string epoch_rng, dropout_rng, csv;
+  std::vector<EpochRecord> history;
+  Tensor loss_sum;
+};
+
+// DIR/train_state.safetensors.
+std::string state_path(const std::string& dir);
+
+// The options of a run as JSON (numbers as exact hex floats), as a state saves them; the ranks of
+// a data-parallel run compare them.
+std::string options_json(const TrainOptions& o);
+
+// Opens the saved state of --resume (and replaces `o` by the saved options, keeping this
+// invocation's out_dir, threads, quiet and flags), or checks that --out holds no run; returns
+// null when not resuming.
+std::unique_ptr<SafeTensorsFile> open_saved_state(const TrainOptions& requested, TrainOptions& o);
+
+// Writes the state atomically.
+void save_state(const std::string& dir, const TrainOptions& o, const models::TranslatorConfig& config,
+                models::Translator& model, const optim::AdamW& optimizer, const std::vector<Tensor>& trained,
+                const RunState& st);
+
+// Puts everything the interrupted run had back into the model, the optimiser, the generators and
+// `st`, checked against this dataset and model (every problem throws naming saved_path).
+void restore_state(const SafeTensorsFile* saved, const std::string& saved_path, const TrainOptions& o,
+                   const data::Dataset& ds, const models::TranslatorConfig& config, models::Translator& model,
+                   const std::vector<Tensor>& trained, optim::AdamW& optimizer, Generator& gen, Device device,
+                   RunState& st);
+
+// Temp files of earlier runs that were killed: the next run removes them.
+void remove_stale_temp_files(const std::string& dir);
+
+}  // namespace qkv::app
