@@ -161,7 +161,13 @@ void softmax_typed(const T* in, T* out, int64_t rows, int64_t cols, bool log) {
 template <typename T>
 void adam_update_typed(T* param, const T* grad, T* m, T* v, int64_t n, const AdamStep& s) {
   const formula::AdamEntry<T> adam = formula::AdamEntry<T>::from(s);
-  for (int64_t i = 0; i < n; ++i) adam.apply(param[i], grad[i], m[i], v[i]);
+  for (int64_t i = 0; i < n; ++i) {  // through locals, so that the loop vectorises (no aliasing)
+    T p = param[i], mi = m[i], vi = v[i];
+    adam.apply(p, grad[i], mi, vi);
+    param[i] = p;
+    m[i] = mi;
+    v[i] = vi;
+  }
 }
 
 template <typename T>
