@@ -214,7 +214,7 @@ test: $(BUILD)/qkv $(BUILD)/qkv_framework_tests $(BUILD)/qkv_tests $(if $(LIB_CU
 	QKV=$(BUILD)/qkv bash tests/browser/run.sh
 	QKV=$(BUILD)/qkv bash tests/dp/run.sh
 	$(MAKE) --no-print-directory fuzz-replay
-	$(if $(LIB_CU_OBJ),$(BUILD)/qkv_gpu_tests,@echo "GPU tests skipped: built without CUDA (nvcc not found)")
+	$(if $(LIB_CU_OBJ),$(BUILD)/qkv_gpu_tests,@echo "GPU tests skipped: built without CUDA (CUDA=0, or nvcc not found)")
 	$(MAKE) --no-print-directory gpu-emu-test
 
 demo: $(BUILD)/qkv
