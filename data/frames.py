@@ -34,6 +34,10 @@ GENERAL_PLACES = ["garden", "room", "kitchen", "market", "park", "house", "villa
 PLACE_PREPOSITION = {"door": "at", "stadium": "at", "party": "at", "wedding": "at", "meeting": "at",
                      "show": "at", "match": "at"}
 EVENT_PLACES = ["party", "wedding", "meeting", "show", "match"]  # at the party -> पार्टी में
+WATERS = ["river", "lake", "pond", "canal"]
+NEAR_PLACES = GENERAL_PLACES + WATERS  # near the pond -> तालाब के पास
+SURFACES = ["board", "wall", "door"]  # wrote a question on the board -> बोर्ड पर
+SURFACE_OBJECTS = ["story", "question", "puzzle"]  # what is written or read on a surface
 PLACE_POSTPOSITION = {"tree": "पर", "board": "पर", "wall": "पर", "door": "पर", "floor": "पर",
                       "table": "पर", "carpet": "पर", "stairs": "पर"}
 
@@ -102,13 +106,16 @@ def thing_np(d, kind, adj_p=0.2, extra_adjs=()):
     return noun(key, number, det, adjs)
 
 
-def place_phrase(d, key, prep=None, adj_p=0.15):
-    """in the garden -> बगीचे में (oblique); with an adjective: in the big garden -> बड़े बगीचे में."""
+def place_phrase(d, key, prep=None, adj_p=0.15, near=False):
+    """in the garden -> बगीचे में (oblique); with an adjective: in the big garden -> बड़े बगीचे में;
+    near the pond -> तालाब के पास (oblique + के पास)."""
     adjs = []
     if key not in ("tree",) and d.chance(adj_p):
         adjs.append(d.pick(PLACE_ADJECTIVES))
         d.depth += 1
     np = noun(key, "sg", "the", adjs)
+    if near:
+        return ["near"] + np_en(np), np_hi(np, oblique=True) + ["के", "पास"]
     prep = prep or PLACE_PREPOSITION.get(key, "in")
     post = PLACE_POSTPOSITION.get(key, "में")
     return [prep] + np_en(np), np_hi(np, oblique=True) + [post]
@@ -130,14 +137,17 @@ def time_phrase(d, tense, allowed=None):
     return SIMPLE_TIMES[key][0], SIMPLE_TIMES[key][1]
 
 
-def adjuncts(d, tense, place_keys=GENERAL_PLACES + EVENT_PLACES, place_p=0.3, time_p=0.35, event_p=0.15):
+def adjuncts(d, tense, place_keys=GENERAL_PLACES + EVENT_PLACES, place_p=0.3, time_p=0.35, event_p=0.15,
+             near_p=0.3):
     """Optional place, simple time and event adjuncts: (english after the verb phrase, hindi
-    after the subject).  English: place event time; Hindi: time event place."""
+    after the subject).  English: place event time; Hindi: time event place.  A place is "near
+    the X" (any of NEAR_PLACES, the waters included) with probability near_p."""
     en, hi_time, hi_event, hi_place = [], [], [], []
     if place_keys and d.chance(place_p):
-        key = d.pick(place_keys)
+        near = d.chance(near_p)
+        key = d.pick(NEAR_PLACES if near else place_keys)
         d.feats["place"] = key
-        e, h = place_phrase(d, key)
+        e, h = place_phrase(d, key, near=near)
         en += e
         hi_place = h
         d.depth += 1
@@ -209,6 +219,12 @@ def plain_transitive(d):
     d.feats["object"] = obj["key"]
     blue_moon = tense == "hab" and not negative and d.chance(0.12)  # once in a blue moon
     adj = adjuncts(d, tense)
+    if verb in ("write", "read") and obj["key"] in SURFACE_OBJECTS and "place" not in d.feats and d.chance(0.4):
+        # wrote a question on the board -> ... बोर्ड पर एक सवाल लिखा (after time and event in Hindi)
+        key = d.pick(SURFACES)
+        d.feats["place"] = key
+        d.depth += 1
+        adj = (["on", "the", key] + adj[0], adj[1] + np_hi(noun(key), oblique=True) + ["पर"])
     extra_en, before_hi = [], []
     if blue_moon:  # once in a blue moon -> बहुत कम (idiomatic, "rarely"), after the object
         d.feats["idiom"] = ("blue_moon", "idiom")
@@ -712,12 +728,19 @@ def arm_idiom(d):
     idiom(d, "arm", "idiom")
     key = d.pick([k for k, v in NOUNS.items() if "cost" in v[4]])
     number = "pl" if d.chance(0.25) else "sg"
-    subj = subject_feats(d, noun(key, number, d.pick(SUBJECT_DETS_SG if number == "sg" else SUBJECT_DETS_PL)))
+    adjs = []
+    if d.chance(0.2):  # the red car cost an arm and a leg -> लाल कार बहुत महंगी थी
+        adjs.append(d.pick(["new", "big", "small", "red", "old_thing"]))
+        d.depth += 1
+    subj = subject_feats(d, noun(key, number, d.pick(SUBJECT_DETS_SG if number == "sg" else SUBJECT_DETS_PL), adjs))
     agr = np_agr(subj)
     tense = pick_tense(d, ["hab", "past", "past", "fut"])
     if same_past_clash("cost", tense, False, agr):
         return None
     t_en, t_hi = [], []
+    if d.chance(0.3):  # a day, not a part of it: the car will cost an arm and a leg tomorrow
+        d.depth += 1
+        t_en, t_hi = time_phrase(d, tense, allowed={"today", "yesterday", "tomorrow"})
     en = np_en(subj) + verb_en("cost", tense, False, agr) + ["an", "arm", "and", "a", "leg"] + t_en
     hi = np_hi(subj) + t_hi + ["बहुत", adj_hi("expensive", agr, False)] + copula_hi(tense, agr)
     return d.done(en, hi)
@@ -926,8 +949,6 @@ def bat_or_mouse(d, word, meaning):
     return d.done(en, hi)
 
 
-WATERS = ["river", "lake", "pond", "canal"]
-
 
 def bank_phrase(d, meaning):
     if meaning == "money":
@@ -1004,7 +1025,8 @@ def lamp(d):
     number = "pl" if d.chance(0.25) else "sg"
     det = "the" if verb.startswith("turn") else d.pick(["the", "a"] if number == "sg" else ["the", None])
     obj = noun("light_lamp", number, det)
-    adj = adjuncts(d, tense, place_keys=["kitchen", "room", "house", "office", "shop", "garden"], place_p=0.45, event_p=0.1)
+    adj = adjuncts(d, tense, place_keys=["kitchen", "room", "house", "office", "shop", "garden"], place_p=0.45, event_p=0.1,
+                   near_p=0.0)
     en, hi = transitive_clause(d, verb, np_en(obj, "obj"), np_hi(obj), np_agr(obj), tense, negative, subj, adj)
     return d.done(en, hi)
 
@@ -1025,7 +1047,7 @@ def letter(d, meaning):
         c_en, c_hi = ["to"] + np_en(who, "obj"), dative_hi(who)
     else:
         verb = d.pick(["write", "see", "read"])
-        key = d.pick(["board", "wall", "door"])
+        key = d.pick(SURFACES)
         d.feats["cue"] = key
         np = noun(key)
         c_en, c_hi = ["on"] + np_en(np), np_hi(np, oblique=True) + ["पर"]

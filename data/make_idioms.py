@@ -179,11 +179,14 @@ def count_plain_transitive():
             subjects += [number == "sg"] * len(dets)
     total = 0
     for verb, kind in frames.TRANSITIVE.items():
-        objects = 0
+        objects = on_surface = 0  # on_surface: objects that may stand on the board/wall/door
         for key, entry in NOUNS.items():
             if kind not in entry[4]:
                 continue
-            objects += len(set(frames.MASS_DETS)) if entry[1] is None else len(set(frames.OBJECT_DETS_SG)) + len(set(frames.OBJECT_DETS_PL))
+            n = len(set(frames.MASS_DETS)) if entry[1] is None else len(set(frames.OBJECT_DETS_SG)) + len(set(frames.OBJECT_DETS_PL))
+            objects += n
+            if verb in ("write", "read") and key in frames.SURFACE_OBJECTS:
+                on_surface += n
         for third_sg in subjects:
             for tense in frames.TENSES:
                 if verb == "see" and tense == "prog":
@@ -192,8 +195,8 @@ def count_plain_transitive():
                     if verb in SAME_PAST and tense == "hab" and not negative and not third_sg:
                         continue
                     times = 1 + sum(1 for v in frames.SIMPLE_TIMES.values() if tense in v[2])
-                    places = 1 + len(frames.GENERAL_PLACES + frames.EVENT_PLACES)
-                    total += objects * times * places
+                    places = 1 + len(frames.GENERAL_PLACES + frames.EVENT_PLACES) + len(frames.NEAR_PLACES)
+                    total += (objects * places + on_surface * len(frames.SURFACES)) * times
     return total
 
 

@@ -31,7 +31,7 @@ class GuidedDraw(frames.Draw):
         return super().pick(named or options)
 
 
-def hindi_of(frame, english, tries=50000):
+def hindi_of(frame, english, tries=300000):
     """Draws from one frame until the hand-written English sentence comes up; returns its Hindi."""
     key = (frame, english)
     if key not in _cache:
@@ -135,6 +135,15 @@ class ObliqueCase(unittest.TestCase):
     def test_an_event_as_a_place_takes_mein(self):
         self.assertEqual(hindi_of("intransitive", "ravi danced at the party"), "रवि पार्टी में नाचा")
 
+    def test_near_takes_the_oblique_and_ke_paas(self):
+        self.assertEqual(hindi_of("intransitive", "ravi danced near the pond"), "रवि तालाब के पास नाचा")
+        self.assertEqual(hindi_of("transitive", "priya ate a mango near the big garden"),
+                         "प्रिया ने बड़े बगीचे के पास एक आम खाया")
+
+    def test_writing_on_a_surface_takes_par_after_time(self):
+        self.assertEqual(hindi_of("transitive", "neha wrote a question on the door yesterday"),
+                         "नेहा ने कल दरवाज़े पर एक सवाल लिखा")
+
     def test_meet_takes_se_and_agrees_with_the_subject(self):
         self.assertEqual(hindi_of("meet", "priya met ravi"), "प्रिया रवि से मिली")
         self.assertEqual(hindi_of("meet", "the boys will meet her"), "लड़के उससे मिलेंगे")
@@ -185,6 +194,8 @@ class Idioms(unittest.TestCase):
 
     def test_cost_an_arm_and_a_leg(self):
         self.assertEqual(hindi_of("arm_idiom", "my car cost an arm and a leg"), "मेरी कार बहुत महंगी थी")
+        self.assertEqual(hindi_of("arm_idiom", "the red watches will cost an arm and a leg tomorrow"),
+                         "लाल घड़ियाँ कल बहुत महंगी होंगी")
         self.assertEqual(hindi_of("arm_literal", "my toy lost an arm and a leg"), "मेरे खिलौने का एक हाथ और एक टांग टूट गए")
 
     def test_once_in_a_blue_moon(self):
