@@ -40,8 +40,9 @@ override LDLIBS += $(DEPS_LIBS) $(SYS_LIBS)
 
 # The CPU backend's loops: GCC 12's -O2 vectorises only loops whose trip count needs no scalar
 # remainder; the "cheap" cost model lets every elementwise loop use SIMD. Values do not change:
-# there is no fast-math, so floating-point sums keep their order.
-$(BUILD)/obj/framework/cpu/cpu_backend.o: override CXXFLAGS += -fvect-cost-model=cheap
+# there is no fast-math, so floating-point sums keep their order. Large elementwise, softmax,
+# LayerNorm and Adam loops are split across threads with OpenMP (GCC's libgomp).
+$(BUILD)/obj/framework/cpu/cpu_backend.o: override CXXFLAGS += -fopenmp -fvect-cost-model=cheap
 # The fused attention kernels run their tiles in parallel with OpenMP (GCC's libgomp).
 $(BUILD)/obj/framework/cpu/cpu_attention.o: override CXXFLAGS += -fopenmp -fvect-cost-model=cheap -ffp-contract=fast
 
@@ -63,7 +64,7 @@ LIB_SRC  := $(FRAMEWORK_SRC) $(wildcard data/*.cpp models/*.cpp tools/render/*.c
 APP_SRC  := $(wildcard train/*.cpp)
 FRAMEWORK_TEST_SRC := tests/main.cpp $(wildcard $(addprefix tests/,test_attention.cpp test_autograd.cpp test_errors.cpp \
                       test_forward.cpp test_gradcheck.cpp test_nn.cpp test_op_cases.cpp test_optim.cpp \
-                      test_safetensors.cpp))
+                      test_safetensors.cpp test_threads.cpp))
 TEST_SRC := tests/main.cpp $(filter-out $(FRAMEWORK_TEST_SRC),$(wildcard tests/*.cpp))
 GPU_TEST_SRC := $(wildcard tests/gpu/*.cpp)
 

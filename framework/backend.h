@@ -131,6 +131,15 @@ class Backend {
   virtual void softmax_rows(DType dtype, const void* in, void* out, int64_t rows, int64_t cols,
                             bool log) = 0;
 
+  // ---- LayerNorm over the last axis of a contiguous (rows, width) input ----
+  // formula::layer_norm_row on each row: writes out and x_hat (rows, width) and rstd (rows);
+  // weight and bias (width) may be null.
+  virtual void layer_norm_rows(DType dtype, const void* x, const void* weight, const void* bias, int64_t rows,
+                               int64_t width, double eps, void* out, void* x_hat, void* rstd) = 0;
+  // formula::layer_norm_backward_row on each row: d_x (rows, width) from g, x_hat and rstd.
+  virtual void layer_norm_backward_rows(DType dtype, const void* g, const void* x_hat, const void* rstd,
+                                        const void* weight, int64_t rows, int64_t width, void* d_x) = 0;
+
   // ---- fused attention: the tiled kernels behind ops.h's attention() ----
   // Forward: out = softmax(q k^T * scale, masked) v and lse = the log-sum-exp of each query's
   // visible scores (batch, queries); a query that sees no key gets out = 0 and lse = -inf.
@@ -155,8 +164,11 @@ Backend& backend_for(Device device);
 // Registers the CUDA backend (called by the CUDA translation unit's static initialiser).
 void register_cuda_backend(Backend* (*factory)(int device_index));
 
-// Sets the number of threads of the CPU backend: OpenBLAS's gemm and the OpenMP loops.
+// Sets the number of threads of the CPU backend (0: one per core). They are OpenMP's: they split
+// the elementwise, row and Adam loops, the fused attention tiles and each large gemm, while OpenBLAS
+// itself runs on one thread, so that only one pool of threads exists.
 void set_cpu_threads(int threads);
+int cpu_threads();  // the number set_cpu_threads chose
 
 // Bytes of tensor storage the CPU backend holds now, and the most it held since the last reset
 // (what `qkv bench --attention-length` reports as an op's peak memory).

@@ -100,27 +100,26 @@ Tensor layer_norm(const Tensor& x, const Tensor& weight, const Tensor& bias, dou
       throw std::runtime_error(fmt::format("layer_norm: weight/bias must be ({},) for input {}, got {}",
                                            width, shape_str(x.shape()), shape_str(p->shape())));
   }
-  Tensor x_hat, rstd, out;
-  {
-    NoGradGuard no_grad;
-    Tensor centred = sub(x, mean(x, -1, true));
-    Tensor variance = mean(mul(centred, centred), -1, true);  // biased, as in PyTorch
-    rstd = pow_scalar(add_scalar(variance, eps), -0.5);
-    x_hat = mul(centred, rstd);
-    out = x_hat;
-    if (weight.defined()) out = mul(out, weight);
-    if (bias.defined()) out = add(out, bias);
-  }
+  // One pass per row on the backend (formula::layer_norm_row): out, x_hat and rstd.
+  const int64_t rows = width == 0 ? 0 : x.numel() / width;
+  Tensor out = Tensor::empty(x.shape(), x.dtype(), x.device());
+  Tensor x_hat = Tensor::empty(x.shape(), x.dtype(), x.device());
+  Shape rstd_shape(x.shape().begin(), x.shape().end() - 1);
+  Tensor rstd = Tensor::empty(rstd_shape, x.dtype(), x.device());
+  backend_of(x).layer_norm_rows(x.dtype(), x.data_ptr(), weight.defined() ? weight.data_ptr() : nullptr,
+                                bias.defined() ? bias.data_ptr() : nullptr, rows, width, eps, out.data_ptr(),
+                                x_hat.data_ptr(), rstd.data_ptr());
   // y = x_hat * w + b,  x_hat = (x - mean) * rstd
   // d w = sum(g * x_hat), d b = sum(g)
   // d x = rstd * (d_x_hat - mean(d_x_hat) - x_hat * mean(d_x_hat * x_hat)),  d_x_hat = g * w
+  //       (one pass per row on the backend: formula::layer_norm_backward_row)
   Tensor w = weight.defined() ? weight.detach() : Tensor();
   const bool has_bias = bias.defined();
   return record(out, "layer_norm", {x, weight, bias},
-                [x_hat, rstd, w, has_bias](const Tensor& g) -> std::vector<Tensor> {
-    Tensor d_x_hat = w.defined() ? mul(g, w) : g;
-    Tensor d_x = mul(rstd, sub(sub(d_x_hat, mean(d_x_hat, -1, true)),
-                               mul(x_hat, mean(mul(d_x_hat, x_hat), -1, true))));
+                [x_hat, rstd, w, has_bias, rows, width](const Tensor& g) -> std::vector<Tensor> {
+    Tensor d_x = Tensor::empty(g.shape(), g.dtype(), g.device());
+    backend_of(g).layer_norm_backward_rows(g.dtype(), g.data_ptr(), x_hat.data_ptr(), rstd.data_ptr(),
+                                           w.defined() ? w.data_ptr() : nullptr, rows, width, d_x.data_ptr());
     Tensor d_w = w.defined() ? sum_to(mul(g, x_hat), w.shape()) : Tensor();
     Tensor d_b = has_bias ? sum_to(g, Shape{g.size(-1)}) : Tensor();
     return {d_x, d_w, d_b};

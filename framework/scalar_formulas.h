@@ -1,6 +1,7 @@
 // framework/scalar_formulas.h — each scalar formula the backends compute, written once and
 // compiled by both g++ (the CPU backend) and nvcc (the CUDA kernels): the unary and binary
-// elementwise functions, the NaN-propagating max, one Adam/AdamW step on one entry; and, for the
+// elementwise functions, the NaN-propagating max, one LayerNorm row forward and backward, one
+// Adam/AdamW step on one entry; and, for the
 // host side of both backends, dimension merging and the float dtype dispatch.
 #pragma once
 
@@ -73,6 +74,52 @@ QKV_FORMULA T binary(BinaryOp op, T a, T b) {
 template <typename T>
 QKV_FORMULA T nan_max(T a, T b) {
   return (a < b || b != b) ? b : a;
+}
+
+// LayerNorm of one row of `width` entries, as PyTorch's (biased variance):
+//   mean = sum(x) / width,  rstd = 1 / sqrt(sum((x - mean)^2) / width + eps)
+//   x_hat = (x - mean) * rstd,  out = x_hat * w + b  (w, b may be null: no affine part)
+// Sums accumulate in double; every entry is computed in the row's own precision.
+template <typename T>
+QKV_FORMULA void layer_norm_row(const T* x, const T* w, const T* b, int64_t width, double eps, T* out,
+                                T* x_hat, T* rstd) {
+  double total = 0.0;
+  for (int64_t c = 0; c < width; ++c) total += x[c];
+  const T mean = static_cast<T>(total / static_cast<double>(width));
+  double squares = 0.0;
+  for (int64_t c = 0; c < width; ++c) {
+    const T centred = x[c] - mean;
+    squares += static_cast<double>(centred) * centred;
+  }
+  const T r = static_cast<T>(1.0 / sqrt_of(squares / static_cast<double>(width) + eps));
+  *rstd = r;
+  for (int64_t c = 0; c < width; ++c) {
+    const T h = (x[c] - mean) * r;
+    x_hat[c] = h;
+    T y = w ? h * w[c] : h;
+    if (b) y += b[c];
+    out[c] = y;
+  }
+}
+
+// The input gradient of layer_norm_row, from the upstream gradient g, its x_hat and rstd:
+//   d_x_hat = g * w,  d_x = rstd * (d_x_hat - mean(d_x_hat) - x_hat * mean(d_x_hat * x_hat))
+// (the weight and bias gradients are column sums over rows; the op composes them).
+template <typename T>
+QKV_FORMULA void layer_norm_backward_row(const T* g, const T* x_hat, T rstd, const T* w, int64_t width,
+                                         T* d_x) {
+  double sum_d = 0.0, sum_dh = 0.0;
+  for (int64_t c = 0; c < width; ++c) {
+    const T d = w ? g[c] * w[c] : g[c];
+    sum_d += d;
+    sum_dh += static_cast<double>(d) * x_hat[c];
+  }
+  const T mean_d = static_cast<T>(sum_d / static_cast<double>(width));
+  const T mean_dh = static_cast<T>(sum_dh / static_cast<double>(width));
+  for (int64_t c = 0; c < width; ++c) {
+    const T d = w ? g[c] * w[c] : g[c];
+    d_x[c] = rstd * (d - mean_d - x_hat[c] * mean_dh);
+  }
 }
 
 // One Adam or AdamW step on one entry, in the tensor's precision and PyTorch's order:

@@ -64,14 +64,25 @@ static double median_seconds(const std::function<void()>& fn, int repeats) {
   return times[times.size() / 2];
 }
 
+// The raw cblas_sgemm references run on OpenBLAS's own threads, as many as qkv's loop threads
+// (qkv itself keeps OpenBLAS on one thread and splits its gemms over the loop threads).
+struct OpenBlasThreads {
+  OpenBlasThreads() { openblas_set_num_threads(cpu_threads()); }
+  ~OpenBlasThreads() { openblas_set_num_threads(1); }
+};
+
 static void bench_matmul(int n, int repeats, BenchOutput& out) {
   Generator gen(0);
   Tensor a = randn({n, n}, gen), b = randn({n, n}, gen);
   std::vector<float> c(static_cast<size_t>(n) * n);
-  const double raw = median_seconds([&] {
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, n, n, 1.0f, a.data<float>(), n, b.data<float>(), n,
-                0.0f, c.data(), n);
-  }, repeats);
+  double raw = 0;
+  {
+    OpenBlasThreads raw_threads;
+    raw = median_seconds([&] {
+      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, n, n, 1.0f, a.data<float>(), n, b.data<float>(), n,
+                  0.0f, c.data(), n);
+    }, repeats);
+  }
   const double ours = median_seconds([&] { Tensor y = matmul(a, b); }, repeats);
   const double ours_t = median_seconds([&] { Tensor y = matmul(a, b, false, true); }, repeats);
   const double flops = 2.0 * n * n * n;
@@ -256,6 +267,7 @@ static std::pair<double, double> gemm_floor(const BenchSize& s) {
   for (const GemmShape& g : shapes) {
     std::vector<float> a(static_cast<size_t>(g.M * g.K), 0.5f), b(static_cast<size_t>(g.K * g.N), 0.25f),
         c(static_cast<size_t>(g.M * g.N));
+    OpenBlasThreads raw_threads;
     const double one = median_seconds([&] {
       cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, g.M, g.N, g.K, 1.0f, a.data(), g.K, b.data(), g.N, 0.0f,
                   c.data(), g.N);

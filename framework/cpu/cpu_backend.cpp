@@ -6,6 +6,7 @@
 #include <atomic>
 #include <cmath>
 #include <cstdlib>
+#include <algorithm>
 #include <cstring>
 #include <limits>
 #include <new>
@@ -13,6 +14,9 @@
 #include <vector>
 
 #include <fmt/format.h>
+#ifdef _OPENMP
+#include <omp.h>
+#endif
 
 #include "../backend.h"
 #include "../scalar_formulas.h"
@@ -24,39 +28,96 @@ namespace {
 
 std::atomic<int64_t> live_bytes{0}, peak_bytes{0};  // tensor storage (see cpu_memory_use)
 
+// Loops over at least this many elements are split across the loop threads (set_cpu_threads).
+// Each element is computed by exactly one thread, in the same way whatever the split, so results
+// are bit-identical for any thread count. Below it one thread is faster than waking the others.
+constexpr int64_t kParallelElements = int64_t{1} << 15;
+
+int loop_threads() {
+#ifdef _OPENMP
+  return omp_get_max_threads();
+#else
+  return 1;
+#endif
+}
+
+// Calls fn(begin, end) on contiguous pieces of [0, n): one piece per thread, with at least
+// `grain` items in each, or the whole range on the calling thread when n is too small to share.
+template <typename Fn>
+void parallel_ranges(int64_t n, int64_t grain, Fn&& fn) {
+  const int64_t threads = std::min<int64_t>(loop_threads(), n / std::max<int64_t>(grain, 1));
+  if (threads <= 1) {
+    if (n > 0) fn(int64_t{0}, n);
+    return;
+  }
+#ifdef _OPENMP
+#pragma omp parallel num_threads(static_cast<int>(threads))
+  {
+    const int64_t t = omp_get_thread_num(), nt = omp_get_num_threads();
+    const int64_t begin = n * t / nt, end = n * (t + 1) / nt;
+    if (end > begin) fn(begin, end);
+  }
+#endif
+}
+
+// The rows of `width` entries that make a piece worth a thread.
+int64_t row_grain(int64_t width) { return std::max<int64_t>(1, kParallelElements / 2 / std::max<int64_t>(width, 1)); }
+
 // Visits every index of `shape` row by row (the last dim is the inner loop). For each row it
 // calls fn(base offsets..., inner length, inner strides...) with up to three stride sets, after
-// formula::merge_dimensions (size-1 dims dropped, contiguous neighbours merged).
+// formula::merge_dimensions (size-1 dims dropped, contiguous neighbours merged). With `parallel`
+// (fn must then write different elements for different rows) a large loop is split across the
+// loop threads: by rows, or within the row when there is only one.
 template <size_t N, typename Fn>
-void for_each_row(const Shape& full_shape, const std::array<const Strides*, N>& full_strides, Fn&& fn) {
-  if (shape_numel(full_shape) == 0) return;
+void for_each_row(const Shape& full_shape, const std::array<const Strides*, N>& full_strides, Fn&& fn,
+                  bool parallel = false) {
+  const int64_t numel = shape_numel(full_shape);
+  if (numel == 0) return;
   const formula::MergedDims merged =
       formula::merge_dimensions(full_shape, std::vector<const Strides*>(full_strides.begin(), full_strides.end()));
   const Shape& shape = merged.shape;
   const std::vector<Strides>& strides = merged.strides;
   const size_t rank = shape.size();
-  std::array<int64_t, N> base{};
   std::array<int64_t, N> inner_stride{};
   if (rank == 0) {
-    fn(base, int64_t{1}, inner_stride);
+    fn(std::array<int64_t, N>{}, int64_t{1}, inner_stride);
     return;
   }
   for (size_t k = 0; k < N; ++k) inner_stride[k] = strides[k][rank - 1];
   const int64_t inner = shape[rank - 1];
-  std::vector<int64_t> index(rank, 0);
-  while (true) {
-    fn(base, inner, inner_stride);
-    // advance the outer index (all dims but the last), odometer style
-    size_t d = rank - 1;
-    while (d-- > 0) {
-      ++index[d];
-      for (size_t k = 0; k < N; ++k) base[k] += strides[k][d];
-      if (index[d] < shape[d]) break;
-      for (size_t k = 0; k < N; ++k) base[k] -= strides[k][d] * shape[d];
-      index[d] = 0;
+  const int64_t rows = numel / inner;
+  // rows [row_begin, row_end): the outer index starts at row_begin and advances odometer style
+  auto walk_rows = [&](int64_t row_begin, int64_t row_end) {
+    std::vector<int64_t> index(rank, 0);
+    std::array<int64_t, N> base{};
+    int64_t rest = row_begin;
+    for (size_t d = rank - 1; d-- > 0;) {
+      index[d] = rest % shape[d];
+      rest /= shape[d];
+      for (size_t k = 0; k < N; ++k) base[k] += index[d] * strides[k][d];
     }
-    if (d == static_cast<size_t>(-1)) return;
+    for (int64_t row = row_begin; row < row_end; ++row) {
+      fn(base, inner, inner_stride);
+      size_t d = rank - 1;
+      while (d-- > 0) {
+        ++index[d];
+        for (size_t k = 0; k < N; ++k) base[k] += strides[k][d];
+        if (index[d] < shape[d]) break;
+        for (size_t k = 0; k < N; ++k) base[k] -= strides[k][d] * shape[d];
+        index[d] = 0;
+      }
+    }
+  };
+  if (!parallel || numel < kParallelElements) return walk_rows(0, rows);
+  if (rows == 1) {  // one long row: split it
+    parallel_ranges(inner, kParallelElements / 2, [&](int64_t begin, int64_t end) {
+      std::array<int64_t, N> base{};
+      for (size_t k = 0; k < N; ++k) base[k] = begin * inner_stride[k];
+      fn(base, end - begin, inner_stride);
+    });
+    return;
   }
+  parallel_ranges(rows, row_grain(inner), walk_rows);
 }
 
 // One unary op with Op fixed at compile time: formula::unary's switch folds away, so each loop
@@ -94,7 +155,7 @@ void binary_loop(const T* a, const Strides& sa, const T* b, const Strides& sb, T
     } else {
       for (int64_t i = 0; i < n; ++i) po[i] = f(pa[i * step[0]], pb[i * step[1]]);
     }
-  });
+  }, /*parallel=*/true);
 }
 
 template <typename T>
@@ -132,7 +193,8 @@ void reduce_sum_typed(const T* in, const Shape& in_shape, T* out, const Shape& o
 
 template <typename T>
 void softmax_typed(const T* in, T* out, int64_t rows, int64_t cols, bool log) {
-  for (int64_t r = 0; r < rows; ++r) {
+  parallel_ranges(rows, row_grain(cols), [&](int64_t row_begin, int64_t row_end) {
+  for (int64_t r = row_begin; r < row_end; ++r) {
     const T* x = in + r * cols;
     T* y = out + r * cols;
     T m = -std::numeric_limits<T>::infinity();
@@ -156,18 +218,21 @@ void softmax_typed(const T* in, T* out, int64_t rows, int64_t cols, bool log) {
       for (int64_t c = 0; c < cols; ++c) y[c] *= inv;
     }
   }
+  });
 }
 
 template <typename T>
 void adam_update_typed(T* param, const T* grad, T* m, T* v, int64_t n, const AdamStep& s) {
   const formula::AdamEntry<T> adam = formula::AdamEntry<T>::from(s);
-  for (int64_t i = 0; i < n; ++i) {  // through locals, so that the loop vectorises (no aliasing)
-    T p = param[i], mi = m[i], vi = v[i];
-    adam.apply(p, grad[i], mi, vi);
-    param[i] = p;
-    m[i] = mi;
-    v[i] = vi;
-  }
+  parallel_ranges(n, kParallelElements / 2, [&](int64_t begin, int64_t end) {
+    for (int64_t i = begin; i < end; ++i) {  // through locals, so that the loop vectorises (no aliasing)
+      T p = param[i], mi = m[i], vi = v[i];
+      adam.apply(p, grad[i], mi, vi);
+      param[i] = p;
+      m[i] = mi;
+      v[i] = vi;
+    }
+  });
 }
 
 template <typename T>
@@ -177,7 +242,7 @@ void strided_copy_typed(const T* in, const Strides& si, T* out, const Strides& s
     T* q = out + base[1];
     if (step[0] == 1 && step[1] == 1) std::memcpy(q, p, n * sizeof(T));
     else for (int64_t i = 0; i < n; ++i) q[i * step[1]] = p[i * step[0]];
-  });
+  }, /*parallel=*/true);
 }
 
 template <typename Body>
@@ -193,6 +258,7 @@ class CpuBackend final : public Backend {
     // zeroed pages. Keeping them in the heap makes a freed block reusable at once.
     mallopt(M_MMAP_THRESHOLD, 512 << 20);
     mallopt(M_TRIM_THRESHOLD, 1 << 30);
+    openblas_set_num_threads(1);  // the loop threads split the gemms (gemm_batched)
   }
   std::string name() const override { return "cpu"; }
 
@@ -253,7 +319,11 @@ class CpuBackend final : public Backend {
   void unary(UnaryOp op, DType dtype, const void* in, void* out, int64_t n, double s) override {
     dispatch_float(dtype, "unary", [&](auto zero) {
       using T = decltype(zero);
-      unary_loop<T>(op, static_cast<const T*>(in), static_cast<T*>(out), n, static_cast<T>(s));
+      const T* x = static_cast<const T*>(in);
+      T* y = static_cast<T*>(out);
+      parallel_ranges(n, kParallelElements / 2, [&](int64_t begin, int64_t end) {
+        unary_loop<T>(op, x + begin, y + begin, end - begin, static_cast<T>(s));
+      });
     });
   }
 
@@ -278,7 +348,7 @@ class CpuBackend final : public Backend {
       for_each_row<2>(shape, {&s, &keep_strides}, [&](auto base, int64_t n, auto step) {
         for (int64_t i = 0; i < n; ++i)
           y[base[0] + i] = k[base[1] + i * step[1]] != T(0) ? x[base[0] + i] : fill_value;
-      });
+      }, /*parallel=*/true);
     });
   }
 
@@ -403,6 +473,39 @@ class CpuBackend final : public Backend {
     });
   }
 
+  void layer_norm_rows(DType dtype, const void* x, const void* weight, const void* bias, int64_t rows,
+                       int64_t width, double eps, void* out, void* x_hat, void* rstd) override {
+    dispatch_float(dtype, "layer_norm", [&](auto zero) {
+      using T = decltype(zero);
+      const T* in = static_cast<const T*>(x);
+      const T* w = static_cast<const T*>(weight);
+      const T* b = static_cast<const T*>(bias);
+      T* y = static_cast<T*>(out);
+      T* h = static_cast<T*>(x_hat);
+      T* r = static_cast<T*>(rstd);
+      parallel_ranges(rows, row_grain(width), [&](int64_t row_begin, int64_t row_end) {
+        for (int64_t row = row_begin; row < row_end; ++row)
+          formula::layer_norm_row(in + row * width, w, b, width, eps, y + row * width, h + row * width, r + row);
+      });
+    });
+  }
+
+  void layer_norm_backward_rows(DType dtype, const void* g, const void* x_hat, const void* rstd,
+                                const void* weight, int64_t rows, int64_t width, void* d_x) override {
+    dispatch_float(dtype, "layer_norm backward", [&](auto zero) {
+      using T = decltype(zero);
+      const T* grad = static_cast<const T*>(g);
+      const T* h = static_cast<const T*>(x_hat);
+      const T* r = static_cast<const T*>(rstd);
+      const T* w = static_cast<const T*>(weight);
+      T* dx = static_cast<T*>(d_x);
+      parallel_ranges(rows, row_grain(width), [&](int64_t row_begin, int64_t row_end) {
+        for (int64_t row = row_begin; row < row_end; ++row)
+          formula::layer_norm_backward_row(grad + row * width, h + row * width, r[row], w, width, dx + row * width);
+      });
+    });
+  }
+
   void attention_forward(DType dtype, const AttentionShape& shape, const void* q, const void* k, const void* v,
                          void* out, void* lse) override {
     cpu::attention_forward(dtype, shape, q, k, v, out, lse);
@@ -413,30 +516,61 @@ class CpuBackend final : public Backend {
     cpu::attention_backward(dtype, shape, q, k, v, out, d_out, lse, d_q, d_k, d_v);
   }
 
+  // OpenBLAS runs single-threaded (set_cpu_threads). A call is cut into pieces that do not depend
+  // on the thread count: each batch entry, and within an entry of at least kGemmSplitWork
+  // multiply-adds, blocks of kGemmChunk rows of C (or columns, when C is wider than tall). The loop
+  // threads share out the pieces, so one pool of threads serves gemm and the loops above, and a
+  // run gives the same bits on any number of threads.
   void gemm_batched(DType dtype, bool ta, bool tb, int64_t batch, int64_t M, int64_t N, int64_t K,
                     double alpha, const void* A, int64_t stride_a, const void* B, int64_t stride_b,
                     double beta, void* C, int64_t stride_c) override {
     if (M == 0 || N == 0) return;
+    if (dtype != DType::F32 && dtype != DType::F64) throw std::runtime_error("cpu backend: gemm does not support int64");
+    const int64_t lda = ta ? M : K, ldb = tb ? K : N, ldc = N;
+    const size_t elem = dtype_size(dtype);
+    const bool split = static_cast<double>(M) * N * std::max<int64_t>(K, 1) >= kGemmSplitWork;
+    const bool by_rows = M >= N;
+    const int64_t chunks = split ? ((by_rows ? M : N) + kGemmChunk - 1) / kGemmChunk : 1;
+    // piece p: batch entry p / chunks, rows (or columns) [c0, c1) of its C
+    auto piece = [&](int64_t p) {
+      const int64_t b = p / chunks, c0 = (p % chunks) * kGemmChunk;
+      const int64_t c1 = split ? std::min<int64_t>(c0 + kGemmChunk, by_rows ? M : N) : (by_rows ? M : N);
+      const int64_t m0 = by_rows ? c0 : 0, m1 = by_rows ? c1 : M, n0 = by_rows ? 0 : c0, n1 = by_rows ? N : c1;
+      const char* a = static_cast<const char*>(A) + (b * stride_a + (ta ? m0 : m0 * lda)) * elem;
+      const char* bb = static_cast<const char*>(B) + (b * stride_b + (tb ? n0 * ldb : n0)) * elem;
+      char* c = static_cast<char*>(C) + (b * stride_c + m0 * ldc + n0) * elem;
+      gemm_call(dtype, ta, tb, m1 - m0, n1 - n0, K, alpha, a, lda, bb, ldb, beta, c, ldc);
+    };
+    const int64_t per_thread = split ? 1 : std::max<int64_t>(1, static_cast<int64_t>(kGemmSplitWork / (double(M) * N * std::max<int64_t>(K, 1))));
+    if (stride_c == 0 && batch > 1) {  // every entry adds into the same C: entries in order
+      for (int64_t b = 0; b < batch; ++b)
+        parallel_ranges(chunks, 1, [&](int64_t p0, int64_t p1) { for (int64_t p = p0; p < p1; ++p) piece(b * chunks + p); });
+      return;
+    }
+    parallel_ranges(batch * chunks, per_thread, [&](int64_t p0, int64_t p1) {
+      for (int64_t p = p0; p < p1; ++p) piece(p);
+    });
+  }
+
+ private:
+  // An entry of at least this many multiply-adds is cut into blocks of kGemmChunk rows (or columns);
+  // smaller entries are shared out whole, enough of them per thread to be worth waking it.
+  static constexpr double kGemmSplitWork = double(int64_t{1} << 19);
+  static constexpr int64_t kGemmChunk = 64;
+
+  static void gemm_call(DType dtype, bool ta, bool tb, int64_t M, int64_t N, int64_t K, double alpha,
+                        const void* A, int64_t lda, const void* B, int64_t ldb, double beta, void* C,
+                        int64_t ldc) {
     const CBLAS_TRANSPOSE op_a = ta ? CblasTrans : CblasNoTrans;
     const CBLAS_TRANSPOSE op_b = tb ? CblasTrans : CblasNoTrans;
-    const int lda = static_cast<int>(ta ? M : K);
-    const int ldb = static_cast<int>(tb ? K : N);
-    const int ldc = static_cast<int>(N);
-    for (int64_t b = 0; b < batch; ++b) {
-      if (dtype == DType::F32) {
-        cblas_sgemm(CblasRowMajor, op_a, op_b, M, N, K, static_cast<float>(alpha),
-                    static_cast<const float*>(A) + b * stride_a, std::max(lda, 1),
-                    static_cast<const float*>(B) + b * stride_b, std::max(ldb, 1),
-                    static_cast<float>(beta), static_cast<float*>(C) + b * stride_c, ldc);
-      } else if (dtype == DType::F64) {
-        cblas_dgemm(CblasRowMajor, op_a, op_b, M, N, K, alpha,
-                    static_cast<const double*>(A) + b * stride_a, std::max(lda, 1),
-                    static_cast<const double*>(B) + b * stride_b, std::max(ldb, 1), beta,
-                    static_cast<double*>(C) + b * stride_c, ldc);
-      } else {
-        throw std::runtime_error("cpu backend: gemm does not support int64");
-      }
-    }
+    const int lda_i = static_cast<int>(std::max<int64_t>(lda, 1)), ldb_i = static_cast<int>(std::max<int64_t>(ldb, 1));
+    if (dtype == DType::F32)
+      cblas_sgemm(CblasRowMajor, op_a, op_b, M, N, K, static_cast<float>(alpha), static_cast<const float*>(A), lda_i,
+                  static_cast<const float*>(B), ldb_i, static_cast<float>(beta), static_cast<float*>(C),
+                  static_cast<int>(ldc));
+    else
+      cblas_dgemm(CblasRowMajor, op_a, op_b, M, N, K, alpha, static_cast<const double*>(A), lda_i,
+                  static_cast<const double*>(B), ldb_i, beta, static_cast<double*>(C), static_cast<int>(ldc));
   }
 };
 
@@ -451,8 +585,10 @@ MemoryUse cpu_memory_use() { return {live_bytes.load(), peak_bytes.load()}; }
 void reset_cpu_memory_peak() { peak_bytes.store(live_bytes.load()); }
 
 void set_cpu_threads(int threads) {
-  openblas_set_num_threads(threads);
+  cpu_backend();  // constructed first: it puts OpenBLAS on one thread
   cpu::set_loop_threads(threads);
 }
+
+int cpu_threads() { return loop_threads(); }
 
 }  // namespace qkv

@@ -231,6 +231,18 @@ class CudaBackend final : public Backend {
     cuda::launch_softmax_rows(dtype, in, out, rows, cols, log);
   }
 
+  void layer_norm_rows(DType dtype, const void* x, const void* weight, const void* bias, int64_t rows,
+                       int64_t width, double eps, void* out, void* x_hat, void* rstd) override {
+    activate();
+    cuda::launch_layer_norm_rows(dtype, x, weight, bias, rows, width, eps, out, x_hat, rstd);
+  }
+
+  void layer_norm_backward_rows(DType dtype, const void* g, const void* x_hat, const void* rstd,
+                                const void* weight, int64_t rows, int64_t width, void* d_x) override {
+    activate();
+    cuda::launch_layer_norm_backward_rows(dtype, g, x_hat, rstd, weight, rows, width, d_x);
+  }
+
   // The mask's key lengths travel to the device with each call (one small copy).
   void attention_forward(DType dtype, const AttentionShape& shape, const void* q, const void* k, const void* v,
                          void* out, void* lse) override {

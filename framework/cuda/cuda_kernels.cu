@@ -235,6 +235,24 @@ __global__ void check_indices_kernel(const int64_t* index, int64_t count, int64_
   }
 }
 
+// One thread per row through the shared row formulas (scalar_formulas.h), so the sums run in
+// the CPU's order. Rows are short here (the model width); a warp per row would coalesce better.
+template <typename T>
+__global__ void layer_norm_kernel(const T* x, const T* w, const T* b, int64_t rows, int64_t width, double eps,
+                                  T* out, T* x_hat, T* rstd) {
+  QKV_GRID_LOOP(r, rows) {
+    formula::layer_norm_row(x + r * width, w, b, width, eps, out + r * width, x_hat + r * width, rstd + r);
+  }
+}
+
+template <typename T>
+__global__ void layer_norm_backward_kernel(const T* g, const T* x_hat, const T* rstd, const T* w, int64_t rows,
+                                           int64_t width, T* d_x) {
+  QKV_GRID_LOOP(r, rows) {
+    formula::layer_norm_backward_row(g + r * width, x_hat + r * width, rstd[r], w, width, d_x + r * width);
+  }
+}
+
 // One warp per row; butterfly shuffles give every lane the same max and sum (fixed order).
 template <typename T>
 __global__ void softmax_kernel(const T* in, T* out, int64_t rows, int64_t cols, bool log) {
@@ -711,6 +729,31 @@ void launch_softmax_rows(DType dtype, const void* in, void* out, int64_t rows, i
     using T = decltype(zero);
     softmax_kernel<<<grid_for(rows, kThreads / 32), kThreads>>>(static_cast<const T*>(in),
                                                                 static_cast<T*>(out), rows, cols, log);
+  });
+  QKV_CUDA_CHECK_LAUNCH();
+}
+
+void launch_layer_norm_rows(DType dtype, const void* x, const void* weight, const void* bias, int64_t rows,
+                            int64_t width, double eps, void* out, void* x_hat, void* rstd) {
+  if (rows <= 0) return;
+  dispatch_float(dtype, "layer_norm", [&](auto zero) {
+    using T = decltype(zero);
+    layer_norm_kernel<<<grid_for(rows), kThreads>>>(static_cast<const T*>(x), static_cast<const T*>(weight),
+                                                    static_cast<const T*>(bias), rows, width, eps,
+                                                    static_cast<T*>(out), static_cast<T*>(x_hat),
+                                                    static_cast<T*>(rstd));
+  });
+  QKV_CUDA_CHECK_LAUNCH();
+}
+
+void launch_layer_norm_backward_rows(DType dtype, const void* g, const void* x_hat, const void* rstd,
+                                     const void* weight, int64_t rows, int64_t width, void* d_x) {
+  if (rows <= 0) return;
+  dispatch_float(dtype, "layer_norm backward", [&](auto zero) {
+    using T = decltype(zero);
+    layer_norm_backward_kernel<<<grid_for(rows), kThreads>>>(
+        static_cast<const T*>(g), static_cast<const T*>(x_hat), static_cast<const T*>(rstd),
+        static_cast<const T*>(weight), rows, width, static_cast<T*>(d_x));
   });
   QKV_CUDA_CHECK_LAUNCH();
 }

@@ -57,6 +57,10 @@ void launch_check_indices(const int64_t* index, int64_t count, int64_t limit, bo
 void launch_adam_update(DType dtype, void* param, const void* grad, void* exp_avg, void* exp_avg_sq, int64_t n,
                         const AdamStep& step);
 void launch_softmax_rows(DType dtype, const void* in, void* out, int64_t rows, int64_t cols, bool log);
+void launch_layer_norm_rows(DType dtype, const void* x, const void* weight, const void* bias, int64_t rows,
+                            int64_t width, double eps, void* out, void* x_hat, void* rstd);
+void launch_layer_norm_backward_rows(DType dtype, const void* g, const void* x_hat, const void* rstd,
+                                     const void* weight, int64_t rows, int64_t width, void* d_x);
 // C[b] *= beta for every b (beta == 0 writes zeros); batches run in order, so stride 0 repeats.
 void launch_scale_batched(DType dtype, void* C, int64_t batch, int64_t count, int64_t stride, double beta);
 // Backend::attention_forward / attention_backward; lengths is the device copy of s.key_lengths
