@@ -85,9 +85,8 @@ Linear::Linear(int64_t in_features, int64_t out_features, bool has_bias, Generat
 }
 
 Tensor Linear::forward(const Tensor& x) const {
-  // (..., in) @ (out, in)^T -> (..., out)
-  Tensor y = matmul(x, weight, false, true);
-  return bias.defined() ? add(y, bias) : y;
+  // (..., in) @ (out, in)^T + bias -> (..., out)
+  return linear(x, weight, bias);
 }
 
 Embedding::Embedding(int64_t count, int64_t dim, Generator& gen, DType dtype) {

@@ -47,6 +47,10 @@ inline Tensor operator*(double s, const Tensor& x) { return mul_scalar(x, s); }
 // as its transpose through gemm's flags (no copy): matmul(Q, K, false, true) is Q @ K^T.
 // Batch dims must match, or one operand must be a plain matrix that is shared by every batch.
 Tensor matmul(const Tensor& a, const Tensor& b, bool transpose_a = false, bool transpose_b = false);
+// A fully connected layer, as torch.nn.functional.linear: x (..., in) @ weight (out, in)^T + bias
+// (out,); bias may be undefined. The bias is written into the output first and the gemm adds the
+// product to it (no separate pass).
+Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias);
 
 // ---- shape (ops_shape.cpp) ----
 Tensor transpose(const Tensor& x);                  // swaps the last two dims (copies)

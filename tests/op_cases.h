@@ -271,6 +271,19 @@ inline const std::vector<OpCase>& op_cases() {
         .no_grad(kLarge);
     add_case(make("matmul K=0", {"matmul"}, randoms({{3, 0}, {0, 4}}), [](const V& x) { return matmul(x[0], x[1]); }))
         .no_grad(kEmpty);
+    // ---- linear: x W^T + b, with and without bias, 2-d and 3-d inputs ----
+    {
+      auto lin = [](const V& x) { return linear(x[0], x[1], x[2]); };
+      auto lin_no_bias = [](const V& x) { return linear(x[0], x[1], Tensor()); };
+      add_case(make("linear (4,3) W (5,3) b (5)", {"linear"}, randoms({{4, 3}, {5, 3}, {5}}), lin));
+      add_case(make("linear (2,4,3) W (5,3) b (5)", {"linear"}, randoms({{2, 4, 3}, {5, 3}, {5}}), lin));
+      add_case(make("linear no bias (2,4,3) W (5,3)", {"linear"}, randoms({{2, 4, 3}, {5, 3}}), lin_no_bias));
+      add_case(make("linear (67,129) W (95,129) b (95)", {"linear"}, randoms({{67, 129}, {95, 129}, {95}}), lin))
+          .no_grad(kLarge);
+      add_case(make("linear in=0", {"linear"}, randoms({{3, 0}, {4, 0}, {4}}), lin)).no_grad(kEmpty);
+      const Literal lx{{1, 2, 3, 4, 5, 6}, {2, 3}}, lw{{1, 0, -1, 2, 1, 0}, {2, 3}}, lb{{10, 20}, {2}};
+      add_case(make("linear values", {"linear"}, literals({lx, lw, lb}), lin)).expect({2, 2}, {8, 24, 8, 33});
+    }
     {
       const Literal ma{{1, 2, 3, 4, 5, 6}, {2, 3}}, mb{{7, 8, 9, 10, 11, 12}, {3, 2}};
       const Literal ma_t{{1, 4, 2, 5, 3, 6}, {3, 2}}, mb_t{{7, 9, 11, 8, 10, 12}, {2, 3}};  // stored transposed

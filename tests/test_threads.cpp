@@ -90,6 +90,8 @@ TEST_CASE("parallel CPU loops: the same bits with 1, 2 and 3 threads") {
                   [](const Inputs& x) { return matmul(x[0], x[1], false, true); });
   check_same_bits("matmul, columns split", {{width, rows}, {rows, 700}},
                   [](const Inputs& x) { return matmul(x[0], x[1]); });
+  check_same_bits("linear, bias in the gemm", {{rows, width}, {96, width}, {96}},
+                  [](const Inputs& x) { return linear(x[0], x[1], x[2]); });
   check_same_bits("matmul, batched", {{6, 130, width}, {6, width, 130}},
                   [](const Inputs& x) { return matmul(x[0], x[1]); });
   check_same_bits("layer_norm, no affine", {{rows, width}}, [](const Inputs& x) {

@@ -462,7 +462,7 @@ void register_bench(CLI::App& app) {
   auto format = std::make_shared<std::string>("text");
   auto data_parallel = std::make_shared<bool>(false);
   cmd->add_option("--size", *only, "toy | large | all")->check(CLI::IsMember({"toy", "large", "all"}))->capture_default_str();
-  cmd->add_option("--threads", *threads, "OpenBLAS threads (0 = default)")->check(whole_number())->check(CLI::Range(0, 256));
+  cmd->add_option("--threads", *threads, "CPU threads for gemm and the loops (0 = one per core)")->check(whole_number())->check(CLI::Range(0, 256));
   cmd->add_option("--device", *devices, "devices to measure (repeatable): cpu, cuda")->capture_default_str();
   cmd->add_option("--steps", *steps, "timed training steps per size")->check(whole_number())->check(CLI::Range(1, 100000))->capture_default_str();
   cmd->add_option("--attention-length", *lengths,

@@ -156,7 +156,7 @@ void register_translator(CLI::App& app) {
   train->add_flag("--freeze-embeddings", opts->freeze_embeddings,
                   "keep token embeddings at their random start (the seed's static embeddings)");
   train->add_option("--seed", opts->seed, "random seed (same seed, same checkpoint)")->check(seed_value())->capture_default_str();
-  train->add_option("--threads", opts->threads, "OpenBLAS threads (0 = default)")->check(whole_number())->check(CLI::Range(0, 256))->capture_default_str();
+  train->add_option("--threads", opts->threads, "CPU threads for gemm and the loops (0 = one per core)")->check(whole_number())->check(CLI::Range(0, 256))->capture_default_str();
   train->add_option("--out", opts->out_dir, "output directory")->capture_default_str();
   train->add_option("--device", opts->device, "cpu | cuda | cuda:N")->capture_default_str();
   train->add_flag("--resume", opts->resume,

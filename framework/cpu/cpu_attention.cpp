@@ -483,6 +483,9 @@ void attention_backward(DType dtype, const AttentionShape& s, const void* q, con
   });
 }
 
+void exp_in_place(float* x, int64_t n) { exp_in_place<float>(x, n); }
+void exp_in_place(double* x, int64_t n) { exp_in_place<double>(x, n); }
+
 void set_loop_threads(int threads) {
 #ifdef _OPENMP
   omp_set_num_threads(threads > 0 ? threads : omp_get_num_procs());

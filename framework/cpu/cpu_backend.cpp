@@ -170,9 +170,59 @@ void binary_typed(BinaryOp op, const T* a, const Strides& sa, const T* b, const 
   }
 }
 
+// A sum whose reduced dims all come before its kept dims (column sums of a (rows, width) view) or
+// all after them (row sums), as (rows, width, columns?); else rows == 0. Dims of size 1 are ignored.
+struct RowsAndWidth {
+  int64_t rows = 0, width = 0;
+  bool columns = false;
+};
+RowsAndWidth two_block_sum(const Shape& in_shape, const Shape& out_shape) {
+  RowsAndWidth r{1, 1, false};
+  int pattern = 0;  // 0 nothing yet, 1 reduced first, 2 kept first
+  int switches = 0;
+  int last = 0;     // 1 reduced, 2 kept
+  for (size_t d = 0; d < in_shape.size(); ++d) {
+    if (in_shape[d] == 1) continue;
+    const int kind = out_shape[d] == 1 ? 1 : 2;
+    if (pattern == 0) pattern = kind;
+    if (last != 0 && kind != last) ++switches;
+    last = kind;
+    (kind == 1 ? r.rows : r.width) *= in_shape[d];
+  }
+  if (switches > 1) return {};
+  r.columns = pattern == 1;  // reduced dims first: the sum runs down the columns
+  if (!r.columns) std::swap(r.rows, r.width);  // kept dims first: (kept rows, reduced width)
+  return r;
+}
+
 template <typename T>
 void reduce_sum_typed(const T* in, const Shape& in_shape, T* out, const Shape& out_shape) {
   const int64_t n_out = shape_numel(out_shape);
+  // The two common sums in parallel, each output by one thread in the order of the general loop
+  // below (rows in order), so the bits do not depend on the thread count.
+  const RowsAndWidth two = two_block_sum(in_shape, out_shape);
+  if (two.rows > 0 && two.rows * two.width >= kParallelElements) {
+    if (two.columns) {  // (rows, width) -> (width)
+      parallel_ranges(two.width, 8, [&](int64_t c0, int64_t c1) {
+        std::vector<double> acc(static_cast<size_t>(c1 - c0), 0.0);
+        for (int64_t r = 0; r < two.rows; ++r) {
+          const T* p = in + r * two.width;
+          for (int64_t c = c0; c < c1; ++c) acc[c - c0] += p[c];
+        }
+        for (int64_t c = c0; c < c1; ++c) out[c] = static_cast<T>(acc[c - c0]);
+      });
+    } else {  // (rows, width) -> (rows)
+      parallel_ranges(two.rows, row_grain(two.width), [&](int64_t r0, int64_t r1) {
+        for (int64_t r = r0; r < r1; ++r) {
+          const T* p = in + r * two.width;
+          double total = 0.0;
+          for (int64_t c = 0; c < two.width; ++c) total += p[c];
+          out[r] = static_cast<T>(0.0 + total);
+        }
+      });
+    }
+    return;
+  }
   // Sums accumulate in double; the order is fixed (row-major over the input).
   std::vector<double> acc(static_cast<size_t>(n_out), 0.0);
   const Strides s_in = contiguous_strides(in_shape);
@@ -203,13 +253,12 @@ void softmax_typed(const T* in, T* out, int64_t rows, int64_t cols, bool log) {
       for (int64_t c = 0; c < cols; ++c) y[c] = T(0);
       continue;
     }
-    // exp in the tensor's own precision (as PyTorch does), the row sum accumulated in double
+    // exp in the tensor's own precision (as PyTorch does; vectorised, cpu::exp_in_place), the row
+    // sum accumulated in double, in order
+    for (int64_t c = 0; c < cols; ++c) y[c] = x[c] - m;
+    cpu::exp_in_place(y, cols);
     double total = 0.0;
-    for (int64_t c = 0; c < cols; ++c) {
-      const T e = std::exp(x[c] - m);
-      total += e;
-      if (!log) y[c] = e;
-    }
+    for (int64_t c = 0; c < cols; ++c) total += y[c];
     if (log) {
       const T shift = m + static_cast<T>(std::log(total));
       for (int64_t c = 0; c < cols; ++c) y[c] = x[c] - shift;
@@ -322,7 +371,12 @@ class CpuBackend final : public Backend {
       const T* x = static_cast<const T*>(in);
       T* y = static_cast<T*>(out);
       parallel_ranges(n, kParallelElements / 2, [&](int64_t begin, int64_t end) {
-        unary_loop<T>(op, x + begin, y + begin, end - begin, static_cast<T>(s));
+        if (op == UnaryOp::Exp) {  // vectorised (cpu::exp_in_place): the same value as softmax's exp
+          std::memmove(y + begin, x + begin, (end - begin) * sizeof(T));
+          cpu::exp_in_place(y + begin, end - begin);
+        } else {
+          unary_loop<T>(op, x + begin, y + begin, end - begin, static_cast<T>(s));
+        }
       });
     });
   }

@@ -149,6 +149,17 @@ rm -f "$gen/deeper.tsv"
 "$QKV" train --layers 2 "${small[@]}" --out "$work/two_again" >/dev/null 2>&1
 cmp -s "$two" "$work/two_again/model.safetensors" && pass || fail "same seed gives a bit-identical checkpoint"
 
+# ---- the same checkpoint on 1 and 3 threads (batches large enough to split every loop and gemm) ----
+mkdir -p "$work/threads_data"
+head -n 640 data/idioms/train.tsv >"$work/threads_data/train.tsv"
+head -n 64 data/idioms/valid.tsv >"$work/threads_data/valid.tsv"
+head -n 64 data/idioms/test.tsv >"$work/threads_data/test.tsv"
+for n in 1 3; do
+  "$QKV" train --data "$work/threads_data" --layers 2 --epochs 1 --threads $n --out "$work/threads_$n" >/dev/null 2>&1
+done
+cmp -s "$work/threads_1/model.safetensors" "$work/threads_3/model.safetensors" && pass ||
+  fail "--threads 1 and --threads 3 give a bit-identical checkpoint"
+
 # ---- floating-point flags reject nan and inf; seeds are whole numbers in [0, 2^64 - 1], never wrapped ----
 for flag in "--lr nan" "--lr inf" "--dropout nan" "--weight-decay inf"; do
   expect_error "train $flag" "${flag%% *}: must be a finite number, got '${flag#* }'" "$QKV" train $flag "${small[@]}" --out "$work/o6"
