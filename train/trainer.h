@@ -15,7 +15,7 @@ struct TrainOptions {
   std::string data_dir = "data/idioms";
   std::string attention = "learned";
   // The defaults were chosen by measurement on data/idioms (see README, "Choosing the defaults").
-  int64_t layers = 4;  // stacked attention + feed-forward layers (the one default for train and demo)
+  int64_t layers = 5;  // stacked attention + feed-forward layers (the one default for train and demo)
   int64_t d_model = 64, d_k = 64, d_ff = 128;
   std::string activation = "relu";
   int64_t epochs = 2, batch = 64;
