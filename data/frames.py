@@ -1063,6 +1063,31 @@ def letter(d, meaning):
     return d.done(en, hi)
 
 
+# What flows, grows and shines, so that the verbs of the seed's phrases occur beyond those phrases.
+THING_VERBS = {"flow": ["river", "canal", "water"], "grow": ["tree", "child"], "shine": ["watch", "car"]}
+
+
+def thing_intransitive(d):
+    """the river flows -> नदी बहती है; the children grow -> बच्चे बढ़ते हैं (habitual, agrees)."""
+    verb = d.pick(list(THING_VERBS))
+    key = d.pick(THING_VERBS[verb])
+    entry = NOUNS[key]
+    if entry[1] is None:  # a river, the water: singular, no "a" for a mass noun
+        number, det = "sg", d.pick(["the", "the", "this", "that"])
+    else:
+        number = "pl" if d.chance(0.3) else "sg"
+        det = d.pick(["the", "the", "a", "this", "that"] if number == "sg" else ["the", "the", "this", "that"])
+    subj = subject_feats(d, noun(key, number, det))
+    tense = pick_tense(d, ["hab"])
+    negative = d.chance(0.2)
+    d.feats["verb"] = verb
+    t_en, t_hi = optional_time(d, tense, 0.3)
+    s_agr = np_agr(subj)
+    en = np_en(subj) + verb_en(verb, tense, negative, s_agr) + t_en
+    hi = subject_hi(subj, False) + t_hi + verb_hi(VERBS[verb][1], VERBS[verb][2], tense, negative, s_agr)
+    return d.done(en, hi)
+
+
 # name -> (draw function, weight)
 FRAMES = {
     "transitive": (plain_transitive, 12), "person_object": (person_object, 5), "meet": (meet, 4),
@@ -1085,7 +1110,7 @@ FRAMES = {
     "mouse_animal": (lambda d: bat_or_mouse(d, "mouse", "animal"), 2),
     "mouse_device": (lambda d: bat_or_mouse(d, "mouse", "device"), 2),
     "bank_money": (lambda d: bank(d, "money"), 2), "bank_river": (lambda d: bank(d, "river"), 2),
-    "bank_short": (bank_short, 0.05),
+    "bank_short": (bank_short, 0.05), "thing_intransitive": (thing_intransitive, 1),
     "lamp": (lamp, 2),
     "letter_mail": (lambda d: letter(d, "mail"), 1.5), "letter_char": (lambda d: letter(d, "char"), 1.5),
 }

@@ -373,6 +373,10 @@ VERBS = {
     "cost":  (("cost", "costs", "cost", "costing"), "हो", "ho"),
     "keep":  (("keep", "keeps", "kept", "keeping"), "रख", "c"),
     "sit":   (("sit", "sits", "sat", "sitting"), "बैठ", "c"),
+    # things that flow, grow and shine (the seed's "river bank flows", "money bank grows")
+    "flow":  (("flow", "flows", "flowed", "flowing"), "बह", "c"),
+    "grow":  (("grow", "grows", "grew", "growing"), "बढ़", "c"),
+    "shine": (("shine", "shines", "shone", "shining"), "चमक", "c"),
 }
 SAME_PAST = {"read", "hit", "let", "cost"}
 PERFECTIVE_IRREGULAR = {

@@ -144,6 +144,11 @@ class ObliqueCase(unittest.TestCase):
         self.assertEqual(hindi_of("transitive", "neha wrote a question on the door yesterday"),
                          "नेहा ने कल दरवाज़े पर एक सवाल लिखा")
 
+    def test_things_flow_grow_and_shine_in_the_habitual_and_agree(self):
+        self.assertEqual(hindi_of("thing_intransitive", "the river flows"), "नदी बहती है")
+        self.assertEqual(hindi_of("thing_intransitive", "the children grow every day"), "बच्चे हर दिन बढ़ते हैं")
+        self.assertEqual(hindi_of("thing_intransitive", "that car does not shine"), "वह कार नहीं चमकती")
+
     def test_meet_takes_se_and_agrees_with_the_subject(self):
         self.assertEqual(hindi_of("meet", "priya met ravi"), "प्रिया रवि से मिली")
         self.assertEqual(hindi_of("meet", "the boys will meet her"), "लड़के उससे मिलेंगे")
