@@ -1,12 +1,13 @@
 // framework/cpu/cpu_backend.cpp — the CPU backend: OpenBLAS gemm plus plain loops, in float32
-// and float64. Loops run in a fixed order, so results are bit-for-bit reproducible.
+// and float64, split over one pool of OpenMP threads. Every element is computed in a fixed order
+// whatever the thread count, so results are bit-for-bit reproducible on any number of threads.
 #include <cblas.h>
 #include <malloc.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cmath>
 #include <cstdlib>
-#include <algorithm>
 #include <cstring>
 #include <limits>
 #include <new>
