@@ -1004,13 +1004,18 @@ def bank(d, meaning):
 
 
 def bank_short(d):
-    """The seed's phrases: money bank grows -> पैसों वाला बैंक बढ़ता है; river bank flows."""
+    """The seed's phrases: money bank grows -> पैसों वाला बैंक बढ़ता है; river bank flows; and the same
+    two heads with other verbs, negated (नहीं before the last word, no है) or with a time adverb."""
     head = d.pick([("money", "पैसों वाला बैंक"), ("river", "नदी का किनारा")])
-    verb = d.pick([("grows", "बढ़ता है"), ("flows", "बहता है"), ("opens", "खुलता है"),
-                   ("closes", "बंद होता है"), ("shines", "चमकता है")])
+    verb = d.pick([("grows", "grow", "बढ़ता है"), ("flows", "flow", "बहता है"), ("opens", "open", "खुलता है"),
+                   ("closes", "close", "बंद होता है"), ("shines", "shine", "चमकता है")])
     sense(d, "bank", head[0] if head[0] == "river" else "money")
     d.feats["cue"] = "short"
-    return d.done([head[0], "bank", verb[0]], head[1].split() + verb[1].split())
+    v_en, v_hi = [verb[0]], verb[2].split()
+    if d.chance(0.3):  # river bank does not flow -> नदी का किनारा नहीं बहता
+        v_en, v_hi = ["does", "not", verb[1]], v_hi[:-2] + ["नहीं", v_hi[-2]]
+    t_en, t_hi = optional_time(d, "hab", 0.4)
+    return d.done([head[0], "bank"] + v_en + t_en, head[1].split() + t_hi + v_hi)
 
 
 def lamp(d):
@@ -1110,7 +1115,7 @@ FRAMES = {
     "mouse_animal": (lambda d: bat_or_mouse(d, "mouse", "animal"), 2),
     "mouse_device": (lambda d: bat_or_mouse(d, "mouse", "device"), 2),
     "bank_money": (lambda d: bank(d, "money"), 2), "bank_river": (lambda d: bank(d, "river"), 2),
-    "bank_short": (bank_short, 0.05), "thing_intransitive": (thing_intransitive, 1),
+    "bank_short": (bank_short, 0.5), "thing_intransitive": (thing_intransitive, 1),
     "lamp": (lamp, 2),
     "letter_mail": (lambda d: letter(d, "mail"), 1.5), "letter_char": (lambda d: letter(d, "char"), 1.5),
 }

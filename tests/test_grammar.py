@@ -221,6 +221,9 @@ class WordSenses(unittest.TestCase):
     def test_bank(self):
         self.assertEqual(hindi_of("bank_money", "ravi kept money in the bank"), "रवि ने बैंक में पैसे रखे")
         self.assertEqual(hindi_of("bank_river", "he sat on the bank of the river"), "वह नदी के किनारे पर बैठा")
+        self.assertEqual(hindi_of("bank_short", "river bank flows"), "नदी का किनारा बहता है")
+        self.assertEqual(hindi_of("bank_short", "money bank does not close every day"),
+                         "पैसों वाला बैंक हर दिन बंद नहीं होता")
 
     def test_bat(self):
         self.assertEqual(hindi_of("bat_animal", "he saw a bat in the cave"), "उसने गुफा में एक चमगादड़ देखा")
