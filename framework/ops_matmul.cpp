@@ -130,8 +130,8 @@ Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias) {
     throw std::runtime_error(fmt::format("linear: input {} does not fit weight {} (out, in) and bias {} (out,)",
                                          shape_str(x.shape()), shape_str(weight.shape()), shape_str(bias.shape())));
   const int64_t in = weight.size(1), out_features = weight.size(0);
-  const int64_t rows = in == 0 ? shape_numel(Shape(x.shape().begin(), x.shape().end() - 1)) : x.numel() / in;
   Shape out_shape(x.shape().begin(), x.shape().end() - 1);
+  const int64_t rows = shape_numel(out_shape);  // every leading dim flattened
   out_shape.push_back(out_features);
   // out = bias in every row, then out += x W^T on the gemm (beta = 1)
   Tensor out = Tensor::empty(out_shape, x.dtype(), x.device());

@@ -101,11 +101,10 @@ Tensor layer_norm(const Tensor& x, const Tensor& weight, const Tensor& bias, dou
                                            width, shape_str(x.shape()), shape_str(p->shape())));
   }
   // One pass per row on the backend (formula::layer_norm_row): out, x_hat and rstd.
-  const int64_t rows = width == 0 ? 0 : x.numel() / width;
   Tensor out = Tensor::empty(x.shape(), x.dtype(), x.device());
   Tensor x_hat = Tensor::empty(x.shape(), x.dtype(), x.device());
-  Shape rstd_shape(x.shape().begin(), x.shape().end() - 1);
-  Tensor rstd = Tensor::empty(rstd_shape, x.dtype(), x.device());
+  Tensor rstd = Tensor::empty(Shape(x.shape().begin(), x.shape().end() - 1), x.dtype(), x.device());
+  const int64_t rows = rstd.numel();
   backend_of(x).layer_norm_rows(x.dtype(), x.data_ptr(), weight.defined() ? weight.data_ptr() : nullptr,
                                 bias.defined() ? bias.data_ptr() : nullptr, rows, width, eps, out.data_ptr(),
                                 x_hat.data_ptr(), rstd.data_ptr());

@@ -583,7 +583,8 @@ class CpuBackend final : public Backend {
     if (dtype != DType::F32 && dtype != DType::F64) throw std::runtime_error("cpu backend: gemm does not support int64");
     const int64_t lda = ta ? M : K, ldb = tb ? K : N, ldc = N;
     const size_t elem = dtype_size(dtype);
-    const bool split = static_cast<double>(M) * N * std::max<int64_t>(K, 1) >= kGemmSplitWork;
+    const double work = static_cast<double>(M) * N * std::max<int64_t>(K, 1);  // multiply-adds per entry
+    const bool split = work >= kGemmSplitWork;
     const bool by_rows = M >= N;
     const int64_t chunks = split ? ((by_rows ? M : N) + kGemmChunk - 1) / kGemmChunk : 1;
     // piece p: batch entry p / chunks, rows (or columns) [c0, c1) of its C
@@ -596,7 +597,7 @@ class CpuBackend final : public Backend {
       char* c = static_cast<char*>(C) + (b * stride_c + m0 * ldc + n0) * elem;
       gemm_call(dtype, ta, tb, m1 - m0, n1 - n0, K, alpha, a, lda, bb, ldb, beta, c, ldc);
     };
-    const int64_t per_thread = split ? 1 : std::max<int64_t>(1, static_cast<int64_t>(kGemmSplitWork / (double(M) * N * std::max<int64_t>(K, 1))));
+    const int64_t per_thread = split ? 1 : std::max<int64_t>(1, static_cast<int64_t>(kGemmSplitWork / work));
     if (stride_c == 0 && batch > 1) {  // every entry adds into the same C: entries in order
       for (int64_t b = 0; b < batch; ++b)
         parallel_ranges(chunks, 1, [&](int64_t p0, int64_t p1) { for (int64_t p = p0; p < p1; ++p) piece(b * chunks + p); });
