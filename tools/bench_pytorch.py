@@ -2,12 +2,33 @@
 # tools/bench_pytorch.py — the PyTorch reference for `qkv bench`: the same translator (built by
 # tools/pytorch_twin.py's classes), the same sizes and synthetic tokens, float32 on the CPU, timed
 # over forward + backward + clip + AdamW. Prints "RESULT pytorch <size> cpu <ms/step>" lines.
+#
+# torch.set_num_threads sets only PyTorch's own OpenMP pool. Debian's torch calls OpenBLAS (the
+# pthread build) for its gemms, and OpenBLAS keeps one thread per core whatever torch says: measured
+# here, "1 thread" ran at 145-150% CPU. So --threads N also caps OpenBLAS at N, through its
+# environment variable, which OpenBLAS reads when it loads (before `import torch`). --blas-default
+# leaves OpenBLAS as it is, to measure PyTorch's out-of-the-box configuration.
 import argparse
 import os
 import sys
 import time
 
-import torch
+
+def _blas_threads_from_argv():
+    """OpenBLAS reads OPENBLAS_NUM_THREADS once, at load, so it is set before torch is imported."""
+    argv = sys.argv[1:]
+    if "--blas-default" in argv:
+        return
+    for i, arg in enumerate(argv):
+        value = arg.split("=", 1)[1] if arg.startswith("--threads=") else (
+            argv[i + 1] if arg == "--threads" and i + 1 < len(argv) else None)
+        if value is not None and value.isdigit() and int(value) > 0:
+            os.environ["OPENBLAS_NUM_THREADS"] = value
+            os.environ["OMP_NUM_THREADS"] = value
+
+
+_blas_threads_from_argv()
+import torch  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import pytorch_twin  # noqa: E402
@@ -45,14 +66,18 @@ def bench(name, steps, threads):
         step()
     seconds = (time.perf_counter() - start) / steps
     tokens = B * (S + Tt) / seconds
-    print(f"  {name:<6} pytorch {torch.__version__} cpu ({threads} threads): {seconds * 1e3:8.2f} ms/step  {tokens:10.0f} tokens/s")
+    blas = os.environ.get("OPENBLAS_NUM_THREADS", "default")
+    print(f"  {name:<6} pytorch {torch.__version__} cpu ({threads} threads, OpenBLAS threads {blas}): {seconds * 1e3:8.2f} ms/step  {tokens:10.0f} tokens/s")
     print(f"RESULT pytorch {name} cpu {seconds * 1e3:.4f}")
 
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--steps", type=int, default=20)
-    parser.add_argument("--threads", type=int, default=0, help="torch threads (0 = torch's default)")
+    parser.add_argument("--threads", type=int, default=0,
+                        help="torch threads and OpenBLAS threads (0 = the defaults of both)")
+    parser.add_argument("--blas-default", action="store_true",
+                        help="leave OpenBLAS's thread count at its default (one per core)")
     args = parser.parse_args()
     if args.threads > 0:
         torch.set_num_threads(args.threads)
