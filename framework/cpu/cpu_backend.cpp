@@ -573,9 +573,11 @@ class CpuBackend final : public Backend {
 
   // OpenBLAS runs single-threaded (set_cpu_threads). A call is cut into pieces that do not depend
   // on the thread count: each batch entry, and within an entry of at least kGemmSplitWork
-  // multiply-adds, blocks of kGemmChunk rows of C (or columns, when C is wider than tall). The loop
-  // threads share out the pieces, so one pool of threads serves gemm and the loops above, and a
-  // run gives the same bits on any number of threads.
+  // multiply-adds, about kGemmPieces blocks of rows of C (or columns, when C is wider than tall),
+  // each a multiple of kGemmChunk. The loop threads share out the pieces, so one pool of threads
+  // serves gemm and the loops above, and a run gives the same bits on any number of threads.
+  // Fewer, larger blocks cost less: every block repacks the other operand, and OpenBLAS runs a
+  // 64-row block measurably slower than one call over 256 or more rows.
   void gemm_batched(DType dtype, bool ta, bool tb, int64_t batch, int64_t M, int64_t N, int64_t K,
                     double alpha, const void* A, int64_t stride_a, const void* B, int64_t stride_b,
                     double beta, void* C, int64_t stride_c) override {
@@ -586,11 +588,13 @@ class CpuBackend final : public Backend {
     const double work = static_cast<double>(M) * N * std::max<int64_t>(K, 1);  // multiply-adds per entry
     const bool split = work >= kGemmSplitWork;
     const bool by_rows = M >= N;
-    const int64_t chunks = split ? ((by_rows ? M : N) + kGemmChunk - 1) / kGemmChunk : 1;
+    const int64_t length = by_rows ? M : N;  // the dimension that is cut
+    const int64_t block = split ? gemm_block(length) : length;
+    const int64_t chunks = (length + block - 1) / block;
     // piece p: batch entry p / chunks, rows (or columns) [c0, c1) of its C
     auto piece = [&](int64_t p) {
-      const int64_t b = p / chunks, c0 = (p % chunks) * kGemmChunk;
-      const int64_t c1 = split ? std::min<int64_t>(c0 + kGemmChunk, by_rows ? M : N) : (by_rows ? M : N);
+      const int64_t b = p / chunks, c0 = (p % chunks) * block;
+      const int64_t c1 = std::min<int64_t>(c0 + block, length);
       const int64_t m0 = by_rows ? c0 : 0, m1 = by_rows ? c1 : M, n0 = by_rows ? 0 : c0, n1 = by_rows ? N : c1;
       const char* a = static_cast<const char*>(A) + (b * stride_a + (ta ? m0 : m0 * lda)) * elem;
       const char* bb = static_cast<const char*>(B) + (b * stride_b + (tb ? n0 * ldb : n0)) * elem;
@@ -612,7 +616,13 @@ class CpuBackend final : public Backend {
   // An entry of at least this many multiply-adds is cut into blocks of kGemmChunk rows (or columns);
   // smaller entries are shared out whole, enough of them per thread to be worth waking it.
   static constexpr double kGemmSplitWork = double(int64_t{1} << 19);
-  static constexpr int64_t kGemmChunk = 64;
+  static constexpr int64_t kGemmChunk = 64, kGemmPieces = 8, kGemmMaxBlock = 512;
+  // Rows (or columns) per block for a cut dimension of `length`: length / kGemmPieces rounded up to
+  // a multiple of kGemmChunk, between kGemmChunk and kGemmMaxBlock. A function of the shape only.
+  static int64_t gemm_block(int64_t length) {
+    const int64_t per_piece = (length + kGemmPieces - 1) / kGemmPieces;
+    return std::clamp<int64_t>((per_piece + kGemmChunk - 1) / kGemmChunk * kGemmChunk, kGemmChunk, kGemmMaxBlock);
+  }
 
   static void gemm_call(DType dtype, bool ta, bool tb, int64_t M, int64_t N, int64_t K, double alpha,
                         const void* A, int64_t lda, const void* B, int64_t ldb, double beta, void* C,
