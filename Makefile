@@ -40,9 +40,10 @@ override LDLIBS += $(DEPS_LIBS) $(SYS_LIBS)
 
 # The CPU backend's loops: GCC 12's -O2 vectorises only loops whose trip count needs no scalar
 # remainder; the "cheap" cost model lets every elementwise loop use SIMD. Values do not change:
-# there is no fast-math, so floating-point sums keep their order. Large elementwise, softmax,
+# there is no fast-math, so floating-point sums keep their order. -fno-math-errno lets sqrt
+# vectorise (no errno is read; the values are IEEE's either way). Large elementwise, softmax,
 # LayerNorm and Adam loops are split across threads with OpenMP (GCC's libgomp).
-$(BUILD)/obj/framework/cpu/cpu_backend.o: override CXXFLAGS += -fopenmp -fvect-cost-model=cheap
+$(BUILD)/obj/framework/cpu/cpu_backend.o: override CXXFLAGS += -fopenmp -fvect-cost-model=cheap -fno-math-errno
 # The fused attention kernels run their tiles in parallel with OpenMP (GCC's libgomp).
 $(BUILD)/obj/framework/cpu/cpu_attention.o: override CXXFLAGS += -fopenmp -fvect-cost-model=cheap -ffp-contract=fast
 

@@ -140,15 +140,23 @@ struct AdamEntry {
             s.decoupled && s.weight_decay != 0};
   }
 
-  QKV_FORMULA void apply(T& param, T grad, T& exp_avg, T& exp_avg_sq) const {
+  // One entry with the weight-decay kind fixed at compile time (a loop over apply_as has no
+  // branches, so it vectorises); apply chooses it at run time.
+  template <bool L2, bool Shrink>
+  QKV_FORMULA void apply_as(T& param, T grad, T& exp_avg, T& exp_avg_sq) const {
     T p = param, g = grad;
-    if (l2) g = g + weight_decay * p;
-    if (shrink) p = p * decay;
+    if constexpr (L2) g = g + weight_decay * p;
+    if constexpr (Shrink) p = p * decay;
     const T m = exp_avg * beta1 + one_minus_beta1 * g;
     const T v = exp_avg_sq * beta2 + one_minus_beta2 * g * g;
     exp_avg = m;
     exp_avg_sq = v;
     param = p + minus_step * (m / (sqrt_of(v) / sqrt_bias_correction2 + eps));
+  }
+  QKV_FORMULA void apply(T& param, T grad, T& exp_avg, T& exp_avg_sq) const {
+    if (l2) apply_as<true, false>(param, grad, exp_avg, exp_avg_sq);
+    else if (shrink) apply_as<false, true>(param, grad, exp_avg, exp_avg_sq);
+    else apply_as<false, false>(param, grad, exp_avg, exp_avg_sq);
   }
 };
 

@@ -242,24 +242,52 @@ void reduce_sum_typed(const T* in, const Shape& in_shape, T* out, const Shape& o
   for (int64_t i = 0; i < n_out; ++i) out[i] = static_cast<T>(acc[i]);
 }
 
+// A row's reductions in kLanes interleaved accumulators (entry c goes to lane c % kLanes), combined
+// in lane order at the end: a fixed order that does not depend on the thread count, and one that
+// the compiler can vectorise (a single running sum is one long chain of dependent adds).
+constexpr int64_t kLanes = 8;
+
+template <typename T>
+T row_max(const T* x, int64_t n) {  // NaN-propagating, as formula::nan_max
+  T lane[kLanes];
+  for (int64_t l = 0; l < kLanes; ++l) lane[l] = -std::numeric_limits<T>::infinity();
+  int64_t c = 0;
+  for (; c + kLanes <= n; c += kLanes)
+    for (int64_t l = 0; l < kLanes; ++l) lane[l] = formula::nan_max(lane[l], x[c + l]);
+  for (; c < n; ++c) lane[0] = formula::nan_max(lane[0], x[c]);
+  T m = lane[0];
+  for (int64_t l = 1; l < kLanes; ++l) m = formula::nan_max(m, lane[l]);
+  return m;
+}
+
+template <typename T>
+double row_sum(const T* x, int64_t n) {  // accumulated in double
+  double lane[kLanes] = {};
+  int64_t c = 0;
+  for (; c + kLanes <= n; c += kLanes)
+    for (int64_t l = 0; l < kLanes; ++l) lane[l] += static_cast<double>(x[c + l]);
+  for (; c < n; ++c) lane[0] += static_cast<double>(x[c]);
+  double total = 0.0;
+  for (int64_t l = 0; l < kLanes; ++l) total += lane[l];
+  return total;
+}
+
 template <typename T>
 void softmax_typed(const T* in, T* out, int64_t rows, int64_t cols, bool log) {
   parallel_ranges(rows, row_grain(cols), [&](int64_t row_begin, int64_t row_end) {
   for (int64_t r = row_begin; r < row_end; ++r) {
     const T* x = in + r * cols;
     T* y = out + r * cols;
-    T m = -std::numeric_limits<T>::infinity();
-    for (int64_t c = 0; c < cols; ++c) m = formula::nan_max(m, x[c]);  // a NaN anywhere makes the row NaN
+    const T m = row_max(x, cols);  // a NaN anywhere makes the row NaN
     if (m == -std::numeric_limits<T>::infinity()) {  // fully masked row: zeros, not NaN
       for (int64_t c = 0; c < cols; ++c) y[c] = T(0);
       continue;
     }
     // exp in the tensor's own precision (as PyTorch does; vectorised, cpu::exp_in_place), the row
-    // sum accumulated in double, in order
+    // sum accumulated in double in a fixed order (row_sum)
     for (int64_t c = 0; c < cols; ++c) y[c] = x[c] - m;
     cpu::exp_in_place(y, cols);
-    double total = 0.0;
-    for (int64_t c = 0; c < cols; ++c) total += y[c];
+    const double total = row_sum(y, cols);
     if (log) {
       const T shift = m + static_cast<T>(std::log(total));
       for (int64_t c = 0; c < cols; ++c) y[c] = x[c] - shift;
@@ -271,17 +299,46 @@ void softmax_typed(const T* in, T* out, int64_t rows, int64_t cols, bool log) {
   });
 }
 
+template <typename T, bool L2, bool Shrink>
+inline void adam_loop(T* param, const T* grad, T* m, T* v, int64_t begin, int64_t end,
+                      const formula::AdamEntry<T>& shared_adam) {
+  // Everything through locals, so that the loop vectorises: a store to param[i] could otherwise
+  // alias the coefficients behind the reference, and they would be reloaded every entry.
+  const formula::AdamEntry<T> adam = shared_adam;
+  for (int64_t i = begin; i < end; ++i) {
+    T p = param[i], mi = m[i], vi = v[i];
+    adam.template apply_as<L2, Shrink>(p, grad[i], mi, vi);
+    param[i] = p;
+    m[i] = mi;
+    v[i] = vi;
+  }
+}
+
+template <typename T>
+void adam_range(T* param, const T* grad, T* m, T* v, int64_t begin, int64_t end, const formula::AdamEntry<T>& adam) {
+  if (adam.l2) adam_loop<T, true, false>(param, grad, m, v, begin, end, adam);
+  else if (adam.shrink) adam_loop<T, false, true>(param, grad, m, v, begin, end, adam);
+  else adam_loop<T, false, false>(param, grad, m, v, begin, end, adam);
+}
+
+// The same loops compiled for 256-bit vectors (chosen at run time). Without FMA and with the
+// file's default -ffp-contract=off, each entry takes the same operations in the same order as
+// the portable loop, so both give the same bits; sqrt and division are exactly rounded.
+template <typename T>
+__attribute__((target("avx2"))) void adam_range_avx2(T* param, const T* grad, T* m, T* v, int64_t begin,
+                                                     int64_t end, const formula::AdamEntry<T>& adam) {
+  if (adam.l2) adam_loop<T, true, false>(param, grad, m, v, begin, end, adam);
+  else if (adam.shrink) adam_loop<T, false, true>(param, grad, m, v, begin, end, adam);
+  else adam_loop<T, false, false>(param, grad, m, v, begin, end, adam);
+}
+
 template <typename T>
 void adam_update_typed(T* param, const T* grad, T* m, T* v, int64_t n, const AdamStep& s) {
   const formula::AdamEntry<T> adam = formula::AdamEntry<T>::from(s);
+  static const bool avx2 = __builtin_cpu_supports("avx2");
   parallel_ranges(n, kParallelElements / 2, [&](int64_t begin, int64_t end) {
-    for (int64_t i = begin; i < end; ++i) {  // through locals, so that the loop vectorises (no aliasing)
-      T p = param[i], mi = m[i], vi = v[i];
-      adam.apply(p, grad[i], mi, vi);
-      param[i] = p;
-      m[i] = mi;
-      v[i] = vi;
-    }
+    if (avx2) adam_range_avx2(param, grad, m, v, begin, end, adam);
+    else adam_range(param, grad, m, v, begin, end, adam);
   });
 }
 
