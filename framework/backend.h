@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "block_cache.h"
 #include "tensor.h"
 
 namespace qkv {
@@ -170,11 +171,9 @@ void register_cuda_backend(Backend* (*factory)(int device_index));
 void set_cpu_threads(int threads);
 int cpu_threads();  // the number set_cpu_threads chose
 
-// Bytes of tensor storage the CPU backend holds now, and the most it held since the last reset
-// (what `qkv bench --attention-length` reports as an op's peak memory).
-struct MemoryUse {
-  int64_t current = 0, peak = 0;
-};
+// The CPU backend's tensor storage (block_cache.h): bytes handed out now, the most since the last
+// reset (what `qkv bench --attention-length` reports as an op's peak memory), bytes cached for
+// reuse, and how many blocks it has taken from the system allocator.
 MemoryUse cpu_memory_use();
 void reset_cpu_memory_peak();
 

@@ -1,10 +1,12 @@
 // tests/test_host_reads.cpp — a training step (forward, loss, backward, clip, AdamW) never reads
 // a tensor back to the host, so on a GPU it never waits for the device; only the logged loss does.
+// And after the first steps it takes no new tensor memory from the system (the block cache).
 #include <doctest/doctest.h>
 
 #include <cmath>
 
 #include "data/dataset.h"
+#include "framework/backend.h"
 #include "framework/ops.h"
 #include "framework/optim.h"
 #include "models/train_step.h"
@@ -38,5 +40,20 @@ TEST_SUITE("host reads") {
     CHECK(a.item() == doctest::Approx(0.2414).epsilon(1e-3));  // -log_softmax([0.5, -1, 2])[2]
     CHECK(b.to_vector() == std::vector<double>{3, 4, 1, 2, 3, 4});
     CHECK(host_reads() == before + 2);
+  }
+
+  TEST_CASE("a training step takes no new tensor memory from the system once warm") {
+    models::LoadedTranslator m = models::load_translator("tests/fixtures/twin_model.safetensors");
+    data::SentencePair pair{data::tokenize("she ate a piece of cake"), data::tokenize("उसने केक का टुकड़ा खाया"), "test"};
+    const data::Batch batch = data::make_batch({pair, pair}, {0, 1}, m.english, m.hindi, m.model->config().layout);
+    optim::AdamW optimizer(m.model->parameters(), {.lr = 1e-3, .weight_decay = 0.01});
+    m.model->train(true);
+    const std::vector<Tensor> params = m.model->parameters();
+    for (int step = 0; step < 2; ++step) models::train_step(*m.model, optimizer, params, batch);  // warm-up
+    const MemoryUse warm = cpu_memory_use();
+    for (int step = 0; step < 3; ++step) models::train_step(*m.model, optimizer, params, batch);
+    const MemoryUse after = cpu_memory_use();
+    CHECK(after.system_allocations == warm.system_allocations);
+    CHECK(after.current == warm.current);  // nothing kept alive from step to step
   }
 }

@@ -27,7 +27,14 @@ namespace qkv {
 
 namespace {
 
-std::atomic<int64_t> live_bytes{0}, peak_bytes{0};  // tensor storage (see cpu_memory_use)
+// Tensor storage: 64-byte aligned blocks from the system, cached on release (block_cache.h), up to
+// 1 GiB cached. Never destroyed: tensors in other statics may be released during exit.
+BlockCache& storage_cache() {
+  static BlockCache* cache = new BlockCache(
+      {[](size_t bytes) { return std::aligned_alloc(64, bytes); }, [](void* p) { std::free(p); }},
+      /*small_step=*/512, /*large_step=*/size_t{64} << 10, /*cache_limit=*/size_t{1} << 30);
+  return *cache;
+}
 
 // Loops over at least this many elements are split across the loop threads (set_cpu_threads).
 // Each element is computed by exactly one thread, in the same way whatever the split, so results
@@ -360,9 +367,9 @@ void dispatch_float(DType dtype, const char* what, Body&& body) {
 class CpuBackend final : public Backend {
  public:
   CpuBackend() {
-    // Tensors are allocated and freed constantly. By default glibc serves blocks over 128 KiB
-    // with mmap and returns them on free, so every activation costs system calls and fresh
-    // zeroed pages. Keeping them in the heap makes a freed block reusable at once.
+    // Tensor storage is cached (storage_cache). The blocks it gives back past its limit, and the
+    // kernels' scratch vectors, would by default be served by glibc with mmap above 128 KiB and
+    // unmapped on free: system calls and fresh zeroed pages every time. These keep them in the heap.
     mallopt(M_MMAP_THRESHOLD, 512 << 20);
     mallopt(M_TRIM_THRESHOLD, 1 << 30);
     openblas_set_num_threads(1);  // the loop threads split the gemms (gemm_batched)
@@ -370,20 +377,11 @@ class CpuBackend final : public Backend {
   std::string name() const override { return "cpu"; }
 
   void* allocate(size_t nbytes) override {
-    void* p = std::aligned_alloc(64, (nbytes + 63) / 64 * 64);
+    void* p = storage_cache().allocate(nbytes);
     if (!p) throw std::runtime_error(fmt::format("cpu: out of memory allocating {} bytes", nbytes));
-    const int64_t now = live_bytes.fetch_add(static_cast<int64_t>(malloc_usable_size(p))) +
-                        static_cast<int64_t>(malloc_usable_size(p));
-    int64_t peak = peak_bytes.load();
-    while (now > peak && !peak_bytes.compare_exchange_weak(peak, now)) {
-    }
     return p;
   }
-  void release(void* ptr) override {
-    if (!ptr) return;
-    live_bytes.fetch_sub(static_cast<int64_t>(malloc_usable_size(ptr)));
-    std::free(ptr);
-  }
+  void release(void* ptr) override { storage_cache().release(ptr); }
   void copy_to_host(void* dst, const void* src, size_t n) override { std::memcpy(dst, src, n); }
   void copy_from_host(void* dst, const void* src, size_t n) override { std::memcpy(dst, src, n); }
   void copy(void* dst, const void* src, size_t n) override { std::memmove(dst, src, n); }
@@ -704,8 +702,8 @@ Backend& cpu_backend() {
   return backend;
 }
 
-MemoryUse cpu_memory_use() { return {live_bytes.load(), peak_bytes.load()}; }
-void reset_cpu_memory_peak() { peak_bytes.store(live_bytes.load()); }
+MemoryUse cpu_memory_use() { return storage_cache().use(); }
+void reset_cpu_memory_peak() { storage_cache().reset_peak(); }
 
 void set_cpu_threads(int threads) {
   cpu_backend();  // constructed first: it puts OpenBLAS on one thread

@@ -1,14 +1,14 @@
 // framework/cuda/cuda_backend.cu — the CUDA backend: a caching device allocator, cuBLAS gemm and
 // the kernels of cuda_kernels.cu, all on the default stream. It registers its factory with
 // backend_for at static-initialisation time but calls no CUDA API until a cuda device is used.
+#include <cstdint>
 #include <cstdio>
-#include <mutex>
 #include <stdexcept>
 #include <string>
-#include <unordered_map>
 #include <vector>
 
 #include "framework/backend.h"
+#include "framework/block_cache.h"
 #include "framework/cuda/cuda_check.h"
 #include "framework/cuda/cuda_info.h"
 #include "framework/cuda/cuda_kernels.h"
@@ -19,71 +19,43 @@ namespace {
 
 std::string device_name(int index) { return "cuda:" + std::to_string(index); }
 
-// Blocks are rounded up (512 B below 1 MiB, 128 KiB above) and kept on a free list per rounded
-// size when released, so a training loop's repeated shapes never reach cudaMalloc again.
-// Reusing a block is safe without synchronisation because all work runs on the default stream.
+// Device memory through the shared block cache (framework/block_cache.h): blocks are rounded up
+// (512 B below 1 MiB, 128 KiB above) and kept on a free list per rounded size when released, so a
+// training loop's repeated shapes never reach cudaMalloc again; there is no limit on what is
+// cached, and on cudaMalloc failure the cache is freed and the call tried once more. Reusing a
+// block is safe without synchronisation because all work runs on the default stream.
 class CachingAllocator {
  public:
-  explicit CachingAllocator(int device) : device_(device) {}
+  explicit CachingAllocator(int device)
+      : device_(device),
+        cache_({[](size_t size) -> void* {
+                  void* p = nullptr;
+                  const cudaError_t err = cudaMalloc(&p, size);
+                  if (err == cudaErrorMemoryAllocation) {
+                    (void)cudaGetLastError();
+                    return nullptr;
+                  }
+                  if (err != cudaSuccess) cuda::throw_cuda_error(err, "cudaMalloc(&p, size)", __FILE__, __LINE__);
+                  return p;
+                },
+                [](void* p) { (void)cudaFree(p); }},  // best effort: also runs when out of memory
+               /*small_step=*/512, /*large_step=*/size_t{1} << 17, /*cache_limit=*/SIZE_MAX) {}
 
   void* allocate(size_t nbytes) {
-    const size_t size = round_up(nbytes);
-    std::lock_guard<std::mutex> lock(mutex_);
-    auto bucket = free_.find(size);
-    if (bucket != free_.end() && !bucket->second.empty()) {
-      void* p = bucket->second.back();
-      bucket->second.pop_back();
-      cached_bytes_ -= size;
-      live_[p] = size;
-      return p;
-    }
-    void* p = nullptr;
-    cudaError_t err = cudaMalloc(&p, size);
-    if (err == cudaErrorMemoryAllocation) {  // give the cache back and try once more
-      (void)cudaGetLastError();
-      release_cache_locked();
-      err = cudaMalloc(&p, size);
-    }
-    if (err == cudaErrorMemoryAllocation) {
-      (void)cudaGetLastError();
+    void* p = cache_.allocate(nbytes);
+    if (!p) {
       char message[160];
       std::snprintf(message, sizeof(message), "%s: out of memory allocating %zu bytes (%.1f MiB)",
                     device_name(device_).c_str(), nbytes, static_cast<double>(nbytes) / (1024.0 * 1024.0));
       throw std::runtime_error(message);
     }
-    if (err != cudaSuccess) cuda::throw_cuda_error(err, "cudaMalloc(&p, size)", __FILE__, __LINE__);
-    live_[p] = size;
     return p;
   }
-
-  void release(void* p) {
-    if (!p) return;
-    std::lock_guard<std::mutex> lock(mutex_);
-    auto found = live_.find(p);
-    if (found == live_.end()) return;  // not ours; never throw from a destructor path
-    free_[found->second].push_back(p);
-    cached_bytes_ += found->second;
-    live_.erase(found);
-  }
+  void release(void* p) { cache_.release(p); }
 
  private:
-  static size_t round_up(size_t n) {
-    const size_t step = n < (size_t{1} << 20) ? 512 : (size_t{1} << 17);
-    return (std::max<size_t>(n, 1) + step - 1) / step * step;
-  }
-
-  void release_cache_locked() {
-    for (auto& [size, blocks] : free_)
-      for (void* p : blocks) (void)cudaFree(p);  // best effort: we are already out of memory
-    free_.clear();
-    cached_bytes_ = 0;
-  }
-
   int device_;
-  std::mutex mutex_;
-  std::unordered_map<size_t, std::vector<void*>> free_;
-  std::unordered_map<void*, size_t> live_;
-  size_t cached_bytes_ = 0;
+  BlockCache cache_;
 };
 
 class CudaBackend final : public Backend {

@@ -1,0 +1,115 @@
+// tests/test_block_cache.cpp — the released-block cache behind the CPU and CUDA allocators: reuse by
+// rounded size, its limit, giving the cache back when the system is out of memory, and the counts.
+#include <doctest/doctest.h>
+
+#include <cstdlib>
+#include <set>
+
+#include "framework/backend.h"
+#include "framework/block_cache.h"
+#include "framework/tensor.h"
+
+using namespace qkv;
+
+namespace {
+// A system allocator that counts, and can be told to fail the next `fail` calls.
+struct CountingSource {
+  int allocations = 0, frees = 0, fail = 0;
+  std::set<void*> outstanding;
+  BlockCache::Source source() {
+    return {[this](size_t bytes) -> void* {
+              if (fail > 0) {
+                --fail;
+                return nullptr;
+              }
+              ++allocations;
+              void* p = std::malloc(bytes);
+              outstanding.insert(p);
+              return p;
+            },
+            [this](void* p) {
+              ++frees;
+              outstanding.erase(p);
+              std::free(p);
+            }};
+  }
+};
+}  // namespace
+
+TEST_SUITE("block cache") {
+  TEST_CASE("a released block is reused for a request of the same rounded size") {
+    CountingSource system;
+    BlockCache cache(system.source(), 512, 4096, 1 << 20);
+    CHECK(cache.rounded(1) == 512);
+    CHECK(cache.rounded(512) == 512);
+    CHECK(cache.rounded(513) == 1024);
+    CHECK(cache.rounded((1 << 20) + 1) == (1 << 20) + 4096);
+    void* a = cache.allocate(100);
+    void* b = cache.allocate(3000);
+    CHECK(system.allocations == 2);
+    CHECK(cache.use().current == 512 + 3072);
+    cache.release(a);
+    cache.release(b);
+    CHECK(cache.use().current == 0);
+    CHECK(cache.use().cached == 512 + 3072);
+    CHECK(cache.allocate(400) == a);   // same rounded size (512)
+    CHECK(cache.allocate(2600) == b);  // 3072
+    CHECK(system.allocations == 2);
+    void* c = cache.allocate(5000);  // a new size goes to the system
+    CHECK(system.allocations == 3);
+    CHECK(cache.use().system_allocations == 3);
+    CHECK(cache.use().peak == 512 + 3072 + 5120);
+    cache.reset_peak();
+    CHECK(cache.use().peak == cache.use().current);
+    for (void* p : {a, b, c}) cache.release(p);
+    cache.release(nullptr);
+    int unknown = 0;
+    cache.release(&unknown);  // not the cache's: ignored
+    cache.release_cached();
+    CHECK(system.frees == 3);
+    CHECK(system.outstanding.empty());
+  }
+
+  TEST_CASE("past its limit the cache gives blocks back to the system") {
+    CountingSource system;
+    BlockCache cache(system.source(), 512, 4096, 1024);
+    void* a = cache.allocate(512);
+    void* b = cache.allocate(512);
+    void* c = cache.allocate(512);
+    cache.release(a);
+    cache.release(b);
+    CHECK(system.frees == 0);
+    cache.release(c);  // 1536 cached would pass 1024
+    CHECK(system.frees == 1);
+    CHECK(cache.use().cached == 1024);
+    cache.release_cached();
+    CHECK(system.outstanding.empty());
+  }
+
+  TEST_CASE("out of memory: the cache is given back and the system asked once more") {
+    CountingSource system;
+    BlockCache cache(system.source(), 512, 4096, 1 << 20);
+    cache.release(cache.allocate(512));
+    CHECK(cache.use().cached == 512);
+    system.fail = 1;
+    void* p = cache.allocate(2048);  // first try fails, cache freed, second try succeeds
+    CHECK(p != nullptr);
+    CHECK(cache.use().cached == 0);
+    CHECK(system.frees == 1);
+    system.fail = 2;
+    CHECK(cache.allocate(4096) == nullptr);  // both tries fail: nullptr, nothing counted
+    CHECK(cache.use().current == 2048);
+    cache.release(p);
+    cache.release_cached();
+    CHECK(system.outstanding.empty());
+  }
+
+  TEST_CASE("CPU tensors reuse cached storage") {
+    const MemoryUse before = cpu_memory_use();
+    { Tensor t = Tensor::zeros({1000, 37}); }
+    const int64_t after_first = cpu_memory_use().system_allocations;
+    for (int i = 0; i < 5; ++i) { Tensor t = Tensor::zeros({1000, 37}); }
+    CHECK(cpu_memory_use().system_allocations == after_first);
+    CHECK(cpu_memory_use().current == before.current);
+  }
+}
