@@ -25,11 +25,12 @@ namespace {
 
 constexpr int64_t kTile = 64;  // queries per query tile and keys per key tile
 
-// Below this many multiply-adds a call runs on the calling thread. libgomp's idle threads spin for a
-// while after each parallel region, and on a machine whose cores OpenBLAS's gemm threads also use,
-// that spinning cost more than the small attention calls of a training step gain (measured: the toy
-// bench step went from 17 to 31 ms). The results do not depend on it (see the top of the file).
-constexpr int64_t kParallelWork = int64_t{1} << 24;
+// Below this many multiply-adds a call runs on the calling thread. When OpenBLAS kept threads of
+// its own, their spinning against libgomp's made a threshold of 2^24 necessary (the toy bench step
+// went from 17 to 31 ms below it). Now one pool serves gemm and the loops (cpu_backend.cpp), and
+// at 2^19 the toy step at 2 threads went from 10.8-12.6 ms to 9.3-11.6 ms (5 alternating runs).
+// The results do not depend on it (see the top of the file).
+constexpr int64_t kParallelWork = int64_t{1} << 19;
 bool parallel_worth_it(const AttentionShape& s) {
   return s.batch * s.queries * s.keys * (s.width + s.value_width) >= kParallelWork;
 }
