@@ -97,6 +97,10 @@ TEST_CASE("parallel CPU loops: the same bits with 1, 2 and 3 threads") {
   check_same_bits("layer_norm, no affine", {{rows, width}}, [](const Inputs& x) {
     return layer_norm(x[0], Tensor(), Tensor());
   });
+  // sums: of everything (blocks of 2^14 summed in parallel), of each row (row_sum's lanes), of each column
+  check_same_bits("sum of everything", {{rows, width}}, [](const Inputs& x) { return sum(x[0]); });
+  check_same_bits("sum of each row", {{rows, 333}}, [](const Inputs& x) { return sum(x[0], 1); });
+  check_same_bits("sum of each column", {{rows, width}}, [](const Inputs& x) { return sum(x[0], 0); });
 }
 
 TEST_CASE("parallel CPU loops: AdamW steps give the same bits with 1 and 2 threads") {

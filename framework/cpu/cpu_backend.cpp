@@ -178,6 +178,38 @@ void binary_typed(BinaryOp op, const T* a, const Strides& sa, const T* b, const 
   }
 }
 
+// A row's reductions in kLanes interleaved accumulators (entry c goes to lane c % kLanes), combined
+// in lane order at the end: a fixed order that does not depend on the thread count, and one that
+// the compiler can vectorise (a single running sum is one long chain of dependent adds).
+constexpr int64_t kLanes = 8;
+// A full sum is cut into blocks of this many entries (a shape-only split; see reduce_sum_typed).
+constexpr int64_t kSumBlock = int64_t{1} << 14;
+
+template <typename T>
+T row_max(const T* x, int64_t n) {  // NaN-propagating, as formula::nan_max
+  T lane[kLanes];
+  for (int64_t l = 0; l < kLanes; ++l) lane[l] = -std::numeric_limits<T>::infinity();
+  int64_t c = 0;
+  for (; c + kLanes <= n; c += kLanes)
+    for (int64_t l = 0; l < kLanes; ++l) lane[l] = formula::nan_max(lane[l], x[c + l]);
+  for (; c < n; ++c) lane[0] = formula::nan_max(lane[0], x[c]);
+  T m = lane[0];
+  for (int64_t l = 1; l < kLanes; ++l) m = formula::nan_max(m, lane[l]);
+  return m;
+}
+
+template <typename T>
+double row_sum(const T* x, int64_t n) {  // accumulated in double
+  double lane[kLanes] = {};
+  int64_t c = 0;
+  for (; c + kLanes <= n; c += kLanes)
+    for (int64_t l = 0; l < kLanes; ++l) lane[l] += static_cast<double>(x[c + l]);
+  for (; c < n; ++c) lane[0] += static_cast<double>(x[c]);
+  double total = 0.0;
+  for (int64_t l = 0; l < kLanes; ++l) total += lane[l];
+  return total;
+}
+
 // A sum whose reduced dims all come before its kept dims (column sums of a (rows, width) view) or
 // all after them (row sums), as (rows, width, columns?); else rows == 0. Dims of size 1 are ignored.
 struct RowsAndWidth {
@@ -206,8 +238,21 @@ RowsAndWidth two_block_sum(const Shape& in_shape, const Shape& out_shape) {
 template <typename T>
 void reduce_sum_typed(const T* in, const Shape& in_shape, T* out, const Shape& out_shape) {
   const int64_t n_out = shape_numel(out_shape);
-  // The two common sums in parallel, each output by one thread in the order of the general loop
-  // below (rows in order), so the bits do not depend on the thread count.
+  if (n_out == 1) {  // a sum of everything: blocks of kSumBlock in parallel, then the blocks in order
+    const int64_t n = shape_numel(in_shape);
+    const int64_t blocks = (n + kSumBlock - 1) / kSumBlock;
+    std::vector<double> partial(static_cast<size_t>(std::max<int64_t>(blocks, 1)), 0.0);
+    parallel_ranges(blocks, kParallelElements / kSumBlock, [&](int64_t b0, int64_t b1) {
+      for (int64_t b = b0; b < b1; ++b)
+        partial[b] = row_sum(in + b * kSumBlock, std::min(kSumBlock, n - b * kSumBlock));
+    });
+    double total = 0.0;
+    for (double block : partial) total += block;
+    out[0] = static_cast<T>(total);
+    return;
+  }
+  // The two common sums in parallel, each output by one thread in a fixed order (rows in order
+  // down a column; row_sum's lanes along a row), so the bits do not depend on the thread count.
   const RowsAndWidth two = two_block_sum(in_shape, out_shape);
   if (two.rows > 0 && two.rows * two.width >= kParallelElements) {
     if (two.columns) {  // (rows, width) -> (width)
@@ -221,12 +266,7 @@ void reduce_sum_typed(const T* in, const Shape& in_shape, T* out, const Shape& o
       });
     } else {  // (rows, width) -> (rows)
       parallel_ranges(two.rows, row_grain(two.width), [&](int64_t r0, int64_t r1) {
-        for (int64_t r = r0; r < r1; ++r) {
-          const T* p = in + r * two.width;
-          double total = 0.0;
-          for (int64_t c = 0; c < two.width; ++c) total += p[c];
-          out[r] = static_cast<T>(0.0 + total);
-        }
+        for (int64_t r = r0; r < r1; ++r) out[r] = static_cast<T>(row_sum(in + r * two.width, two.width));
       });
     }
     return;
@@ -247,36 +287,6 @@ void reduce_sum_typed(const T* in, const Shape& in_shape, T* out, const Shape& o
     }
   });
   for (int64_t i = 0; i < n_out; ++i) out[i] = static_cast<T>(acc[i]);
-}
-
-// A row's reductions in kLanes interleaved accumulators (entry c goes to lane c % kLanes), combined
-// in lane order at the end: a fixed order that does not depend on the thread count, and one that
-// the compiler can vectorise (a single running sum is one long chain of dependent adds).
-constexpr int64_t kLanes = 8;
-
-template <typename T>
-T row_max(const T* x, int64_t n) {  // NaN-propagating, as formula::nan_max
-  T lane[kLanes];
-  for (int64_t l = 0; l < kLanes; ++l) lane[l] = -std::numeric_limits<T>::infinity();
-  int64_t c = 0;
-  for (; c + kLanes <= n; c += kLanes)
-    for (int64_t l = 0; l < kLanes; ++l) lane[l] = formula::nan_max(lane[l], x[c + l]);
-  for (; c < n; ++c) lane[0] = formula::nan_max(lane[0], x[c]);
-  T m = lane[0];
-  for (int64_t l = 1; l < kLanes; ++l) m = formula::nan_max(m, lane[l]);
-  return m;
-}
-
-template <typename T>
-double row_sum(const T* x, int64_t n) {  // accumulated in double
-  double lane[kLanes] = {};
-  int64_t c = 0;
-  for (; c + kLanes <= n; c += kLanes)
-    for (int64_t l = 0; l < kLanes; ++l) lane[l] += static_cast<double>(x[c + l]);
-  for (; c < n; ++c) lane[0] += static_cast<double>(x[c]);
-  double total = 0.0;
-  for (int64_t l = 0; l < kLanes; ++l) total += lane[l];
-  return total;
 }
 
 template <typename T>
