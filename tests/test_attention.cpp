@@ -56,6 +56,9 @@ std::vector<Case> cases() {
       {"prefix with a query offset", AttentionMask{3, {1, 3}, 4}, 2, 2, 6, 2, 3},
       // more than one 64-key tile: the online softmax rescales across tiles
       {"causal over two tiles", AttentionMask::causal(), 1, 70, 70, 2, 1},
+      // more than four tiles: the backward's two passes (one task per key tile, then per query tile)
+      // instead of one pass per batch entry
+      {"causal over five tiles", AttentionMask::causal(), 1, 300, 300, 2, 1},
   };
 }
 
@@ -80,6 +83,7 @@ TEST_SUITE("attention") {
     std::vector<Case> all = cases();
     all.push_back({"prefix, 150 positions", AttentionMask::prefix_lm(40, {40, 7, 0}), 3, 150, 150, 16, 16});
     all.push_back({"none, queries fewer than keys", AttentionMask::none(), 2, 65, 130, 8, 4});
+    all.push_back({"prefix, 300 positions (two-pass backward)", AttentionMask::prefix_lm(100, {100, 30}), 2, 300, 300, 8, 8});
     for (const Case& c : all) {
       CAPTURE(c.name);
       const double scale = 1.0 / std::sqrt(static_cast<double>(c.K));
@@ -128,6 +132,35 @@ TEST_SUITE("attention") {
     }
     set_cpu_threads(0);
     for (int i = 0; i < 4; ++i) CHECK(bitwise_same(results[0][i], results[1][i]));
+  }
+
+  TEST_CASE("the backward's one-pass and two-pass paths give the same bits") {
+    // Up to 256 positions the backward runs one pass per batch entry; past that, two passes. Under a
+    // causal mask, positions 0-255 of a 260-position run see only keys 0-255, and with a zero
+    // upstream gradient at positions 256-259 those queries add exact zeros to d_k and d_v. So the
+    // first 256 rows of the 260-position run (two passes) must equal a 256-position run (one pass).
+    Generator gen(15);
+    const int64_t T = 260, kept = 256;
+    Tensor q = randn({2, T, 8}, gen), k = randn({2, T, 8}, gen), v = randn({2, T, 4}, gen);
+    std::vector<double> upstream = randn({2, T, 4}, gen).to_vector();
+    for (int64_t b = 0; b < 2; ++b)
+      for (int64_t i = kept; i < T; ++i)
+        for (int64_t e = 0; e < 4; ++e) upstream[(b * T + i) * 4 + e] = 0.0;
+    const Tensor g = Tensor::from_vector(upstream, {2, T, 4});
+    Tensor results[2][4];
+    for (int run = 0; run < 2; ++run) {
+      const int64_t length = run == 0 ? T : kept;
+      V x{slice(q, 1, 0, length).clone(), slice(k, 1, 0, length).clone(), slice(v, 1, 0, length).clone()};
+      for (Tensor& y : x) y.set_requires_grad(true);
+      Tensor out = attention(x[0], x[1], x[2], AttentionMask::causal(), 0.3);
+      out.backward(slice(g, 1, 0, length).clone());
+      results[run][0] = slice(out, 1, 0, kept).clone();
+      for (int i = 0; i < 3; ++i) results[run][i + 1] = slice(x[i].grad(), 1, 0, kept).clone();
+    }
+    for (int i = 0; i < 4; ++i) {
+      CAPTURE(i);  // 0: the output, then d_q, d_k, d_v
+      CHECK(bitwise_same(results[0][i], results[1][i]));
+    }
   }
 
   TEST_CASE("bad arguments name the shapes and values") {

@@ -24,6 +24,7 @@ namespace qkv::cpu {
 namespace {
 
 constexpr int64_t kTile = 64;  // queries per query tile and keys per key tile
+constexpr int64_t kOnePassTiles = 4;  // the backward's one-pass path: sequences up to 4 tiles (256)
 
 // Below this many multiply-adds a call runs on the calling thread. When OpenBLAS kept threads of
 // its own, their spinning against libgomp's made a threshold of 2^24 necessary (the toy bench step
@@ -387,29 +388,38 @@ void backward_typed(const AttentionShape& s, const T* q, const T* k, const T* v,
         ds = w.probs[ii * kTile + jj] * (ds - delta[b * Tq + i0 + ii]);
       }
   };
-  // Short sequences (one tile of queries and one of keys, as in training the translator): one task
-  // per batch entry computes the tile's weights once and all three gradients from them.
-  if (q_tiles == 1 && k_tiles == 1) {
+  // Short sequences (up to kOnePassTiles tiles of queries and of keys, as in training the
+  // translator): one task per batch entry visits each visible tile pair once, computes its weights
+  // once and adds all three gradients from them. d_k of a key tile sums over query tiles in order
+  // and d_q of a query tile over key tiles in order: the same sums, in the same order, as the two
+  // passes below, which recompute every tile twice but give long sequences tasks enough.
+  if (q_tiles <= kOnePassTiles && k_tiles <= kOnePassTiles) {
 #pragma omp parallel for schedule(static, 1) if (parallel)
     for (int64_t b = 0; b < B; ++b) {
       const Visibility vis = visibility_of(s, b);
       Scratch<T>& w = scratch<T>();
       w.reserve(K, Kv);
-      T* dk = d_k + b * Tk * K;
-      T* dv = d_v + b * Tk * Kv;
-      T* dq = d_q + b * Tq * K;
-      std::fill(dk, dk + Tk * K, T(0));
-      std::fill(dv, dv + Tk * Kv, T(0));
-      std::fill(dq, dq + Tq * K, T(0));
-      if (Tq == 0 || Tk == 0 || !vis.any(Tq, 0, Tk)) continue;
-      transpose_tile(k + b * Tk * K, Tk, K, w.k_t.data());
-      transpose_tile(v + b * Tk * Kv, Tk, Kv, w.v_t.data());
-      tile_grads(w, vis, b, 0, Tq, 0, Tk);
-      accumulate_cols(w.probs.data(), Tq, Tk, d_out + b * Tq * Kv, Kv, w.probs_t.data(), dv);
-      accumulate_cols(w.d_probs.data(), Tq, Tk, q + b * Tq * K, K, w.probs_t.data(), dk);
-      accumulate_rows(w.d_probs.data(), Tq, Tk, k + b * Tk * K, K, dq);
-      for (int64_t x = 0; x < Tk * K; ++x) dk[x] *= scale;
-      for (int64_t x = 0; x < Tq * K; ++x) dq[x] *= scale;
+      std::fill(d_k + b * Tk * K, d_k + (b + 1) * Tk * K, T(0));
+      std::fill(d_v + b * Tk * Kv, d_v + (b + 1) * Tk * Kv, T(0));
+      std::fill(d_q + b * Tq * K, d_q + (b + 1) * Tq * K, T(0));
+      for (int64_t j0 = 0; j0 < Tk; j0 += kTile) {
+        const int64_t nk = std::min(kTile, Tk - j0);
+        if (!vis.any(Tq, j0, j0 + nk)) continue;
+        transpose_tile(k + (b * Tk + j0) * K, nk, K, w.k_t.data());
+        transpose_tile(v + (b * Tk + j0) * Kv, nk, Kv, w.v_t.data());
+        for (int64_t i0 = 0; i0 < Tq; i0 += kTile) {
+          const int64_t nq = std::min(kTile, Tq - i0);
+          if (!vis.any(i0 + nq, j0, j0 + nk)) continue;
+          tile_grads(w, vis, b, i0, nq, j0, nk);
+          accumulate_cols(w.probs.data(), nq, nk, d_out + (b * Tq + i0) * Kv, Kv, w.probs_t.data(),
+                          d_v + (b * Tk + j0) * Kv);
+          accumulate_cols(w.d_probs.data(), nq, nk, q + (b * Tq + i0) * K, K, w.probs_t.data(),
+                          d_k + (b * Tk + j0) * K);
+          accumulate_rows(w.d_probs.data(), nq, nk, k + (b * Tk + j0) * K, K, d_q + (b * Tq + i0) * K);
+        }
+      }
+      for (int64_t x = b * Tk * K; x < (b + 1) * Tk * K; ++x) d_k[x] *= scale;
+      for (int64_t x = b * Tq * K; x < (b + 1) * Tq * K; ++x) d_q[x] *= scale;
     }
     return;
   }
