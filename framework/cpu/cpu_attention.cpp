@@ -117,16 +117,18 @@ bool has_avx2() {
 }
 
 // Inlined into both copies below, so each is compiled for its own instruction set.
+// Key blocks outside, rows inside: a 16-key slice of b_t (width x 64 bytes) stays in L1 while every
+// row of a passes it; the other order streamed all of b_t from L2 once per 4 rows.
 __attribute__((always_inline)) inline void tile_products_body(const float* a, int64_t nq, int64_t width,
                                                               const float* b_t, int64_t nk, float* c) {
-  for (int64_t i0 = 0; i0 < nq; i0 += 4) {
-    const int64_t rows = std::min<int64_t>(4, nq - i0);
-    // a tile of fewer than 4 rows repeats its last row (computed, not stored)
-    const float* a0 = a + i0 * width;
-    const float* a1 = a + (i0 + std::min<int64_t>(1, rows - 1)) * width;
-    const float* a2 = a + (i0 + std::min<int64_t>(2, rows - 1)) * width;
-    const float* a3 = a + (i0 + std::min<int64_t>(3, rows - 1)) * width;
-    for (int64_t j0 = 0; j0 < nk; j0 += 16) {  // past nk: zero columns of b_t, up to a multiple of 16
+  for (int64_t j0 = 0; j0 < nk; j0 += 16) {  // past nk: zero columns of b_t, up to a multiple of 16
+    for (int64_t i0 = 0; i0 < nq; i0 += 4) {
+      const int64_t rows = std::min<int64_t>(4, nq - i0);
+      // a tile of fewer than 4 rows repeats its last row (computed, not stored)
+      const float* a0 = a + i0 * width;
+      const float* a1 = a + (i0 + std::min<int64_t>(1, rows - 1)) * width;
+      const float* a2 = a + (i0 + std::min<int64_t>(2, rows - 1)) * width;
+      const float* a3 = a + (i0 + std::min<int64_t>(3, rows - 1)) * width;
       // named accumulators, so that they stay in registers
       Floats8 c00 = {}, c01 = {}, c10 = {}, c11 = {}, c20 = {}, c21 = {}, c30 = {}, c31 = {};
       for (int64_t d = 0; d < width; ++d) {
@@ -184,15 +186,17 @@ void accumulate_rows(const T* p, int64_t rows, int64_t n, const T* m, int64_t wi
 
 // The float32 form for widths that are a multiple of 16, blocked like tile_products_body: 4 rows
 // by 16 columns of accumulators, summing over j in order.
+// Column blocks outside, rows inside: a 16-column slice of m (n x 64 bytes) stays in L1 while every
+// row of p passes it.
 __attribute__((always_inline)) inline void accumulate_rows_body(const float* p, int64_t rows, int64_t n,
                                                                 const float* m, int64_t width, float* acc) {
-  for (int64_t i0 = 0; i0 < rows; i0 += 4) {
-    const int64_t valid = std::min<int64_t>(4, rows - i0);
-    const int64_t r1 = std::min<int64_t>(1, valid - 1), r2 = std::min<int64_t>(2, valid - 1),
-                  r3 = std::min<int64_t>(3, valid - 1);  // fewer than 4 rows: the last one repeats
-    const float *p0 = p + i0 * kTile, *p1 = p + (i0 + r1) * kTile, *p2 = p + (i0 + r2) * kTile,
-                *p3 = p + (i0 + r3) * kTile;
-    for (int64_t c0 = 0; c0 < width; c0 += 16) {
+  for (int64_t c0 = 0; c0 < width; c0 += 16) {
+    for (int64_t i0 = 0; i0 < rows; i0 += 4) {
+      const int64_t valid = std::min<int64_t>(4, rows - i0);
+      const int64_t r1 = std::min<int64_t>(1, valid - 1), r2 = std::min<int64_t>(2, valid - 1),
+                    r3 = std::min<int64_t>(3, valid - 1);  // fewer than 4 rows: the last one repeats
+      const float *p0 = p + i0 * kTile, *p1 = p + (i0 + r1) * kTile, *p2 = p + (i0 + r2) * kTile,
+                  *p3 = p + (i0 + r3) * kTile;
       float* rows_out[4] = {acc + i0 * width + c0, acc + (i0 + r1) * width + c0, acc + (i0 + r2) * width + c0,
                             acc + (i0 + r3) * width + c0};
       Floats8 s00, s01, s10, s11, s20, s21, s30, s31;
