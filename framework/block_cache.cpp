@@ -27,11 +27,14 @@ void* BlockCache::allocate(size_t nbytes) {
   const size_t size = rounded(nbytes);
   std::lock_guard<std::mutex> lock(mutex_);
   void* p = nullptr;
-  auto bucket = free_.find(size);
-  if (bucket != free_.end() && !bucket->second.empty()) {
-    p = bucket->second.back();
-    bucket->second.pop_back();
-    use_.cached -= static_cast<int64_t>(size);
+  size_t block = size;
+  auto fit = free_.lower_bound(size);
+  if (fit != free_.end() && fit->first / 2 <= size) {
+    block = fit->first;
+    p = fit->second.ptr;
+    aged_.erase(fit->second.released);
+    free_.erase(fit);
+    use_.cached -= static_cast<int64_t>(block);
   } else {
     p = source_.allocate(size);
     if (!p) {  // give the cache back and try once more
@@ -41,7 +44,9 @@ void* BlockCache::allocate(size_t nbytes) {
     if (!p) return nullptr;
     ++use_.system_allocations;
   }
-  live_[p] = size;
+  live_[p] = Block{block, size};
+  held_ += block;
+  held_peak_ = std::max(held_peak_, held_);
   use_.current += static_cast<int64_t>(size);
   use_.peak = std::max(use_.peak, use_.current);
   return p;
@@ -52,15 +57,27 @@ void BlockCache::release(void* p) {
   std::lock_guard<std::mutex> lock(mutex_);
   auto found = live_.find(p);
   if (found == live_.end()) return;
-  const size_t size = found->second;
+  const Block block = found->second;
   live_.erase(found);
-  use_.current -= static_cast<int64_t>(size);
-  if (static_cast<size_t>(use_.cached) + size > cache_limit_) {
+  use_.current -= static_cast<int64_t>(block.used);
+  held_ -= block.size;
+  const size_t limit = std::min(cache_limit_, held_peak_);
+  if (block.size > limit) {
     source_.free(p);
     return;
   }
-  free_[size].push_back(p);
-  use_.cached += static_cast<int64_t>(size);
+  // Make room by giving back the blocks cached longest ago: blocks of an earlier phase (another
+  // model, another batch shape) make way for the ones in use now.
+  while (static_cast<size_t>(use_.cached) + block.size > limit && !aged_.empty()) {
+    const FreeList::iterator oldest = aged_.begin()->second;
+    source_.free(oldest->second.ptr);
+    use_.cached -= static_cast<int64_t>(oldest->first);
+    aged_.erase(aged_.begin());
+    free_.erase(oldest);
+  }
+  const uint64_t now = ++releases_;
+  aged_.emplace(now, free_.emplace(block.size, Cached{p, now}));
+  use_.cached += static_cast<int64_t>(block.size);
 }
 
 void BlockCache::release_cached() {
@@ -69,9 +86,9 @@ void BlockCache::release_cached() {
 }
 
 void BlockCache::release_cached_locked() {
-  for (auto& [size, blocks] : free_)
-    for (void* p : blocks) source_.free(p);
+  for (auto& [size, cached] : free_) source_.free(cached.ptr);
   free_.clear();
+  aged_.clear();
   use_.cached = 0;
 }
 

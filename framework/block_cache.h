@@ -6,9 +6,9 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <mutex>
 #include <unordered_map>
-#include <vector>
 
 namespace qkv {
 
@@ -24,17 +24,21 @@ class BlockCache {
     std::function<void*(size_t)> allocate;  // nullptr when the system is out of memory
     std::function<void(void*)> free;
   };
-  // Requests are rounded up to a multiple of `small_step` below 1 MiB and of `large_step` above, so
-  // that nearby sizes share a free list. At most `cache_limit` bytes are kept cached; a block that
-  // would go past it is given back to the system at once.
+  // Requests are rounded up to a multiple of `small_step` below 1 MiB and of `large_step` above. A
+  // request takes the smallest cached block of its rounded size up to twice that (so that batches
+  // of varying length share blocks instead of each length caching its own). The cache keeps at most
+  // `cache_limit` bytes, and never more than the most it has ever had handed out at once (a step's
+  // working set, which is all a repeat of that step needs). To stay within them, a release gives
+  // back the blocks cached longest ago (or the released block itself, if it alone is too big).
   BlockCache(Source source, size_t small_step, size_t large_step, size_t cache_limit);
   ~BlockCache();
   BlockCache(const BlockCache&) = delete;
   BlockCache& operator=(const BlockCache&) = delete;
 
-  // A block of at least `nbytes`: a cached one of the same rounded size, else a new one from the
-  // system; when the system is out of memory, the cache is given back and the system asked once
-  // more. Returns nullptr if that fails too (the caller names the device and throws).
+  // A block of at least `nbytes`: the smallest cached one that fits (up to twice the rounded size),
+  // else a new one from the system; when the system is out of memory, the cache is given back and
+  // the system asked once more. Returns nullptr if that fails too (the caller names the device and
+  // throws). MemoryUse counts the rounded request, not the size of the block that serves it.
   void* allocate(size_t nbytes);
   // Back to the cache (or to the system past the limit). Null and unknown pointers are ignored:
   // this runs on destructor paths and never throws.
@@ -52,9 +56,20 @@ class BlockCache {
   Source source_;
   size_t small_step_, large_step_, cache_limit_;
   mutable std::mutex mutex_;
-  std::unordered_map<size_t, std::vector<void*>> free_;  // rounded size -> cached blocks
-  std::unordered_map<void*, size_t> live_;               // handed-out block -> rounded size
+  struct Block {
+    size_t size, used;  // the block's size; the rounded request it serves
+  };
+  struct Cached {
+    void* ptr;
+    uint64_t released;  // when it was cached (a count of releases): the oldest is given back first
+  };
+  using FreeList = std::multimap<size_t, Cached>;
+  FreeList free_;                                // block size -> cached blocks
+  std::map<uint64_t, FreeList::iterator> aged_;  // the same blocks by `released`, oldest first
+  std::unordered_map<void*, Block> live_;        // handed-out blocks
   MemoryUse use_;
+  size_t held_ = 0, held_peak_ = 0;  // block bytes handed out now, and the most ever (never reset)
+  uint64_t releases_ = 0;
 };
 
 }  // namespace qkv

@@ -70,7 +70,32 @@ TEST_SUITE("block cache") {
     CHECK(system.outstanding.empty());
   }
 
-  TEST_CASE("past its limit the cache gives blocks back to the system") {
+  TEST_CASE("a smaller request takes the smallest cached block up to twice its size") {
+    CountingSource system;
+    BlockCache cache(system.source(), 512, 4096, 1 << 20);
+    void* big = cache.allocate(3072);
+    void* small = cache.allocate(1024);
+    cache.release(big);
+    cache.release(small);
+    CHECK(cache.allocate(600) == small);  // 1024 fits 1024 (the smallest that fits)
+    CHECK(cache.allocate(2048) == big);   // 3072 is within twice 2048
+    CHECK(cache.use().current == 1024 + 2048);  // what was asked for (rounded), not the block sizes
+    cache.release(big);
+    void* other = cache.allocate(1024);  // 3072 is more than twice 1024: a new block
+    CHECK(other != big);
+    CHECK(system.allocations == 3);
+    for (void* p : {small, other}) cache.release(p);
+    CHECK(cache.use().current == 0);
+    // at most 4096 (3072 + 1024, the most handed out at once) stays cached: the block cached
+    // longest ago (3072) goes back to make room for the last one
+    CHECK(cache.use().cached == 1024 + 1024);
+    CHECK(system.frees == 1);
+    CHECK(system.outstanding.count(big) == 0);
+    cache.release_cached();
+    CHECK(system.outstanding.empty());
+  }
+
+  TEST_CASE("past its limit the cache gives back the blocks cached longest ago") {
     CountingSource system;
     BlockCache cache(system.source(), 512, 4096, 1024);
     void* a = cache.allocate(512);
@@ -79,9 +104,24 @@ TEST_SUITE("block cache") {
     cache.release(a);
     cache.release(b);
     CHECK(system.frees == 0);
-    cache.release(c);  // 1536 cached would pass 1024
+    cache.release(c);  // 1536 cached would pass 1024: the oldest (a) goes back
     CHECK(system.frees == 1);
     CHECK(cache.use().cached == 1024);
+    CHECK(system.outstanding.count(a) == 0);
+    cache.release_cached();
+    CHECK(system.outstanding.empty());
+  }
+
+  TEST_CASE("the cache keeps no more than was ever handed out at once") {
+    CountingSource system;
+    BlockCache cache(system.source(), 512, 4096, 1 << 20);
+    cache.release(cache.allocate(512));  // the most at once so far: 512
+    CHECK(cache.use().cached == 512);
+    void* first = cache.allocate(2048);  // the 512 block is too small: a new one; the most is 2048
+    cache.release(first);  // 512 + 2048 would pass 2048: the older 512 goes back
+    CHECK(system.frees == 1);
+    CHECK(cache.use().cached == 2048);
+    CHECK(system.outstanding.count(first) == 1);
     cache.release_cached();
     CHECK(system.outstanding.empty());
   }

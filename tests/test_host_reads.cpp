@@ -14,17 +14,25 @@
 
 using namespace qkv;
 
+namespace {
+// The twin fixture in training mode, a two-sentence batch and AdamW: one training step's setting.
+struct StepSetup {
+  models::LoadedTranslator m = models::load_translator("tests/fixtures/twin_model.safetensors");
+  data::SentencePair pair{data::tokenize("she ate a piece of cake"), data::tokenize("उसने केक का टुकड़ा खाया"), "test"};
+  data::Batch batch = data::make_batch({pair, pair}, {0, 1}, m.english, m.hindi, m.model->config().layout);
+  optim::AdamW optimizer{m.model->parameters(), {.lr = 1e-3, .weight_decay = 0.01}};
+  std::vector<Tensor> params = m.model->parameters();
+  StepSetup() { m.model->train(true); }
+  Tensor step() { return models::train_step(*m.model, optimizer, params, batch).loss; }
+};
+}  // namespace
+
 TEST_SUITE("host reads") {
   TEST_CASE("a translator training step reads nothing back; reading the loss counts once") {
-    models::LoadedTranslator m = models::load_translator("tests/fixtures/twin_model.safetensors");
-    data::SentencePair pair{data::tokenize("she ate a piece of cake"), data::tokenize("उसने केक का टुकड़ा खाया"), "test"};
-    const data::Batch batch = data::make_batch({pair, pair}, {0, 1}, m.english, m.hindi, m.model->config().layout);
-    optim::AdamW optimizer(m.model->parameters(), {.lr = 1e-3, .weight_decay = 0.01});
-    m.model->train(true);
+    StepSetup setup;
     const int64_t before = host_reads();
     Tensor loss;
-    const std::vector<Tensor> params = m.model->parameters();
-    for (int step = 0; step < 2; ++step) loss = models::train_step(*m.model, optimizer, params, batch).loss;
+    for (int step = 0; step < 2; ++step) loss = setup.step();
     CHECK(host_reads() == before);
     CHECK(std::isfinite(loss.item()));
     CHECK(host_reads() == before + 1);
@@ -43,15 +51,10 @@ TEST_SUITE("host reads") {
   }
 
   TEST_CASE("a training step takes no new tensor memory from the system once warm") {
-    models::LoadedTranslator m = models::load_translator("tests/fixtures/twin_model.safetensors");
-    data::SentencePair pair{data::tokenize("she ate a piece of cake"), data::tokenize("उसने केक का टुकड़ा खाया"), "test"};
-    const data::Batch batch = data::make_batch({pair, pair}, {0, 1}, m.english, m.hindi, m.model->config().layout);
-    optim::AdamW optimizer(m.model->parameters(), {.lr = 1e-3, .weight_decay = 0.01});
-    m.model->train(true);
-    const std::vector<Tensor> params = m.model->parameters();
-    for (int step = 0; step < 2; ++step) models::train_step(*m.model, optimizer, params, batch);  // warm-up
+    StepSetup setup;
+    for (int step = 0; step < 2; ++step) setup.step();  // warm-up
     const MemoryUse warm = cpu_memory_use();
-    for (int step = 0; step < 3; ++step) models::train_step(*m.model, optimizer, params, batch);
+    for (int step = 0; step < 3; ++step) setup.step();
     const MemoryUse after = cpu_memory_use();
     CHECK(after.system_allocations == warm.system_allocations);
     CHECK(after.current == warm.current);  // nothing kept alive from step to step

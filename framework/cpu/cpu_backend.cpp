@@ -27,12 +27,13 @@ namespace qkv {
 
 namespace {
 
-// Tensor storage: 64-byte aligned blocks from the system, cached on release (block_cache.h), up to
-// 1 GiB cached. Never destroyed: tensors in other statics may be released during exit.
+// Tensor storage: 64-byte aligned blocks (sizes rounded to 64 B, to 64 KiB above 1 MiB) from the
+// system, cached on release (block_cache.h): at most 256 MiB, and at most the largest working set
+// seen. Never destroyed: tensors in other statics may be released during exit.
 BlockCache& storage_cache() {
   static BlockCache* cache = new BlockCache(
       {[](size_t bytes) { return std::aligned_alloc(64, bytes); }, [](void* p) { std::free(p); }},
-      /*small_step=*/512, /*large_step=*/size_t{64} << 10, /*cache_limit=*/size_t{1} << 30);
+      /*small_step=*/64, /*large_step=*/size_t{64} << 10, /*cache_limit=*/size_t{256} << 20);
   return *cache;
 }
 
