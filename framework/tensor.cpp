@@ -312,4 +312,24 @@ void Tensor::copy_(const Tensor& source) {
 
 void Tensor::fill_(double value) { backend_for(device()).fill(dtype(), data_ptr(), numel(), value); }
 
+void Tensor::write_at_(int64_t axis, int64_t begin, const Tensor& source) {
+  const int64_t rank = dim();
+  const int64_t a = axis < 0 ? axis + rank : axis;
+  Shape expect = shape();
+  bool fits = a >= 0 && a < rank && source.dim() == rank && source.dtype() == dtype() &&
+              source.device() == device() && begin >= 0;
+  if (fits) {
+    expect[a] = source.shape()[a];
+    fits = source.shape() == expect && begin + source.shape()[a] <= shape()[a];
+  }
+  if (!fits)
+    throw std::runtime_error(fmt::format("write_at_: cannot write {} at {} along axis {} of {}", source.describe(),
+                                         begin, axis, describe()));
+  if (source.numel() == 0) return;
+  const Strides strides = contiguous_strides(shape());
+  char* base = static_cast<char*>(data_ptr()) + begin * strides[a] * static_cast<int64_t>(dtype_size(dtype()));
+  backend_for(device()).strided_copy(dtype(), source.data_ptr(), contiguous_strides(source.shape()), base, strides,
+                                     source.shape());
+}
+
 }  // namespace qkv

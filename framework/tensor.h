@@ -109,9 +109,12 @@ class Tensor {
   // Rows [begin, end) of the leading dimension, sharing storage (not recorded by autograd).
   Tensor narrow_rows(int64_t begin, int64_t end) const;
 
-  // In-place writes used by optimisers and initialisers (never recorded by autograd).
+  // In-place writes used by optimisers, initialisers and decoding caches (never recorded by autograd).
   void copy_(const Tensor& source);
   void fill_(double value);
+  // `source` into the entries [begin, begin + source.size(axis)) along `axis`; the other dims must
+  // match (a decoding cache appends one position's keys this way instead of concatenating).
+  void write_at_(int64_t axis, int64_t begin, const Tensor& source);
 
   bool same_impl(const Tensor& other) const { return impl_ == other.impl_; }
   long use_count() const { return impl_.use_count(); }  // handles sharing this tensor

@@ -301,7 +301,9 @@ void Translator::decode(const Tensor& source, const std::vector<int64_t>& source
     return;
   }
   // Cached: the source once through every layer, keeping each layer's keys and values (learned:
-  // W_k x and W_v x; static: x itself); then one target position per step against them.
+  // W_k x and W_v x; static: x itself) in buffers of S + Tt positions; then one target position
+  // per step, its keys and values written into slot S + t. The query at S + t sees no slot past
+  // its own (the causal part of the mask), so the slots not yet written (zeros) add exact zeros.
   const bool learned = config_.attention == AttentionMode::Learned;
   std::vector<Tensor> keys(layers_.size()), values(layers_.size());
   {
@@ -309,9 +311,13 @@ void Translator::decode(const Tensor& source, const std::vector<int64_t>& source
     const AttentionMask mask = AttentionMask::prefix_lm(S, source_lengths);
     for (size_t l = 0; l < layers_.size(); ++l) {
       Tensor q = learned ? layers_[l].attn->W_q.forward(x) : x;
-      keys[l] = learned ? layers_[l].attn->W_k.forward(x) : x;
-      values[l] = learned ? layers_[l].attn->W_v.forward(x) : x;
-      Tensor mixed = attention(q, keys[l], values[l], mask, attention_scale(q));
+      Tensor k = learned ? layers_[l].attn->W_k.forward(x) : x;
+      Tensor v = learned ? layers_[l].attn->W_v.forward(x) : x;
+      keys[l] = Tensor::zeros({B, S + Tt, k.size(-1)}, k.dtype(), device);
+      values[l] = Tensor::zeros({B, S + Tt, v.size(-1)}, v.dtype(), device);
+      keys[l].write_at_(1, 0, k);
+      values[l].write_at_(1, 0, v);
+      Tensor mixed = attention(q, k, v, mask, attention_scale(q));
       if (learned) mixed = layers_[l].attn->W_o.forward(mixed);
       x = finish_block(l, x, mixed);
     }
@@ -323,8 +329,8 @@ void Translator::decode(const Tensor& source, const std::vector<int64_t>& source
     const AttentionMask mask{S, source_lengths, position};                 // the query sits at `position`
     for (size_t l = 0; l < layers_.size(); ++l) {
       Tensor q = learned ? layers_[l].attn->W_q.forward(x) : x;
-      keys[l] = concat({keys[l], learned ? layers_[l].attn->W_k.forward(x) : x}, 1);
-      values[l] = concat({values[l], learned ? layers_[l].attn->W_v.forward(x) : x}, 1);
+      keys[l].write_at_(1, position, learned ? layers_[l].attn->W_k.forward(x) : x);
+      values[l].write_at_(1, position, learned ? layers_[l].attn->W_v.forward(x) : x);
       Tensor mixed = attention(q, keys[l], values[l], mask, attention_scale(q));  // (B, 1, H)
       if (learned) mixed = layers_[l].attn->W_o.forward(mixed);
       x = finish_block(l, x, mixed);
