@@ -99,6 +99,25 @@ TEST_SUITE("errors") {
     CHECK_MSG_HAS(error_of([&] { slice(x, 2, 0, 1); }), "axis 2");
   }
 
+  TEST_CASE("write_at_ writes a slice in place, and names a source that does not fit") {
+    Tensor cache = Tensor::zeros({2, 4, 3});
+    cache.write_at_(1, 2, Tensor::from_vector({1, 2, 3, 4, 5, 6}, {2, 1, 3}));
+    const std::vector<double> got = cache.to_vector();
+    for (int64_t b = 0; b < 2; ++b)
+      for (int64_t t = 0; t < 4; ++t)
+        for (int64_t e = 0; e < 3; ++e) {
+          const double expected = t == 2 ? static_cast<double>(b * 3 + e + 1) : 0.0;
+          CHECK(got[(b * 4 + t) * 3 + e] == expected);
+        }
+    const std::string msg = error_of([&] { cache.write_at_(1, 4, Tensor::zeros({2, 1, 3})); });
+    CHECK_MSG_HAS(msg, "at 4 along axis 1");
+    CHECK_MSG_HAS(msg, "(2, 4, 3)");
+    CHECK_MSG_HAS(error_of([&] { cache.write_at_(1, 0, Tensor::zeros({2, 1, 2})); }), "(2, 1, 2)");
+    CHECK_MSG_HAS(error_of([&] { cache.write_at_(3, 0, Tensor::zeros({2, 1, 3})); }), "axis 3");
+    CHECK_MSG_HAS(error_of([&] { cache.write_at_(1, -1, Tensor::zeros({2, 1, 3})); }), "at -1");
+    CHECK_MSG_HAS(error_of([&] { cache.write_at_(1, 0, Tensor::zeros({2, 1, 3}, DType::F64)); }), "float64");
+  }
+
   TEST_CASE("concat with mismatched shapes") {
     Tensor a = Tensor::zeros({2, 3}), b = Tensor::zeros({3, 2});
     const std::string msg = error_of([&] { concat({a, b}, 0); });
