@@ -20,10 +20,10 @@ namespace {
 std::string device_name(int index) { return "cuda:" + std::to_string(index); }
 
 // Device memory through the shared block cache (framework/block_cache.h): blocks are rounded up
-// (512 B below 1 MiB, 128 KiB above) and kept on a free list per rounded size when released, so a
-// training loop's repeated shapes never reach cudaMalloc again; there is no limit on what is
-// cached, and on cudaMalloc failure the cache is freed and the call tried once more. Reusing a
-// block is safe without synchronisation because all work runs on the default stream.
+// (512 B below 1 MiB, 128 KiB above) and kept when released, up to the largest working set seen,
+// so a training loop's repeated shapes never reach cudaMalloc again; on cudaMalloc failure the
+// cache is freed and the call tried once more. Reusing a block is safe without synchronisation
+// because all work runs on the default stream.
 class CachingAllocator {
  public:
   explicit CachingAllocator(int device)
