@@ -134,9 +134,9 @@ Tensor SelfAttention::forward(const Tensor& x, const Tensor& keep, Tensor* weigh
   return W_o.forward(attend(q, k, v, keep, weights_out));             // (B, T, H) -> (B, T, D)
 }
 
-Tensor SelfAttention::forward_fused(const Tensor& x, const AttentionMask& mask) const {
-  Tensor q = W_q.forward(x), k = W_k.forward(x), v = W_v.forward(x);  // (B, T, H) each
-  return W_o.forward(attention(q, k, v, mask, attention_scale(q)));  // (B, T, H) -> (B, T, D)
+Tensor SelfAttention::forward_fused(const Tensor& x_queries, const Tensor& x, const AttentionMask& mask) const {
+  Tensor q = W_q.forward(x_queries), k = W_k.forward(x), v = W_v.forward(x);  // (B, Tq, H), (B, T, H), (B, T, H)
+  return W_o.forward(attention(q, k, v, mask, attention_scale(q)));           // (B, Tq, H) -> (B, Tq, D)
 }
 
 FeedForward::FeedForward(int64_t d_model, int64_t d_ff, const std::string& activation, Generator& gen)
@@ -245,24 +245,33 @@ Tensor Translator::forward(const data::Batch& batch) {
   const AttentionMask mask = AttentionMask::prefix_lm(S, batch.source_lengths);
 
   last_attention_.assign(layers_.size(), Tensor());
+  last_contextual_ = Tensor();
+  // The last layer's source rows reach no logit: unless they are wanted, its queries (and all
+  // that follows attention) cover the target positions only, placed at S by the mask.
+  const bool trim_last = !composed && !keep_source_positions_;
   for (size_t l = 0; l < layers_.size(); ++l) {
     const TranslatorLayer& layer = layers_[l];
-    Tensor mixed;  // (B, T, D)
+    const bool target_only = trim_last && l + 1 == layers_.size();
+    const Tensor x_queries = target_only ? slice(x, 1, S, T) : x;  // (B, Tq, D), Tq = T_tgt or T
+    AttentionMask layer_mask = mask;
+    if (target_only) layer_mask.query_offset = S;
+    Tensor mixed;  // (B, Tq, D)
     Tensor* weights = record_attention_ ? &last_attention_[l] : nullptr;
     switch (config_.attention) {
       case AttentionMode::Learned:
-        mixed = composed ? layer.attn->forward(x, keep, weights) : layer.attn->forward_fused(x, mask);
+        mixed = composed ? layer.attn->forward(x, keep, weights) : layer.attn->forward_fused(x_queries, x, layer_mask);
         break;
       case AttentionMode::Static:  // Q = K = V = x
-        mixed = composed ? attend(x, x, x, keep, weights) : attention(x, x, x, mask, attention_scale(x));
+        mixed = composed ? attend(x, x, x, keep, weights)
+                         : attention(x_queries, x, x, layer_mask, attention_scale(x_queries));
         break;
       case AttentionMode::None: mixed = attend(x, x, x, keep, weights); break;  // identity weights
     }
     Tensor context;
-    x = finish_block(l, x, mixed, &context);
-    if (l == 0) last_contextual_ = context.detach();
+    x = finish_block(l, x_queries, mixed, &context);
+    if (l == 0 && !target_only) last_contextual_ = context.detach();
   }
-  Tensor target_part = slice(x, 1, S, T);   // (B, T_tgt, D)
+  Tensor target_part = trim_last ? x : slice(x, 1, S, T);  // (B, T_tgt, D)
   return head->forward(target_part);        // (B, T_tgt, vocab)
 }
 
@@ -310,13 +319,14 @@ void Translator::decode(const Tensor& source, const std::vector<int64_t>& source
     Tensor x = add(src_embed.forward(source), slice(pos_embed.weight, 0, 0, S));  // (B, S, D)
     const AttentionMask mask = AttentionMask::prefix_lm(S, source_lengths);
     for (size_t l = 0; l < layers_.size(); ++l) {
-      Tensor q = learned ? layers_[l].attn->W_q.forward(x) : x;
       Tensor k = learned ? layers_[l].attn->W_k.forward(x) : x;
       Tensor v = learned ? layers_[l].attn->W_v.forward(x) : x;
       keys[l] = Tensor::zeros({B, S + Tt, k.size(-1)}, k.dtype(), device);
       values[l] = Tensor::zeros({B, S + Tt, v.size(-1)}, v.dtype(), device);
       keys[l].write_at_(1, 0, k);
       values[l].write_at_(1, 0, v);
+      if (l + 1 == layers_.size()) break;  // the last layer's source outputs reach no logit
+      Tensor q = learned ? layers_[l].attn->W_q.forward(x) : x;
       Tensor mixed = attention(q, k, v, mask, attention_scale(q));
       if (learned) mixed = layers_[l].attn->W_o.forward(mixed);
       x = finish_block(l, x, mixed);
@@ -414,6 +424,11 @@ Tensor source_token_vector(Translator& model, const std::vector<std::string>& en
   batch.source = Tensor::from_ids(ids, {1, S}, model.device());
   batch.target_input = Tensor::from_ids({data::Vocab::SEP}, {1, 1}, model.device());  // source positions ignore it
   batch.source_lengths = {static_cast<int64_t>(english.size())};
+  struct KeepSourcePositions {  // a one-layer model would otherwise skip the source rows
+    Translator& model;
+    explicit KeepSourcePositions(Translator& m) : model(m) { model.set_keep_source_positions(true); }
+    ~KeepSourcePositions() { model.set_keep_source_positions(false); }
+  } keep_source(model);
   model.forward(batch);
   const Tensor& all = kind == TokenVector::Embedding ? model.last_embeddings() : model.last_contextual();
   const int64_t p = static_cast<int64_t>(position);

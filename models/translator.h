@@ -45,8 +45,9 @@ class SelfAttention : public nn::Module {
   SelfAttention(int64_t d_model, int64_t d_k, Generator& gen);
   // x (B, T, D), keep (B, T, T) 0/1 -> (B, T, D); weights_out gets the (B, T, T) attention.
   Tensor forward(const Tensor& x, const Tensor& keep, Tensor* weights_out) const;
-  // The same through the fused attention op (no (B, T, T) tensor is formed).
-  Tensor forward_fused(const Tensor& x, const AttentionMask& mask) const;
+  // The same through the fused attention op (no (B, T, T) tensor is formed). Queries come from
+  // x_queries (B, Tq, D), keys and values from x (B, T, D); the mask places the queries.
+  Tensor forward_fused(const Tensor& x_queries, const Tensor& x, const AttentionMask& mask) const;
   nn::Linear W_q, W_k, W_v, W_o;
   int64_t d_k;
 };
@@ -96,9 +97,17 @@ class Translator : public nn::Module {
   const Tensor& last_attention(int64_t layer) const;
   // The last layer's weights (the only layer's in a one-layer model).
   const Tensor& last_attention() const { return last_attention(layers() - 1); }
+  // The head reads only the target positions, so by default the LAST layer computes its queries,
+  // W_o, LayerNorm and feed-forward for the target positions alone (keys and values still come
+  // from every position): the source rows of the last layer are dead work, about a third of a
+  // one-layer training step, and skipping them changes no logit or gradient. With
+  // set_keep_source_positions(true), and always while recording attention, every position goes
+  // through every layer.
+  void set_keep_source_positions(bool on) { keep_source_positions_ = on; }
   // The (B, T, D) output of the FIRST layer's attention sub-layer (x + attention, before
   // LayerNorm) in the last forward pass: each token's contextual vector after one round of
   // attention over the embeddings. The bank table compares these; later layers are not exposed.
+  // Undefined after a one-layer forward that skipped the source positions (see above).
   const Tensor& last_contextual() const { return last_contextual_; }
   // The (B, T, D) input of the last forward pass: token embedding + position embedding.
   const Tensor& last_embeddings() const { return last_embeddings_; }
@@ -138,6 +147,7 @@ class Translator : public nn::Module {
   Tensor last_contextual_, last_embeddings_;
   double dropout_ = 0.0;
   Generator dropout_gen_{0};
+  bool keep_source_positions_ = false;
   bool record_attention_ = false;
   bool decode_cache_ = true;
 

@@ -547,6 +547,8 @@ inline const std::vector<OpCase>& op_cases() {
           {"key padding with an empty entry", AttentionMask::padding({3, 0}), 2, 6, 6, 4, 2, 0.35},
           {"prefix, 40 positions", AttentionMask::prefix_lm(20, {17, 0, 20}), 3, 40, 40, 8, 8, 0.35},
           {"a decoding step after a cache", AttentionMask{20, {5, 20}, 33}, 2, 1, 34, 8, 8, 0.35},
+          // the translator's last layer: only the target queries, placed after the source prefix
+          {"target queries after a 40-key prefix, two tiles", AttentionMask{40, {33, 40}, 40}, 2, 30, 70, 4, 2, 0.35},
           // more than four tiles: the CPU backward's two passes instead of one pass per entry
           {"causal over five tiles", AttentionMask::causal(), 1, 260, 260, 2, 1, 0.35},
       };

@@ -1,6 +1,7 @@
 // tests/test_layers.cpp — the translator with N stacked layers: a float64 gradient check of a whole
-// two-layer model, parameter names (layer 0 unchanged, layers.1.*), the generator draw order, the
-// config's "layers" field, per-layer attention weights and a two-layer checkpoint round trip.
+// two-layer model, the last layer's skipped source rows, parameter names (layer 0 unchanged,
+// layers.1.*), the generator draw order, the config's "layers" field, per-layer attention weights
+// and a two-layer checkpoint round trip.
 // PyTorch agreement of the one-layer model is tests/test_pytorch_twin.cpp's job.
 #include <doctest/doctest.h>
 #include <fmt/format.h>
@@ -93,6 +94,47 @@ TEST_SUITE("layers") {
       CHECK_MESSAGE(result.ok, result.first_failure);
       CHECK(result.checked == model.parameter_count());  // layer 1's parameters included
     }
+  }
+
+  TEST_CASE("the last layer's skipped source rows change no logit, loss or gradient (1 and 2 layers)") {
+    // Translator::forward runs the last layer's queries, W_o, LayerNorm and feed-forward over the
+    // target positions only; set_keep_source_positions(true) runs every position. In float64 the
+    // two agree to rounding, and without the skip the source rows would be the only difference.
+    const TinyData d;
+    const data::Batch batch = d.batch();
+    for (int64_t layers : {1, 2})
+      for (auto mode : {models::AttentionMode::Learned, models::AttentionMode::Static}) {
+        CAPTURE(layers);
+        CAPTURE(models::attention_mode_name(mode));
+        Generator gen(11);
+        models::Translator model(tiny_config(d, layers, mode), gen);
+        model.to(DType::F64);
+        const auto params = model.parameters();
+        auto run = [&](bool keep, std::vector<std::vector<double>>& grads) {
+          model.set_keep_source_positions(keep);
+          for (Tensor p : params) p.zero_grad();
+          Tensor logits = model.forward(batch);
+          Tensor loss = cross_entropy(logits, batch.target_output, data::Vocab::PAD);
+          loss.backward();
+          grads.clear();
+          for (const Tensor& p : params) grads.push_back(p.grad().defined() ? p.grad().to_vector() : std::vector<double>{});
+          return logits.to_vector();
+        };
+        std::vector<std::vector<double>> grads_trim, grads_full;
+        const std::vector<double> logits_trim = run(false, grads_trim);
+        const bool contextual_trim = model.last_contextual().defined();
+        const std::vector<double> logits_full = run(true, grads_full);
+        CHECK(model.last_contextual().size(1) == d.layout.length());  // every position, layer 0
+        CHECK(contextual_trim == (layers > 1));  // a skipped layer 0 leaves no partial rows behind
+        REQUIRE(logits_trim.size() == logits_full.size());
+        for (size_t i = 0; i < logits_trim.size(); ++i) CHECK(logits_trim[i] == doctest::Approx(logits_full[i]).epsilon(1e-12));
+        REQUIRE(grads_trim.size() == grads_full.size());
+        for (size_t p = 0; p < grads_trim.size(); ++p) {
+          REQUIRE(grads_trim[p].size() == grads_full[p].size());
+          for (size_t i = 0; i < grads_trim[p].size(); ++i)
+            CHECK(std::fabs(grads_trim[p][i] - grads_full[p][i]) <= 1e-12 * (1.0 + std::fabs(grads_full[p][i])));
+        }
+      }
   }
 
   TEST_CASE("the model gradient check fails when a layer-1 gradient is missing") {

@@ -8,6 +8,9 @@
 # says why). PyTorch is also run at 1 torch thread with OpenBLAS left at its default of one thread
 # per core ("torch 1t+blas"), the fastest PyTorch configuration measured here; best against best
 # takes PyTorch's fastest of its three configurations.
+# qkv skips the last layer's source rows, which reach no logit; the twin, as written, computes them.
+# "torch 1t skip" runs PyTorch with the same skip (tools/bench_pytorch.py --skip-source-rows, checked
+# against the twin's logits first), and "same work" is qkv against it, core for core.
 # Needs python3-torch for /usr/bin/python3 (QKV_WITH_TORCH=1 bash tools/setup.sh) and build/qkv.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -26,6 +29,8 @@ for round in $(seq "$rounds"); do
   done
   /usr/bin/python3 tools/bench_pytorch.py --steps "$steps" --threads 1 --blas-default | awk '
     $1 == "RESULT" { print "torch", "1b", $3, $5 }' >>"$results"
+  /usr/bin/python3 tools/bench_pytorch.py --steps "$steps" --threads 1 --skip-source-rows --check | awk '
+    $1 == "RESULT" { print "torch", "1s", $3, $5 }' >>"$results"
   echo "round $round of $rounds done" >&2
 done
 /usr/bin/python3 - "$results" "$rounds" <<'PY'
@@ -33,18 +38,21 @@ import statistics, sys
 rows = [line.split() for line in open(sys.argv[1])]
 med = {}
 for impl in ("qkv", "torch"):
-    for t in ("1", "2", "1b"):
+    for t in ("1", "2", "1b", "1s"):
         for size in ("toy", "large"):
             v = [float(r[3]) for r in rows if r[0] == impl and r[1] == t and r[2] == size]
             if v:
                 med[impl, t, size] = statistics.median(v)
 print(f"ms per training step, median of {sys.argv[2]} alternating rounds (forward, backward, clip, AdamW):")
-print(f"{'size':<6} {'qkv 1t':>9} {'torch 1t':>9} {'qkv 2t':>9} {'torch 2t':>9} {'torch 1t+blas':>14}  {'core for core':>13}  {'best vs best':>12}")
+print(f"{'size':<6} {'qkv 1t':>9} {'torch 1t':>9} {'qkv 2t':>9} {'torch 2t':>9} {'torch 1t+blas':>14} {'torch 1t skip':>14}"
+      f"  {'core for core':>13}  {'best vs best':>12}  {'same work':>9}")
 for size in ("toy", "large"):
-    q1, t1, q2, t2, t1b = (med.get((i, t, size), float("nan")) for i, t in (
-        ("qkv", "1"), ("torch", "1"), ("qkv", "2"), ("torch", "2"), ("torch", "1b")))
-    print(f"{size:<6} {q1:9.2f} {t1:9.2f} {q2:9.2f} {t2:9.2f} {t1b:14.2f}  {t1 / q1:12.2f}x  {min(t1, t2, t1b) / min(q1, q2):11.2f}x")
+    q1, t1, q2, t2, t1b, t1s = (med.get((i, t, size), float("nan")) for i, t in (
+        ("qkv", "1"), ("torch", "1"), ("qkv", "2"), ("torch", "2"), ("torch", "1b"), ("torch", "1s")))
+    print(f"{size:<6} {q1:9.2f} {t1:9.2f} {q2:9.2f} {t2:9.2f} {t1b:14.2f} {t1s:14.2f}"
+          f"  {t1 / q1:12.2f}x  {min(t1, t2, t1b) / min(q1, q2):11.2f}x  {t1s / q1:8.2f}x")
 print("torch 1t+blas: 1 torch thread, OpenBLAS at its default thread count (it uses both cores in gemm)")
+print("torch 1t skip: 1 thread, the last layer's source rows skipped as qkv does; same work: it against qkv 1t")
 for size in ("toy", "large"):
     floor = [r for r in rows if r[0] == "floor" and r[1] == "1" and r[2] == size]
     if floor:

@@ -252,17 +252,22 @@ struct GemmShape {
 };
 static std::pair<double, double> gemm_floor(const BenchSize& s) {
   const int64_t B = s.batch, T = s.max_source + s.max_target, D = s.d_model, H = s.d_k, F = s.d_ff;
-  const int64_t R = B * T, Rt = B * s.max_target;
-  std::vector<GemmShape> linear = {{R, H, D, 3}, {R, D, H, 1}, {R, F, D, 1}, {R, D, F, 1}, {Rt, s.vocab, D, 1}};
+  const int64_t R = B * T, Rt = B * s.max_target, Tt = s.max_target;
+  // One layer, which is also the last: keys and values over every position, and the rest (queries,
+  // W_o, feed-forward, head) over the target positions only (Translator::forward skips the rest).
+  std::vector<GemmShape> linear = {{R, H, D, 2}, {Rt, H, D, 1}, {Rt, D, H, 1}, {Rt, F, D, 1}, {Rt, D, F, 1},
+                                   {Rt, s.vocab, D, 1}};
   std::vector<GemmShape> shapes;
   for (const GemmShape& g : linear) {
     shapes.push_back(g);                          // forward: y = x W^T
     shapes.push_back({g.M, g.K, g.N, g.count});  // d x = g W
     shapes.push_back({g.N, g.K, g.M, g.count});  // d W = g^T x
   }
-  // attention per sequence: scores and weights @ v forward; dP, dS k, dS^T q, P^T g backward
-  shapes.push_back({T, T, H, 2 * B});  // q k^T, and dP = g v^T
-  shapes.push_back({T, H, T, 4 * B});  // P v, dS k, dS^T q, P^T g
+  // attention per sequence, Tt queries over T keys: scores and weights @ v forward; dP, dS k,
+  // dS^T q, P^T g backward
+  shapes.push_back({Tt, T, H, 2 * B});  // q k^T, and dP = g v^T
+  shapes.push_back({Tt, H, T, 2 * B});  // P v, dS k
+  shapes.push_back({T, H, Tt, 2 * B});  // dS^T q, P^T g
   double flops = 0, seconds = 0;
   for (const GemmShape& g : shapes) {
     std::vector<float> a(static_cast<size_t>(g.M * g.K), 0.5f), b(static_cast<size_t>(g.K * g.N), 0.25f),
