@@ -18,7 +18,6 @@ enum class UnaryOp {
   Sqrt,      // sqrt x
   Tanh,      // tanh x
   Relu,      // max(x, 0)
-  Step,      // 1 if x > 0 else 0
   NormalCdf, // Phi(x) = (1 + erf(x / sqrt 2)) / 2, the standard normal CDF
   NormalPdf, // phi(x) = exp(-x^2 / 2) / sqrt(2 pi), the standard normal density
   PowScalar, // x ^ scalar
@@ -27,7 +26,11 @@ enum class UnaryOp {
 };
 
 // Each op's formula is written once, in scalar_formulas.h, for both backends.
-enum class BinaryOp { Add, Sub, Mul, Div };
+enum class BinaryOp {
+  Add, Sub, Mul, Div,
+  ReluBackward,  // a where b > 0, else 0: relu's input gradient from the upstream gradient a and the
+                 // input b, in one pass (PyTorch's threshold_backward: b <= 0 gives 0, a NaN b passes a)
+};
 
 // Strides in elements, aligned to an output shape; a stride of 0 broadcasts that dim.
 using Strides = std::vector<int64_t>;

@@ -178,9 +178,9 @@ Tensor tanh(const Tensor& x) {
 Tensor relu(const Tensor& x) {
   Tensor out = unary_forward(UnaryOp::Relu, x, 0.0, "relu");
   Tensor cx = x.detach();
-  // d(max(x, 0)) = g * [x > 0]
+  // d(max(x, 0)) = g * [x > 0], one pass (a NaN x passes g, as PyTorch's threshold_backward)
   return record(out, "relu", {x}, [cx](const Tensor& g) -> std::vector<Tensor> {
-    return {mul(g, unary_forward(UnaryOp::Step, cx, 0.0, "relu_backward"))};
+    return {binary_forward(BinaryOp::ReluBackward, g, cx, "relu_backward")};
   });
 }
 

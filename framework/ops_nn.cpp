@@ -175,7 +175,9 @@ Tensor cross_entropy(const Tensor& logits, const Tensor& targets, int64_t ignore
     b.unary(UnaryOp::Exp, g.dtype(), log_probs.data_ptr(), probs.data_ptr(), probs.numel(), 0.0);
     Tensor minus_one = Tensor::full({rows, 1}, -1.0, g.dtype(), g.device());
     b.put_along_add(g.dtype(), probs.data_ptr(), rows, classes, 1, index.data<int64_t>(), minus_one.data_ptr());
-    Tensor d = mul(mul(probs, weights), div(g, count));
+    // One pass over (rows, classes): the per-row factor valid_i * g / count is formed first; as
+    // valid_i is 0 or 1, the product has the same bits as (probs * valid) * (g / count).
+    Tensor d = mul(probs, mul(weights, div(g, count)));
     return {reshape(d, logits_shape)};
   });
 }

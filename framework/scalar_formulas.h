@@ -48,7 +48,6 @@ QKV_FORMULA T unary(UnaryOp op, T x, T s) {
     case UnaryOp::Sqrt: return sqrt_of(x);
     case UnaryOp::Tanh: return tanh_of(x);
     case UnaryOp::Relu: return x < T(0) ? T(0) : x;  // NaN and -0.0 pass through, as in PyTorch
-    case UnaryOp::Step: return x > T(0) ? T(1) : T(0);
     case UnaryOp::NormalCdf: return T(0.5) * (T(1) + erf_of(x * T(0.70710678118654752440)));  // Phi(x)
     case UnaryOp::NormalPdf: return exp_of(T(-0.5) * x * x) * T(0.3989422804014327);          // phi(x)
     case UnaryOp::PowScalar: return pow_of(x, s);
@@ -65,6 +64,7 @@ QKV_FORMULA T binary(BinaryOp op, T a, T b) {
     case BinaryOp::Sub: return a - b;
     case BinaryOp::Mul: return a * b;
     case BinaryOp::Div: return a / b;
+    case BinaryOp::ReluBackward: return b <= T(0) ? T(0) : a;
   }
   return a;
 }

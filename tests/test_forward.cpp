@@ -1,5 +1,6 @@
 // tests/test_forward.cpp — forward values of the op-table cases that give them (tests/op_cases.h), in
-// float32 and float64; the ops' special values (relu's NaN, -0.0; int64 indices; dropout) and creation.
+// float32 and float64; the ops' special values (relu's NaN, -0.0, and its gradient there; int64
+// indices; dropout) and creation.
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -77,6 +78,30 @@ TEST_SUITE("forward") {
           case 4: CHECK(out[i] == 0.0); CHECK(!std::signbit(out[i])); break;
           default: CHECK(out[i] == 2.5);
         }
+      }
+    }
+  }
+
+  TEST_CASE("relu's gradient as torch's threshold_backward: g where x > 0 or x is NaN, 0 where x <= 0") {
+    for (DType dt : kFloatTypes) {
+      CAPTURE(dtype_name(dt));
+      // 37 entries again (vector loop and remainder); the upstream gradient is 10 + i, and a NaN
+      // upstream gradient where x <= 0 gives 0, as in PyTorch
+      const double inf = std::numeric_limits<double>::infinity(), nan = std::numeric_limits<double>::quiet_NaN();
+      std::vector<double> in, up;
+      for (int i = 0; i < 37; ++i) {
+        in.push_back(std::vector<double>{nan, -inf, -0.0, inf, -1.5, 2.5, 0.0}[i % 7]);
+        up.push_back(i == 4 ? nan : 10.0 + i);
+      }
+      Tensor x = T(in, {37}, dt);
+      x.set_requires_grad(true);
+      relu(x).backward(T(up, {37}, dt));
+      const std::vector<double> grad = x.grad().to_vector();
+      for (int i = 0; i < 37; ++i) {
+        CAPTURE(i);
+        const bool passes = i % 7 == 0 || i % 7 == 3 || i % 7 == 5;  // NaN, inf, 2.5
+        CHECK(grad[i] == (passes ? 10.0 + i : 0.0));
+        CHECK(!std::signbit(grad[i]));
       }
     }
   }

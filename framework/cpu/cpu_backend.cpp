@@ -142,7 +142,7 @@ void unary_loop(UnaryOp op, const T* in, T* out, int64_t n, T s) {
 #define QKV_UNARY_CASE(name) \
   case UnaryOp::name: return unary_fixed<UnaryOp::name, T>(in, out, n, s);
     QKV_UNARY_CASE(Neg) QKV_UNARY_CASE(Exp) QKV_UNARY_CASE(Log) QKV_UNARY_CASE(Sqrt)
-    QKV_UNARY_CASE(Tanh) QKV_UNARY_CASE(Relu) QKV_UNARY_CASE(Step) QKV_UNARY_CASE(NormalCdf)
+    QKV_UNARY_CASE(Tanh) QKV_UNARY_CASE(Relu) QKV_UNARY_CASE(NormalCdf)
     QKV_UNARY_CASE(NormalPdf) QKV_UNARY_CASE(PowScalar) QKV_UNARY_CASE(MulScalar) QKV_UNARY_CASE(AddScalar)
 #undef QKV_UNARY_CASE
   }
@@ -174,7 +174,7 @@ void binary_typed(BinaryOp op, const T* a, const Strides& sa, const T* b, const 
   switch (op) {
 #define QKV_BINARY_CASE(name) \
   case BinaryOp::name: return binary_loop(a, sa, b, sb, out, shape, [](T x, T y) { return formula::binary(BinaryOp::name, x, y); });
-    QKV_BINARY_CASE(Add) QKV_BINARY_CASE(Sub) QKV_BINARY_CASE(Mul) QKV_BINARY_CASE(Div)
+    QKV_BINARY_CASE(Add) QKV_BINARY_CASE(Sub) QKV_BINARY_CASE(Mul) QKV_BINARY_CASE(Div) QKV_BINARY_CASE(ReluBackward)
 #undef QKV_BINARY_CASE
   }
 }
