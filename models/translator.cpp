@@ -426,8 +426,11 @@ Tensor source_token_vector(Translator& model, const std::vector<std::string>& en
   batch.source_lengths = {static_cast<int64_t>(english.size())};
   struct KeepSourcePositions {  // a one-layer model would otherwise skip the source rows
     Translator& model;
-    explicit KeepSourcePositions(Translator& m) : model(m) { model.set_keep_source_positions(true); }
-    ~KeepSourcePositions() { model.set_keep_source_positions(false); }
+    const bool was;
+    explicit KeepSourcePositions(Translator& m) : model(m), was(m.keep_source_positions()) {
+      model.set_keep_source_positions(true);
+    }
+    ~KeepSourcePositions() { model.set_keep_source_positions(was); }
   } keep_source(model);
   model.forward(batch);
   const Tensor& all = kind == TokenVector::Embedding ? model.last_embeddings() : model.last_contextual();

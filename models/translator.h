@@ -104,6 +104,7 @@ class Translator : public nn::Module {
   // set_keep_source_positions(true), and always while recording attention, every position goes
   // through every layer.
   void set_keep_source_positions(bool on) { keep_source_positions_ = on; }
+  bool keep_source_positions() const { return keep_source_positions_; }
   // The (B, T, D) output of the FIRST layer's attention sub-layer (x + attention, before
   // LayerNorm) in the last forward pass: each token's contextual vector after one round of
   // attention over the embeddings. The bank table compares these; later layers are not exposed.
