@@ -213,6 +213,7 @@ Batch make_batch(const std::vector<SentencePair>& pairs, const std::vector<size_
     }
     tout[b * Tt + n_tgt] = Vocab::EOS;
     batch.source_lengths.push_back(n_src);
+    batch.target_lengths.push_back(n_tgt + 1);
     batch.target_tokens += n_tgt + 1;
   }
   batch.source = Tensor::from_ids(src, {B, S}, device);

@@ -88,6 +88,8 @@ struct Batch {
   Tensor target_input;   // (B, T_tgt) int64 Hindi ids: <sep> y1 .. y_n <pad> ...
   Tensor target_output;  // (B, T_tgt) int64 Hindi ids: y1 .. y_n <eos> <pad> ... (<pad> is ignored)
   std::vector<int64_t> source_lengths;  // real English tokens per row
+  std::vector<int64_t> target_lengths;  // real target positions per row (the words and <eos>), or
+                                        // empty when not known (Translator::loss then pads)
   int64_t target_tokens = 0;            // real target tokens (incl. <eos>), counted on the host
   int64_t size() const { return source.size(0); }
 };

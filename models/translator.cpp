@@ -350,7 +350,98 @@ void Translator::decode(const Tensor& source, const std::vector<int64_t>& source
 }
 
 Tensor Translator::loss(const data::Batch& batch) {
+  const int64_t B = batch.size(), S = config_.layout.max_source, Tt = batch.target_input.size(1);
+  const bool fused = !record_attention_ && !keep_source_positions_ && config_.attention != AttentionMode::None;
+  if (fused && static_cast<int64_t>(batch.target_lengths.size()) == B &&
+      static_cast<int64_t>(batch.source_lengths.size()) == B) {
+    int64_t real = 0;
+    for (int64_t b = 0; b < B; ++b) {
+      const int64_t n_src = batch.source_lengths[b], n_tgt = batch.target_lengths[b];
+      if (n_src < 0 || n_src > S || n_tgt < 0 || n_tgt > Tt)
+        throw std::runtime_error(fmt::format("translator: batch row {} has {} source and {} target positions; the "
+                                             "batch holds {} and {}", b, n_src, n_tgt, S, Tt));
+      real += n_src + n_tgt;
+    }
+    if (real < B * (S + Tt)) return packed_loss(batch);  // else every position is real: no rows to skip
+  }
   return cross_entropy(forward(batch), batch.target_output, data::Vocab::PAD);
+}
+
+// Rows (N, width) -> (B, length, width) with row r of the result taken from rows[slot[r]], and
+// zeros where slot[r] is N (the appended zero row). Its gradient gathers the rows back.
+static Tensor unpack_rows(const Tensor& rows, const Tensor& slot, int64_t B, int64_t length) {
+  const int64_t width = rows.size(-1);
+  Tensor padded = concat({rows, Tensor::zeros({1, width}, rows.dtype(), rows.device())}, 0);  // (N + 1, width)
+  return reshape(embedding(padded, slot), {B, length, width});
+}
+
+Tensor Translator::packed_loss(const data::Batch& batch) {
+  const int64_t B = batch.size(), S = config_.layout.max_source, Tt = batch.target_input.size(1), T = S + Tt;
+  if (batch.source.size(1) != S || Tt < 1 || Tt > config_.layout.max_target)
+    throw std::runtime_error(fmt::format("translator: batch layout ({}, {}) does not fit the model's ({}, {})",
+                                         batch.source.size(1), Tt, S, config_.layout.max_target));
+  const Device device = this->device();
+  // The real positions, row by row: row_of[b * T + p] (every position) and target_row_of[b * Tt + t]
+  // (target positions, numbered among the target rows) give a real position's row, or the count
+  // of rows (the zero row) for padding.
+  std::vector<int64_t> positions, target_positions, target_rows;
+  std::vector<int64_t> row_of(static_cast<size_t>(B * T)), target_row_of(static_cast<size_t>(B * Tt));
+  for (int64_t b = 0; b < B; ++b) {
+    const int64_t n_src = batch.source_lengths[b], n_tgt = batch.target_lengths[b];  // checked by loss()
+    for (int64_t p = 0; p < T; ++p) {
+      const bool real = p < S ? p < n_src : p - S < n_tgt;
+      row_of[b * T + p] = real ? static_cast<int64_t>(positions.size()) : -1;
+      if (!real) continue;
+      if (p >= S) {
+        target_row_of[b * Tt + (p - S)] = static_cast<int64_t>(target_rows.size());
+        target_rows.push_back(static_cast<int64_t>(positions.size()));
+        target_positions.push_back(b * Tt + (p - S));
+      }
+      positions.push_back(b * T + p);
+    }
+    for (int64_t t = n_tgt; t < Tt; ++t) target_row_of[b * Tt + t] = -1;
+  }
+  const int64_t N = static_cast<int64_t>(positions.size()), N_tgt = static_cast<int64_t>(target_rows.size());
+  for (int64_t& r : row_of) r = r < 0 ? N : r;
+  for (int64_t& r : target_row_of) r = r < 0 ? N_tgt : r;
+  const int64_t D = config_.d_model;
+  auto ids = [&](const std::vector<int64_t>& v) { return Tensor::from_ids(v, {static_cast<int64_t>(v.size())}, device); };
+  const Tensor position_ids = ids(positions), target_row_ids = ids(target_rows), target_position_ids = ids(target_positions);
+  const Tensor row_slots = ids(row_of), target_slots = ids(target_row_of);
+
+  // x = [src_embed(source) ; tgt_embed(target_input)] + pos_embed, then its real rows   (N, D)
+  Tensor tokens = concat({src_embed.forward(batch.source), tgt_embed.forward(batch.target_input)}, 1);
+  Tensor positions_embedded = T == config_.layout.length() ? pos_embed.weight : slice(pos_embed.weight, 0, 0, T);
+  Tensor embedded = add(tokens, positions_embedded);  // (B, T, D)
+  last_embeddings_ = embedded.detach();
+  last_contextual_ = Tensor();
+  last_attention_.assign(layers_.size(), Tensor());
+  Tensor x = dropout(embedding(reshape(embedded, {B * T, D}), position_ids), dropout_, training(), dropout_gen_);
+  const AttentionMask mask = AttentionMask::prefix_lm(S, batch.source_lengths);
+  const bool learned = config_.attention == AttentionMode::Learned;
+  for (size_t l = 0; l < layers_.size(); ++l) {
+    const TranslatorLayer& layer = layers_[l];
+    // The last layer's queries are the target rows alone (the head reads nothing else).
+    const bool last = l + 1 == layers_.size();
+    const Tensor x_queries = last ? embedding(x, target_row_ids) : x;  // (N_q, D)
+    const Tensor q = learned ? layer.attn->W_q.forward(x_queries) : x_queries;
+    const Tensor k = learned ? layer.attn->W_k.forward(x) : x;
+    const Tensor v = learned ? layer.attn->W_v.forward(x) : x;
+    AttentionMask layer_mask = mask;
+    if (last) layer_mask.query_offset = S;
+    Tensor attended = attention(last ? unpack_rows(q, target_slots, B, Tt) : unpack_rows(q, row_slots, B, T),
+                                unpack_rows(k, row_slots, B, T), unpack_rows(v, row_slots, B, T), layer_mask,
+                                attention_scale(q));  // (B, Tq, H)
+    const int64_t H = attended.size(-1);
+    Tensor mixed = embedding(reshape(attended, {attended.size(0) * attended.size(1), H}),
+                             last ? target_position_ids : position_ids);  // (N_q, H)
+    if (learned) mixed = layer.attn->W_o.forward(mixed);
+    x = finish_block(l, x_queries, mixed);
+  }
+  // The head over the target rows, placed back in (B, Tt, vocab) with zeros at the padding, which
+  // cross_entropy ignores.
+  Tensor logits = unpack_rows(head->forward(x), target_slots, B, Tt);
+  return cross_entropy(logits, batch.target_output, data::Vocab::PAD);
 }
 
 void Translator::freeze_token_embeddings() {

@@ -82,7 +82,8 @@ class Translator : public nn::Module {
 
   // Teacher-forced logits over the target positions: (B, T_tgt, vocab).
   Tensor forward(const data::Batch& batch);
-  // Mean cross-entropy over real target tokens (<pad> ignored).
+  // Mean cross-entropy over real target tokens (<pad> ignored). When the batch knows its target
+  // lengths and has padding, the loss skips the padded positions in every layer (packed_loss).
   Tensor loss(const data::Batch& batch);
   // Number of stacked layers (config().layers).
   int64_t layers() const { return static_cast<int64_t>(layers_.size()); }
@@ -152,6 +153,11 @@ class Translator : public nn::Module {
   bool record_attention_ = false;
   bool decode_cache_ = true;
 
+  // The loss over the real positions only, packed as rows (N, D): an English position past its
+  // sentence is masked as a key and a target position past <eos> is seen only by later ones, so
+  // neither reaches a counted logit. Attention runs on (B, T, H) tensors rebuilt from the rows
+  // (zeros at the padding); everything else runs on the rows alone.
+  Tensor packed_loss(const data::Batch& batch);
   // One block after its attention: out = h + dropout(FFN(h)), h = LayerNorm(x + dropout(mixed)).
   Tensor finish_block(size_t layer, const Tensor& x, const Tensor& mixed, Tensor* context_out = nullptr);
 };

@@ -1,5 +1,6 @@
 // tests/test_layers.cpp — the translator with N stacked layers: a float64 gradient check of a whole
-// two-layer model, the last layer's skipped source rows, parameter names (layer 0 unchanged,
+// two-layer model, the last layer's skipped source rows and the packed loss (padding skipped),
+// parameter names (layer 0 unchanged,
 // layers.1.*), the generator draw order, the config's "layers" field, per-layer attention weights
 // and a two-layer checkpoint round trip.
 // PyTorch agreement of the one-layer model is tests/test_pytorch_twin.cpp's job.
@@ -10,6 +11,7 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <string>
 #include <unistd.h>
@@ -135,6 +137,57 @@ TEST_SUITE("layers") {
             CHECK(std::fabs(grads_trim[p][i] - grads_full[p][i]) <= 1e-12 * (1.0 + std::fabs(grads_full[p][i])));
         }
       }
+  }
+
+  TEST_CASE("the packed loss (padding skipped in every layer) equals the padded one, value and gradients") {
+    // Translator::loss runs only the real positions when the batch knows its target lengths;
+    // cross_entropy(forward(batch)) runs every position. TinyData pads both sides.
+    const TinyData d;
+    const data::Batch batch = d.batch();
+    REQUIRE(batch.target_lengths == std::vector<int64_t>{4, 3, 4});
+    REQUIRE(batch.source_lengths == std::vector<int64_t>{3, 2, 3});
+    for (int64_t layers : {1, 2})
+      for (auto mode : {models::AttentionMode::Learned, models::AttentionMode::Static}) {
+        CAPTURE(layers);
+        CAPTURE(models::attention_mode_name(mode));
+        Generator gen(5);
+        models::Translator model(tiny_config(d, layers, mode), gen);
+        model.to(DType::F64);
+        const auto params = model.parameters();
+        auto grads_of = [&](const std::function<Tensor()>& loss_fn, double& value) {
+          for (Tensor p : params) p.zero_grad();
+          Tensor loss = loss_fn();
+          value = loss.item();
+          loss.backward();
+          std::vector<std::vector<double>> grads;
+          for (const Tensor& p : params) grads.push_back(p.grad().defined() ? p.grad().to_vector() : std::vector<double>{});
+          return grads;
+        };
+        double packed = 0, padded = 0;
+        const auto grads_packed = grads_of([&] { return model.loss(batch); }, packed);
+        const auto grads_padded = grads_of([&] { return cross_entropy(model.forward(batch), batch.target_output, data::Vocab::PAD); }, padded);
+        CHECK(packed == doctest::Approx(padded).epsilon(1e-12));
+        REQUIRE(grads_packed.size() == grads_padded.size());
+        for (size_t p = 0; p < grads_packed.size(); ++p) {
+          REQUIRE(grads_packed[p].size() == grads_padded[p].size());
+          for (size_t i = 0; i < grads_packed[p].size(); ++i)
+            CHECK(std::fabs(grads_packed[p][i] - grads_padded[p][i]) <= 1e-12 * (1.0 + std::fabs(grads_padded[p][i])));
+        }
+        // The packed path reads the lengths: one target position too few drops a counted token's
+        // logit (it becomes the zero row), so the loss moves.
+        data::Batch short_batch = batch;
+        short_batch.target_lengths[1] -= 1;
+        CHECK(model.loss(short_batch).item() != doctest::Approx(padded).epsilon(1e-9));
+      }
+  }
+
+  TEST_CASE("the packed loss names a batch whose lengths do not fit it") {
+    const TinyData d;
+    data::Batch batch = d.batch();
+    Generator gen(5);
+    models::Translator model(tiny_config(d, 1, models::AttentionMode::Learned), gen);
+    batch.target_lengths[2] = 9;
+    CHECK(error_of([&] { model.loss(batch); }).find("batch row 2 has 3 source and 9 target positions") != std::string::npos);
   }
 
   TEST_CASE("the model gradient check fails when a layer-1 gradient is missing") {
