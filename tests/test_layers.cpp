@@ -1,8 +1,7 @@
 // tests/test_layers.cpp — the translator with N stacked layers: a float64 gradient check of a whole
 // two-layer model, the last layer's skipped source rows and the packed loss (padding skipped),
-// parameter names (layer 0 unchanged,
-// layers.1.*), the generator draw order, the config's "layers" field, per-layer attention weights
-// and a two-layer checkpoint round trip.
+// parameter names (layer 0 unchanged, layers.1.*), the generator draw order, the config's "layers"
+// field, per-layer attention weights and a two-layer checkpoint round trip.
 // PyTorch agreement of the one-layer model is tests/test_pytorch_twin.cpp's job.
 #include <doctest/doctest.h>
 #include <fmt/format.h>
@@ -79,6 +78,42 @@ const std::vector<std::string> kOneLayerNames = {
     "attn.W_v.weight",  "attn.W_o.weight",  "ln1.weight",       "ln1.bias",        "ffn.fc1.weight",
     "ffn.fc1.bias",     "ffn.fc2.weight",   "ffn.fc2.bias",     "head.weight",     "head.bias"};
 
+// fn(model, layers) for a float64 model (seed `seed`) of 1 and of 2 layers, learned and static.
+void for_each_float64_model(const TinyData& d, uint64_t seed, const std::function<void(models::Translator&, int64_t)>& fn) {
+  for (int64_t layers : {1, 2})
+    for (auto mode : {models::AttentionMode::Learned, models::AttentionMode::Static}) {
+      CAPTURE(layers);
+      CAPTURE(models::attention_mode_name(mode));
+      Generator gen(seed);
+      models::Translator model(tiny_config(d, layers, mode), gen);
+      model.to(DType::F64);
+      fn(model, layers);
+    }
+}
+
+// Every parameter's gradient after `loss_fn()` runs backward from zeroed gradients (an empty
+// entry for a parameter that got none); the loss's value goes to *value when asked.
+std::vector<std::vector<double>> gradients_of(const std::vector<Tensor>& params, const std::function<Tensor()>& loss_fn,
+                                              double* value = nullptr) {
+  for (Tensor p : params) p.zero_grad();
+  Tensor loss = loss_fn();
+  if (value) *value = loss.item();
+  loss.backward();
+  std::vector<std::vector<double>> grads;
+  for (const Tensor& p : params) grads.push_back(p.grad().defined() ? p.grad().to_vector() : std::vector<double>{});
+  return grads;
+}
+
+// Two sets of float64 gradients agree to rounding (relative 1e-12).
+void check_same_gradients(const std::vector<std::vector<double>>& a, const std::vector<std::vector<double>>& b) {
+  REQUIRE(a.size() == b.size());
+  for (size_t p = 0; p < a.size(); ++p) {
+    CAPTURE(p);
+    REQUIRE(a[p].size() == b[p].size());
+    for (size_t i = 0; i < a[p].size(); ++i) CHECK(std::fabs(a[p][i] - b[p][i]) <= 1e-12 * (1.0 + std::fabs(b[p][i])));
+  }
+}
+
 }  // namespace
 
 TEST_SUITE("layers") {
@@ -104,39 +139,26 @@ TEST_SUITE("layers") {
     // two agree to rounding, and without the skip the source rows would be the only difference.
     const TinyData d;
     const data::Batch batch = d.batch();
-    for (int64_t layers : {1, 2})
-      for (auto mode : {models::AttentionMode::Learned, models::AttentionMode::Static}) {
-        CAPTURE(layers);
-        CAPTURE(models::attention_mode_name(mode));
-        Generator gen(11);
-        models::Translator model(tiny_config(d, layers, mode), gen);
-        model.to(DType::F64);
-        const auto params = model.parameters();
-        auto run = [&](bool keep, std::vector<std::vector<double>>& grads) {
-          model.set_keep_source_positions(keep);
-          for (Tensor p : params) p.zero_grad();
-          Tensor logits = model.forward(batch);
-          Tensor loss = cross_entropy(logits, batch.target_output, data::Vocab::PAD);
-          loss.backward();
-          grads.clear();
-          for (const Tensor& p : params) grads.push_back(p.grad().defined() ? p.grad().to_vector() : std::vector<double>{});
-          return logits.to_vector();
-        };
-        std::vector<std::vector<double>> grads_trim, grads_full;
-        const std::vector<double> logits_trim = run(false, grads_trim);
-        const bool contextual_trim = model.last_contextual().defined();
-        const std::vector<double> logits_full = run(true, grads_full);
-        CHECK(model.last_contextual().size(1) == d.layout.length());  // every position, layer 0
-        CHECK(contextual_trim == (layers > 1));  // a skipped layer 0 leaves no partial rows behind
-        REQUIRE(logits_trim.size() == logits_full.size());
-        for (size_t i = 0; i < logits_trim.size(); ++i) CHECK(logits_trim[i] == doctest::Approx(logits_full[i]).epsilon(1e-12));
-        REQUIRE(grads_trim.size() == grads_full.size());
-        for (size_t p = 0; p < grads_trim.size(); ++p) {
-          REQUIRE(grads_trim[p].size() == grads_full[p].size());
-          for (size_t i = 0; i < grads_trim[p].size(); ++i)
-            CHECK(std::fabs(grads_trim[p][i] - grads_full[p][i]) <= 1e-12 * (1.0 + std::fabs(grads_full[p][i])));
-        }
-      }
+    for_each_float64_model(d, 11, [&](models::Translator& model, int64_t layers) {
+      const auto params = model.parameters();
+      std::vector<double> logits_trim, logits_full;
+      auto run = [&](bool keep, std::vector<double>& logits) {
+        model.set_keep_source_positions(keep);
+        return gradients_of(params, [&] {
+          Tensor out = model.forward(batch);
+          logits = out.to_vector();
+          return cross_entropy(out, batch.target_output, data::Vocab::PAD);
+        });
+      };
+      const auto grads_trim = run(false, logits_trim);
+      const bool contextual_trim = model.last_contextual().defined();
+      const auto grads_full = run(true, logits_full);
+      CHECK(model.last_contextual().size(1) == d.layout.length());  // every position, layer 0
+      CHECK(contextual_trim == (layers > 1));  // a skipped layer 0 leaves no partial rows behind
+      REQUIRE(logits_trim.size() == logits_full.size());
+      for (size_t i = 0; i < logits_trim.size(); ++i) CHECK(logits_trim[i] == doctest::Approx(logits_full[i]).epsilon(1e-12));
+      check_same_gradients(grads_trim, grads_full);
+    });
   }
 
   TEST_CASE("the packed loss (padding skipped in every layer) equals the padded one, value and gradients") {
@@ -146,39 +168,20 @@ TEST_SUITE("layers") {
     const data::Batch batch = d.batch();
     REQUIRE(batch.target_lengths == std::vector<int64_t>{4, 3, 4});
     REQUIRE(batch.source_lengths == std::vector<int64_t>{3, 2, 3});
-    for (int64_t layers : {1, 2})
-      for (auto mode : {models::AttentionMode::Learned, models::AttentionMode::Static}) {
-        CAPTURE(layers);
-        CAPTURE(models::attention_mode_name(mode));
-        Generator gen(5);
-        models::Translator model(tiny_config(d, layers, mode), gen);
-        model.to(DType::F64);
-        const auto params = model.parameters();
-        auto grads_of = [&](const std::function<Tensor()>& loss_fn, double& value) {
-          for (Tensor p : params) p.zero_grad();
-          Tensor loss = loss_fn();
-          value = loss.item();
-          loss.backward();
-          std::vector<std::vector<double>> grads;
-          for (const Tensor& p : params) grads.push_back(p.grad().defined() ? p.grad().to_vector() : std::vector<double>{});
-          return grads;
-        };
-        double packed = 0, padded = 0;
-        const auto grads_packed = grads_of([&] { return model.loss(batch); }, packed);
-        const auto grads_padded = grads_of([&] { return cross_entropy(model.forward(batch), batch.target_output, data::Vocab::PAD); }, padded);
-        CHECK(packed == doctest::Approx(padded).epsilon(1e-12));
-        REQUIRE(grads_packed.size() == grads_padded.size());
-        for (size_t p = 0; p < grads_packed.size(); ++p) {
-          REQUIRE(grads_packed[p].size() == grads_padded[p].size());
-          for (size_t i = 0; i < grads_packed[p].size(); ++i)
-            CHECK(std::fabs(grads_packed[p][i] - grads_padded[p][i]) <= 1e-12 * (1.0 + std::fabs(grads_padded[p][i])));
-        }
-        // The packed path reads the lengths: one target position too few drops a counted token's
-        // logit (it becomes the zero row), so the loss moves.
-        data::Batch short_batch = batch;
-        short_batch.target_lengths[1] -= 1;
-        CHECK(model.loss(short_batch).item() != doctest::Approx(padded).epsilon(1e-9));
-      }
+    for_each_float64_model(d, 5, [&](models::Translator& model, int64_t) {
+      const auto params = model.parameters();
+      double packed = 0, padded = 0;
+      const auto grads_packed = gradients_of(params, [&] { return model.loss(batch); }, &packed);
+      const auto grads_padded = gradients_of(
+          params, [&] { return cross_entropy(model.forward(batch), batch.target_output, data::Vocab::PAD); }, &padded);
+      CHECK(packed == doctest::Approx(padded).epsilon(1e-12));
+      check_same_gradients(grads_packed, grads_padded);
+      // The packed path reads the lengths: one target position too few drops a counted token's
+      // logit (it becomes the zero row), so the loss moves.
+      data::Batch short_batch = batch;
+      short_batch.target_lengths[1] -= 1;
+      CHECK(model.loss(short_batch).item() != doctest::Approx(padded).epsilon(1e-9));
+    });
   }
 
   TEST_CASE("the packed loss names a batch whose lengths do not fit it") {
