@@ -34,18 +34,18 @@ DEPS_LIBS := $(shell pkg-config --libs $(PKGS))
 endif
 CXXFLAGS ?= -O2
 override CXXFLAGS += -std=c++20 -Wall -Wextra -I. $(DEPS_CFLAGS) -MMD -MP
-# OpenMP (libgomp) and glibc's vector maths (libmvec) for the fused attention kernels.
-SYS_LIBS := -fopenmp -lmvec -lpthread
+# glibc's vector maths (libmvec) for the fused attention kernels; threads (framework/cpu/thread_pool.*).
+SYS_LIBS := -lmvec -lpthread
 override LDLIBS += $(DEPS_LIBS) $(SYS_LIBS)
 
 # The CPU backend's loops: GCC 12's -O2 vectorises only loops whose trip count needs no scalar
 # remainder; the "cheap" cost model lets every elementwise loop use SIMD. Values do not change:
 # there is no fast-math, so floating-point sums keep their order. -fno-math-errno lets sqrt
 # vectorise (no errno is read; the values are IEEE's either way). Large elementwise, softmax,
-# LayerNorm and Adam loops are split across threads with OpenMP (GCC's libgomp).
-$(BUILD)/obj/framework/cpu/cpu_backend.o: override CXXFLAGS += -fopenmp -fvect-cost-model=cheap -fno-math-errno
-# The fused attention kernels run their tiles in parallel with OpenMP (GCC's libgomp).
-$(BUILD)/obj/framework/cpu/cpu_attention.o: override CXXFLAGS += -fopenmp -fvect-cost-model=cheap -ffp-contract=fast
+# LayerNorm and Adam loops and gemms are split across threads (framework/cpu/thread_pool.h).
+$(BUILD)/obj/framework/cpu/cpu_backend.o: override CXXFLAGS += -fvect-cost-model=cheap -fno-math-errno
+# The fused attention kernels (their tiles run in parallel, on the same threads).
+$(BUILD)/obj/framework/cpu/cpu_attention.o: override CXXFLAGS += -fvect-cost-model=cheap -ffp-contract=fast
 
 # Data-parallel training (framework/distributed.cpp): OpenMPI when pkg-config finds it (`make
 # MPI=0` builds without; --data-parallel then fails with one line), and NCCL for CUDA tensors when
@@ -203,9 +203,10 @@ fuzz: $(FUZZ_TARGETS:%=$(FUZZ_DIR)/fuzz_%)
 fuzz-replay: $(FUZZ_TARGETS:%=$(BUILD)/fuzz_replay_%)
 	@for t in $(FUZZ_TARGETS); do printf 'fuzz corpus %s: ' $$t; $(BUILD)/fuzz_replay_$$t tests/fuzz/corpus/$$t/* || exit 1; done
 
-# Unit tests (doctest), then the program's bad-input checks, the explorer page in headless
-# Chromium (skipped where it is not installed), data-parallel training with 2 MPI ranks (skipped
-# in a build without MPI), the fuzz corpus replay, then the GPU tests (they report
+# Unit tests (doctest), then the program's bad-input checks, --threads and QKV_THREADS
+# (tests/cli/threads.sh), the explorer page in headless Chromium (skipped where it is not
+# installed), data-parallel training with 2 MPI ranks (skipped in a build without MPI), the fuzz
+# corpus replay, then the GPU tests (they report
 # "skipped" and pass where there is no GPU or no CUDA build), then the same GPU tests against the
 # CUDA sources on an emulated device (tests/gpu/emu/; about a minute).
 test: $(BUILD)/qkv $(BUILD)/qkv_framework_tests $(BUILD)/qkv_tests $(if $(LIB_CU_OBJ),$(BUILD)/qkv_gpu_tests)
@@ -213,6 +214,7 @@ test: $(BUILD)/qkv $(BUILD)/qkv_framework_tests $(BUILD)/qkv_tests $(if $(LIB_CU
 	$(BUILD)/qkv_framework_tests
 	$(BUILD)/qkv_tests
 	QKV=$(BUILD)/qkv bash tests/cli/run.sh
+	QKV=$(BUILD)/qkv bash tests/cli/threads.sh
 	QKV=$(BUILD)/qkv bash tests/browser/run.sh
 	QKV=$(BUILD)/qkv bash tests/dp/run.sh
 	$(MAKE) --no-print-directory fuzz-replay

@@ -168,9 +168,10 @@ Backend& backend_for(Device device);
 // Registers the CUDA backend (called by the CUDA translation unit's static initialiser).
 void register_cuda_backend(Backend* (*factory)(int device_index));
 
-// Sets the number of threads of the CPU backend (0: one per core). They are OpenMP's: they split
+// Sets the number of threads of the CPU backend, the caller included (0: QKV_THREADS when it is
+// set, else one per core; a bad QKV_THREADS throws). One pool (framework/cpu/thread_pool.h) splits
 // the elementwise, row and Adam loops, the fused attention tiles and each large gemm, while OpenBLAS
-// itself runs on one thread, so that only one pool of threads exists.
+// itself runs on one thread; results are the same for any count.
 void set_cpu_threads(int threads);
 int cpu_threads();  // the number set_cpu_threads chose
 

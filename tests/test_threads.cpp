@@ -3,13 +3,20 @@
 // large enough to be split (the op-table cases are too small to reach the parallel paths).
 #include <doctest/doctest.h>
 
+#include <atomic>
+#include <chrono>
+#include <cstdlib>
 #include <cstring>
 #include <functional>
+#include <optional>
+#include <stdexcept>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "framework/autograd.h"
 #include "framework/backend.h"
+#include "framework/cpu/thread_pool.h"
 #include "framework/ops.h"
 #include "framework/optim.h"
 #include "framework/random.h"
@@ -119,4 +126,115 @@ TEST_CASE("parallel CPU loops: AdamW steps give the same bits with 1 and 2 threa
     return std::vector<char>(bytes, bytes + p.numel() * sizeof(float));
   };
   CHECK(train(2) == train(1));
+}
+
+TEST_CASE("thread pool: every piece runs exactly once, for any thread count and number of pieces") {
+  // 70,000 pieces: more than one call's 16-bit counter, so they run in groups
+  for (int threads : {1, 2, 3, 5}) {
+    set_cpu_threads(threads);
+    for (int64_t pieces : {int64_t{1}, int64_t{2}, int64_t{7}, int64_t{1000}, int64_t{70000}}) {
+      CAPTURE(threads);
+      CAPTURE(pieces);
+      std::vector<std::atomic<int>> runs(static_cast<size_t>(pieces));
+      cpu::for_each_piece(pieces, [&](int64_t p) { runs[p].fetch_add(1); });
+      int64_t wrong = 0;
+      for (auto& r : runs) wrong += r.load() != 1;
+      CHECK(wrong == 0);
+    }
+  }
+  set_cpu_threads(0);
+}
+
+TEST_CASE("thread pool: a call inside a piece runs on that piece's thread") {
+  set_cpu_threads(3);
+  std::atomic<int> elsewhere{0}, inner_runs{0};
+  cpu::for_each_piece(16, [&](int64_t) {
+    const std::thread::id here = std::this_thread::get_id();
+    cpu::for_each_piece(8, [&](int64_t) {
+      inner_runs.fetch_add(1);
+      if (std::this_thread::get_id() != here) elsewhere.fetch_add(1);
+    });
+  });
+  CHECK(inner_runs.load() == 16 * 8);
+  CHECK(elsewhere.load() == 0);
+  set_cpu_threads(0);
+}
+
+TEST_CASE("thread pool: an exception thrown in a piece reaches the caller after every piece has stopped") {
+  set_cpu_threads(2);
+  std::atomic<int> running{0};
+  CHECK_THROWS_WITH(cpu::for_each_piece(64, [&](int64_t p) {
+                      running.fetch_add(1);
+                      std::this_thread::sleep_for(std::chrono::microseconds(50));
+                      running.fetch_sub(1);
+                      if (p == 5) throw std::runtime_error("piece 5 failed");
+                    }),
+                    "piece 5 failed");
+  CHECK(running.load() == 0);
+  // the pool still works afterwards
+  std::atomic<int> count{0};
+  cpu::for_each_piece(100, [&](int64_t) { count.fetch_add(1); });
+  CHECK(count.load() == 100);
+  set_cpu_threads(0);
+}
+
+// What a busy machine does to a worker, staged: the first piece a worker takes stalls until every
+// other piece is done. The caller must take those pieces itself (a pool that gives each thread a
+// fixed share would leave the stalled worker's share undone, and this would time out).
+TEST_CASE("thread pool: a stalled worker holds up only the piece it has taken") {
+  set_cpu_threads(2);
+  const int64_t pieces = 64;
+  const std::thread::id caller = std::this_thread::get_id();
+  bool exercised = false;
+  for (int attempt = 0; attempt < 20 && !exercised; ++attempt) {
+    std::atomic<int64_t> done{0};
+    std::atomic<bool> stalled{false}, timed_out{false};
+    cpu::for_each_piece(pieces, [&](int64_t) {
+      if (std::this_thread::get_id() != caller && !stalled.exchange(true)) {
+        const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+        while (done.load() < pieces - 1)
+          if (std::chrono::steady_clock::now() > deadline) {
+            timed_out = true;
+            break;
+          }
+      } else {
+        std::this_thread::sleep_for(std::chrono::microseconds(100));  // time for the worker to join in
+      }
+      done.fetch_add(1);
+    });
+    CHECK(done.load() == pieces);
+    CHECK_FALSE(timed_out.load());
+    exercised = stalled.load();  // the worker joined in and stalled
+  }
+  CHECK(exercised);
+  set_cpu_threads(0);
+}
+
+TEST_CASE("QKV_THREADS sets the default thread count; --threads (set_cpu_threads N) overrides it") {
+  const char* before = std::getenv("QKV_THREADS");
+  const std::optional<std::string> saved = before ? std::optional<std::string>(before) : std::nullopt;
+  unsetenv("QKV_THREADS");
+  set_cpu_threads(0);
+  const int per_core = cpu_threads();
+  CHECK(per_core >= 1);
+  setenv("QKV_THREADS", "3", 1);
+  set_cpu_threads(0);
+  CHECK(cpu_threads() == 3);
+  set_cpu_threads(2);
+  CHECK(cpu_threads() == 2);
+  setenv("QKV_THREADS", "0", 1);
+  set_cpu_threads(0);
+  CHECK(cpu_threads() == per_core);
+  setenv("QKV_THREADS", "", 1);
+  set_cpu_threads(0);
+  CHECK(cpu_threads() == per_core);
+  for (const char* bad : {"two", "-1", "257", "2.5", " 2", "1e2"}) {
+    CAPTURE(bad);
+    setenv("QKV_THREADS", bad, 1);
+    const std::string expected = std::string("QKV_THREADS must be a whole number from 0 to 256 (0: one per core), got '") + bad + "'";
+    CHECK_THROWS_WITH(set_cpu_threads(0), expected.c_str());
+  }
+  if (saved) setenv("QKV_THREADS", saved->c_str(), 1);
+  else unsetenv("QKV_THREADS");
+  set_cpu_threads(0);
 }

@@ -467,7 +467,7 @@ void register_bench(CLI::App& app) {
   auto format = std::make_shared<std::string>("text");
   auto data_parallel = std::make_shared<bool>(false);
   cmd->add_option("--size", *only, "toy | large | all")->check(CLI::IsMember({"toy", "large", "all"}))->capture_default_str();
-  cmd->add_option("--threads", *threads, "CPU threads for gemm and the loops (0 = one per core)")->check(whole_number())->check(CLI::Range(0, 256));
+  add_threads_option(cmd, *threads);
   cmd->add_option("--device", *devices, "devices to measure (repeatable): cpu, cuda")->capture_default_str();
   cmd->add_option("--steps", *steps, "timed training steps per size")->check(whole_number())->check(CLI::Range(1, 100000))->capture_default_str();
   cmd->add_option("--attention-length", *lengths,
@@ -479,7 +479,7 @@ void register_bench(CLI::App& app) {
   cmd->add_flag("--data-parallel", *data_parallel,
                 "under mpirun: time data-parallel training steps (step, all-reduce, bytes) and project the scaling");
   cmd->callback([threads, devices, steps, only, lengths, format, data_parallel] {
-    if (*threads > 0) set_cpu_threads(*threads);
+    apply_threads(*threads);
     BenchOutput out;
     out.json = *format == "json";
     measure_all(out, *devices, *steps, *only, *lengths, *data_parallel);
@@ -489,7 +489,7 @@ void register_bench(CLI::App& app) {
       const std::string version = version_text();  // "qkv X.Y.Z\nbuild: ..."
       report["version"] = version.substr(0, version.find('\n'));
       report["build"] = version.substr(version.find('\n') + 1);
-      report["threads"] = *threads;
+      report["threads"] = cpu_threads();  // the count used (--threads 0: QKV_THREADS or one per core)
       report["measurements"] = out.measurements;
       fmt::print("{}\n", report.dump(2));
     }

@@ -47,7 +47,10 @@ static void print_table(const std::string& title, const Tensor& t, const std::ve
 
 void register_example(CLI::App& app) {
   auto* cmd = app.add_subcommand("example", "compute the seed's running example (money bank grows) with qkv ops");
-  cmd->callback([] {
+  auto threads = std::make_shared<int>(0);
+  add_threads_option(cmd, *threads);
+  cmd->callback([threads] {
+    apply_threads(*threads);
     const models::SeedExample ex = models::run_seed_example();
     const std::vector<std::string> dims = {"d0", "d1", "d2", "d3"};
     print_table("Static embeddings E (T=3, d=4):", ex.E, ex.tokens, dims, 0);
@@ -156,7 +159,7 @@ void register_translator(CLI::App& app) {
   train->add_flag("--freeze-embeddings", opts->freeze_embeddings,
                   "keep token embeddings at their random start (the seed's static embeddings)");
   train->add_option("--seed", opts->seed, "random seed (same seed, same checkpoint)")->check(seed_value())->capture_default_str();
-  train->add_option("--threads", opts->threads, "CPU threads for gemm and the loops (0 = one per core)")->check(whole_number())->check(CLI::Range(0, 256))->capture_default_str();
+  add_threads_option(train, opts->threads);
   train->add_option("--out", opts->out_dir, "output directory")->capture_default_str();
   train->add_option("--device", opts->device, "cpu | cuda | cuda:N")->capture_default_str();
   train->add_flag("--resume", opts->resume,
@@ -179,6 +182,7 @@ void register_translator(CLI::App& app) {
                                "--freeze-embeddings", "--seed", "--device", "--dtype"})
         if (train->count(flag) > 0)
           throw std::runtime_error(fmt::format("--resume takes every setting from the saved run; drop {}", flag));
+    apply_threads(opts->threads);
     install_interrupt_handlers();
     train_translator(*opts);
   });
@@ -200,11 +204,14 @@ void register_translator(CLI::App& app) {
   eval->add_option("--format", *eval_format, "text (an aligned table) | json")
       ->check(CLI::IsMember({"text", "json"}))
       ->capture_default_str();
+  auto eval_threads = std::make_shared<int>(0);
+  add_threads_option(eval, *eval_threads);
   auto no_cache = std::make_shared<bool>(false);
   eval->add_flag("--no-cache", *no_cache,
                  "decode by recomputing the whole prefix at every step instead of caching keys and values "
                  "(the same translations, slower; for comparison)");
-  eval->callback([checkpoint, split, data_dir, device, no_cache, eval_format] {
+  eval->callback([checkpoint, split, data_dir, device, no_cache, eval_format, eval_threads] {
+    apply_threads(*eval_threads);
     const Device dev = Device::parse(*device);
     models::LoadedTranslator loaded = models::load_translator(*checkpoint, dev);
     loaded.model->set_decode_cache(!*no_cache);
@@ -259,7 +266,10 @@ void register_translator(CLI::App& app) {
   translate->add_option("--device", *translate_device, "cpu | cuda | cuda:N")->capture_default_str();
   translate->add_option("--input", *input, "read sentences from this file, one per line (english<TAB>hindi lines out)");
   translate->add_option("sentence", *sentence, "the English sentence (lowercase words); - or none: read stdin");
-  translate->callback([sentence, translate_checkpoint, translate_device, input] {
+  auto translate_threads = std::make_shared<int>(0);
+  add_threads_option(translate, *translate_threads);
+  translate->callback([sentence, translate_checkpoint, translate_device, input, translate_threads] {
+    apply_threads(*translate_threads);
     if (!input->empty() && !sentence->empty())
       throw std::runtime_error("give either a sentence or --input FILE, not both");
     models::LoadedTranslator loaded = models::load_translator(*translate_checkpoint, Device::parse(*translate_device));
@@ -312,6 +322,15 @@ CLI::Validator seed_value() {
       },
       "SEED");
 }
+
+CLI::Option* add_threads_option(CLI::App* cmd, int& threads) {
+  return cmd->add_option("--threads", threads,
+                         "CPU threads for gemm and the loops (0 = QKV_THREADS when set, else one per core; "
+                         "results are the same for any count)")
+      ->check(whole_number())->check(CLI::Range(0, 256))->capture_default_str();
+}
+
+void apply_threads(int threads) { set_cpu_threads(threads); }
 
 std::vector<std::string> sentence_words(const std::string& sentence) {
   if (!data::valid_utf8(sentence)) throw std::runtime_error("the sentence is not valid UTF-8");

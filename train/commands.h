@@ -36,6 +36,12 @@ CLI::Validator finite_number();
 CLI::Validator whole_number();
 CLI::Validator seed_value();
 
+// --threads on a command: CPU threads for gemm and the loops, 0 (the default) meaning QKV_THREADS
+// when it is set, else one per core. apply_threads sets the count before the command's work, so a
+// bad QKV_THREADS fails at once with one line.
+CLI::Option* add_threads_option(CLI::App* cmd, int& threads);
+void apply_threads(int threads);
+
 // Splits a sentence given on the command line into words; throws on an empty sentence or
 // invalid UTF-8.
 std::vector<std::string> sentence_words(const std::string& sentence);

@@ -107,6 +107,7 @@ void write_explorer_page(const std::vector<std::string>& paths, const std::vecto
 struct ExploreOptions {
   std::string checkpoint, out;
   std::vector<std::string> compare, sentences;
+  int threads = 0;  // --threads
 };
 
 static void run_explore(const ExploreOptions& o) {
@@ -122,7 +123,11 @@ void register_explore(CLI::App& app) {
   cmd->add_option("--compare", o->compare, "more checkpoints shown side by side (repeatable, e.g. static and none)");
   cmd->add_option("--out", o->out, "the HTML file to write")->required();
   cmd->add_option("--sentence", o->sentences, "a starting sentence (repeatable; default: the demo's showcase)");
-  cmd->callback([o] { run_explore(*o); });
+  add_threads_option(cmd, o->threads);
+  cmd->callback([o] {
+    apply_threads(o->threads);
+    run_explore(*o);
+  });
 }
 
 }  // namespace qkv::app

@@ -119,6 +119,7 @@ struct AttendOptions {
   std::string checkpoint, compare, sentence, out, format, device = "cpu";
   int64_t layer = 0;         // 1-based, when layer_given
   bool layer_given = false;  // otherwise: the last layer of each model
+  int threads = 0;           // --threads
 };
 
 // The 0-based layer to trace in `model`: --layer N (1-based) or, when not given, the last one.
@@ -185,6 +186,7 @@ struct DemoOptions {
   int64_t layers = TrainOptions{}.layers;  // the same as `qkv train`
   uint64_t seed = 1;
   bool frozen = false;  // also train learned and static with frozen token embeddings (two more models)
+  int threads = 0;      // --threads
 };
 
 // One or two sentences on what the layers of a model can do, for the console and the page.
@@ -294,6 +296,7 @@ static void run_demo(const DemoOptions& o) {
     t.epochs = o.epochs;
     t.layers = o.layers;
     t.seed = o.seed;
+    t.threads = o.threads;
     t.freeze_embeddings = freeze;
     t.out_dir = (fs::path(o.out) / (freeze ? mode + "_frozen" : mode)).string();
     t.quiet = true;
@@ -422,7 +425,9 @@ void register_inspection(CLI::App& app) {
   auto* layer = attend->add_option("--layer", a->layer, "which layer's attention to show, 1-based (default: the last)");
   attend->add_option("--device", a->device, "cpu | cuda | cuda:N")->capture_default_str();
   attend->add_option("sentence", a->sentence, "the English sentence")->required();
+  add_threads_option(attend, a->threads);
   attend->callback([a, layer] {
+    apply_threads(a->threads);
     a->layer_given = layer->count() > 0;
     run_attend(*a);
   });
@@ -436,7 +441,11 @@ void register_inspection(CLI::App& app) {
       ->check(whole_number())->check(CLI::Range(int64_t{1}, models::TranslatorConfig::kMaxLayers))->capture_default_str();
   demo->add_option("--seed", d->seed, "random seed")->check(seed_value())->capture_default_str();
   demo->add_flag("--frozen", d->frozen, "also train learned and static with frozen token embeddings (the seed's static embeddings)");
-  demo->callback([d] { run_demo(*d); });
+  add_threads_option(demo, d->threads);
+  demo->callback([d] {
+    apply_threads(d->threads);
+    run_demo(*d);
+  });
 }
 
 }  // namespace qkv::app

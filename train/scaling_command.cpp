@@ -26,6 +26,7 @@ struct ScalingCommandOptions {
   int64_t pairs = 50000;
   int64_t max_d = 1024;
   int64_t draws = 200;
+  int threads = 0;  // --threads
 };
 
 std::string format_row(const std::vector<double>& v) {
@@ -131,7 +132,9 @@ void register_scaling(CLI::App& app) {
       ->check(whole_number())->check(CLI::Range(int64_t{1}, int64_t{16384}))->capture_default_str();
   cmd->add_option("--draws", o->draws, "random (Q, K) draws per dimension for the gradient table")
       ->check(whole_number())->check(CLI::Range(int64_t{1}, int64_t{1000000}))->capture_default_str();
+  add_threads_option(cmd, o->threads);
   cmd->callback([o] {
+    apply_threads(o->threads);
     if ((o->max_d & (o->max_d - 1)) != 0)
       throw std::runtime_error(fmt::format("--max-d must be a power of two, got {}", o->max_d));
     if (o->out.empty()) throw std::runtime_error("--out must not be empty");

@@ -21,7 +21,7 @@ struct TrainOptions {
   int64_t epochs = 2, batch = 64;
   double lr = 5e-3, weight_decay = 0.01, clip = 1.0, dropout = 0.0;
   uint64_t seed = 1;
-  int threads = 0;  // 0: leave OpenBLAS's default
+  int threads = 0;  // CPU threads; 0: keep the count set before (apply_threads: QKV_THREADS, else one per core)
   std::string schedule = "cosine";  // cosine (1-epoch warm-up, decay to 10%) | constant
   std::string out_dir = "runs/learned";
   std::string device = "cpu";

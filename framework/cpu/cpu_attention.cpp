@@ -1,13 +1,11 @@
 // framework/cpu/cpu_attention.cpp — the CPU kernels of the fused attention op: tiles of 64 queries by
-// 64 keys, an online softmax in the forward, recomputed tiles in the backward, OpenMP over tiles.
-// Every output element is written by one task in a fixed order: bit-identical for any thread count.
-// Tasks are dealt round-robin (schedule(static, 1)): under a causal mask later query tiles cost more.
+// 64 keys, an online softmax in the forward, recomputed tiles in the backward, tiles in parallel
+// (thread_pool.h). Every output element is written by one task in a fixed order: bit-identical for
+// any thread count. Threads take tasks one at a time as they come free: under a causal mask later
+// query tiles cost more.
 #include "cpu_attention.h"
 
 #include <immintrin.h>
-#ifdef _OPENMP
-#include <omp.h>
-#endif
 
 #include <algorithm>
 #include <cmath>
@@ -18,6 +16,8 @@
 #include <vector>
 
 #include <fmt/format.h>
+
+#include "thread_pool.h"
 
 namespace qkv::cpu {
 
@@ -34,6 +34,13 @@ constexpr int64_t kOnePassTiles = 4;  // the backward's one-pass path: sequences
 constexpr int64_t kParallelWork = int64_t{1} << 19;
 bool parallel_worth_it(const AttentionShape& s) {
   return s.batch * s.queries * s.keys * (s.width + s.value_width) >= kParallelWork;
+}
+
+// task(0) ... task(n - 1): on the pool's threads when `parallel`, else in order on this thread.
+template <typename Fn>
+void for_each_task(int64_t n, bool parallel, Fn&& task) {
+  if (parallel) return for_each_piece(n, task);
+  for (int64_t t = 0; t < n; ++t) task(t);
 }
 
 // Which keys a query sees (backend.h, AttentionShape).
@@ -308,8 +315,7 @@ void forward_typed(const AttentionShape& s, const T* q, const T* k, const T* v, 
   const int64_t B = s.batch, Tq = s.queries, Tk = s.keys, K = s.width, Kv = s.value_width;
   const int64_t q_tiles = (Tq + kTile - 1) / kTile;
   const T scale = static_cast<T>(s.scale), neg_inf = -std::numeric_limits<T>::infinity();
-#pragma omp parallel for schedule(static, 1) if (parallel_worth_it(s))
-  for (int64_t task = 0; task < B * q_tiles; ++task) {
+  for_each_task(B * q_tiles, parallel_worth_it(s), [&](int64_t task) {
     const int64_t b = task / q_tiles, i0 = (task % q_tiles) * kTile, nq = std::min(kTile, Tq - i0);
     const Visibility vis = visibility_of(s, b);
     Scratch<T>& w = scratch<T>();
@@ -362,7 +368,7 @@ void forward_typed(const AttentionShape& s, const T* q, const T* k, const T* v, 
         lse[b * Tq + i0 + ii] = w.row_max[ii] + std::log(sum);
       }
     }
-  }
+  });
 }
 
 template <typename T>
@@ -374,12 +380,14 @@ void backward_typed(const AttentionShape& s, const T* q, const T* k, const T* v,
   // delta_i = sum_e d_out[i, e] * out[i, e]  (= sum_j P_ij dP_ij), one per query
   std::vector<T> delta(static_cast<size_t>(B * Tq));
   const bool parallel = parallel_worth_it(s);
-#pragma omp parallel for schedule(static, 1) if (parallel)
-  for (int64_t r = 0; r < B * Tq; ++r) {
-    T sum = 0;
-    for (int64_t e = 0; e < Kv; ++e) sum += d_out[r * Kv + e] * out[r * Kv + e];
-    delta[r] = sum;
-  }
+  constexpr int64_t kDeltaRows = 256;  // rows per task
+  for_each_task((B * Tq + kDeltaRows - 1) / kDeltaRows, parallel, [&](int64_t task) {
+    for (int64_t r = task * kDeltaRows; r < std::min(B * Tq, (task + 1) * kDeltaRows); ++r) {
+      T sum = 0;
+      for (int64_t e = 0; e < Kv; ++e) sum += d_out[r * Kv + e] * out[r * Kv + e];
+      delta[r] = sum;
+    }
+  });
   // dS_ij = P_ij (dP_ij - delta_i) for one tile, into w.d_probs (P in w.probs).
   const auto tile_grads = [&](Scratch<T>& w, const Visibility& vis, int64_t b, int64_t i0, int64_t nq, int64_t j0,
                               int64_t nk) {
@@ -398,8 +406,7 @@ void backward_typed(const AttentionShape& s, const T* q, const T* k, const T* v,
   // and d_q of a query tile over key tiles in order: the same sums, in the same order, as the two
   // passes below, which recompute every tile twice but give long sequences tasks enough.
   if (q_tiles <= kOnePassTiles && k_tiles <= kOnePassTiles) {
-#pragma omp parallel for schedule(static, 1) if (parallel)
-    for (int64_t b = 0; b < B; ++b) {
+    for_each_task(B, parallel, [&](int64_t b) {
       const Visibility vis = visibility_of(s, b);
       Scratch<T>& w = scratch<T>();
       w.reserve(K, Kv);
@@ -424,12 +431,11 @@ void backward_typed(const AttentionShape& s, const T* q, const T* k, const T* v,
       }
       for (int64_t x = b * Tk * K; x < (b + 1) * Tk * K; ++x) d_k[x] *= scale;
       for (int64_t x = b * Tq * K; x < (b + 1) * Tq * K; ++x) d_q[x] *= scale;
-    }
+    });
     return;
   }
   // Pass 1, one task per key tile: d_v_j = sum_i P_ij d_out_i, d_k_j = scale * sum_i dS_ij q_i.
-#pragma omp parallel for schedule(static, 1) if (parallel)
-  for (int64_t task = 0; task < B * k_tiles; ++task) {
+  for_each_task(B * k_tiles, parallel, [&](int64_t task) {
     const int64_t b = task / k_tiles, j0 = (task % k_tiles) * kTile, nk = std::min(kTile, Tk - j0);
     const Visibility vis = visibility_of(s, b);
     Scratch<T>& w = scratch<T>();
@@ -448,10 +454,9 @@ void backward_typed(const AttentionShape& s, const T* q, const T* k, const T* v,
       accumulate_cols(w.d_probs.data(), nq, nk, q + (b * Tq + i0) * K, K, w.probs_t.data(), dk);
     }
     for (int64_t x = 0; x < nk * K; ++x) dk[x] *= scale;
-  }
+  });
   // Pass 2, one task per query tile: d_q_i = scale * sum_j dS_ij k_j.
-#pragma omp parallel for schedule(static, 1) if (parallel)
-  for (int64_t task = 0; task < B * q_tiles; ++task) {
+  for_each_task(B * q_tiles, parallel, [&](int64_t task) {
     const int64_t b = task / q_tiles, i0 = (task % q_tiles) * kTile, nq = std::min(kTile, Tq - i0);
     const Visibility vis = visibility_of(s, b);
     Scratch<T>& w = scratch<T>();
@@ -467,7 +472,7 @@ void backward_typed(const AttentionShape& s, const T* q, const T* k, const T* v,
       accumulate_rows(w.d_probs.data(), nq, nk, k + (b * Tk + j0) * K, K, dq);
     }
     for (int64_t x = 0; x < nq * K; ++x) dq[x] *= scale;
-  }
+  });
 }
 
 template <typename Body>
@@ -500,13 +505,5 @@ void attention_backward(DType dtype, const AttentionShape& s, const void* q, con
 
 void exp_in_place(float* x, int64_t n) { exp_in_place<float>(x, n); }
 void exp_in_place(double* x, int64_t n) { exp_in_place<double>(x, n); }
-
-void set_loop_threads(int threads) {
-#ifdef _OPENMP
-  omp_set_num_threads(threads > 0 ? threads : omp_get_num_procs());
-#else
-  (void)threads;  // built without OpenMP (e.g. the clang fuzz build): the loops run on one thread
-#endif
-}
 
 }  // namespace qkv::cpu

@@ -1,5 +1,5 @@
-// framework/cpu/cpu_attention.h — the CPU backend's fused attention kernels (cpu_attention.cpp) and
-// the thread count of its OpenMP loops. Internal to framework/cpu/.
+// framework/cpu/cpu_attention.h — the CPU backend's fused attention kernels (cpu_attention.cpp).
+// Internal to framework/cpu/.
 #pragma once
 
 #include "../backend.h"
@@ -10,8 +10,6 @@ void attention_forward(DType dtype, const AttentionShape& shape, const void* q, 
                        void* out, void* lse);
 void attention_backward(DType dtype, const AttentionShape& shape, const void* q, const void* k, const void* v,
                         const void* out, const void* d_out, const void* lse, void* d_q, void* d_k, void* d_v);
-// 0 or less: one thread per processor.
-void set_loop_threads(int threads);
 // x[0, n) = exp(x[0, n)) in place: float32 through glibc's vector expf on AVX2 (within 4 ulp; an
 // entry's value does not depend on its neighbours or on n), else std::exp.
 void exp_in_place(float* x, int64_t n);

@@ -1,6 +1,6 @@
 // framework/cpu/cpu_backend.cpp — the CPU backend: OpenBLAS gemm plus plain loops, in float32
-// and float64, split over one pool of OpenMP threads. Every element is computed in a fixed order
-// whatever the thread count, so results are bit-for-bit reproducible on any number of threads.
+// and float64, split over one pool of threads (thread_pool.h). Every element is computed in a fixed
+// order whatever the thread count, so results are bit-for-bit reproducible on any number of threads.
 #include <cblas.h>
 #include <malloc.h>
 
@@ -15,13 +15,11 @@
 #include <vector>
 
 #include <fmt/format.h>
-#ifdef _OPENMP
-#include <omp.h>
-#endif
 
 #include "../backend.h"
 #include "../scalar_formulas.h"
 #include "cpu_attention.h"
+#include "thread_pool.h"
 
 namespace qkv {
 
@@ -42,31 +40,26 @@ BlockCache& storage_cache() {
 // are bit-identical for any thread count. Below it one thread is faster than waking the others.
 constexpr int64_t kParallelElements = int64_t{1} << 15;
 
-int loop_threads() {
-#ifdef _OPENMP
-  return omp_get_max_threads();
-#else
-  return 1;
-#endif
-}
+// A split loop is cut into this many pieces per thread (at most), taken by the threads as they
+// come free (thread_pool.h): a thread the kernel has descheduled holds up one piece, not half.
+constexpr int64_t kPiecesPerThread = 4;
 
-// Calls fn(begin, end) on contiguous pieces of [0, n): one piece per thread, with at least
-// `grain` items in each, or the whole range on the calling thread when n is too small to share.
+// Calls fn(begin, end) on contiguous pieces of [0, n), with at least `grain` items in each, or on
+// the whole range on the calling thread when n is too small to share. Where a piece starts must
+// not change what fn computes (each item is computed by one piece, in the same way whatever the cut).
 template <typename Fn>
 void parallel_ranges(int64_t n, int64_t grain, Fn&& fn) {
-  const int64_t threads = std::min<int64_t>(loop_threads(), n / std::max<int64_t>(grain, 1));
+  const int64_t most = n / std::max<int64_t>(grain, 1);
+  const int64_t threads = most > 1 ? cpu::pool_threads() : 1;
   if (threads <= 1) {
     if (n > 0) fn(int64_t{0}, n);
     return;
   }
-#ifdef _OPENMP
-#pragma omp parallel num_threads(static_cast<int>(threads))
-  {
-    const int64_t t = omp_get_thread_num(), nt = omp_get_num_threads();
-    const int64_t begin = n * t / nt, end = n * (t + 1) / nt;
+  const int64_t pieces = std::min(most, threads * kPiecesPerThread);
+  cpu::for_each_piece(pieces, [&](int64_t p) {
+    const int64_t begin = n * p / pieces, end = n * (p + 1) / pieces;
     if (end > begin) fn(begin, end);
-  }
-#endif
+  });
 }
 
 // The rows of `width` entries that make a piece worth a thread.
@@ -718,9 +711,9 @@ void reset_cpu_memory_peak() { storage_cache().reset_peak(); }
 
 void set_cpu_threads(int threads) {
   cpu_backend();  // constructed first: it puts OpenBLAS on one thread
-  cpu::set_loop_threads(threads);
+  cpu::set_pool_threads(threads);
 }
 
-int cpu_threads() { return loop_threads(); }
+int cpu_threads() { return cpu::pool_threads(); }
 
 }  // namespace qkv

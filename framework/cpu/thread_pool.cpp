@@ -1,0 +1,220 @@
+// framework/cpu/thread_pool.cpp — the CPU backend's threads (thread_pool.h).
+#include "thread_pool.h"
+
+#include <sched.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <exception>
+#include <mutex>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <fmt/format.h>
+
+namespace qkv::cpu {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// How long a worker spins for the next call before it sleeps, and how long the caller spins for
+// the last pieces in workers' hands before it sleeps. See the README (Threads) for the measurements.
+constexpr auto kWorkerSpin = std::chrono::microseconds(100);
+constexpr auto kCallerSpin = std::chrono::microseconds(20);
+
+constexpr int kMostThreads = 256;  // as --threads allows
+
+// One call's pieces go through a 16-bit counter (below); more are run in groups.
+constexpr int64_t kMaxSlots = 0xffff;
+
+inline void cpu_relax() {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#endif
+}
+
+// Spins until done() or `limit` has passed; returns done()'s last value.
+template <typename Done>
+bool spin_until(Done&& done, Clock::duration limit) {
+  const Clock::time_point end = Clock::now() + limit;
+  for (;;) {
+    for (int i = 0; i < 32; ++i) {
+      if (done()) return true;
+      cpu_relax();
+    }
+    if (Clock::now() >= end) return done();
+  }
+}
+
+thread_local bool t_inside_call = false;  // a worker, or a caller whose call is running
+
+class Pool {
+ public:
+  // Threads wanted (0: not chosen yet) and workers running (threads - 1 of them).
+  std::atomic<int> wanted{0};
+  std::mutex run_mutex;  // one call at a time; also guards the workers list
+
+  void run(int threads, int64_t pieces, void (*call)(void*, int64_t), void* ctx) {
+    if (static_cast<int>(workers_.size()) != threads - 1) resize(threads - 1);
+    const int64_t slots = std::min(pieces, kMaxSlots);
+    job_ = Job{call, ctx, pieces, (pieces + slots - 1) / slots};
+    error_ = nullptr;
+    failed_.store(false, std::memory_order_relaxed);
+    done_.store(0, std::memory_order_relaxed);
+    ++generation_value_;
+    // The job's fields are written before the word that hands out its slots (release); a thread
+    // reads them only after it has claimed a slot, and the job cannot end before that slot is done.
+    word_.store((uint64_t{generation_value_} << 32) | static_cast<uint64_t>(slots), std::memory_order_release);
+    generation_.store(generation_value_, std::memory_order_seq_cst);
+    if (sleepers_.load(std::memory_order_seq_cst) > 0) generation_.notify_all();
+    work();
+    // Wait for slots in workers' hands: spin briefly, then sleep (the core goes to that worker).
+    const uint32_t all = static_cast<uint32_t>(slots);
+    if (!spin_until([&] { return done_.load(std::memory_order_acquire) == all; }, kCallerSpin)) {
+      caller_sleeping_.store(true, std::memory_order_seq_cst);
+      for (uint32_t d; (d = done_.load(std::memory_order_seq_cst)) != all;) done_.wait(d, std::memory_order_seq_cst);
+      caller_sleeping_.store(false, std::memory_order_relaxed);
+    }
+    if (failed_.load(std::memory_order_acquire)) std::rethrow_exception(error_);
+  }
+
+ private:
+  struct Job {
+    void (*call)(void*, int64_t) = nullptr;
+    void* ctx = nullptr;
+    int64_t pieces = 0, per_slot = 1;
+  };
+
+  // Claims slots of the current call until none is left, and runs their pieces.
+  void work() {
+    uint64_t w = word_.load(std::memory_order_acquire);
+    for (;;) {
+      const uint32_t next = static_cast<uint32_t>(w >> 16) & 0xffff, slots = static_cast<uint32_t>(w) & 0xffff;
+      if (next >= slots) return;
+      if (!word_.compare_exchange_weak(w, w + (uint64_t{1} << 16), std::memory_order_acq_rel, std::memory_order_acquire))
+        continue;
+      const Job& job = job_;  // claimed: the call cannot end before this slot is done
+      if (!failed_.load(std::memory_order_relaxed)) {
+        try {
+          const int64_t begin = next * job.per_slot, end = std::min(job.pieces, begin + job.per_slot);
+          for (int64_t p = begin; p < end; ++p) job.call(job.ctx, p);
+        } catch (...) {
+          std::lock_guard<std::mutex> lock(error_mutex_);
+          if (!failed_.load(std::memory_order_relaxed)) {
+            error_ = std::current_exception();
+            failed_.store(true, std::memory_order_release);
+          }
+        }
+      }
+      if (done_.fetch_add(1, std::memory_order_seq_cst) + 1 == slots && caller_sleeping_.load(std::memory_order_seq_cst))
+        done_.notify_all();
+      w = word_.load(std::memory_order_acquire);
+    }
+  }
+
+  void worker_main(uint32_t seen) {
+    t_inside_call = true;
+    for (;;) {
+      const auto changed = [&] { return generation_.load(std::memory_order_acquire) != seen; };
+      if (!spin_until(changed, kWorkerSpin)) {
+        sleepers_.fetch_add(1, std::memory_order_seq_cst);
+        while (generation_.load(std::memory_order_seq_cst) == seen) generation_.wait(seen, std::memory_order_seq_cst);
+        sleepers_.fetch_sub(1, std::memory_order_relaxed);
+      }
+      seen = generation_.load(std::memory_order_acquire);
+      if (stopping_.load(std::memory_order_acquire)) return;
+      work();
+    }
+  }
+
+  void resize(int count) {
+    if (!workers_.empty()) {
+      stopping_.store(true, std::memory_order_release);
+      word_.store(uint64_t{++generation_value_} << 32, std::memory_order_release);  // no slots
+      generation_.store(generation_value_, std::memory_order_seq_cst);
+      generation_.notify_all();
+      for (std::thread& t : workers_) t.join();
+      workers_.clear();
+      stopping_.store(false, std::memory_order_relaxed);
+    }
+    for (int i = 0; i < count; ++i) workers_.emplace_back([this, seen = generation_value_] { worker_main(seen); });
+  }
+
+  std::vector<std::thread> workers_;
+  Job job_;
+  uint32_t generation_value_ = 0;           // the caller's copy
+  std::atomic<uint64_t> word_{0};           // generation (32 bits) | next slot (16) | slots (16)
+  std::atomic<uint32_t> generation_{0};     // what sleeping workers wait on
+  std::atomic<uint32_t> done_{0};           // slots finished in this call
+  std::atomic<int> sleepers_{0};
+  std::atomic<bool> caller_sleeping_{false}, stopping_{false}, failed_{false};
+  std::mutex error_mutex_;
+  std::exception_ptr error_;
+};
+
+Pool& pool() {
+  static Pool* p = new Pool;  // never destroyed: its workers sleep until the process exits
+  return *p;
+}
+
+int processors() {
+  cpu_set_t set;
+  if (sched_getaffinity(0, sizeof set, &set) == 0) return std::max(1, CPU_COUNT(&set));
+  return static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+}
+
+}  // namespace
+
+int default_threads() {
+  const char* env = std::getenv("QKV_THREADS");
+  if (env == nullptr || *env == '\0') return processors();
+  const std::string text = env;
+  const bool digits = text.size() <= 3 && std::all_of(text.begin(), text.end(), [](char c) { return c >= '0' && c <= '9'; });
+  const int value = digits ? std::atoi(text.c_str()) : -1;
+  if (!digits || value > kMostThreads)
+    throw std::runtime_error(
+        fmt::format("QKV_THREADS must be a whole number from 0 to {} (0: one per core), got '{}'", kMostThreads, text));
+  return value == 0 ? processors() : value;
+}
+
+int pool_threads() {
+  int n = pool().wanted.load(std::memory_order_relaxed);
+  if (n == 0) {
+    n = default_threads();
+    pool().wanted.store(n, std::memory_order_relaxed);
+  }
+  return n;
+}
+
+void set_pool_threads(int threads) {
+  pool().wanted.store(threads > 0 ? std::min(threads, kMostThreads) : default_threads(), std::memory_order_relaxed);
+}
+
+void run_pieces(int64_t pieces, void (*call)(void*, int64_t), void* ctx) {
+  if (pieces <= 0) return;
+  const int threads = pieces > 1 && !t_inside_call ? pool_threads() : 1;
+  if (threads > 1) {
+    Pool& p = pool();
+    std::unique_lock<std::mutex> lock(p.run_mutex, std::try_to_lock);
+    if (lock.owns_lock()) {
+      t_inside_call = true;
+      try {
+        p.run(threads, pieces, call, ctx);
+      } catch (...) {
+        t_inside_call = false;
+        throw;
+      }
+      t_inside_call = false;
+      return;
+    }
+  }
+  for (int64_t piece = 0; piece < pieces; ++piece) call(ctx, piece);
+}
+
+}  // namespace qkv::cpu

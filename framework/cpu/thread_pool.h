@@ -1,0 +1,36 @@
+// framework/cpu/thread_pool.h — the CPU backend's threads (internal to framework/cpu/).
+//
+// A parallel call is cut into pieces whose number and bounds do not depend on which thread runs
+// them. The calling thread publishes the call and then takes pieces itself, one at a time from a
+// shared counter, alongside the pool's workers; it waits only for pieces a worker has already
+// taken. A worker that the kernel has descheduled (another process on the core) therefore holds
+// up at most one piece, never a fixed share of every call. Workers spin for a short while after
+// a call for the next one, then sleep; the caller, waiting for a piece in a worker's hands, spins
+// briefly, then sleeps, giving its core to that worker.
+#pragma once
+
+#include <cstdint>
+#include <type_traits>
+
+namespace qkv::cpu {
+
+// Threads that run pieces, the caller included (1: every call runs on the caller alone).
+int pool_threads();
+// 0 or less: default_threads(); at most 256.
+void set_pool_threads(int threads);
+// QKV_THREADS when it is set and not empty (a whole number from 0 to 256; 0 means one per
+// processor), else one per processor this process may run on. Throws on any other QKV_THREADS.
+int default_threads();
+
+// Calls call(ctx, p) once for every p in [0, pieces), on the caller and the pool's workers, and
+// returns when all have returned. Runs everything on the caller with one thread, for one piece,
+// inside another parallel call (nested) or while another thread's call is running.
+void run_pieces(int64_t pieces, void (*call)(void* ctx, int64_t piece), void* ctx);
+
+template <typename Fn>
+void for_each_piece(int64_t pieces, Fn&& fn) {
+  using F = std::remove_reference_t<Fn>;
+  run_pieces(pieces, [](void* ctx, int64_t p) { (*static_cast<F*>(ctx))(p); }, const_cast<void*>(static_cast<const void*>(&fn)));
+}
+
+}  // namespace qkv::cpu
