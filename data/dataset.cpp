@@ -99,7 +99,8 @@ std::vector<SentencePair> parse_pairs(std::istream& in, const std::string& path)
 }
 
 const std::vector<std::string>& generalisation_split_names() {
-  static const std::vector<std::string> names = {"idiom_context", "sense_context", "role_swap", "deeper"};
+  static const std::vector<std::string> names = {"idiom_context", "sense_context", "role_swap", "deeper",
+                                                   "noun_roles", "verb_objects", "coordination"};
   return names;
 }
 

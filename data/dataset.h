@@ -34,7 +34,8 @@ std::vector<SentencePair> load_pairs(const std::string& path);
 std::vector<SentencePair> parse_pairs(std::istream& in, const std::string& path);
 
 // The optional generalisation splits, in report order: idiom_context, sense_context, role_swap,
-// deeper (each NAME is read from DIR/NAME.tsv when the file exists).
+// deeper, noun_roles, verb_objects, coordination (each NAME is read from DIR/NAME.tsv when the
+// file exists).
 const std::vector<std::string>& generalisation_split_names();
 // Every split name a dataset can have: train, valid, test, then the generalisation splits.
 std::vector<std::string> all_split_names();

@@ -62,8 +62,15 @@ NOUNS = {
     "toy":      ("toy", "toys",            ("खिलौना", "खिलौने", "खिलौने", "खिलौनों"),          "m", {"thing", "toy", "light"}),
     "robot":    ("robot", "robots",        ("रोबोट", "रोबोट", "रोबोट", "रोबोटों"),            "m", {"thing", "toy", "cost"}),
     "vegetable": ("vegetable", "vegetables", ("सब्ज़ी", "सब्ज़ी", "सब्ज़ियाँ", "सब्ज़ियों"),      "f", {"thing", "food", "cook", "wash"}),
-    "snake":    ("snake", "snakes",        ("साँप", "साँप", "साँप", "साँपों"),                  "m", {"creature"}),
-    "thief":    ("thief", "thieves",       ("चोर", "चोर", "चोर", "चोरों"),                    "m", {"creature"}),
+    "snake":    ("snake", "snakes",        ("साँप", "साँप", "साँप", "साँपों"),                  "m", {"creature", "animal"}),
+    "thief":    ("thief", "thieves",       ("चोर", "चोर", "चोर", "चोरों"),                    "m", {"creature", "person"}),
+    "cat":      ("cat", "cats",            ("बिल्ली", "बिल्ली", "बिल्लियाँ", "बिल्लियों"),       "f", {"animal"}),
+    # idiom words in their plain sense: a cake, beans, a sack, ice and the moon
+    "cake":     ("cake", "cakes",          ("केक", "केक", "केक", "केकों"),                    "m", {"thing", "food"}),
+    "bean":     ("bean", "beans",          ("फली", "फली", "फलियाँ", "फलियों"),                "f", {"thing", "food", "cook"}),
+    "sack":     ("sack", "sacks",          ("बोरा", "बोरे", "बोरे", "बोरों"),                  "m", {"thing", "light"}),
+    "ice":      ("ice", None,              ("बर्फ़", "बर्फ़", None, None),                     "f", {"cold"}),
+    "moon":     ("moon", None,             ("चाँद", "चाँद", None, None),                      "m", {"sky"}),
     # mass nouns (no plural, no "a")
     "tea":      ("tea", None,              ("चाय", "चाय", None, None),                       "f", {"drink"}),
     "milk":     ("milk", None,             ("दूध", "दूध", None, None),                       "m", {"drink"}),
@@ -160,10 +167,11 @@ ADJECTIVES = {
     "angry":  ("नाराज़", "नाराज़", "नाराज़"),
     "hot":    ("गर्म", "गर्म", "गर्म"),
     "cold":   ("ठंडा", "ठंडे", "ठंडी"),
+    "blue":   ("नीला", "नीले", "नीली"),
 }
 PERSON_ADJECTIVES = ["tall", "little", "old", "good", "happy", "clever", "young", "hungry", "sad", "busy",
                      "sick", "angry"]
-THING_ADJECTIVES = ["new", "big", "small", "red", "old_thing", "cheap", "expensive"]
+THING_ADJECTIVES = ["new", "big", "small", "red", "old_thing", "cheap", "expensive", "blue"]
 DRINK_ADJECTIVES = ["hot", "cold"]
 ADJECTIVES["old_thing"] = ("पुराना", "पुराने", "पुरानी")  # "old" of a thing; English "old"
 PLACE_ADJECTIVES = ["big", "small", "new", "old_thing"]
@@ -209,6 +217,20 @@ def possessive_form(forms, agr, oblique):
     return forms[0]
 
 
+REFLEXIVE = "own"  # a possessive that refers to the subject: अपना/अपने/अपनी
+POSSESSIVE_PERSON = {"my": ("sg", 1, None), "our": ("pl", 1, None), "his": ("sg", 3, "m"),
+                     "her": ("sg", 3, "f"), "their": ("pl", 3, None)}
+
+
+def refers_to_subject(det, subj_agr):
+    """my/our/his/her/their on a non-subject noun refers to the subject when person, number and
+    (for his/her) gender match: i washed my shirt -> मैंने अपनी कमीज़ धोई."""
+    if det not in POSSESSIVE_PERSON:
+        return False
+    n, p, g = POSSESSIVE_PERSON[det]
+    return subj_agr[1] == n and subj_agr[2] == p and (g is None or subj_agr[0] == g)
+
+
 def det_hi(det, agr, oblique):
     if det in ("the", None):
         return []
@@ -217,6 +239,8 @@ def det_hi(det, agr, oblique):
     if det in DEMONSTRATIVES:
         forms = DEMONSTRATIVES[det][2]
         return [forms[(2 if agr[1] == "pl" else 0) + (1 if oblique else 0)]]
+    if det == REFLEXIVE:
+        return [possessive_form(("अपना", "अपने", "अपनी"), agr, oblique)]
     return [possessive_form(POSSESSIVES[det], agr, oblique)]
 
 
@@ -260,7 +284,15 @@ def noun(key, number="sg", det="the", adjs=()):
     return {"kind": "noun", "key": key, "number": number, "det": det, "adjs": list(adjs)}
 
 
+def coord(*items):
+    """X and Y: a coordinated noun phrase of names and noun phrases (no pronouns)."""
+    return {"kind": "coord", "items": list(items)}
+
+
 def np_agr(np):
+    """A coordinated phrase is plural: masculine unless every conjunct is feminine."""
+    if np["kind"] == "coord":
+        return ("f" if all(np_agr(x)[0] == "f" for x in np["items"]) else "m", "pl", 3)
     if np["kind"] == "pron":
         p = PRONOUNS[np["key"]]
         return (p[3], p[4], p[2])
@@ -272,7 +304,16 @@ def np_agr(np):
     return (g, np["number"], 3)
 
 
+def en_agr(np):
+    """The agreement an English verb takes: as np_agr, but money (पैसे, plural in Hindi) is singular."""
+    if np["kind"] == "noun" and NOUNS[np["key"]][3] == "mpl":
+        return ("m", "sg", 3)
+    return np_agr(np)
+
+
 def np_en(np, role="subj"):
+    if np["kind"] == "coord":
+        return np_en(np["items"][0], role) + ["and"] + np_en(np["items"][1], role)
     if np["kind"] == "pron":
         p = PRONOUNS[np["key"]]
         return [p[0] if role == "subj" else p[1]]
@@ -285,7 +326,10 @@ def np_en(np, role="subj"):
 
 
 def np_hi(np, oblique=False):
-    """The noun phrase in the direct case, or in the oblique case (before a postposition)."""
+    """The noun phrase in the direct case, or in the oblique case (before a postposition).  In a
+    coordination every conjunct takes the case (लड़के और लड़की ने)."""
+    if np["kind"] == "coord":
+        return np_hi(np["items"][0], oblique) + ["और"] + np_hi(np["items"][1], oblique)
     if np["kind"] == "pron":
         if oblique:
             raise ValueError("pronouns take fused forms before postpositions")
@@ -298,7 +342,8 @@ def np_hi(np, oblique=False):
     words = []
     for a in np["adjs"]:
         words.append(adj_hi(a, agr, oblique))
-    return det_hi(np["det"], agr, oblique) + words + head.split()
+    det = REFLEXIVE if np.get("reflexive") else np["det"]
+    return det_hi(det, agr, oblique) + words + head.split()
 
 
 def subject_hi(np, ergative):
@@ -373,6 +418,9 @@ VERBS = {
     "cost":  (("cost", "costs", "cost", "costing"), "हो", "ho"),
     "keep":  (("keep", "keeps", "kept", "keeping"), "रख", "c"),
     "sit":   (("sit", "sits", "sat", "sitting"), "बैठ", "c"),
+    # what opens and closes: खुलना, and बंद होना (बंद + होना, see close_hi)
+    "open":  (("open", "opens", "opened", "opening"), "खुल", "c"),
+    "close": (("close", "closes", "closed", "closing"), "हो", "ho"),
     # things that flow, grow and shine (the seed's "river bank flows", "money bank grows")
     "flow":  (("flow", "flows", "flowed", "flowing"), "बह", "c"),
     "grow":  (("grow", "grows", "grew", "growing"), "बढ़", "c"),

@@ -20,7 +20,7 @@ from grammar import NAMES, NOUNS, PRONOUNS, SAME_PAST, VERBS  # noqa: E402
 SEED = 1234
 MAX_EN = 14          # words of English
 MAX_HI = 18          # words of Hindi
-TRAIN_SIZE = 60000
+TRAIN_SIZE = 80000
 VALID_SIZE = 2000
 TEST_SIZE = 2000
 GENERAL_SIZE = 400   # sentences in each generalisation split
@@ -77,25 +77,60 @@ SENSE_HOLD = [
 # subject, the second an object, recipient or the like); the split has them the other way round.
 SWAP_PAIRS = [("ravi", "priya"), ("amit", "neha"), ("rahul", "sita"), ("priya", "amit"),
               ("neha", "rahul"), ("sita", "ravi")]
-SPLITS = ["idiom_context", "sense_context", "role_swap", "deeper"]
+# noun_roles (lexical): these nouns occur in train only in the other roles (subj: the subject;
+# obj: an object, recipient or beneficiary); the split has them in the held-out role, in every
+# frame.  The snake and the ball are seen only as objects, the child only as a subject.  Each
+# word form the split needs occurs in train (a snake's and a ball's direct forms as unmarked
+# objects, their oblique ones after को; a child's oblique forms before ने); a person noun could
+# not be held out of the subject, since its direct plural occurs only there.
+NOUN_ROLE_HOLD = [("subj", "snake"), ("subj", "ball"), ("obj", "child")]
+# verb_objects (lexical): each verb occurs in train with other objects and each object with other
+# verbs, never together.
+VERB_OBJECT_HOLD = [("hit", "box"), ("break", "watch"), ("spill", "juice"), ("wash", "doll"), ("catch", "cat"),
+                    ("cook", "bean")]
+# coordination (structural): train coordinates subjects, direct objects, recipients, places, events
+# and destinations (X and Y -> X और Y; to the boy and the girl -> लड़के और लड़की को; in the kitchen
+# and the garden -> रसोई और बगीचे में); the split coordinates beneficiaries (for X and Y -> X और Y
+# के लिए), a position train never coordinates.
+COORD_HOLD = {"ben"}
+SPLITS = ["idiom_context", "sense_context", "role_swap", "deeper", "noun_roles", "verb_objects", "coordination"]
 
 
 def matches(hold, key, feats):
     return any(key == (h[0], h[1]) and feats.get(h[2]) == h[3] for h in hold)
 
 
-def general_split(s):
-    """The generalisation split a sentence belongs to, or None for the i.i.d. pool."""
+def held_splits(s):
+    """Every generalisation split whose held-out combination the sentence has."""
     f = s["feats"]
+    found = []
     if "idiom" in f and matches(IDIOM_HOLD, f["idiom"], f):
-        return "idiom_context"
+        found.append("idiom_context")
     if "sense" in f and matches(SENSE_HOLD, f["sense"], f):
-        return "sense_context"
-    if "pair" in f and (f["pair"][1], f["pair"][0]) in SWAP_PAIRS:
-        return "role_swap"
+        found.append("sense_context")
+    if any((b, a) in SWAP_PAIRS for a, b in f.get("pairs", [])):
+        found.append("role_swap")
     if s["depth"] > MAX_TRAIN_DEPTH:
-        return "deeper"
-    return None
+        found.append("deeper")
+    roles = set(f.get("roles", []))
+    if roles & set(NOUN_ROLE_HOLD):
+        found.append("noun_roles")
+    if any(f.get("verb") == v and ("obj", o) in roles for v, o in VERB_OBJECT_HOLD):
+        found.append("verb_objects")
+    if COORD_HOLD & set(f.get("coord", ())):
+        found.append("coordination")
+    return found
+
+
+def general_split(s):
+    """The generalisation split a sentence belongs to, None for the i.i.d. pool, or "mixed" when
+    it has the held-out combinations of two splits (such sentences are used nowhere).  The four
+    original splits keep their order of precedence among themselves."""
+    found = held_splits(s)
+    new = [x for x in found if x in ("noun_roles", "verb_objects", "coordination")]
+    if new and len(found) > 1:
+        return "mixed"
+    return found[0] if found else None
 
 
 def group_of(split, s):
@@ -107,6 +142,12 @@ def group_of(split, s):
         return f["sense"] + (("distractor",) if "distractor" in f else ())
     if split == "role_swap":
         return f["pair"]
+    if split == "noun_roles":
+        return tuple(sorted(set(f["roles"]) & set(NOUN_ROLE_HOLD)))
+    if split == "verb_objects":
+        return f["verb"]
+    if split == "coordination":
+        return f["verb"]
     return s["frame"]
 
 
@@ -116,7 +157,7 @@ def draw_all(rng):
     weights = [frames.FRAMES[n][1] for n in names]
     by_english = {}
     pools = defaultdict(list)
-    need = {None: TRAIN_SIZE + VALID_SIZE + TEST_SIZE + 4000}
+    need = {None: TRAIN_SIZE + VALID_SIZE + TEST_SIZE + 4000}  # TRAIN_SIZE: see main (--train-size)
     need.update({k: GENERAL_SIZE * 4 for k in SPLITS})
     attempts = 0
     while any(len(pools[k]) < v for k, v in need.items()):
@@ -222,10 +263,16 @@ def write(path, rows):
 
 def main():
     out_dir = OUT_DIR
-    if len(sys.argv) == 3 and sys.argv[1] == "--out":
-        out_dir = sys.argv[2]
-    elif len(sys.argv) != 1:
-        sys.exit("usage: python3 data/make_idioms.py [--out DIR]")
+    global TRAIN_SIZE
+    args = sys.argv[1:]
+    while args:
+        if len(args) >= 2 and args[0] == "--out":
+            out_dir = args[1]
+        elif len(args) >= 2 and args[0] == "--train-size" and args[1].isdigit() and 1000 <= int(args[1]) <= 500000:
+            TRAIN_SIZE = int(args[1])  # for experiments; the committed files use the default
+        else:
+            sys.exit("usage: python3 data/make_idioms.py [--out DIR] [--train-size N (1000 to 500000)]")
+        args = args[2:]
     rng = random.Random(SEED)
     pools, by_english = draw_all(rng)
     iid = pools[None]

@@ -57,7 +57,8 @@ TEST_SUITE("dataset") {
     CHECK(error_of([&] { ds.split("deeper"); }) ==
           fmt::format("split 'deeper' is not in this dataset: {} does not exist", dir.file("deeper.tsv")));
     CHECK(error_of([&] { ds.split("bogus"); }) ==
-          "unknown split 'bogus' (expected one of train, valid, test, idiom_context, sense_context, role_swap, deeper)");
+          "unknown split 'bogus' (expected one of train, valid, test, idiom_context, sense_context, role_swap, deeper, "
+          "noun_roles, verb_objects, coordination)");
   }
 
   TEST_CASE("generalisation files that exist are loaded, in the fixed report order") {
@@ -118,5 +119,30 @@ TEST_SUITE("dataset") {
           std::vector<int64_t>{hindi.id("पैसा"), data::Vocab::UNK, hindi.id("है"), data::Vocab::EOS});
     CHECK(error_of([&] { data::make_batch(ds.split("deeper"), {1}, english, hindi, layout); }) ==
           dir.file("deeper.tsv") + ":2: english has 5 tokens, the model reads at most 3");
+  }
+}
+
+TEST_CASE("the shipped corpus has every generalisation split, each in train's vocabulary and length") {
+  const data::Dataset ds = data::load_dataset("data/idioms");
+  std::vector<std::vector<std::string>> english, hindi;
+  size_t longest_english = 0, longest_hindi = 0;
+  for (const auto& p : ds.train) {
+    english.push_back(p.english);
+    hindi.push_back(p.hindi);
+    longest_english = std::max(longest_english, p.english.size());
+    longest_hindi = std::max(longest_hindi, p.hindi.size());
+  }
+  const data::Vocab en = data::Vocab::build(english), hi = data::Vocab::build(hindi);
+  for (const auto& name : data::generalisation_split_names()) {
+    CAPTURE(name);
+    REQUIRE(ds.has(name));
+    CHECK(ds.split(name).size() == 400);
+    for (const auto& p : ds.split(name)) {
+      CAPTURE(p.source);
+      CHECK(p.english.size() <= longest_english);
+      CHECK(p.hindi.size() <= longest_hindi);
+      for (const auto& w : p.english) CHECK(en.contains(w));
+      for (const auto& w : p.hindi) CHECK(hi.contains(w));
+    }
   }
 }

@@ -18,7 +18,7 @@ struct TrainOptions {
   int64_t layers = 5;  // stacked attention + feed-forward layers (the one default for train and demo)
   int64_t d_model = 64, d_k = 64, d_ff = 128;
   std::string activation = "relu";
-  int64_t epochs = 2, batch = 64;
+  int64_t epochs = 3, batch = 64;
   double lr = 5e-3, weight_decay = 0.01, clip = 1.0, dropout = 0.0;
   uint64_t seed = 1;
   int threads = 0;  // CPU threads; 0: keep the count set before (apply_threads: QKV_THREADS, else one per core)

@@ -123,7 +123,7 @@ fi
 if [ $? -eq 0 ] && grep -qE '^role_swap +2 ' "$work/out" && [ "$(wc -l <"$work/out")" -eq 2 ]; then pass; else fail "eval --split role_swap: $(cat "$work/out")"; fi
 expect_error "eval --split deeper without deeper.tsv" "split 'deeper' is not in this dataset: $gen/deeper.tsv does not exist" \
   "$QKV" eval --checkpoint "$two" --data "$gen" --split deeper
-expect_error "eval --split bogus" "--split: bogus not in \{train,valid,test,idiom_context,sense_context,role_swap,deeper,all\}" \
+expect_error "eval --split bogus" "--split: bogus not in \{train,valid,test,idiom_context,sense_context,role_swap,deeper,noun_roles,verb_objects,coordination,all\}" \
   "$QKV" eval --checkpoint "$two" --data "$gen" --split bogus
 expect_error "attend --layer past the last" "--layer 3 is out of range: .*two/model.safetensors has 2 layers \(valid: 1 to 2\)" \
   "$QKV" attend --checkpoint "$two" --layer 3 "money bank grows"
