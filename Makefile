@@ -1,12 +1,26 @@
-# qkv — one entry point: `make` builds build/qkv and the tests, `make test` runs them,
-# `make demo` builds and runs the demo, `make clean` removes build outputs. Packages come from
-# tools/setup.sh (the README's two commands run it first).
+# qkv — one entry point: `make` builds build/qkv and the tests (in parallel, one job per
+# processor), `make test` runs them, `make demo` builds and runs the demo, `make clean` removes
+# build outputs. Packages come from tools/setup.sh (the README's two commands run it first).
 #
 # Flags given on the command line add to the required ones (`make CXXFLAGS=-O0` keeps -std=c++20,
 # -I. and the libraries' flags). Each configuration builds into its own folder: the detected one
 # into build/, `CUDA=0` into build/cpu-only/, `MPI=0` into build/no-mpi/, both into
 # build/cpu-only-no-mpi/, and command-line CXXFLAGS/NVCCFLAGS into build/flags-HASH/ (BUILD=DIR
 # overrides it all), so switching configurations never links objects built another way.
+
+# Plain `make` builds `all` (the program and the tests), whatever rule comes first below
+# (tests/make/run.sh checks it).
+.DEFAULT_GOAL := all
+
+# Parallel by default: one job per processor (JOBS), unless -j was given (on the command line or
+# in MAKEFLAGS: `make -j1` builds one file at a time) or a goal is clean (`make clean all` cleans
+# first). Each compile takes up to about 500 MB.
+JOBS ?= $(shell nproc 2>/dev/null || echo 1)
+ifeq ($(filter -j% --jobs%,$(MAKEFLAGS) $(shell printenv MAKEFLAGS)),)
+ifeq ($(filter clean,$(MAKECMDGOALS)),)
+MAKEFLAGS += -j$(JOBS)
+endif
+endif
 
 CXX      ?= g++
 # CUDA: built when nvcc exists (CUDA_HOME/bin/nvcc or on PATH); `make CUDA=0` forces CPU-only.
@@ -69,16 +83,24 @@ FRAMEWORK_TEST_SRC := tests/main.cpp $(wildcard $(addprefix tests/,test_attentio
 TEST_SRC := tests/main.cpp $(filter-out $(FRAMEWORK_TEST_SRC),$(wildcard tests/*.cpp))
 GPU_TEST_SRC := $(wildcard tests/gpu/*.cpp)
 
-# CUDA: the GPU architectures built, as SASS for each and PTX for the newest (so newer GPUs
-# JIT-compile it); `make CUDA_ARCHS=90` builds one.
-CUDA_ARCHS ?= 75 80 86 89 90
+# CUDA: the GPU architectures built, as SASS for each and PTX for the last (newer GPUs JIT-compile
+# it). By default those of the GPUs in this machine (nvidia-smi's compute capability), or, where
+# none is found, sm_75 and its PTX, which every GPU from Turing (2018) on runs. `make
+# CUDA_ARCHS="80 90"` chooses; a change of architectures rebuilds the CUDA objects.
 CUDA_SRC  := $(wildcard framework/cuda/*.cu)
 ifeq ($(CUDA),1)
 ifneq ($(CUDA_SRC),)
+ifeq ($(origin CUDA_ARCHS),undefined)
+CUDA_ARCHS := $(shell nvidia-smi --query-gpu=compute_cap --format=csv,noheader 2>/dev/null | tr -d '. ' | grep -xE '[0-9]+' | sort -un)
+CUDA_ARCHS := $(if $(CUDA_ARCHS),$(CUDA_ARCHS),75)
+endif
 NVCCFLAGS ?= -O2
 override NVCCFLAGS += -std=c++20 -I. $(foreach a,$(CUDA_ARCHS),-gencode arch=compute_$(a),code=sm_$(a)) \
              -gencode arch=compute_$(lastword $(CUDA_ARCHS)),code=compute_$(lastword $(CUDA_ARCHS))
 LIB_CU_OBJ := $(CUDA_SRC:%.cu=$(BUILD)/obj/%.o)
+CUDA_FLAGS_FILE := $(BUILD)/cuda.flags
+$(shell mkdir -p $(BUILD); echo "$(CUDA_ARCHS)" | cmp -s - $(CUDA_FLAGS_FILE) 2>/dev/null || echo "$(CUDA_ARCHS)" >$(CUDA_FLAGS_FILE))
+$(LIB_CU_OBJ): $(CUDA_FLAGS_FILE)
 override LDLIBS += -L$(CUDA_HOME)/lib64 -Wl,-rpath,$(CUDA_HOME)/lib64 -lcublas -lcudart
 override CXXFLAGS += -DQKV_WITH_CUDA
 NCCL       ?= $(if $(filter 1,$(MPI)),$(if $(wildcard $(CUDA_HOME)/include/nccl.h),1,0),0)
@@ -203,13 +225,14 @@ fuzz: $(FUZZ_TARGETS:%=$(FUZZ_DIR)/fuzz_%)
 fuzz-replay: $(FUZZ_TARGETS:%=$(BUILD)/fuzz_replay_%)
 	@for t in $(FUZZ_TARGETS); do printf 'fuzz corpus %s: ' $$t; $(BUILD)/fuzz_replay_$$t tests/fuzz/corpus/$$t/* || exit 1; done
 
-# Unit tests (doctest), then the program's bad-input checks, --threads and QKV_THREADS
-# (tests/cli/threads.sh), the explorer page in headless Chromium (skipped where it is not
-# installed), data-parallel training with 2 MPI ranks (skipped in a build without MPI), the fuzz
-# corpus replay, then the GPU tests (they report
+# The Makefile's own checks (tests/make/run.sh), unit tests (doctest), then the program's
+# bad-input checks, --threads and QKV_THREADS (tests/cli/threads.sh), the explorer page in
+# headless Chromium (skipped where it is not installed), data-parallel training with 2 MPI ranks
+# (skipped in a build without MPI), the fuzz corpus replay, then the GPU tests (they report
 # "skipped" and pass where there is no GPU or no CUDA build), then the same GPU tests against the
 # CUDA sources on an emulated device (tests/gpu/emu/; about a minute).
 test: $(BUILD)/qkv $(BUILD)/qkv_framework_tests $(BUILD)/qkv_tests $(if $(LIB_CU_OBJ),$(BUILD)/qkv_gpu_tests)
+	bash tests/make/run.sh
 	python3 -m unittest tests/test_grammar.py
 	$(BUILD)/qkv_framework_tests
 	$(BUILD)/qkv_tests

@@ -1,0 +1,63 @@
+#!/usr/bin/env bash
+# tests/make/run.sh — checks of the Makefile itself (run by `make test`; a few seconds, builds
+# nothing): plain `make` builds `all`; it builds in parallel unless -j is given; nvcc builds for the
+# machine's GPUs, or one architecture plus PTX without one, or CUDA_ARCHS.
+set -u
+cd "$(dirname "$0")/../.."
+source tests/cli/lib.sh
+
+# Run from `make test`, this script inherits that make's flags (its -j among them): drop them.
+unset MAKEFLAGS MFLAGS MAKELEVEL GNUMAKEFLAGS
+
+# make's view of the Makefile, building nothing: VAR's value after parsing, with these arguments.
+value_of() {
+  local var=$1
+  shift
+  make --no-print-directory -s BUILD="$work/b" "$@" --eval "print-value: ; @echo '\$($var)'" print-value 2>/dev/null
+}
+database() { make --no-print-directory -pq BUILD="$work/b" "$@" 2>/dev/null; }
+
+# ---- the default goal is all ----
+goal=$(database CUDA=0 | sed -n 's/^\.DEFAULT_GOAL := //p')
+[ "$goal" = all ] && pass || fail "the default goal is '$goal', not all (make -p -q | grep DEFAULT_GOAL)"
+plan=$(make --no-print-directory -n BUILD="$work/b" CUDA=0 MPI=0 2>/dev/null)
+for program in qkv qkv_tests qkv_framework_tests; do
+  grep -qE -- "-o $work/b/$program( |$)" <<<"$plan" && pass || fail "plain make does not link $program"
+done
+
+# ---- parallel unless -j is given ----
+jobs=$(nproc)
+jflag() { database CUDA=0 "$@" | sed -n 's/^MAKEFLAGS = //p' | grep -oE -- '-j[0-9]*' | head -1; }
+[ "$(jflag)" = "-j$jobs" ] && pass || fail "plain make runs '$(jflag)', not -j$jobs"
+[ "$(jflag -j1)" = "-j1" ] && pass || fail "make -j1 runs '$(jflag -j1)'"
+[ "$(jflag -j3)" = "-j3" ] && pass || fail "make -j3 runs '$(jflag -j3)'"
+[ "$(MAKEFLAGS=-j1 jflag)" = "-j1" ] && pass || fail "MAKEFLAGS=-j1 make runs '$(MAKEFLAGS=-j1 jflag)'"
+[ "$(jflag JOBS=5)" = "-j5" ] && pass || fail "make JOBS=5 runs '$(jflag JOBS=5)'"
+[ -z "$(jflag clean)" ] && pass || fail "make clean runs '$(jflag clean)' (clean must not run beside a build)"
+
+# ---- CUDA architectures ----
+# A stand-in nvidia-smi reports the GPUs (or fails, as on a machine without a driver).
+mkdir -p "$work/gpus" "$work/nogpu"
+printf '#!/bin/sh\nprintf "9.0\\n8.6\\n9.0\\n"\n' >"$work/gpus/nvidia-smi"
+printf '#!/bin/sh\necho "NVIDIA-SMI has failed" >&2; exit 9\n' >"$work/nogpu/nvidia-smi"
+chmod +x "$work/gpus/nvidia-smi" "$work/nogpu/nvidia-smi"
+cuda=(CUDA=1 NVCC=/bin/false)
+archs=$(PATH="$work/gpus:$PATH" value_of CUDA_ARCHS "${cuda[@]}")
+[ "$archs" = "86 90" ] && pass || fail "with GPUs 9.0, 8.6, 9.0 CUDA_ARCHS is '$archs', not '86 90'"
+flags=$(PATH="$work/gpus:$PATH" value_of NVCCFLAGS "${cuda[@]}")
+gencode=$(grep -oE 'code=[a-z_0-9]+' <<<"$flags" | tr '\n' ' ')
+[ "$gencode" = "code=sm_86 code=sm_90 code=compute_90 " ] && pass || fail "with GPUs 8.6 and 9.0 nvcc builds '$gencode'"
+flags=$(PATH="$work/nogpu:$PATH" value_of NVCCFLAGS "${cuda[@]}")
+gencode=$(grep -oE 'code=[a-z_0-9]+' <<<"$flags" | tr '\n' ' ')
+[ "$gencode" = "code=sm_75 code=compute_75 " ] && pass || fail "without a GPU nvcc builds '$gencode', not sm_75 and its PTX"
+flags=$(PATH="$work/gpus:$PATH" value_of NVCCFLAGS "${cuda[@]}" CUDA_ARCHS="80 89")
+gencode=$(grep -oE 'code=[a-z_0-9]+' <<<"$flags" | tr '\n' ' ')
+[ "$gencode" = "code=sm_80 code=sm_89 code=compute_89 " ] && pass || fail "CUDA_ARCHS=\"80 89\" builds '$gencode'"
+# the architectures are recorded, so that a change rebuilds the CUDA objects
+[ "$(cat "$work/b/cuda.flags" 2>/dev/null)" = "80 89" ] && pass || fail "build/cuda.flags holds '$(cat "$work/b/cuda.flags" 2>/dev/null)'"
+deps=$(database "${cuda[@]}" CUDA_ARCHS=80 | grep -E "^$work/b/obj/framework/cuda/[a-z_]+\.o:" | grep -c "$work/b/cuda.flags")
+[ "$deps" -ge 1 ] && pass || fail "the CUDA objects do not depend on cuda.flags"
+[ -z "$(PATH="$work/gpus:$PATH" value_of CUDA_ARCHS CUDA=0)" ] && pass || fail "CUDA=0 still looks for GPUs"
+
+echo "build checks: $passed passed, $failed failed"
+[ "$failed" -eq 0 ]
