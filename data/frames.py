@@ -1298,7 +1298,7 @@ def patient(d, verb, subj):
         d.feats["idiom"] = ("cake", "literal")
         return PIECE_OF_CAKE
     if key == "person":
-        if d.chance(0.15):
+        if d.chance(0.25):
             obj = coordinated(d, "person", "person", "obj")
         else:
             obj = person_np(d, role="obj", adj_p=0.1)
@@ -1336,7 +1336,7 @@ def beneficiary(d, subj):
 
 def recipient(d, subj):
     """to X -> X को (coordinated: रवि और प्रिया को)."""
-    if d.chance(0.12):
+    if d.chance(0.3):
         who = coordinated(d, "person", "person", "rec")
     else:
         who = person_np(d, role="obj", adj_p=0.1)
