@@ -265,11 +265,15 @@ const std::vector<std::pair<std::string, std::string>>& demo_showcase() {
     {"bank_river", "river bank flows"},
     {"bank_kept", "he kept money in the bank"},
     {"bank_sat", "he sat on the bank of the river"},
-    // none of these is in any split; the last three are combinations train never shows
+    // none of these is in any split; bank_thief, bat_garden, cake_idiom_puzzle, role_swap,
+    // snake_subject and coordination are combinations train never shows
     {"bank_thief", "ravi saw a thief on the bank of the river"},         // a thief (also seen in banks) by a river
     {"bat_garden", "priya saw a bat in the garden"},                      // as sense_context: no animal bat in a garden in train
     {"cake_idiom_puzzle", "the puzzle was a piece of cake for the girl"},  // as idiom_context: no puzzle with the idiom
     {"role_swap", "priya called ravi"},                                   // as role_swap: train has ravi acting on priya only
+    {"cat_subject", "the cat ate a piece of cake"},                       // an animal eating the literal cake
+    {"snake_subject", "the snake ate an egg"},                            // as noun_roles: train has the snake only as an object
+    {"coordination", "ravi bought a book for amit and priya"},            // as coordination: train never coordinates a beneficiary
   };
   return showcase;
 }
