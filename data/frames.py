@@ -1298,15 +1298,9 @@ def patient(d, verb, subj):
         d.feats["idiom"] = ("cake", "literal")
         return PIECE_OF_CAKE
     if key == "person":
-        if d.chance(0.25):
-            obj = coordinated(d, "person", "person", "obj")
-        else:
-            obj = person_np(d, role="obj", adj_p=0.1)
-            if obj["kind"] == "noun" and obj["key"] in POSSESSABLE and d.chance(0.2):
-                obj["det"] = d.pick(OWNER_DETS)
-        if obj is None or not distinct(subj, obj):
+        obj = person_argument(d, subj, "obj", coord_p=0.25, owner_p=0.2)
+        if obj is None:
             return None
-        record_pair(d, subj, obj)
     elif verb in ("eat", "drink", "buy", "give", "wash", "break") and d.chance(0.12):
         other = d.pick([k for k in options if k not in ("person", "piece_of_cake", key)])
         obj = coordinated(d, key, other, "obj")
@@ -1319,31 +1313,33 @@ def patient(d, verb, subj):
     return reflexive(obj, subj)
 
 
-def beneficiary(d, subj):
-    """for X -> X के लिए (for him -> उसके लिए; for ravi and priya -> रवि और प्रिया के लिए)."""
-    if d.chance(0.3):
-        who = coordinated(d, "person", "person", "ben")
+def person_argument(d, subj, role, coord_p, owner_p):
+    """A person as object ("obj"), recipient ("rec") or beneficiary ("ben"): one person (a
+    possessive on a noun with probability owner_p) or two coordinated (coord_p); None when it
+    would be the subject itself.  Names acting on names are recorded; अपना where it refers back."""
+    if d.chance(coord_p):
+        who = coordinated(d, "person", "person", role)
     else:
         who = person_np(d, role="obj", adj_p=0.1)
-        if who["kind"] == "noun" and who["key"] in POSSESSABLE and d.chance(0.25):
+        if owner_p and who["kind"] == "noun" and who["key"] in POSSESSABLE and d.chance(owner_p):
             who["det"] = d.pick(OWNER_DETS)
     if who is None or not distinct(subj, who):
         return None
     record_pair(d, subj, who)
-    d.depth += 1
     return reflexive(who, subj)
+
+
+def beneficiary(d, subj):
+    """for X -> X के लिए (for him -> उसके लिए; for ravi and priya -> रवि और प्रिया के लिए)."""
+    who = person_argument(d, subj, "ben", coord_p=0.3, owner_p=0.25)
+    if who is not None:
+        d.depth += 1
+    return who
 
 
 def recipient(d, subj):
     """to X -> X को (coordinated: रवि और प्रिया को)."""
-    if d.chance(0.3):
-        who = coordinated(d, "person", "person", "rec")
-    else:
-        who = person_np(d, role="obj", adj_p=0.1)
-    if who is None or not distinct(subj, who):
-        return None
-    record_pair(d, subj, who)
-    return reflexive(who, subj)
+    return person_argument(d, subj, "rec", coord_p=0.3, owner_p=0.0)
 
 
 # manner adverbs each verb takes (none for a spill, a sight, a purchase or a breakage)
