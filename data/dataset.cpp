@@ -28,6 +28,49 @@ std::vector<std::string> tokenize(const std::string& text) {
   return tokens;
 }
 
+std::vector<std::string> normalize_english(const std::vector<std::string>& words) {
+  static const std::string punctuation = ".,!?;:\"'`";
+  std::vector<std::string> out;
+  for (std::string w : words) {
+    for (char& c : w)
+      if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
+    const size_t first = w.find_first_not_of(punctuation);
+    if (first == std::string::npos) continue;  // a word of punctuation alone
+    w = w.substr(first, w.find_last_not_of(punctuation) - first + 1);
+    out.push_back(w);
+  }
+  return out;
+}
+
+static size_t edit_distance(const std::string& a, const std::string& b) {
+  std::vector<size_t> row(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    size_t diagonal = row[0];
+    row[0] = i;
+    for (size_t j = 1; j <= b.size(); ++j) {
+      const size_t up = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      diagonal = up;
+    }
+  }
+  return row[b.size()];
+}
+
+std::vector<std::string> nearest_words(const std::string& word, const std::vector<std::string>& vocabulary, size_t most) {
+  std::vector<std::pair<size_t, std::string>> near;
+  if (word.size() > 64) return {};  // a long token is nobody's typo
+  for (const auto& v : vocabulary) {
+    if (v.empty() || v.front() == '<' || (v.size() > word.size() ? v.size() - word.size() : word.size() - v.size()) > 2) continue;
+    const size_t d = edit_distance(word, v);
+    if (d <= 2) near.emplace_back(d, v);
+  }
+  std::stable_sort(near.begin(), near.end(), [](const auto& x, const auto& y) { return x.first < y.first; });
+  std::vector<std::string> out;
+  for (size_t i = 0; i < near.size() && i < most; ++i) out.push_back(near[i].second);
+  return out;
+}
+
 bool valid_utf8(const std::string& s) {
   size_t i = 0;
   const size_t n = s.size();

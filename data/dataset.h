@@ -24,6 +24,12 @@ struct SentencePair {
 std::vector<std::string> tokenize(const std::string& text);
 // True when `text` is well-formed UTF-8 (no overlongs, surrogates or bytes past U+10FFFF).
 bool valid_utf8(const std::string& text);
+// English as people type it, in the corpus's form: ASCII letters lower-cased and sentence
+// punctuation (. , ! ? ; : " and quotes) split off the ends of each word and dropped
+// ("The exam was a piece of cake." -> the exam was a piece of cake). Other characters stay.
+std::vector<std::string> normalize_english(const std::vector<std::string>& words);
+// Up to `most` words of `vocabulary` within edit distance 2 of `word` (Levenshtein), nearest first.
+std::vector<std::string> nearest_words(const std::string& word, const std::vector<std::string>& vocabulary, size_t most = 3);
 
 // Reads `english<TAB>hindi` lines. Any malformed line throws "path:line: reason"; nothing is skipped.
 // The longest sentence a dataset line may hold (each side); longer lines are an error naming

@@ -146,3 +146,17 @@ TEST_CASE("the shipped corpus has every generalisation split, each in train's vo
     }
   }
 }
+
+TEST_CASE("English as people type it: lower case, sentence punctuation off, suggestions for unknown words") {
+  CHECK(data::normalize_english(data::tokenize("The Exam was a piece of cake.")) ==
+        std::vector<std::string>{"the", "exam", "was", "a", "piece", "of", "cake"});
+  CHECK(data::normalize_english(data::tokenize("\"Ravi,\" she said ! ?")) == std::vector<std::string>{"ravi", "she", "said"});
+  CHECK(data::normalize_english(data::tokenize("don't stop-now")) == std::vector<std::string>{"don't", "stop-now"});
+  CHECK(data::normalize_english(data::tokenize("... !")).empty());
+  const std::vector<std::string> vocab = {"<pad>", "cake", "car", "bank", "exam", "cat"};
+  CHECK(data::nearest_words("cak", vocab) == std::vector<std::string>{"cake", "car", "cat"});
+  CHECK(data::nearest_words("exma", vocab) == std::vector<std::string>{"exam"});
+  CHECK(data::nearest_words("zorbleflax", vocab).empty());
+  const auto near_pad = data::nearest_words("<pad", vocab);  // specials are never suggested
+  CHECK(std::find(near_pad.begin(), near_pad.end(), "<pad>") == near_pad.end());
+}

@@ -81,7 +81,7 @@ static bool translate_lines(models::Translator& model, const models::LoadedTrans
   const std::string name = path.empty() ? "stdin" : path;
   const int64_t max_words = model.config().layout.max_source;
   constexpr size_t kBatch = 256;
-  bool all_ok = true;
+  bool all_ok = true, noted = false;
   int64_t line_no = 0, translated = 0;
   const auto start = std::chrono::steady_clock::now();
   std::vector<std::string> lines;
@@ -109,16 +109,20 @@ static bool translate_lines(models::Translator& model, const models::LoadedTrans
       all_ok = false;
       continue;
     }
-    const std::vector<std::string> words = data::tokenize(line);
+    const std::vector<std::string> typed = data::tokenize(line);
+    const std::vector<std::string> words = data::normalize_english(typed);
     if (words.empty()) continue;  // blank lines separate nothing and translate to nothing
+    if (words != typed && !noted) {  // said once: the first line that changed
+      fmt::print(stderr, "{}: note: read as '{}' (lower case, sentence punctuation dropped; likewise for later lines)\n",
+                 where, join(words, " "));
+      noted = true;
+    }
     if (static_cast<int64_t>(words.size()) > max_words) {
       fmt::print(stderr, "{}: skipped: {} words; this model reads at most {}\n", where, words.size(), max_words);
       all_ok = false;
       continue;
     }
-    std::string unknown;
-    for (const auto& w : words)
-      if (!loaded.english.contains(w)) unknown += (unknown.empty() ? "'" : ", '") + w + "'";
+    const std::string unknown = unknown_words(words, loaded.english);
     if (!unknown.empty()) fmt::print(stderr, "{}: warning: unknown words mapped to <unk>: {}\n", where, unknown);
     lines.push_back(join(words, " "));
     batch.push_back(words);
@@ -256,7 +260,7 @@ void register_translator(CLI::App& app) {
   });
 
   // ---- translate ----
-  auto sentence = std::make_shared<std::string>();
+  auto sentence_parts = std::make_shared<std::vector<std::string>>();
   auto translate_checkpoint = std::make_shared<std::string>();
   auto translate_device = std::make_shared<std::string>("cpu");
   auto input = std::make_shared<std::string>();
@@ -265,11 +269,15 @@ void register_translator(CLI::App& app) {
   translate->add_option("--checkpoint", *translate_checkpoint, "model.safetensors")->required();
   translate->add_option("--device", *translate_device, "cpu | cuda | cuda:N")->capture_default_str();
   translate->add_option("--input", *input, "read sentences from this file, one per line (english<TAB>hindi lines out)");
-  translate->add_option("sentence", *sentence, "the English sentence (lowercase words); - or none: read stdin");
+  translate->add_option("sentence", *sentence_parts,
+                        "the English sentence, quoted or not (lower-cased, punctuation dropped); - or none: read stdin");
   auto translate_threads = std::make_shared<int>(0);
   add_threads_option(translate, *translate_threads);
-  translate->callback([sentence, translate_checkpoint, translate_device, input, translate_threads] {
+  translate->callback([sentence_parts, translate_checkpoint, translate_device, input, translate_threads] {
     apply_threads(*translate_threads);
+    const auto sentence = std::make_shared<std::string>(join(*sentence_parts, " "));
+    if (!sentence_parts->empty() && data::tokenize(*sentence).empty())
+      throw std::runtime_error("the sentence is empty (give words, or - to read stdin)");
     if (!input->empty() && !sentence->empty())
       throw std::runtime_error("give either a sentence or --input FILE, not both");
     models::LoadedTranslator loaded = models::load_translator(*translate_checkpoint, Device::parse(*translate_device));
@@ -332,19 +340,32 @@ CLI::Option* add_threads_option(CLI::App* cmd, int& threads) {
 
 void apply_threads(int threads) { set_cpu_threads(threads); }
 
-std::vector<std::string> sentence_words(const std::string& sentence) {
+std::vector<std::string> sentence_words(const std::string& sentence, const std::string& where) {
   if (!data::valid_utf8(sentence)) throw std::runtime_error("the sentence is not valid UTF-8");
-  std::vector<std::string> words = data::tokenize(sentence);
+  const std::vector<std::string> typed = data::tokenize(sentence);
+  std::vector<std::string> words = data::normalize_english(typed);
   if (words.empty()) throw std::runtime_error("the sentence is empty");
+  if (words != typed)
+    fmt::print(stderr, "{}note: read as '{}' (lower case, sentence punctuation dropped)\n", where.empty() ? "" : where + ": ",
+               join(words, " "));
   return words;
+}
+
+std::string unknown_words(const std::vector<std::string>& words, const data::Vocab& vocab) {
+  std::string unknown;
+  for (const auto& w : words) {
+    if (vocab.contains(w)) continue;
+    unknown += (unknown.empty() ? "'" : ", '") + (w.size() > 40 ? w.substr(0, 40) + "..." : w) + "'";
+    const std::vector<std::string> near = data::nearest_words(w, vocab.words());
+    if (!near.empty()) unknown += " (did you mean '" + join(near, "', '") + "'?)";
+  }
+  return unknown;
 }
 
 void check_sentence(const std::vector<std::string>& words, int64_t max_words, const data::Vocab& vocab) {
   if (static_cast<int64_t>(words.size()) > max_words)
     throw std::runtime_error(fmt::format("the sentence has {} words; this model reads at most {}", words.size(), max_words));
-  std::string unknown;
-  for (const auto& w : words)
-    if (!vocab.contains(w)) unknown += (unknown.empty() ? "'" : ", '") + w + "'";
+  const std::string unknown = unknown_words(words, vocab);
   if (!unknown.empty()) fmt::print(stderr, "warning: unknown words mapped to <unk>: {}\n", unknown);
 }
 

@@ -42,9 +42,11 @@ CLI::Validator seed_value();
 CLI::Option* add_threads_option(CLI::App* cmd, int& threads);
 void apply_threads(int threads);
 
-// Splits a sentence given on the command line into words; throws on an empty sentence or
-// invalid UTF-8.
-std::vector<std::string> sentence_words(const std::string& sentence);
+// A sentence as typed: UTF-8, not empty, normalised (data::normalize_english); says on stderr
+// what it was read as when that differs ("note: read as ..."), prefixed by `where` if given.
+std::vector<std::string> sentence_words(const std::string& sentence, const std::string& where = "");
+// The words vocab lacks, quoted, each with its nearest vocabulary words ("did you mean ...").
+std::string unknown_words(const std::vector<std::string>& words, const data::Vocab& vocab);
 
 // Checks that the words fit the model (throws otherwise), then prints one warning line naming
 // every word the vocabulary does not know (they become <unk>).

@@ -428,10 +428,13 @@ void register_inspection(CLI::App& app) {
       ->check(CLI::IsMember({"png", "text", "csv", "json"}));
   auto* layer = attend->add_option("--layer", a->layer, "which layer's attention to show, 1-based (default: the last)");
   attend->add_option("--device", a->device, "cpu | cuda | cuda:N")->capture_default_str();
-  attend->add_option("sentence", a->sentence, "the English sentence")->required();
+  auto attend_words = std::make_shared<std::vector<std::string>>();
+  attend->add_option("sentence", *attend_words, "the English sentence, quoted or not (lower-cased, punctuation dropped)")
+      ->required();
   add_threads_option(attend, a->threads);
-  attend->callback([a, layer] {
+  attend->callback([a, layer, attend_words] {
     apply_threads(a->threads);
+    a->sentence = join(*attend_words, " ");
     a->layer_given = layer->count() > 0;
     run_attend(*a);
   });

@@ -68,6 +68,26 @@ expect_error "sentence too long" "has 100 words; this model reads at most" "$QKV
 expect_error "sentence not UTF-8" "not valid UTF-8" "$QKV" attend --checkpoint "$ckpt" "$(printf 'she \xff ate')"
 "$QKV" translate --checkpoint "$ckpt" "she ate a zorbleflax" >"$work/out" 2>"$work/err"
 if [ $? -eq 0 ] && grep -q "unknown words mapped to <unk>: 'zorbleflax'" "$work/err"; then pass; else fail "unknown word warning: $(cat "$work/err")"; fi
+# as people type: unquoted words, capitals and sentence punctuation give the lower-case sentence's translation
+"$QKV" translate --checkpoint "$ckpt" "the exam was a piece of cake" >"$work/quoted" 2>/dev/null
+"$QKV" translate --checkpoint "$ckpt" The exam was a piece of cake. >"$work/out" 2>"$work/err"
+if [ $? -eq 0 ] && cmp -s "$work/out" "$work/quoted" && [ "$(wc -l <"$work/err")" -eq 1 ] &&
+   grep -q "note: read as 'the exam was a piece of cake'" "$work/err"; then pass; else fail "unquoted, capitalised sentence: $(cat "$work/out" "$work/err")"; fi
+"$QKV" translate --checkpoint "$ckpt" "she ate a piece of cak" >"$work/out" 2>"$work/err"
+if [ $? -eq 0 ] && grep -q "'cak' (did you mean .*'cake'" "$work/err"; then pass; else fail "unknown word suggestion: $(cat "$work/err")"; fi
+printf 'river bank flows
+River bank flows!
+Money bank grows.
+' | "$QKV" translate --checkpoint "$ckpt" >"$work/out" 2>"$work/err"
+if [ $? -eq 0 ] && [ "$(cut -f1 "$work/out" | tr '\n' '|')" = "river bank flows|river bank flows|money bank grows|" ] &&
+   [ "$(grep -c 'note: read as' "$work/err")" -eq 1 ] && grep -q "^stdin:2: note: read as 'river bank flows'" "$work/err"; then
+  pass
+else
+  fail "translate from stdin normalises each line and notes it once: $(cat "$work/out" "$work/err")"
+fi
+expect_error "a sentence of punctuation alone" "sentence is empty" "$QKV" translate --checkpoint "$ckpt" "..."
+"$QKV" attend --checkpoint "$ckpt" --format text River bank flows >"$work/out" 2>/dev/null && grep -q "^river bank flows  ->" "$work/out" && pass ||
+  fail "attend joins unquoted words: $(head -3 "$work/out")"
 "$QKV" attend --checkpoint "$ckpt" --format json "she ate a zorbleflax" >"$work/out" 2>/dev/null
 if grep -q '"<unk>"' "$work/out"; then pass; else fail "attend shows unknown words as <unk>"; fi
 
