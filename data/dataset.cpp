@@ -184,7 +184,7 @@ const std::vector<SentencePair>& Dataset::split(const std::string& name) const {
 
 Dataset load_dataset(const std::string& dir) {
   if (!fs::is_directory(dir))
-    throw std::runtime_error(fmt::format("data directory '{}' does not exist", dir));
+    throw std::runtime_error(fmt::format("data directory '{}' does not exist (run from the qkv folder, or give --data DIR)", dir));
   Dataset ds;
   ds.dir = dir;
   ds.train = load_pairs(split_path(dir, "train"));

@@ -27,7 +27,8 @@ Backend& backend_for(Device device) {
   auto found = cuda_backends.find(device.index);
   if (found != cuda_backends.end()) return *found->second;
   if (!g_cuda_factory)
-    throw std::runtime_error("no CUDA device available (this qkv was built without CUDA: nvcc was not found at build time)");
+    throw std::runtime_error("no CUDA device available (this qkv was built without CUDA: nvcc was not found at build time); "
+                             "use --device cpu");
   Backend* backend = g_cuda_factory(device.index);  // throws a clear error when unusable
   cuda_backends[device.index] = backend;
   return *backend;

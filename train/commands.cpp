@@ -5,6 +5,7 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <unistd.h>
 #include <iostream>
 #include <cerrno>
 #include <cmath>
@@ -282,6 +283,8 @@ void register_translator(CLI::App& app) {
       throw std::runtime_error("give either a sentence or --input FILE, not both");
     models::LoadedTranslator loaded = models::load_translator(*translate_checkpoint, Device::parse(*translate_device));
     if (sentence->empty() || *sentence == "-" || !input->empty()) {
+      if (input->empty() && ::isatty(STDIN_FILENO))
+        fmt::print(stderr, "reading sentences from stdin, one per line; Ctrl-D ends\n");
       if (!translate_lines(*loaded.model, loaded, *input)) throw std::runtime_error("some lines could not be translated (see above)");
       return;
     }

@@ -353,9 +353,11 @@ int device_count_or_throw() {
   if (err != cudaSuccess) {
     (void)cudaGetLastError();
     throw std::runtime_error(std::string("no CUDA device available (") + cudaGetErrorName(err) + ": " +
-                             cudaGetErrorString(err) + ")");
+                             cudaGetErrorString(err) + "): no usable CUDA GPU on this machine; use --device cpu");
   }
-  if (count <= 0) throw std::runtime_error("no CUDA device available (cudaErrorNoDevice: no CUDA-capable device is detected)");
+  if (count <= 0)
+    throw std::runtime_error("no CUDA device available (cudaErrorNoDevice: no CUDA-capable device is detected): "
+                             "no CUDA GPU on this machine; use --device cpu");
   return count;
 }
 

@@ -12,7 +12,7 @@ ckpt="$work/tiny/model.safetensors"
 [ -f "$ckpt" ] && [ -f "$work/tiny/metrics.csv" ] && [ -f "$work/tiny/loss.png" ] && pass || fail "train wrote model, metrics and loss.png"
 
 # ---- data ----
-expect_error "missing data directory" "data directory '$work/nope' does not exist" \
+expect_error "missing data directory" "data directory '$work/nope' does not exist \(run from the qkv folder, or give --data DIR\)" \
   "$QKV" train --data "$work/nope" --out "$work/o1"
 expect_absent "missing data directory" "$work/o1"
 
@@ -31,6 +31,7 @@ expect_error "unknown option" "--frobnicate" "$QKV" train --frobnicate
 expect_error "unknown command" "qkv: error" "$QKV" fly
 expect_error "bad attention mode" "attention" "$QKV" train --attention sideways
 expect_error "missing CUDA device or build" "CUDA|cuda" "$QKV" train --device cuda:7 --epochs 1 --out "$work/o3"
+grep -q "use --device cpu" "$work/err" && pass || fail "no GPU: the error names the fix: $(cat "$work/err")"
 expect_absent "cuda failure" "$work/o3"
 expect_error "bench on a missing device fails before measuring" "CUDA|cuda" "$QKV" bench --device cpu --device cuda:7
 grep -q "ms/step" "$work/out" && fail "bench measured the CPU before failing on cuda:7" || pass
@@ -86,6 +87,18 @@ else
   fail "translate from stdin normalises each line and notes it once: $(cat "$work/out" "$work/err")"
 fi
 expect_error "a sentence of punctuation alone" "sentence is empty" "$QKV" translate --checkpoint "$ckpt" "..."
+# stdin on a terminal: one hint line, then Ctrl-D ends with nothing translated
+if python3 - "$QKV" "$ckpt" <<'PY'
+import os, pty, subprocess, sys
+primary, secondary = pty.openpty()
+p = subprocess.Popen([sys.argv[1], "translate", "--checkpoint", sys.argv[2]], stdin=secondary,
+                     stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+os.close(secondary)
+os.write(primary, b"\x04")
+out, err = p.communicate(timeout=120)
+sys.exit(0 if p.returncode == 0 and err.startswith(b"reading sentences from stdin, one per line; Ctrl-D ends\n") else 1)
+PY
+then pass; else fail "translate on a terminal prints a hint before reading stdin"; fi
 "$QKV" attend --checkpoint "$ckpt" --format text River bank flows >"$work/out" 2>/dev/null && grep -q "^river bank flows  ->" "$work/out" && pass ||
   fail "attend joins unquoted words: $(head -3 "$work/out")"
 "$QKV" attend --checkpoint "$ckpt" --format json "she ate a zorbleflax" >"$work/out" 2>/dev/null
