@@ -11,13 +11,47 @@
 # qkv skips the last layer's source rows, which reach no logit; the twin, as written, computes them.
 # "torch 1t skip" runs PyTorch with the same skip (tools/bench_pytorch.py --skip-source-rows, checked
 # against the twin's logits first), and "same work" is qkv against it, core for core.
+# BUSY=1 measures a busy machine instead: the script starts one spinning process (a shell loop that
+# never sleeps, the "other job" holding a core), runs both sides at their default thread counts and
+# at 1 thread, alternating, and stops the spinner when it ends (also on Ctrl-C or an error).
 # Needs python3-torch for /usr/bin/python3 (QKV_WITH_TORCH=1 bash tools/setup.sh) and build/qkv.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 rounds=${ROUNDS:-5}
 steps=${STEPS:-10}
 results=$(mktemp)
-trap 'rm -f "$results"' EXIT
+spinner=""
+trap 'rm -f "$results"; [ -n "$spinner" ] && kill "$spinner" 2>/dev/null || true' EXIT
+if [ "${BUSY:-0}" = 1 ]; then
+  bash -c 'while :; do :; done' &
+  spinner=$!
+  echo "busy machine: spinner pid $spinner holds one core" >&2
+  for round in $(seq "$rounds"); do
+    for threads in 0 1; do  # 0: each side's default (qkv: one thread per core; torch: its defaults)
+      run_qkv() { build/qkv bench --steps "$steps" --threads "$threads" | awk -v t="$threads" '
+        $1 == "RESULT" && $2 == "qkv" && $4 == "cpu" { print "qkv", t, $3, $5 }' >>"$results"; }
+      run_torch() { /usr/bin/python3 tools/bench_pytorch.py --steps "$steps" --threads "$threads" | awk -v t="$threads" '
+        $1 == "RESULT" { print "torch", t, $3, $5 }' >>"$results"; }
+      if [ $((round % 2)) -eq 1 ]; then run_qkv; run_torch; else run_torch; run_qkv; fi
+    done
+    echo "round $round of $rounds done" >&2
+  done
+  /usr/bin/python3 - "$results" "$rounds" <<'PY'
+import statistics, sys
+rows = [line.split() for line in open(sys.argv[1])]
+med = {(i, t, s): statistics.median(float(r[3]) for r in rows if r[:3] == [i, t, s])
+       for i in ("qkv", "torch") for t in ("0", "1") for s in ("toy", "large")
+       if any(r[:3] == [i, t, s] for r in rows)}
+print(f"busy machine (one core held by a spinner): ms per training step, median of {sys.argv[2]} alternating rounds")
+print(f"{'size':<6} {'qkv default':>11} {'qkv 1t':>8} {'default/1t':>10} {'torch default':>13} {'torch 1t':>9}"
+      f" {'default/1t':>10} {'qkv vs torch (defaults)':>24}")
+for size in ("toy", "large"):
+    q0, q1, t0, t1 = (med.get((i, t, size), float("nan")) for i, t in (("qkv", "0"), ("qkv", "1"), ("torch", "0"), ("torch", "1")))
+    print(f"{size:<6} {q0:11.2f} {q1:8.2f} {q0 / q1:10.2f} {t0:13.2f} {t1:9.2f} {t0 / t1:10.2f} {t0 / q0:23.2f}x")
+print("default/1t above 1 means the default thread count is slower than one thread; the last column above 1 means qkv is faster")
+PY
+  exit 0
+fi
 for round in $(seq "$rounds"); do
   for threads in 1 2; do
     run_qkv() { build/qkv bench --steps "$steps" --threads "$threads" | awk -v t="$threads" '
