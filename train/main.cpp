@@ -5,12 +5,16 @@
 
 #include <cstdio>
 #include <exception>
+#include <string>
+#include <vector>
 
 #include "commands.h"
+#include "data/dataset.h"
 #include "framework/distributed.h"
 #include "trainer.h"
 
 static int run(CLI::App& app, int argc, char** argv);
+static std::string did_you_mean(CLI::App& app, int argc, char** argv);
 
 int main(int argc, char** argv) {
   CLI::App app{"qkv: a small, exact autograd engine and a self-attention translator"};
@@ -39,7 +43,7 @@ static int run(CLI::App& app, int argc, char** argv) {
   } catch (const CLI::CallForVersion& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
-    std::fprintf(stderr, "qkv: error: %s (see qkv --help)\n", e.what());
+    std::fprintf(stderr, "qkv: error: %s%s (see qkv --help)\n", e.what(), did_you_mean(app, argc, argv).c_str());
     return 2;
   } catch (const qkv::app::Interrupted& e) {  // the run's state is saved; 128 + SIGINT, as a shell reports it
     std::fflush(stdout);
@@ -54,4 +58,35 @@ static int run(CLI::App& app, int argc, char** argv) {
     return 1;
   }
   return 0;
+}
+
+// A mistyped command or flag, named with its nearest real one: `qkv trian` -> 'train',
+// `qkv train --epoch 1` -> --epochs (edit distance at most 2); empty when nothing is near.
+static std::string did_you_mean(CLI::App& app, int argc, char** argv) {
+  if (argc < 2 || argv[1][0] == '-') return "";
+  const std::string command = argv[1];
+  CLI::App* sub = nullptr;
+  std::vector<std::string> commands;
+  for (CLI::App* c : app.get_subcommands([](CLI::App*) { return true; })) {
+    commands.push_back(c->get_name());
+    if (c->get_name() == command) sub = c;
+  }
+  if (sub == nullptr) {
+    const auto near = qkv::data::nearest_words(command, commands, 1);
+    return near.empty() ? "" : fmt::format("; did you mean '{}'?", near[0]);
+  }
+  std::vector<std::string> flags;
+  for (const CLI::Option* o : sub->get_options())
+    for (const auto& name : o->get_lnames()) flags.push_back(name);
+  for (int i = 2; i < argc; ++i) {
+    std::string token = argv[i];
+    if (token.rfind("--", 0) != 0 || token.size() == 2) continue;
+    token = token.substr(2, token.find('=') == std::string::npos ? std::string::npos : token.find('=') - 2);
+    bool known = false;
+    for (const auto& f : flags) known = known || f == token;
+    if (known) continue;
+    const auto near = qkv::data::nearest_words(token, flags, 1);
+    if (!near.empty()) return fmt::format("; did you mean --{}?", near[0]);
+  }
+  return "";
 }

@@ -29,6 +29,9 @@ expect_error "malformed TSV: invalid UTF-8" "train.tsv:1: invalid UTF-8" "$QKV" 
 # ---- options ----
 expect_error "unknown option" "--frobnicate" "$QKV" train --frobnicate
 expect_error "unknown command" "qkv: error" "$QKV" fly
+expect_error "mistyped command" "did you mean 'train'\?" "$QKV" trian
+expect_error "mistyped flag" "did you mean --epochs\?" "$QKV" train --epoch 1 --out "$work/o1"
+expect_absent "mistyped flag" "$work/o1"
 expect_error "bad attention mode" "attention" "$QKV" train --attention sideways
 expect_error "missing CUDA device or build" "CUDA|cuda" "$QKV" train --device cuda:7 --epochs 1 --out "$work/o3"
 grep -q "use --device cpu" "$work/err" && pass || fail "no GPU: the error names the fix: $(cat "$work/err")"
