@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include <cctype>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -48,7 +49,8 @@ static render::HeatmapSpec heatmap_for(const models::AttentionTrace& trace, cons
 }
 
 // Prints the weights as a terminal heatmap: colour blocks on a terminal, numbers otherwise.
-static void print_text_heatmap(const models::AttentionTrace& t, bool colour) {
+static std::string text_heatmap(const models::AttentionTrace& t, bool colour) {
+  std::string out;
   const size_t n = t.labels.size();
   // Pad labels by their displayed width (code points), not bytes, so Devanagari lines up too.
   auto columns = [](const std::string& s) {
@@ -58,25 +60,26 @@ static void print_text_heatmap(const models::AttentionTrace& t, bool colour) {
   };
   size_t width = 5;
   for (const auto& l : t.labels) width = std::max(width, columns(l));
-  fmt::print("{:>{}}", "", width + 3);
-  for (size_t j = 0; j < n; ++j) fmt::print(" {:>5}", std::to_string(j));
-  fmt::print("\n");
+  out += fmt::format("{:>{}}", "", width + 3);
+  for (size_t j = 0; j < n; ++j) out += fmt::format(" {:>5}", std::to_string(j));
+  out += "\n";
   for (size_t i = 0; i < n; ++i) {
-    fmt::print("{:>2} {}{}", i, t.labels[i], std::string(width - columns(t.labels[i]), ' '));
+    out += fmt::format("{:>2} {}{}", i, t.labels[i], std::string(width - columns(t.labels[i]), ' '));
     for (size_t j = 0; j < n; ++j) {
       const double w = t.weights[i * n + j];
       if (t.masked[i * n + j]) {
-        fmt::print(" {:>5}", colour ? "  ·  " : "-");
+        out += fmt::format(" {:>5}", colour ? "  ·  " : "-");
       } else if (colour) {
         const render::RGB c = render::viridis(w);
-        fmt::print(" \033[48;2;{};{};{}m{}{:>4.2f}\033[0m", c[0], c[1], c[2], w > 0.55 ? "\033[30m" : "\033[97m", w);
+        out += fmt::format(" \033[48;2;{};{};{}m{}{:>4.2f}\033[0m", c[0], c[1], c[2], w > 0.55 ? "\033[30m" : "\033[97m", w);
       } else {
-        fmt::print(" {:>5.3f}", w);
+        out += fmt::format(" {:>5.3f}", w);
       }
     }
-    fmt::print("\n");
+    out += "\n";
   }
-  fmt::print("rows are queries, columns are keys (numbered as the rows); '-' marks a masked cell; rows sum to 1\n");
+  out += fmt::format("rows are queries, columns are keys (numbered as the rows); '-' marks a masked cell; rows sum to 1\n");
+  return out;
 }
 
 static std::string trace_csv(const models::AttentionTrace& t) {
@@ -134,9 +137,20 @@ static int64_t chosen_layer(const AttendOptions& o, const models::Translator& mo
 }
 
 static void run_attend(const AttendOptions& o) {
-  const std::vector<std::string> words = sentence_words(o.sentence);
-  std::string format = o.format.empty() ? (o.out.empty() ? "text" : "png") : o.format;
+  // --out's extension chooses the format (.png, .txt, .csv, .json); a --format that disagrees
+  // with a known extension is refused, and PNG is the default for any other name.
+  static const std::map<std::string, std::string> by_extension = {
+      {".png", "png"}, {".txt", "text"}, {".csv", "csv"}, {".json", "json"}};
+  std::string extension = o.out.empty() ? "" : fs::path(o.out).extension().string();
+  for (char& c : extension) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  const auto known = by_extension.find(extension);
+  if (!o.format.empty() && known != by_extension.end() && known->second != o.format)
+    throw std::runtime_error(fmt::format("--out {} has the extension {} but --format is {}; give a {} name or --format {}",
+                                         o.out, extension, o.format, o.format == "text" ? ".txt" : "." + o.format,
+                                         known->second));
+  const std::string format = !o.format.empty() ? o.format : o.out.empty() ? "text" : known != by_extension.end() ? known->second : "png";
   if (format == "png" && o.out.empty()) throw std::runtime_error("--format png needs --out FILE.png");
+  const std::vector<std::string> words = sentence_words(o.sentence);
   std::vector<std::string> checkpoints = {o.checkpoint};
   if (!o.compare.empty()) checkpoints.insert(checkpoints.begin(), o.compare);  // compare on the left
   std::vector<models::AttentionTrace> traces;
@@ -165,12 +179,11 @@ static void run_attend(const AttendOptions& o) {
     text = (traces.size() == 1 ? all[0] : all).dump(2) + "\n";
   } else if (format == "text") {
     for (size_t k = 0; k < traces.size(); ++k) {
-      fmt::print("{} attention · {} · {}\n{}  ->  {}\n", modes[k], layer_name(traces[k]), checkpoints[k],
-                 join(traces[k].english, " "), join(traces[k].hindi, " "));
-      print_text_heatmap(traces[k], o.out.empty() && isatty(STDOUT_FILENO));
-      if (k + 1 < traces.size()) fmt::print("\n");
+      text += fmt::format("{} attention · {} · {}\n{}  ->  {}\n", modes[k], layer_name(traces[k]), checkpoints[k],
+                          join(traces[k].english, " "), join(traces[k].hindi, " "));
+      text += text_heatmap(traces[k], o.out.empty() && isatty(STDOUT_FILENO));
+      if (k + 1 < traces.size()) text += "\n";
     }
-    return;
   } else {
     throw std::runtime_error("unknown --format '" + format + "' (expected png, text, csv or json)");
   }

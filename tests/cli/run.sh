@@ -112,6 +112,13 @@ QKV_FONT=/nonexistent/font.ttf "$QKV" attend --checkpoint "$ckpt" --out "$work/a
 if [ $? -ne 0 ] && grep -q "fonts-lohit-deva" "$work/err" && [ "$(wc -l <"$work/err")" -eq 1 ]; then pass; else fail "missing font: $(cat "$work/err")"; fi
 expect_absent "missing font" "$work/a.png"
 "$QKV" attend --checkpoint "$ckpt" --out "$work/a.png" "she ate a piece of cake" >/dev/null 2>&1 && [ -s "$work/a.png" ] && pass || fail "attend writes a PNG"
+"$QKV" attend --checkpoint "$ckpt" --out "$work/a.txt" "she ate a piece of cake" >/dev/null 2>&1 &&
+  grep -q "rows are queries" "$work/a.txt" && ! grep -q "PNG" "$work/a.txt" && pass || fail "attend --out a.txt writes the text table"
+"$QKV" attend --checkpoint "$ckpt" --out "$work/a.json" "she ate a piece of cake" >/dev/null 2>&1 &&
+  python3 -c 'import json, sys; assert "weights" in json.load(open(sys.argv[1]))' "$work/a.json" && pass || fail "attend --out a.json writes JSON"
+expect_error "attend: --format against --out's extension" "extension .csv but --format is png" \
+  "$QKV" attend --checkpoint "$ckpt" --out "$work/b.csv" --format png "she ate a piece of cake"
+expect_absent "attend: --format against --out's extension" "$work/b.csv"
 ls "$work"/*.tmp* >/dev/null 2>&1 && fail "temporary files left behind" || pass
 
 # ---- layers and generalisation splits (a small data dir written here) ----
