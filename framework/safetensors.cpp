@@ -351,14 +351,20 @@ SafeTensorsFile safetensors_parse(const std::vector<uint8_t>& bytes, const std::
   }
   uint64_t header_size = 0;
   for (size_t i = 0; i < kLengthPrefixBytes; ++i) header_size |= static_cast<uint64_t>(bytes[i]) << (8 * i);
+  // Another kind of file read as a checkpoint: say so, and what it looks like, before the numbers.
+  static const uint8_t kPngMagic[8] = {0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n'};
+  const bool png = std::equal(kPngMagic, kPngMagic + 8, bytes.begin());
+  const std::string not_safetensors = std::string("not a safetensors file") + (png ? " (it is a PNG image)" : "") +
+                                      ": its first 8 bytes give a header length of ";
   if (header_size > kSafetensorsMaxHeaderSize) {
-    fail(name, "header too large: " + std::to_string(header_size) + " bytes (limit " +
-                   std::to_string(kSafetensorsMaxHeaderSize) + ")");
+    fail(name, not_safetensors + std::to_string(header_size) + " bytes; header too large: " + std::to_string(header_size) +
+                   " bytes (limit " + std::to_string(kSafetensorsMaxHeaderSize) + ")");
   }
   const size_t available = bytes.size() - kLengthPrefixBytes;
   if (header_size > available) {
-    fail(name, "header length " + std::to_string(header_size) + " is larger than the " + std::to_string(available) +
-                   " bytes after the length prefix");
+    fail(name, (png ? not_safetensors + std::to_string(header_size) + " bytes; " : std::string()) + "header length " +
+                   std::to_string(header_size) + " is larger than the " + std::to_string(available) +
+                   " bytes after the length prefix (a truncated or foreign file)");
   }
   const uint8_t* header_begin = bytes.data() + kLengthPrefixBytes;
   if (!is_valid_utf8(header_begin, header_size)) fail(name, "header is not valid UTF-8");

@@ -290,6 +290,13 @@ TEST_CASE("safetensors: reader rejects malformed length prefix and header") {
     const uint64_t max = UINT64_MAX;
     std::memcpy(bytes.data(), &max, 8);
     CHECK(contains(parse_error(bytes), "header too large"));
+    CHECK(contains(parse_error(bytes), "not a safetensors file: its first 8 bytes give a header length of "
+                                       "18446744073709551615 bytes"));
+  }
+  SUBCASE("a PNG read as a checkpoint is named as one") {
+    const std::vector<uint8_t> png = {0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n', 0, 0, 0, 13, 'I', 'H', 'D', 'R'};
+    CHECK(contains(parse_error(png), "ckpt.safetensors: not a safetensors file (it is a PNG image): its first 8 bytes give "
+                                     "a header length of 727905341920923785 bytes"));
   }
   SUBCASE("header at the size limit is not rejected as too large") {
     std::vector<uint8_t> bytes = make_file("{}");
