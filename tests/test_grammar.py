@@ -400,6 +400,13 @@ class Splits(unittest.TestCase):
 
 
 class Generator(unittest.TestCase):
+    def test_bad_arguments_print_the_usage_and_exit_non_zero(self):
+        for args in (["--train-size", "12"], ["--train-size", "many"], ["--out"], ["--frobnicate", "x"]):
+            r = subprocess.run([sys.executable, os.path.join(ROOT, "data", "make_idioms.py")] + args,
+                               capture_output=True, text=True)
+            self.assertNotEqual(r.returncode, 0, args)
+            self.assertIn("usage: python3 data/make_idioms.py [--out DIR] [--train-size N (1000 to 500000)]", r.stderr, args)
+
     def test_the_committed_files_are_what_the_generator_writes(self):
         with tempfile.TemporaryDirectory() as out:
             subprocess.run([sys.executable, os.path.join(ROOT, "data", "make_idioms.py"), "--out", out],
