@@ -1,6 +1,8 @@
 // data/dataset.cpp — TSV parsing and validation, vocabularies and batch construction.
 #include "dataset.h"
 
+#include "framework/text_util.h"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -42,33 +44,11 @@ std::vector<std::string> normalize_english(const std::vector<std::string>& words
   return out;
 }
 
-static size_t edit_distance(const std::string& a, const std::string& b) {
-  std::vector<size_t> row(b.size() + 1);
-  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
-  for (size_t i = 1; i <= a.size(); ++i) {
-    size_t diagonal = row[0];
-    row[0] = i;
-    for (size_t j = 1; j <= b.size(); ++j) {
-      const size_t up = row[j];
-      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
-      diagonal = up;
-    }
-  }
-  return row[b.size()];
-}
-
 std::vector<std::string> nearest_words(const std::string& word, const std::vector<std::string>& vocabulary, size_t most) {
-  std::vector<std::pair<size_t, std::string>> near;
-  if (word.size() > 64) return {};  // a long token is nobody's typo
-  for (const auto& v : vocabulary) {
-    if (v.empty() || v.front() == '<' || (v.size() > word.size() ? v.size() - word.size() : word.size() - v.size()) > 2) continue;
-    const size_t d = edit_distance(word, v);
-    if (d <= 2) near.emplace_back(d, v);
-  }
-  std::stable_sort(near.begin(), near.end(), [](const auto& x, const auto& y) { return x.first < y.first; });
-  std::vector<std::string> out;
-  for (size_t i = 0; i < near.size() && i < most; ++i) out.push_back(near[i].second);
-  return out;
+  std::vector<std::string> words;  // the vocabulary without its specials (<pad>, <unk>, ...)
+  for (const auto& v : vocabulary)
+    if (!v.empty() && v.front() != '<') words.push_back(v);
+  return nearest_strings(word, words, most);
 }
 
 bool valid_utf8(const std::string& s) {

@@ -28,7 +28,8 @@ bool valid_utf8(const std::string& text);
 // punctuation (. , ! ? ; : " and quotes) split off the ends of each word and dropped
 // ("The exam was a piece of cake." -> the exam was a piece of cake). Other characters stay.
 std::vector<std::string> normalize_english(const std::vector<std::string>& words);
-// Up to `most` words of `vocabulary` within edit distance 2 of `word` (Levenshtein), nearest first.
+// Up to `most` words of `vocabulary` within edit distance 2 of `word` (Levenshtein), nearest first;
+// never a special (<pad>, <unk>, ...). See qkv::nearest_strings.
 std::vector<std::string> nearest_words(const std::string& word, const std::vector<std::string>& vocabulary, size_t most = 3);
 
 // Reads `english<TAB>hindi` lines. Any malformed line throws "path:line: reason"; nothing is skipped.

@@ -152,12 +152,12 @@ def group_of(split, s):
 
 
 # ---- drawing -----------------------------------------------------------------------------------
-def draw_all(rng):
+def draw_all(rng, train_size):
     names = list(frames.FRAMES)
     weights = [frames.FRAMES[n][1] for n in names]
     by_english = {}
     pools = defaultdict(list)
-    need = {None: TRAIN_SIZE + VALID_SIZE + TEST_SIZE + 4000}  # TRAIN_SIZE: see main (--train-size)
+    need = {None: train_size + VALID_SIZE + TEST_SIZE + 4000}
     need.update({k: GENERAL_SIZE * 4 for k in SPLITS})
     attempts = 0
     while any(len(pools[k]) < v for k, v in need.items()):
@@ -263,18 +263,18 @@ def write(path, rows):
 
 def main():
     out_dir = OUT_DIR
-    global TRAIN_SIZE
+    train_size = TRAIN_SIZE
     args = sys.argv[1:]
     while args:
         if len(args) >= 2 and args[0] == "--out":
             out_dir = args[1]
         elif len(args) >= 2 and args[0] == "--train-size" and args[1].isdigit() and 1000 <= int(args[1]) <= 500000:
-            TRAIN_SIZE = int(args[1])  # for experiments; the committed files use the default
+            train_size = int(args[1])  # for experiments; the committed files use TRAIN_SIZE
         else:
             sys.exit("usage: python3 data/make_idioms.py [--out DIR] [--train-size N (1000 to 500000)]")
         args = args[2:]
     rng = random.Random(SEED)
-    pools, by_english = draw_all(rng)
+    pools, by_english = draw_all(rng, train_size)
     iid = pools[None]
     missing = [e for e in SHOWCASE if e not in by_english or general_split(by_english[e]) is not None]
     for e in SHOWCASE:  # make sure the showcase sentences exist (drawn again if chance missed them)
@@ -287,8 +287,8 @@ def main():
     forced = {s["en"] for s in showcase + seed_phrases}
     rest = [s for s in iid if s["en"] not in forced]
     rng.shuffle(rest)
-    train = showcase + seed_phrases + rest[:TRAIN_SIZE - len(forced)]
-    rest = rest[TRAIN_SIZE - len(forced):]
+    train = showcase + seed_phrases + rest[:train_size - len(forced)]
+    rest = rest[train_size - len(forced):]
     train_en = {w for s in train for w in s["en"].split()}
     train_hi = {w for s in train for w in s["hi"].split()}
     in_vocab = [s for s in rest if all(w in train_en for w in s["en"].split()) and

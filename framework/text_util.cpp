@@ -1,6 +1,9 @@
 // framework/text_util.cpp — small string helpers shared by the library and the program.
 #include "text_util.h"
 
+#include <algorithm>
+#include <utility>
+
 namespace qkv {
 
 std::string join(const std::vector<std::string>& parts, std::string_view separator) {
@@ -10,6 +13,35 @@ std::string join(const std::vector<std::string>& parts, std::string_view separat
     joined += parts[i];
   }
   return joined;
+}
+
+static size_t edit_distance(const std::string& a, const std::string& b) {
+  std::vector<size_t> row(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    size_t diagonal = row[0];
+    row[0] = i;
+    for (size_t j = 1; j <= b.size(); ++j) {
+      const size_t up = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      diagonal = up;
+    }
+  }
+  return row[b.size()];
+}
+
+std::vector<std::string> nearest_strings(const std::string& word, const std::vector<std::string>& candidates, size_t most) {
+  std::vector<std::pair<size_t, std::string>> near;
+  if (word.size() > 64) return {};  // a long token is nobody's typo
+  for (const auto& c : candidates) {
+    if ((c.size() > word.size() ? c.size() - word.size() : word.size() - c.size()) > 2) continue;
+    const size_t d = edit_distance(word, c);
+    if (d <= 2) near.emplace_back(d, c);
+  }
+  std::stable_sort(near.begin(), near.end(), [](const auto& x, const auto& y) { return x.first < y.first; });
+  std::vector<std::string> out;
+  for (size_t i = 0; i < near.size() && i < most; ++i) out.push_back(near[i].second);
+  return out;
 }
 
 }  // namespace qkv

@@ -276,19 +276,19 @@ void register_translator(CLI::App& app) {
   add_threads_option(translate, *translate_threads);
   translate->callback([sentence_parts, translate_checkpoint, translate_device, input, translate_threads] {
     apply_threads(*translate_threads);
-    const auto sentence = std::make_shared<std::string>(join(*sentence_parts, " "));
-    if (!sentence_parts->empty() && data::tokenize(*sentence).empty())
+    const std::string sentence = join(*sentence_parts, " ");
+    if (!sentence_parts->empty() && data::tokenize(sentence).empty())
       throw std::runtime_error("the sentence is empty (give words, or - to read stdin)");
-    if (!input->empty() && !sentence->empty())
+    if (!input->empty() && !sentence.empty())
       throw std::runtime_error("give either a sentence or --input FILE, not both");
     models::LoadedTranslator loaded = models::load_translator(*translate_checkpoint, Device::parse(*translate_device));
-    if (sentence->empty() || *sentence == "-" || !input->empty()) {
+    if (sentence.empty() || sentence == "-" || !input->empty()) {
       if (input->empty() && ::isatty(STDIN_FILENO))
         fmt::print(stderr, "reading sentences from stdin, one per line; Ctrl-D ends\n");
       if (!translate_lines(*loaded.model, loaded, *input)) throw std::runtime_error("some lines could not be translated (see above)");
       return;
     }
-    const std::vector<std::string> words = sentence_words(*sentence);
+    const std::vector<std::string> words = sentence_words(sentence);
     check_sentence(words, loaded.model->config().layout.max_source, loaded.english);
     const auto out = loaded.model->translate({words}, loaded.english, loaded.hindi);
     fmt::print("{}\n", join(out[0], " "));

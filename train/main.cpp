@@ -3,13 +3,14 @@
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <exception>
 #include <string>
 #include <vector>
 
 #include "commands.h"
-#include "data/dataset.h"
+#include "framework/text_util.h"
 #include "framework/distributed.h"
 #include "trainer.h"
 
@@ -72,7 +73,7 @@ static std::string did_you_mean(CLI::App& app, int argc, char** argv) {
     if (c->get_name() == command) sub = c;
   }
   if (sub == nullptr) {
-    const auto near = qkv::data::nearest_words(command, commands, 1);
+    const auto near = qkv::nearest_strings(command, commands, 1);
     return near.empty() ? "" : fmt::format("; did you mean '{}'?", near[0]);
   }
   std::vector<std::string> flags;
@@ -82,10 +83,8 @@ static std::string did_you_mean(CLI::App& app, int argc, char** argv) {
     std::string token = argv[i];
     if (token.rfind("--", 0) != 0 || token.size() == 2) continue;
     token = token.substr(2, token.find('=') == std::string::npos ? std::string::npos : token.find('=') - 2);
-    bool known = false;
-    for (const auto& f : flags) known = known || f == token;
-    if (known) continue;
-    const auto near = qkv::data::nearest_words(token, flags, 1);
+    if (std::find(flags.begin(), flags.end(), token) != flags.end()) continue;
+    const auto near = qkv::nearest_strings(token, flags, 1);
     if (!near.empty()) return fmt::format("; did you mean --{}?", near[0]);
   }
   return "";
