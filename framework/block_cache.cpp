@@ -61,7 +61,7 @@ void BlockCache::release(void* p) {
   live_.erase(found);
   use_.current -= static_cast<int64_t>(block.used);
   held_ -= block.size;
-  const size_t limit = std::min(cache_limit_, held_peak_);
+  const size_t limit = std::min(cache_limit_, 2 * held_peak_);
   if (block.size > limit) {
     source_.free(p);
     return;

@@ -27,9 +27,13 @@ class BlockCache {
   // Requests are rounded up to a multiple of `small_step` below 1 MiB and of `large_step` above. A
   // request takes the smallest cached block of its rounded size up to twice that (so that batches
   // of varying length share blocks instead of each length caching its own). The cache keeps at most
-  // `cache_limit` bytes, and never more than the most it has ever had handed out at once (a step's
-  // working set, which is all a repeat of that step needs). To stay within them, a release gives
-  // back the blocks cached longest ago (or the released block itself, if it alone is too big).
+  // `cache_limit` bytes, and never more than twice the most it has ever had handed out at once (a
+  // step's working set). Twice, not once: a repeat of a step asks for the same sizes in the same
+  // order, but a block taken by a smaller request (up to half its size) leaves its own size short,
+  // so the blocks that serve a step sum to more than its peak; with the limit at once the peak, a
+  // 64-row toy training step gave back and asked the system again for 10 blocks every step. To stay
+  // within them, a release gives back the blocks cached longest ago (or the released block itself,
+  // if it alone is too big).
   BlockCache(Source source, size_t small_step, size_t large_step, size_t cache_limit);
   ~BlockCache();
   BlockCache(const BlockCache&) = delete;

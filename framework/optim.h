@@ -48,7 +48,8 @@ class Adam : public Optimizer {
   Adam(std::vector<Tensor> params, AdamOptions options, bool decoupled_weight_decay = false);
   void step() override;
   int64_t steps_taken() const { return step_; }
-  // The moments (undefined for a parameter that has had no gradient yet), for saving a run; and
+  // The moments (zero until a parameter has had a gradient; undefined only where a restored state
+  // had none, and then made at its first gradient), for saving a run; and
   // restoring them with the step count, so that a resumed run continues exactly.
   const std::vector<Tensor>& exp_avg() const { return exp_avg_; }
   const std::vector<Tensor>& exp_avg_sq() const { return exp_avg_sq_; }
