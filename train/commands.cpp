@@ -390,6 +390,7 @@ void register_commands(CLI::App& app) {
   register_scaling(app);
   register_bench(app);
   register_explore(app);
+  register_ablate(app);
 }
 
 }  // namespace qkv::app

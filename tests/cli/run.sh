@@ -231,6 +231,32 @@ fi
 "$QKV" demo --data "$gen" --epochs 1 --frozen --out "$work/demo2" >"$work/out" 2>&1
 [ "$(grep -c 'frozen (static)' "$work/out")" -eq 2 ] && pass || fail "demo --frozen: expected two frozen rows: $(tail -n 20 "$work/out")"
 
+# ---- ablate: the grid, cached per cell, a TSV/JSON table and a plot ----
+ablate=(ablate --data "$gen" --blocks 2,1 --epochs 1 --d-model 8 --d-k 4 --d-ff 16 --out "$work/ablate")
+if "$QKV" "${ablate[@]}" >"$work/out" 2>"$work/err"; then
+  # 2 block counts x (3 modes x trained/frozen + the equal-parameter control) = 14 cells, one row each
+  [ "$(tail -n +2 "$work/ablate/ablation.tsv" | wc -l)" -eq 14 ] && [ -s "$work/ablate/ablation.png" ] &&
+    /usr/bin/python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert len(d["cells"]) == 14 and d["command"].startswith("qkv ablate")' \
+      "$work/ablate/ablation.json" && pass || fail "ablate: expected 14 rows, a plot and the JSON: $(cat "$work/out" "$work/err" | tail -n 20)"
+  # the control has learned attention's parameter count (within 2%), static's has fewer
+  awk -F'\t' '$1 == "learned-trained-L2" { l = $6 } $1 == "static_wide-trained-L2" { w = $6 } $1 == "static-trained-L2" { s = $6 }
+    END { exit !(l > s && w > 0.98 * l && w < 1.02 * l) }' "$work/ablate/ablation.tsv" && pass ||
+    fail "ablate: the equal-parameter control does not match learned's parameter count: $(cut -f1,6 "$work/ablate/ablation.tsv")"
+  "$QKV" "${ablate[@]}" --rerun learned-frozen-L1 >"$work/out" 2>&1
+  [ "$(grep -c 'cached:' "$work/out")" -eq 13 ] && grep -q 'learned-frozen-L1 .*training' "$work/out" && pass ||
+    fail "ablate rerun: 13 cells from the cache and learned-frozen-L1 trained again: $(head -n 16 "$work/out")"
+  "$QKV" ablate --data "$gen" --blocks 1,2 --epochs 2 --d-model 8 --d-k 4 --d-ff 16 --out "$work/ablate" \
+    --no-frozen --no-control --modes learned >"$work/out" 2>&1
+  [ "$(grep -c 'training' "$work/out")" -eq 2 ] && [ "$(tail -n +2 "$work/ablate/ablation.tsv" | wc -l)" -eq 2 ] && pass ||
+    fail "ablate: a cell made with other settings is trained again, not reused: $(head -n 5 "$work/out")"
+else
+  fail "ablate: $(cat "$work/err")"
+fi
+expect_error "ablate --rerun of an unknown cell" "--rerun: no cell 'learned-L9' in this grid" \
+  "$QKV" "${ablate[@]}" --rerun learned-L9
+expect_error "ablate --blocks 0" "--blocks" "$QKV" ablate --blocks 0 --data "$gen" --out "$work/o8"
+expect_absent "ablate --blocks 0" "$work/o8"
+
 # ---- non-finite numbers and untrusted files (issue 11) ----
 expect_error "a learning rate that blows up" "training stopped: the (valid )?loss was nan .*no checkpoint was written" \
   "$QKV" train "${small[@]}" --lr 1e30 --out "$work/o6"
