@@ -94,7 +94,8 @@ static std::string trace_csv(const models::AttentionTrace& t) {
   out += "\n";
   for (size_t i = 0; i < n; ++i) {
     out += quote(t.labels[i]);
-    for (size_t j = 0; j < n; ++j) out += fmt::format(",{:.6f}", t.weights[i * n + j]);
+    // a masked cell is an empty field, so that it cannot be mistaken for a weight of zero
+    for (size_t j = 0; j < n; ++j) out += t.masked[i * n + j] ? std::string(",") : fmt::format(",{:.6f}", t.weights[i * n + j]);
     out += "\n";
   }
   return out;

@@ -116,6 +116,19 @@ expect_absent "missing font" "$work/a.png"
   grep -q "rows are queries" "$work/a.txt" && ! grep -q "PNG" "$work/a.txt" && pass || fail "attend --out a.txt writes the text table"
 "$QKV" attend --checkpoint "$ckpt" --out "$work/a.json" "she ate a piece of cake" >/dev/null 2>&1 &&
   python3 -c 'import json, sys; assert "weights" in json.load(open(sys.argv[1]))' "$work/a.json" && pass || fail "attend --out a.json writes JSON"
+"$QKV" attend --checkpoint "$ckpt" --out "$work/a.csv" "she ate a piece of cake" >/dev/null 2>&1 &&
+  /usr/bin/python3 -c '
+import csv, sys
+rows = list(csv.reader(open(sys.argv[1], encoding="utf-8")))
+n = len(rows[0]) - 1
+empty = 0
+for row in rows[1:]:
+    assert len(row) == n + 1, row
+    cells = row[1:]
+    empty += cells.count("")
+    assert abs(sum(float(c) for c in cells if c) - 1) < 1e-4, row  # the weights a query sees sum to 1
+assert empty > 0  # the source words cannot see the translation: masked, written as empty fields
+' "$work/a.csv" && pass || fail "attend --out a.csv: masked cells are empty fields, each row sums to 1: $(head -3 "$work/a.csv")"
 expect_error "attend: --format against --out's extension" "extension .csv but --format is png" \
   "$QKV" attend --checkpoint "$ckpt" --out "$work/b.csv" --format png "she ate a piece of cake"
 expect_absent "attend: --format against --out's extension" "$work/b.csv"
