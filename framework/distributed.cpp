@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include <chrono>
+#include <cstdlib>
 #include <stdexcept>
 
 #ifdef QKV_WITH_MPI
@@ -35,6 +36,17 @@ bool built_with_nccl() {
 #else
   return false;
 #endif
+}
+
+int launched_process_count() {
+  for (const char* name : {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE"}) {
+    const char* value = std::getenv(name);
+    if (!value || !*value) continue;
+    char* end = nullptr;
+    const long count = std::strtol(value, &end, 10);
+    if (*end == '\0' && count >= 1 && count <= (1 << 20)) return static_cast<int>(count);
+  }
+  return 1;
 }
 
 static ProcessGroup* g_world = nullptr;

@@ -14,6 +14,11 @@ namespace qkv::dist {
 bool built_with_mpi();
 bool built_with_nccl();
 
+// How many processes the launcher that started this one says it started: OpenMPI's mpirun sets
+// OMPI_COMM_WORLD_SIZE, MPICH's PMI_SIZE; 1 when neither is set (not launched by mpirun) or when
+// the value is not a positive number. Read from the environment, without joining the group.
+int launched_process_count();
+
 class ProcessGroup {
  public:
   // Joins the processes mpirun started (MPI_Init once; a process started without mpirun is a

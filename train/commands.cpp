@@ -187,6 +187,15 @@ void register_translator(CLI::App& app) {
                                "--freeze-embeddings", "--seed", "--device", "--dtype"})
         if (train->count(flag) > 0)
           throw std::runtime_error(fmt::format("--resume takes every setting from the saved run; drop {}", flag));
+    // mpirun without --data-parallel would run N identical trainings into one --out
+    const int launched = dist::launched_process_count();
+    if (launched > 1 && !opts->data_parallel)
+      throw std::runtime_error(fmt::format(
+          "mpirun started {} copies of qkv train without --data-parallel, and each would train the same model into {}; "
+          "add --data-parallel (mpirun -np {} qkv train --data-parallel ...), or run qkv train without mpirun",
+          launched, opts->out_dir, launched));
+    if (opts->data_parallel && launched == 1 && dist::built_with_mpi())
+      fmt::print(stderr, "note: --data-parallel with 1 rank (not launched by mpirun: mpirun -np N qkv train --data-parallel ...)\n");
     apply_threads(opts->threads);
     install_interrupt_handlers();
     train_translator(*opts);

@@ -35,6 +35,13 @@ head -n 100 data/idioms/test.tsv >"$work/data/test.tsv"
 model=(--layers 2 --d-model 32 --d-k 16 --d-ff 64 --threads 1 --batch 64)
 small=(--data "$work/data" --layers 2 --d-model 32 --d-k 16 --d-ff 64 --threads 1 --batch 64)
 
+# ---- launch mistakes: mpirun without --data-parallel is refused; --data-parallel alone says it has 1 rank ----
+mpi 2 "$QKV" train "${small[@]}" --epochs 1 --out "$work/dup" >"$work/out" 2>&1
+[ $? -ne 0 ] && grep -q "mpirun started 2 copies of qkv train without --data-parallel.*mpirun -np 2 qkv train --data-parallel" "$work/out" &&
+  [ ! -e "$work/dup" ] && pass || fail "mpirun -np 2 without --data-parallel is refused, naming the fix: $(cat "$work/out")"
+"$QKV" train "${small[@]}" --epochs 1 --data-parallel --out "$work/alone" >/dev/null 2>"$work/err" &&
+  grep -q "1 rank (not launched by mpirun" "$work/err" && pass || fail "--data-parallel without mpirun names its 1 rank: $(cat "$work/err")"
+
 # ---- exactness: float64 checkpoints, float32 losses ----
 "$QKV" train "${small[@]}" --epochs 2 --dtype float64 --out "$work/one64" >/dev/null 2>&1 || fail "1-process float64 run"
 mpi 2 "$QKV" train "${small[@]}" --epochs 2 --dtype float64 --data-parallel --out "$work/two64" >"$work/out" 2>&1 ||
