@@ -225,7 +225,8 @@ fuzz: $(FUZZ_TARGETS:%=$(FUZZ_DIR)/fuzz_%)
 fuzz-replay: $(FUZZ_TARGETS:%=$(BUILD)/fuzz_replay_%)
 	@for t in $(FUZZ_TARGETS); do printf 'fuzz corpus %s: ' $$t; $(BUILD)/fuzz_replay_$$t tests/fuzz/corpus/$$t/* || exit 1; done
 
-# The Makefile's own checks (tests/make/run.sh), unit tests (doctest), then the program's
+# The Makefile's own checks (tests/make/run.sh), no function in models/ or train/ longer than 80
+# lines (tests/function_length.py), unit tests (doctest), then the program's
 # bad-input checks, --threads and QKV_THREADS (tests/cli/threads.sh), the explorer page in
 # headless Chromium (skipped where it is not installed), data-parallel training with 2 MPI ranks
 # (skipped in a build without MPI), the fuzz corpus replay, then the GPU tests (they report
@@ -233,6 +234,7 @@ fuzz-replay: $(FUZZ_TARGETS:%=$(BUILD)/fuzz_replay_%)
 # CUDA sources on an emulated device (tests/gpu/emu/; about a minute).
 test: $(BUILD)/qkv $(BUILD)/qkv_framework_tests $(BUILD)/qkv_tests $(if $(LIB_CU_OBJ),$(BUILD)/qkv_gpu_tests)
 	bash tests/make/run.sh
+	python3 tests/function_length.py
 	python3 -m unittest tests/test_grammar.py
 	$(BUILD)/qkv_framework_tests
 	$(BUILD)/qkv_tests
