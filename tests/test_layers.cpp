@@ -22,6 +22,7 @@
 #include "framework/ops.h"
 #include "gradcheck.h"
 #include "models/translator_io.h"
+#include "test_config.h"
 #include "test_util.h"
 
 using namespace qkv;
@@ -49,16 +50,7 @@ struct TinyData {
 };
 
 models::TranslatorConfig tiny_config(const TinyData& d, int64_t layers, models::AttentionMode mode) {
-  models::TranslatorConfig c;
-  c.attention = mode;
-  c.layers = layers;
-  c.d_model = 4;
-  c.d_k = 3;
-  c.d_ff = 6;
-  c.source_vocab = d.english.size();
-  c.target_vocab = d.hindi.size();
-  c.layout = d.layout;
-  return c;
+  return qkv::testing::test_config({4, 3, 6}, d.english.size(), d.hindi.size(), d.layout, mode, layers);
 }
 
 std::vector<std::string> names_of(const nn::Module& m) {
@@ -224,13 +216,7 @@ TEST_SUITE("layers") {
     // Values of the code before --layers existed (embeddings, feed-forward, head, then attention),
     // for seed 1 and this config; any change to the draw order changes them, and with them every
     // same-seed checkpoint.
-    models::TranslatorConfig c;
-    c.d_model = 4;
-    c.d_k = 3;
-    c.d_ff = 6;
-    c.source_vocab = 11;
-    c.target_vocab = 12;
-    c.layout = {3, 4};
+    const models::TranslatorConfig c = qkv::testing::test_config({4, 3, 6}, 11, 12, {3, 4});
     Generator gen(1);
     models::Translator model(c, gen);
     const std::map<std::string, std::pair<float, float>> pinned = {  // first and last element
