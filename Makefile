@@ -225,18 +225,22 @@ fuzz: $(FUZZ_TARGETS:%=$(FUZZ_DIR)/fuzz_%)
 fuzz-replay: $(FUZZ_TARGETS:%=$(BUILD)/fuzz_replay_%)
 	@for t in $(FUZZ_TARGETS); do printf 'fuzz corpus %s: ' $$t; $(BUILD)/fuzz_replay_$$t tests/fuzz/corpus/$$t/* || exit 1; done
 
-# The Makefile's own checks (tests/make/run.sh), unit tests (doctest), then the program's
-# bad-input checks, --threads and QKV_THREADS (tests/cli/threads.sh), the explorer page in
-# headless Chromium (skipped where it is not installed), data-parallel training with 2 MPI ranks
-# (skipped in a build without MPI), the fuzz corpus replay, then the GPU tests (they report
-# "skipped" and pass where there is no GPU or no CUDA build), then the same GPU tests against the
-# CUDA sources on an emulated device (tests/gpu/emu/; about a minute).
+# The Makefile's own checks (tests/make/run.sh), no function in models/ or train/ longer than 80
+# lines (tests/function_length.py), unit tests (doctest), then the program's bad-input checks,
+# README.md's `qkv train` option list against --help (tests/readme_options.py), --threads and
+# QKV_THREADS (tests/cli/threads.sh), the explorer page in headless Chromium (skipped where it is
+# not installed), data-parallel training with 2 MPI ranks (skipped in a build without MPI), the
+# fuzz corpus replay, then the GPU tests (they report "skipped" and pass where there is no GPU or
+# no CUDA build), then the same GPU tests against the CUDA sources on an emulated device
+# (tests/gpu/emu/; about a minute).
 test: $(BUILD)/qkv $(BUILD)/qkv_framework_tests $(BUILD)/qkv_tests $(if $(LIB_CU_OBJ),$(BUILD)/qkv_gpu_tests)
 	bash tests/make/run.sh
+	python3 tests/function_length.py
 	python3 -m unittest tests/test_grammar.py
 	$(BUILD)/qkv_framework_tests
 	$(BUILD)/qkv_tests
 	QKV=$(BUILD)/qkv bash tests/cli/run.sh
+	QKV=$(BUILD)/qkv python3 tests/readme_options.py
 	QKV=$(BUILD)/qkv bash tests/cli/threads.sh
 	QKV=$(BUILD)/qkv bash tests/browser/run.sh
 	QKV=$(BUILD)/qkv bash tests/dp/run.sh

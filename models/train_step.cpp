@@ -1,5 +1,5 @@
-// models/train_step.cpp — the one training step (zero_grad, loss, backward, clip, update) and the
-// learning-rate schedule (linear warm-up, cosine decay to 10%), shared by trainer, bench and tests.
+// models/train_step.cpp — the one training step (zero_grad, loss, backward, clip, update), shared by
+// trainer, bench and tests. The learning-rate schedule is optim::scheduled_learning_rate (framework/optim.cpp).
 #include "train_step.h"
 
 #include <fmt/format.h>

@@ -1,5 +1,6 @@
-// models/translator.cpp — the translator's layers and forward pass, its attention mask, greedy
-// decoding and the config's JSON form (stored in checkpoints).
+// models/translator.cpp — the translator: its config's JSON form (stored in checkpoints), the
+// attention mask, and forward, the packed loss and greedy decoding, which differ only in the row
+// layout (an AttentionContext) they hand to one loop over the blocks. The blocks are models/block.cpp.
 #include "translator.h"
 
 #include <fmt/format.h>
@@ -13,22 +14,6 @@
 #include "framework/ops.h"
 
 namespace qkv::models {
-
-std::string attention_mode_name(AttentionMode mode) {
-  switch (mode) {
-    case AttentionMode::Learned: return "learned";
-    case AttentionMode::Static: return "static";
-    case AttentionMode::None: return "none";
-  }
-  return "?";
-}
-
-AttentionMode parse_attention_mode(const std::string& text) {
-  if (text == "learned") return AttentionMode::Learned;
-  if (text == "static") return AttentionMode::Static;
-  if (text == "none") return AttentionMode::None;
-  throw std::runtime_error("unknown attention mode '" + text + "' (expected learned, static or none)");
-}
 
 std::string TranslatorConfig::to_json() const {
   nlohmann::ordered_json j;
@@ -106,50 +91,6 @@ int64_t TranslatorConfig::parameter_count() const {
   return count + D * target_vocab + target_vocab;  // the head
 }
 
-// ---- attention ----
-
-double attention_scale(const Tensor& queries) { return 1.0 / std::sqrt(static_cast<double>(queries.size(-1))); }
-
-Tensor attend(const Tensor& queries, const Tensor& keys, const Tensor& values, const Tensor& keep,
-              Tensor* weights_out) {
-  const double scale = attention_scale(queries);
-  Tensor scores = mul_scalar(matmul(queries, keys, false, true), scale);  // (B, T, H) @ (B, T, H)^T -> (B, T, T)
-  scores = masked_fill(scores, keep, -std::numeric_limits<double>::infinity());
-  Tensor weights = softmax(scores);                                       // rows sum to 1 over keys
-  if (weights_out) *weights_out = weights.detach();
-  return matmul(weights, values);                                         // (B, T, T) @ (B, T, H) -> (B, T, H)
-}
-
-SelfAttention::SelfAttention(int64_t d_model, int64_t d_k_, Generator& gen)
-    : W_q(d_model, d_k_, false, gen), W_k(d_model, d_k_, false, gen), W_v(d_model, d_k_, false, gen),
-      W_o(d_k_, d_model, false, gen), d_k(d_k_) {
-  register_module("W_q", W_q);
-  register_module("W_k", W_k);
-  register_module("W_v", W_v);
-  register_module("W_o", W_o);
-}
-
-Tensor SelfAttention::forward(const Tensor& x, const Tensor& keep, Tensor* weights_out) const {
-  Tensor q = W_q.forward(x), k = W_k.forward(x), v = W_v.forward(x);  // (B, T, H) each
-  return W_o.forward(attend(q, k, v, keep, weights_out));             // (B, T, H) -> (B, T, D)
-}
-
-Tensor SelfAttention::forward_fused(const Tensor& x_queries, const Tensor& x, const AttentionMask& mask) const {
-  Tensor q = W_q.forward(x_queries), k = W_k.forward(x), v = W_v.forward(x);  // (B, Tq, H), (B, T, H), (B, T, H)
-  return W_o.forward(attention(q, k, v, mask, attention_scale(q)));           // (B, Tq, H) -> (B, Tq, D)
-}
-
-FeedForward::FeedForward(int64_t d_model, int64_t d_ff, const std::string& activation, Generator& gen)
-    : fc1(d_model, d_ff, true, gen), fc2(d_ff, d_model, true, gen), use_gelu(activation == "gelu") {
-  register_module("fc1", fc1);
-  register_module("fc2", fc2);
-}
-
-Tensor FeedForward::forward(const Tensor& x) const {
-  Tensor h = fc1.forward(x);
-  return fc2.forward(use_gelu ? gelu(h) : relu(h));
-}
-
 // ---- the translator ----
 
 static TranslatorConfig checked(const TranslatorConfig& c) {
@@ -162,18 +103,21 @@ Translator::Translator(const TranslatorConfig& config, Generator& gen)
       src_embed(config.source_vocab, config.d_model, gen),
       tgt_embed(config.target_vocab, config.d_model, gen),
       pos_embed(config.layout.length(), config.d_model, gen),
-      layers_(static_cast<size_t>(config.layers)) {
-  const bool learned = config.attention == AttentionMode::Learned;
+      blocks_(static_cast<size_t>(config.layers)) {
   // Generator draws: the embeddings, then layer 0's feed-forward, the head and layer 0's
   // attention (the order of the original single-block model, so that one-layer checkpoints stay
-  // byte-identical for a seed), then each further layer's attention and feed-forward.
-  for (auto& layer : layers_) layer.ln1 = std::make_unique<nn::LayerNorm>(config.d_model);
-  layers_[0].ffn = std::make_unique<FeedForward>(config.d_model, config.d_ff, config.activation, gen);
+  // byte-identical for a seed), then each further layer's attention and feed-forward. Only learned
+  // attention draws.
+  for (size_t l = 0; l < blocks_.size(); ++l) {
+    blocks_[l].index = l;
+    blocks_[l].ln1 = std::make_unique<nn::LayerNorm>(config.d_model);
+  }
+  blocks_[0].ffn = std::make_unique<FeedForward>(config.d_model, config.d_ff, config.activation, gen);
   head = std::make_unique<nn::Linear>(config.d_model, config.target_vocab, true, gen);
-  if (learned) layers_[0].attn = std::make_unique<SelfAttention>(config.d_model, config.d_k, gen);
-  for (size_t l = 1; l < layers_.size(); ++l) {
-    if (learned) layers_[l].attn = std::make_unique<SelfAttention>(config.d_model, config.d_k, gen);
-    layers_[l].ffn = std::make_unique<FeedForward>(config.d_model, config.d_ff, config.activation, gen);
+  blocks_[0].attention = make_attention(config.attention, config.d_model, config.d_k, gen);
+  for (size_t l = 1; l < blocks_.size(); ++l) {
+    blocks_[l].attention = make_attention(config.attention, config.d_model, config.d_k, gen);
+    blocks_[l].ffn = std::make_unique<FeedForward>(config.d_model, config.d_ff, config.activation, gen);
   }
 
   register_module("src_embed", src_embed);
@@ -187,12 +131,13 @@ Translator::Translator(const TranslatorConfig& config, Generator& gen)
     const double scale = 1.0 / std::sqrt(static_cast<double>(config.d_model));
     for (nn::Embedding* e : {&src_embed, &tgt_embed, &pos_embed}) e->weight.copy_(mul_scalar(e->weight, scale));
   }
-  // Layer 0 keeps the single-block names; layer l >= 1 is prefixed "layers.l.".
-  for (size_t l = 0; l < layers_.size(); ++l) {
-    const std::string prefix = l == 0 ? "" : fmt::format("layers.{}.", l);
-    if (layers_[l].attn) register_module(prefix + "attn", *layers_[l].attn);
-    register_module(prefix + "ln1", *layers_[l].ln1);
-    register_module(prefix + "ffn", *layers_[l].ffn);
+  // Layer 0 keeps the single-block names; layer l >= 1 is prefixed "layers.l.". Static and none
+  // attention have no parameters, so "attn" names nothing for them.
+  for (const Block& block : blocks_) {
+    const std::string prefix = block.index == 0 ? "" : fmt::format("layers.{}.", block.index);
+    register_module(prefix + "attn", *block.attention);
+    register_module(prefix + "ln1", *block.ln1);
+    register_module(prefix + "ffn", *block.ffn);
   }
   register_module("head", *head);
 }
@@ -212,7 +157,7 @@ Tensor Translator::attention_mask(const data::Batch& batch) const {
     const int64_t n_src = batch.source_lengths.at(b);
     for (int64_t i = 0; i < T; ++i) {
       double* row = keep.data() + (b * T + i) * T;
-      if (config_.attention == AttentionMode::None) {  // each token sees only itself
+      if (!mixes_tokens()) {  // each token sees only itself
         row[i] = 1.0;
         continue;
       }
@@ -224,166 +169,55 @@ Tensor Translator::attention_mask(const data::Batch& batch) const {
   return Tensor::from_vector(keep, {B, T, T}, src_embed.weight.dtype(), src_embed.weight.device());
 }
 
-Tensor Translator::forward(const data::Batch& batch) {
-  // The target part may be shorter than the layout's (greedy decoding grows it one step at a time).
-  const int64_t S = config_.layout.max_source, T = S + batch.target_input.size(1);
-  if (batch.source.size(1) != S || batch.target_input.size(1) < 1 ||
-      batch.target_input.size(1) > config_.layout.max_target)
-    throw std::runtime_error(fmt::format("translator: batch layout ({}, {}) does not fit the model's ({}, {})",
-                                         batch.source.size(1), batch.target_input.size(1), S,
-                                         config_.layout.max_target));
-  // x = [src_embed(source) ; tgt_embed(target_input)] + pos_embed     (B, T, D)
-  Tensor tokens = concat({src_embed.forward(batch.source), tgt_embed.forward(batch.target_input)}, 1);
-  Tensor positions = T == config_.layout.length() ? pos_embed.weight : slice(pos_embed.weight, 0, 0, T);
-  Tensor embedded = add(tokens, positions);
-  last_embeddings_ = embedded.detach();
-  Tensor x = dropout(embedded, dropout_, training(), dropout_gen_);
-  // The fused op unless the weights are wanted (or for none, whose identity mask is not a kind of
-  // the fused op's and whose (T, T) matrix is tiny).
-  const bool composed = record_attention_ || config_.attention == AttentionMode::None;
-  const Tensor keep = composed ? attention_mask(batch) : Tensor();
-  const AttentionMask mask = AttentionMask::prefix_lm(S, batch.source_lengths);
+// ---- the three row layouts of a pass over the layers ----
 
-  last_attention_.assign(layers_.size(), Tensor());
-  last_contextual_ = Tensor();
-  // The last layer's source rows reach no logit: unless they are wanted, its queries (and all
-  // that follows attention) cover the target positions only, placed at S by the mask.
-  const bool trim_last = !composed && !keep_source_positions_;
-  for (size_t l = 0; l < layers_.size(); ++l) {
-    const TranslatorLayer& layer = layers_[l];
-    const bool target_only = trim_last && l + 1 == layers_.size();
-    const Tensor x_queries = target_only ? slice(x, 1, S, T) : x;  // (B, Tq, D), Tq = T_tgt or T
-    AttentionMask layer_mask = mask;
-    if (target_only) layer_mask.query_offset = S;
-    Tensor mixed;  // (B, Tq, D)
-    Tensor* weights = record_attention_ ? &last_attention_[l] : nullptr;
-    switch (config_.attention) {
-      case AttentionMode::Learned:
-        mixed = composed ? layer.attn->forward(x, keep, weights) : layer.attn->forward_fused(x_queries, x, layer_mask);
-        break;
-      case AttentionMode::Static:  // Q = K = V = x
-        mixed = composed ? attend(x, x, x, keep, weights)
-                         : attention(x_queries, x, x, layer_mask, attention_scale(x_queries));
-        break;
-      case AttentionMode::None: mixed = attend(x, x, x, keep, weights); break;  // identity weights
-    }
-    Tensor context;
-    x = finish_block(l, x_queries, mixed, &context);
-    if (l == 0 && !target_only) last_contextual_ = context.detach();
+namespace {
+
+// forward's: the whole (B, T, D) sequence through the fused op, or through the composed path with
+// the (B, T, T) keep mask (to record the weights, and for none). Unless the last layer's source rows
+// are wanted, its queries are the target positions alone, placed at S by the mask.
+class SequenceContext final : public AttentionContext {
+ public:
+  SequenceContext(int64_t S, int64_t T, size_t layers, Tensor keep, AttentionMask mask, bool trim_last)
+      : S_(S), T_(T), layers_(layers), keep_(std::move(keep)), mask_(std::move(mask)), trim_last_(trim_last) {}
+  bool target_only(size_t layer) const { return trim_last_ && layer + 1 == layers_; }
+  Tensor query_rows(size_t layer, const Tensor& x) const override {
+    return target_only(layer) ? slice(x, 1, S_, T_) : x;  // (B, Tq, D), Tq = T_tgt or T
   }
-  Tensor target_part = trim_last ? x : slice(x, 1, S, T);  // (B, T_tgt, D)
-  return head->forward(target_part);        // (B, T_tgt, vocab)
-}
-
-Tensor Translator::finish_block(size_t l, const Tensor& x, const Tensor& mixed, Tensor* context_out) {
-  const TranslatorLayer& layer = layers_[l];
-  Tensor context = add(x, dropout(mixed, dropout_, training(), dropout_gen_));
-  if (context_out) *context_out = context;
-  Tensor h = layer.ln1->forward(context);                                          // residual + LayerNorm
-  return add(h, dropout(layer.ffn->forward(h), dropout_, training(), dropout_gen_));  // feed-forward + residual
-}
-
-void Translator::decode(const Tensor& source, const std::vector<int64_t>& source_lengths, const ChooseNext& choose) {
-  NoGradGuard no_grad;
-  const int64_t B = source.size(0), S = config_.layout.max_source, Tt = config_.layout.max_target;
-  const Device device = this->device();
-  std::vector<int64_t> inputs(static_cast<size_t>(B), data::Vocab::SEP);  // this step's target input per row
-  const bool cached = decode_cache_ && (!training() || dropout_ == 0.0) && config_.attention != AttentionMode::None &&
-                      !record_attention_;
-  if (!cached) {
-    // Recompute: the whole target prefix through forward() at every step (the mask is causal, so
-    // only the first t + 1 target slots can influence position t).
-    std::vector<int64_t> prefix_ids;
-    data::Batch batch;
-    batch.source = source;
-    batch.source_lengths = source_lengths;
-    for (int64_t t = 0; t < Tt; ++t) {
-      std::vector<int64_t> grown;
-      for (int64_t b = 0; b < B; ++b) {
-        grown.insert(grown.end(), prefix_ids.begin() + b * t, prefix_ids.begin() + (b + 1) * t);
-        grown.push_back(inputs[b]);
-      }
-      prefix_ids = grown;
-      batch.target_input = Tensor::from_ids(prefix_ids, {B, t + 1}, device);
-      if (choose(slice(forward(batch), 1, t, t + 1), t, inputs)) return;
-    }
-    return;
+  Tensor attend(size_t layer, const Tensor& queries, const Tensor& keys, const Tensor& values,
+                Tensor* weights_out) override {
+    if (keep_.defined()) return models::attend(queries, keys, values, keep_, weights_out);
+    if (weights_out) throw std::logic_error("translator: the fused attention op forms no weights to record");
+    AttentionMask layer_mask = mask_;
+    if (target_only(layer)) layer_mask.query_offset = S_;
+    return attention(queries, keys, values, layer_mask, attention_scale(queries));
   }
-  // Cached: the source once through every layer, keeping each layer's keys and values (learned:
-  // W_k x and W_v x; static: x itself) in buffers of S + Tt positions; then one target position
-  // per step, its keys and values written into slot S + t. The query at S + t sees no slot past
-  // its own (the causal part of the mask), so the slots not yet written (zeros) add exact zeros.
-  const bool learned = config_.attention == AttentionMode::Learned;
-  std::vector<Tensor> keys(layers_.size()), values(layers_.size());
-  {
-    Tensor x = add(src_embed.forward(source), slice(pos_embed.weight, 0, 0, S));  // (B, S, D)
-    const AttentionMask mask = AttentionMask::prefix_lm(S, source_lengths);
-    for (size_t l = 0; l < layers_.size(); ++l) {
-      Tensor k = learned ? layers_[l].attn->W_k.forward(x) : x;
-      Tensor v = learned ? layers_[l].attn->W_v.forward(x) : x;
-      keys[l] = Tensor::zeros({B, S + Tt, k.size(-1)}, k.dtype(), device);
-      values[l] = Tensor::zeros({B, S + Tt, v.size(-1)}, v.dtype(), device);
-      keys[l].write_at_(1, 0, k);
-      values[l].write_at_(1, 0, v);
-      if (l + 1 == layers_.size()) break;  // the last layer's source outputs reach no logit
-      Tensor q = learned ? layers_[l].attn->W_q.forward(x) : x;
-      Tensor mixed = attention(q, k, v, mask, attention_scale(q));
-      if (learned) mixed = layers_[l].attn->W_o.forward(mixed);
-      x = finish_block(l, x, mixed);
-    }
-  }
-  for (int64_t t = 0; t < Tt; ++t) {
-    const int64_t position = S + t;
-    Tensor x = add(tgt_embed.forward(Tensor::from_ids(inputs, {B, 1}, device)),
-                   slice(pos_embed.weight, 0, position, position + 1));  // (B, 1, D)
-    const AttentionMask mask{S, source_lengths, position};                 // the query sits at `position`
-    for (size_t l = 0; l < layers_.size(); ++l) {
-      Tensor q = learned ? layers_[l].attn->W_q.forward(x) : x;
-      keys[l].write_at_(1, position, learned ? layers_[l].attn->W_k.forward(x) : x);
-      values[l].write_at_(1, position, learned ? layers_[l].attn->W_v.forward(x) : x);
-      Tensor mixed = attention(q, keys[l], values[l], mask, attention_scale(q));  // (B, 1, H)
-      if (learned) mixed = layers_[l].attn->W_o.forward(mixed);
-      x = finish_block(l, x, mixed);
-    }
-    if (choose(head->forward(x), t, inputs)) return;  // (B, 1, vocab)
-  }
-}
 
-Tensor Translator::loss(const data::Batch& batch) {
-  const int64_t B = batch.size(), S = config_.layout.max_source, Tt = batch.target_input.size(1);
-  const bool fused = !record_attention_ && !keep_source_positions_ && config_.attention != AttentionMode::None;
-  if (fused && static_cast<int64_t>(batch.target_lengths.size()) == B &&
-      static_cast<int64_t>(batch.source_lengths.size()) == B) {
-    int64_t real = 0;
-    for (int64_t b = 0; b < B; ++b) {
-      const int64_t n_src = batch.source_lengths[b], n_tgt = batch.target_lengths[b];
-      if (n_src < 0 || n_src > S || n_tgt < 0 || n_tgt > Tt)
-        throw std::runtime_error(fmt::format("translator: batch row {} has {} source and {} target positions; the "
-                                             "batch holds {} and {}", b, n_src, n_tgt, S, Tt));
-      real += n_src + n_tgt;
-    }
-    if (real < B * (S + Tt)) return packed_loss(batch);  // else every position is real: no rows to skip
-  }
-  return cross_entropy(forward(batch), batch.target_output, data::Vocab::PAD);
-}
+ private:
+  int64_t S_, T_;
+  size_t layers_;
+  Tensor keep_;  // (B, T, T) 0/1 on the composed path, else undefined
+  AttentionMask mask_;
+  bool trim_last_;
+};
 
-// Rows (N, width) -> (B, length, width) with row r of the result taken from rows[slot[r]], and
-// zeros where slot[r] is N (the appended zero row). Its gradient gathers the rows back.
-static Tensor unpack_rows(const Tensor& rows, const Tensor& slot, int64_t B, int64_t length) {
-  const int64_t width = rows.size(-1);
-  Tensor padded = concat({rows, Tensor::zeros({1, width}, rows.dtype(), rows.device())}, 0);  // (N + 1, width)
-  return reshape(embedding(padded, slot), {B, length, width});
-}
+// packed_loss's real positions. row_of / target_row_of give a real position's row among all rows /
+// among the target rows, or the count of rows (the appended zero row) for padding.
+struct PackedRows {
+  int64_t B = 0, T = 0, Tt = 0;
+  Tensor position_ids;         // (N): b * T + p of each row
+  Tensor target_row_ids;       // (N_tgt): each target row's index among all rows
+  Tensor target_position_ids;  // (N_tgt): b * Tt + t of each target row
+  Tensor row_slots;            // (B * T): row_of
+  Tensor target_slots;         // (B * Tt): target_row_of
+};
 
-Tensor Translator::packed_loss(const data::Batch& batch) {
-  const int64_t B = batch.size(), S = config_.layout.max_source, Tt = batch.target_input.size(1), T = S + Tt;
-  if (batch.source.size(1) != S || Tt < 1 || Tt > config_.layout.max_target)
-    throw std::runtime_error(fmt::format("translator: batch layout ({}, {}) does not fit the model's ({}, {})",
-                                         batch.source.size(1), Tt, S, config_.layout.max_target));
-  const Device device = this->device();
-  // The real positions, row by row: row_of[b * T + p] (every position) and target_row_of[b * Tt + t]
-  // (target positions, numbered among the target rows) give a real position's row, or the count
-  // of rows (the zero row) for padding.
+PackedRows pack_rows(const data::Batch& batch, int64_t S, Device device) {
+  PackedRows r;
+  r.B = batch.size();
+  r.Tt = batch.target_input.size(1);
+  r.T = S + r.Tt;
+  const int64_t B = r.B, T = r.T, Tt = r.Tt;
   std::vector<int64_t> positions, target_positions, target_rows;
   std::vector<int64_t> row_of(static_cast<size_t>(B * T)), target_row_of(static_cast<size_t>(B * Tt));
   for (int64_t b = 0; b < B; ++b) {
@@ -402,46 +236,220 @@ Tensor Translator::packed_loss(const data::Batch& batch) {
     for (int64_t t = n_tgt; t < Tt; ++t) target_row_of[b * Tt + t] = -1;
   }
   const int64_t N = static_cast<int64_t>(positions.size()), N_tgt = static_cast<int64_t>(target_rows.size());
-  for (int64_t& r : row_of) r = r < 0 ? N : r;
-  for (int64_t& r : target_row_of) r = r < 0 ? N_tgt : r;
-  const int64_t D = config_.d_model;
+  for (int64_t& row : row_of) row = row < 0 ? N : row;
+  for (int64_t& row : target_row_of) row = row < 0 ? N_tgt : row;
   auto ids = [&](const std::vector<int64_t>& v) { return Tensor::from_ids(v, {static_cast<int64_t>(v.size())}, device); };
-  const Tensor position_ids = ids(positions), target_row_ids = ids(target_rows), target_position_ids = ids(target_positions);
-  const Tensor row_slots = ids(row_of), target_slots = ids(target_row_of);
+  r.position_ids = ids(positions);
+  r.target_row_ids = ids(target_rows);
+  r.target_position_ids = ids(target_positions);
+  r.row_slots = ids(row_of);
+  r.target_slots = ids(target_row_of);
+  return r;
+}
 
-  // x = [src_embed(source) ; tgt_embed(target_input)] + pos_embed, then its real rows   (N, D)
-  Tensor tokens = concat({src_embed.forward(batch.source), tgt_embed.forward(batch.target_input)}, 1);
-  Tensor positions_embedded = T == config_.layout.length() ? pos_embed.weight : slice(pos_embed.weight, 0, 0, T);
-  Tensor embedded = add(tokens, positions_embedded);  // (B, T, D)
-  last_embeddings_ = embedded.detach();
-  last_contextual_ = Tensor();
-  last_attention_.assign(layers_.size(), Tensor());
-  Tensor x = dropout(embedding(reshape(embedded, {B * T, D}), position_ids), dropout_, training(), dropout_gen_);
-  const AttentionMask mask = AttentionMask::prefix_lm(S, batch.source_lengths);
-  const bool learned = config_.attention == AttentionMode::Learned;
-  for (size_t l = 0; l < layers_.size(); ++l) {
-    const TranslatorLayer& layer = layers_[l];
-    // The last layer's queries are the target rows alone (the head reads nothing else).
-    const bool last = l + 1 == layers_.size();
-    const Tensor x_queries = last ? embedding(x, target_row_ids) : x;  // (N_q, D)
-    const Tensor q = learned ? layer.attn->W_q.forward(x_queries) : x_queries;
-    const Tensor k = learned ? layer.attn->W_k.forward(x) : x;
-    const Tensor v = learned ? layer.attn->W_v.forward(x) : x;
-    AttentionMask layer_mask = mask;
-    if (last) layer_mask.query_offset = S;
-    Tensor attended = attention(last ? unpack_rows(q, target_slots, B, Tt) : unpack_rows(q, row_slots, B, T),
-                                unpack_rows(k, row_slots, B, T), unpack_rows(v, row_slots, B, T), layer_mask,
+// Rows (N, width) -> (B, length, width) with row r of the result taken from rows[slot[r]], and
+// zeros where slot[r] is N (the appended zero row). Its gradient gathers the rows back.
+Tensor unpack_rows(const Tensor& rows, const Tensor& slot, int64_t B, int64_t length) {
+  const int64_t width = rows.size(-1);
+  Tensor padded = concat({rows, Tensor::zeros({1, width}, rows.dtype(), rows.device())}, 0);  // (N + 1, width)
+  return reshape(embedding(padded, slot), {B, length, width});
+}
+
+// packed_loss's: rows (N, D) of the real positions; attention runs on (B, T, H) tensors rebuilt
+// from the rows. The last layer's queries are the target rows alone (the head reads nothing else).
+class PackedContext final : public AttentionContext {
+ public:
+  PackedContext(const PackedRows& rows, int64_t S, size_t layers, AttentionMask mask)
+      : rows_(rows), S_(S), layers_(layers), mask_(std::move(mask)) {}
+  Tensor query_rows(size_t layer, const Tensor& x) const override {
+    return last(layer) ? embedding(x, rows_.target_row_ids) : x;  // (N_q, D)
+  }
+  Tensor attend(size_t layer, const Tensor& q, const Tensor& k, const Tensor& v, Tensor* weights_out) override {
+    if (weights_out) throw std::logic_error("translator: the packed loss forms no attention weights to record");
+    const int64_t B = rows_.B, T = rows_.T, Tt = rows_.Tt;
+    const bool last = this->last(layer);
+    AttentionMask layer_mask = mask_;
+    if (last) layer_mask.query_offset = S_;
+    Tensor attended = attention(last ? unpack_rows(q, rows_.target_slots, B, Tt) : unpack_rows(q, rows_.row_slots, B, T),
+                                unpack_rows(k, rows_.row_slots, B, T), unpack_rows(v, rows_.row_slots, B, T), layer_mask,
                                 attention_scale(q));  // (B, Tq, H)
     const int64_t H = attended.size(-1);
-    Tensor mixed = embedding(reshape(attended, {attended.size(0) * attended.size(1), H}),
-                             last ? target_position_ids : position_ids);  // (N_q, H)
-    if (learned) mixed = layer.attn->W_o.forward(mixed);
-    x = finish_block(l, x_queries, mixed);
+    return embedding(reshape(attended, {attended.size(0) * attended.size(1), H}),
+                     last ? rows_.target_position_ids : rows_.position_ids);  // (N_q, H)
   }
+
+ private:
+  bool last(size_t layer) const { return layer + 1 == layers_; }
+  const PackedRows& rows_;
+  int64_t S_;
+  size_t layers_;
+  AttentionMask mask_;
+};
+
+// decode's: every layer's keys and values in buffers of S + Tt positions. First the source rows
+// (B, S, D) go in at position 0 (the last layer's source outputs reach no logit, so it only stores
+// its keys and values), then one target row (B, 1, D) per step at S + t. The query at S + t sees
+// no slot past its own (the causal part of the mask), so the slots not yet written (zeros) add
+// exact zeros.
+class CachedContext final : public AttentionContext {
+ public:
+  CachedContext(int64_t B, int64_t S, int64_t Tt, size_t layers, std::vector<int64_t> source_lengths, Device device)
+      : B_(B), S_(S), Tt_(Tt), source_lengths_(std::move(source_lengths)), device_(device), keys_(layers), values_(layers) {}
+  void move_to(int64_t position) { position_ = position; }  // where the next rows go: 0, then S + t
+  Tensor query_rows(size_t layer, const Tensor& x) const override {
+    return position_ == 0 && layer + 1 == keys_.size() ? Tensor() : x;
+  }
+  Tensor attend(size_t layer, const Tensor& q, const Tensor& k, const Tensor& v, Tensor* weights_out) override {
+    if (weights_out) throw std::logic_error("translator: cached decoding forms no attention weights to record");
+    if (position_ == 0) {
+      keys_[layer] = Tensor::zeros({B_, S_ + Tt_, k.size(-1)}, k.dtype(), device_);
+      values_[layer] = Tensor::zeros({B_, S_ + Tt_, v.size(-1)}, v.dtype(), device_);
+    }
+    keys_[layer].write_at_(1, position_, k);
+    values_[layer].write_at_(1, position_, v);
+    if (!q.defined()) return Tensor();
+    const AttentionMask mask{S_, source_lengths_, position_};  // the first query sits at position_
+    if (position_ == 0) return attention(q, k, v, mask, attention_scale(q));  // the source sees only the source
+    return attention(q, keys_[layer], values_[layer], mask, attention_scale(q));  // (B, 1, H)
+  }
+
+ private:
+  int64_t B_, S_, Tt_, position_ = 0;
+  std::vector<int64_t> source_lengths_;
+  Device device_;
+  std::vector<Tensor> keys_, values_;  // one (B, S + Tt, H) per layer
+};
+
+}  // namespace
+
+// ---- forward, loss and decoding: one layer loop ----
+
+BlockOptions Translator::block_options(bool record_attention) {
+  return {record_attention, dropout_, training(), &dropout_gen_};
+}
+
+Tensor Translator::embed(const data::Batch& batch) const {
+  const int64_t T = config_.layout.max_source + batch.target_input.size(1);
+  Tensor tokens = concat({src_embed.forward(batch.source), tgt_embed.forward(batch.target_input)}, 1);
+  Tensor positions = T == config_.layout.length() ? pos_embed.weight : slice(pos_embed.weight, 0, 0, T);
+  return add(tokens, positions);
+}
+
+Tensor Translator::run_blocks(Tensor x, AttentionContext& context, const BlockOptions& options,
+                              const BlockObserver& observe) const {
+  for (const Block& block : blocks_) {
+    BlockOutput output = block.forward(x, context, options);
+    if (observe) observe(block.index, output);
+    x = output.out;
+    if (!x.defined()) break;  // a layer without query rows ends the pass
+  }
+  return x;
+}
+
+Tensor Translator::forward(const data::Batch& batch, const ForwardOptions& options) {
+  // The target part may be shorter than the layout's (greedy decoding grows it one step at a time).
+  const int64_t S = config_.layout.max_source, T = S + batch.target_input.size(1);
+  if (batch.source.size(1) != S || batch.target_input.size(1) < 1 ||
+      batch.target_input.size(1) > config_.layout.max_target)
+    throw std::runtime_error(fmt::format("translator: batch layout ({}, {}) does not fit the model's ({}, {})",
+                                         batch.source.size(1), batch.target_input.size(1), S,
+                                         config_.layout.max_target));
+  Tensor embedded = embed(batch);  // (B, T, D)
+  last_embeddings_ = embedded.detach();
+  Tensor x = dropout(embedded, dropout_, training(), dropout_gen_);
+  // The fused op unless the weights are wanted (or for none, whose identity mask is not a kind of
+  // the fused op's and whose (T, T) matrix is tiny).
+  const bool composed = options.record_attention || !mixes_tokens();
+  const bool trim_last = !composed && !options.keep_source_positions;
+  SequenceContext context(S, T, blocks_.size(), composed ? attention_mask(batch) : Tensor(),
+                          AttentionMask::prefix_lm(S, batch.source_lengths), trim_last);
+  last_attention_.assign(blocks_.size(), Tensor());
+  last_contextual_ = Tensor();
+  x = run_blocks(x, context, block_options(options.record_attention), [&](size_t layer, const BlockOutput& output) {
+    if (options.record_attention) last_attention_[layer] = output.weights;
+    if (layer == 0 && !context.target_only(0)) last_contextual_ = output.context.detach();
+  });
+  Tensor target_part = trim_last ? x : slice(x, 1, S, T);  // (B, T_tgt, D)
+  return head->forward(target_part);                        // (B, T_tgt, vocab)
+}
+
+Tensor Translator::loss(const data::Batch& batch, const ForwardOptions& options) {
+  const int64_t B = batch.size(), S = config_.layout.max_source, Tt = batch.target_input.size(1);
+  const bool packed = !options.record_attention && !options.keep_source_positions && mixes_tokens();
+  if (packed && static_cast<int64_t>(batch.target_lengths.size()) == B &&
+      static_cast<int64_t>(batch.source_lengths.size()) == B) {
+    int64_t real = 0;
+    for (int64_t b = 0; b < B; ++b) {
+      const int64_t n_src = batch.source_lengths[b], n_tgt = batch.target_lengths[b];
+      if (n_src < 0 || n_src > S || n_tgt < 0 || n_tgt > Tt)
+        throw std::runtime_error(fmt::format("translator: batch row {} has {} source and {} target positions; the "
+                                             "batch holds {} and {}", b, n_src, n_tgt, S, Tt));
+      real += n_src + n_tgt;
+    }
+    if (real < B * (S + Tt)) return packed_loss(batch);  // else every position is real: no rows to skip
+  }
+  return cross_entropy(forward(batch, options), batch.target_output, data::Vocab::PAD);
+}
+
+Tensor Translator::packed_loss(const data::Batch& batch) {
+  const int64_t S = config_.layout.max_source, Tt = batch.target_input.size(1);
+  if (batch.source.size(1) != S || Tt < 1 || Tt > config_.layout.max_target)
+    throw std::runtime_error(fmt::format("translator: batch layout ({}, {}) does not fit the model's ({}, {})",
+                                         batch.source.size(1), Tt, S, config_.layout.max_target));
+  const PackedRows rows = pack_rows(batch, S, device());
+  Tensor embedded = embed(batch);  // (B, T, D)
+  last_embeddings_ = embedded.detach();
+  last_contextual_ = Tensor();
+  last_attention_.assign(blocks_.size(), Tensor());
+  // the real rows of the embedded sequence   (N, D)
+  Tensor x = dropout(embedding(reshape(embedded, {rows.B * rows.T, config_.d_model}), rows.position_ids), dropout_,
+                     training(), dropout_gen_);
+  PackedContext context(rows, S, blocks_.size(), AttentionMask::prefix_lm(S, batch.source_lengths));
+  x = run_blocks(x, context, block_options(false));  // (N_tgt, D)
   // The head over the target rows, placed back in (B, Tt, vocab) with zeros at the padding, which
   // cross_entropy ignores.
-  Tensor logits = unpack_rows(head->forward(x), target_slots, B, Tt);
+  Tensor logits = unpack_rows(head->forward(x), rows.target_slots, rows.B, Tt);
   return cross_entropy(logits, batch.target_output, data::Vocab::PAD);
+}
+
+void Translator::decode(const Tensor& source, const std::vector<int64_t>& source_lengths, const ChooseNext& choose) {
+  NoGradGuard no_grad;
+  const bool cached = decode_cache_ && (!training() || dropout_ == 0.0) && mixes_tokens();
+  if (!cached) return decode_recomputing(source, source_lengths, choose);
+  const int64_t B = source.size(0), S = config_.layout.max_source, Tt = config_.layout.max_target;
+  const Device device = this->device();
+  std::vector<int64_t> inputs(static_cast<size_t>(B), data::Vocab::SEP);  // this step's target input per row
+  CachedContext context(B, S, Tt, blocks_.size(), source_lengths, device);
+  const BlockOptions options = block_options(false);
+  run_blocks(add(src_embed.forward(source), slice(pos_embed.weight, 0, 0, S)), context, options);  // (B, S, D)
+  for (int64_t t = 0; t < Tt; ++t) {
+    const int64_t position = S + t;
+    context.move_to(position);
+    Tensor x = add(tgt_embed.forward(Tensor::from_ids(inputs, {B, 1}, device)),
+                   slice(pos_embed.weight, 0, position, position + 1));  // (B, 1, D)
+    if (choose(head->forward(run_blocks(x, context, options)), t, inputs)) return;  // (B, 1, vocab)
+  }
+}
+
+void Translator::decode_recomputing(const Tensor& source, const std::vector<int64_t>& source_lengths,
+                                    const ChooseNext& choose) {
+  // The mask is causal, so only the first t + 1 target slots can influence position t.
+  const int64_t B = source.size(0), Tt = config_.layout.max_target;
+  std::vector<int64_t> inputs(static_cast<size_t>(B), data::Vocab::SEP);  // this step's target input per row
+  std::vector<int64_t> prefix_ids;
+  data::Batch batch;
+  batch.source = source;
+  batch.source_lengths = source_lengths;
+  for (int64_t t = 0; t < Tt; ++t) {
+    std::vector<int64_t> grown;
+    for (int64_t b = 0; b < B; ++b) {
+      grown.insert(grown.end(), prefix_ids.begin() + b * t, prefix_ids.begin() + (b + 1) * t);
+      grown.push_back(inputs[b]);
+    }
+    prefix_ids = grown;
+    batch.target_input = Tensor::from_ids(prefix_ids, {B, t + 1}, device());
+    if (choose(slice(forward(batch), 1, t, t + 1), t, inputs)) return;
+  }
 }
 
 void Translator::freeze_token_embeddings() {
@@ -457,8 +465,7 @@ void Translator::set_dropout(double p, uint64_t seed) {
 
 int64_t Translator::attention_parameter_count() const {
   int64_t count = 0;
-  for (const auto& layer : layers_)
-    if (layer.attn) count += layer.attn->parameter_count();
+  for (const Block& block : blocks_) count += block.attention->parameter_count();
   return count;
 }
 
@@ -515,15 +522,7 @@ Tensor source_token_vector(Translator& model, const std::vector<std::string>& en
   batch.source = Tensor::from_ids(ids, {1, S}, model.device());
   batch.target_input = Tensor::from_ids({data::Vocab::SEP}, {1, 1}, model.device());  // source positions ignore it
   batch.source_lengths = {static_cast<int64_t>(english.size())};
-  struct KeepSourcePositions {  // a one-layer model would otherwise skip the source rows
-    Translator& model;
-    const bool was;
-    explicit KeepSourcePositions(Translator& m) : model(m), was(m.keep_source_positions()) {
-      model.set_keep_source_positions(true);
-    }
-    ~KeepSourcePositions() { model.set_keep_source_positions(was); }
-  } keep_source(model);
-  model.forward(batch);
+  model.forward(batch, {.keep_source_positions = true});  // a one-layer model would otherwise skip the source rows
   const Tensor& all = kind == TokenVector::Embedding ? model.last_embeddings() : model.last_contextual();
   const int64_t p = static_cast<int64_t>(position);
   return reshape(slice(all, 1, p, p + 1), {all.size(-1)});  // (1, T, D) -> (D,)
@@ -543,10 +542,7 @@ AttentionTrace trace_attention(Translator& model, const std::vector<std::string>
   data::SentencePair pair{english, trace.hindi, "<sentence>"};
   NoGradGuard no_grad;
   const data::Batch batch = data::make_batch({pair}, {0}, english_vocab, hindi_vocab, layout, model.device());
-  const bool was_recording = model.record_attention();
-  model.set_record_attention(true);
-  model.forward(batch);
-  model.set_record_attention(was_recording);
+  model.forward(batch, {.record_attention = true});
   const Tensor keep = model.attention_mask(batch);
   const std::vector<double> weights = model.last_attention(layer).to_vector();
   const std::vector<double> allowed = keep.to_vector();

@@ -11,14 +11,11 @@
 #include <vector>
 
 #include "data/dataset.h"
+#include "models/block.h"
 #include "framework/nn.h"
 #include "framework/ops.h"
 
 namespace qkv::models {
-
-enum class AttentionMode { Learned, Static, None };
-std::string attention_mode_name(AttentionMode mode);
-AttentionMode parse_attention_mode(const std::string& text);  // learned | static | none
 
 struct TranslatorConfig {
   static constexpr int64_t kMaxLayers = 16;
@@ -38,42 +35,20 @@ struct TranslatorConfig {
   int64_t parameter_count() const;
 };
 
-// Single-head scaled dot-product self-attention with learned W_q, W_k, W_v (D -> H) and W_o
-// (H -> D), as in the seed's SelfAttention class (no biases).
-class SelfAttention : public nn::Module {
- public:
-  SelfAttention(int64_t d_model, int64_t d_k, Generator& gen);
-  // x (B, T, D), keep (B, T, T) 0/1 -> (B, T, D); weights_out gets the (B, T, T) attention.
-  Tensor forward(const Tensor& x, const Tensor& keep, Tensor* weights_out) const;
-  // The same through the fused attention op (no (B, T, T) tensor is formed). Queries come from
-  // x_queries (B, Tq, D), keys and values from x (B, T, D); the mask places the queries.
-  Tensor forward_fused(const Tensor& x_queries, const Tensor& x, const AttentionMask& mask) const;
-  nn::Linear W_q, W_k, W_v, W_o;
-  int64_t d_k;
-};
-
-// 1 / sqrt(H) for queries (..., H): the seed's score scale.
-double attention_scale(const Tensor& queries);
-// softmax(masked(scores)) @ values, the shared core of the learned and static modes (composed).
-Tensor attend(const Tensor& queries, const Tensor& keys, const Tensor& values, const Tensor& keep,
-              Tensor* weights_out);
-
-class FeedForward : public nn::Module {
- public:
-  FeedForward(int64_t d_model, int64_t d_ff, const std::string& activation, Generator& gen);
-  Tensor forward(const Tensor& x) const;  // (..., D) -> act(x W1^T + b1) W2^T + b2
-  nn::Linear fc1, fc2;
-  bool use_gelu;
-};
-
-// One layer of the translator, as the original single block: context = x + dropout(attention(x)),
-// h = LayerNorm(context), out = h + dropout(FFN(h)). Not a Module itself: the translator registers
-// its pieces, so that layer 0 keeps the original names (attn.*, ln1.*, ffn.*) and layer l >= 1
-// is named layers.l.attn.*, layers.l.ln1.*, layers.l.ffn.*.
-struct TranslatorLayer {
-  std::unique_ptr<SelfAttention> attn;  // only in learned mode
-  std::unique_ptr<nn::LayerNorm> ln1;
-  std::unique_ptr<FeedForward> ffn;
+// What one call of the translator's forward (or loss) records and runs. Given per call, so nothing
+// stays switched on after the call returns or throws.
+struct ForwardOptions {
+  // Training and evaluation run the fused attention op, which never forms the weights. With
+  // record_attention, forward takes the composed path (the same values to float rounding) and keeps
+  // every layer's weights for last_attention; `attend`, the pictures and the tests use it.
+  bool record_attention = false;
+  // The head reads only the target positions, so by default the LAST layer computes its queries,
+  // W_o, LayerNorm and feed-forward for the target positions alone (keys and values still come
+  // from every position): the source rows of the last layer are dead work, about a third of a
+  // one-layer training step, and skipping them changes no logit or gradient. With
+  // keep_source_positions, and always while recording attention, every position goes through
+  // every layer.
+  bool keep_source_positions = false;
 };
 
 class Translator : public nn::Module {
@@ -81,35 +56,23 @@ class Translator : public nn::Module {
   Translator(const TranslatorConfig& config, Generator& gen);
 
   // Teacher-forced logits over the target positions: (B, T_tgt, vocab).
-  Tensor forward(const data::Batch& batch);
-  // Mean cross-entropy over real target tokens (<pad> ignored). When the batch knows its target
-  // lengths and has padding, the loss skips the padded positions in every layer (packed_loss).
-  Tensor loss(const data::Batch& batch);
+  Tensor forward(const data::Batch& batch, const ForwardOptions& options = {});
+  // Mean cross-entropy over real target tokens (<pad> ignored). With the default options, when the
+  // batch knows its target lengths and has padding, the loss skips the padded positions in every
+  // layer (packed_loss); otherwise it is cross_entropy(forward(batch, options)).
+  Tensor loss(const data::Batch& batch, const ForwardOptions& options = {});
   // Number of stacked layers (config().layers).
-  int64_t layers() const { return static_cast<int64_t>(layers_.size()); }
-  // Training and evaluation run the fused attention op, which never forms the weights. With
-  // recording on, forward takes the composed path (the same values to float rounding) and keeps
-  // every layer's weights for last_attention; `attend`, the pictures and the tests use it.
-  void set_record_attention(bool on) { record_attention_ = on; }
-  bool record_attention() const { return record_attention_; }
+  int64_t layers() const { return static_cast<int64_t>(blocks_.size()); }
   // The (B, T, T) attention weights of layer `layer` (0-based) in the last forward pass (rows:
-  // queries, columns: keys), or an undefined tensor when recording was off; throws naming the
-  // valid range when `layer` is out of range.
+  // queries, columns: keys), or an undefined tensor when it did not record them; throws naming
+  // the valid range when `layer` is out of range.
   const Tensor& last_attention(int64_t layer) const;
   // The last layer's weights (the only layer's in a one-layer model).
   const Tensor& last_attention() const { return last_attention(layers() - 1); }
-  // The head reads only the target positions, so by default the LAST layer computes its queries,
-  // W_o, LayerNorm and feed-forward for the target positions alone (keys and values still come
-  // from every position): the source rows of the last layer are dead work, about a third of a
-  // one-layer training step, and skipping them changes no logit or gradient. With
-  // set_keep_source_positions(true), and always while recording attention, every position goes
-  // through every layer.
-  void set_keep_source_positions(bool on) { keep_source_positions_ = on; }
-  bool keep_source_positions() const { return keep_source_positions_; }
   // The (B, T, D) output of the FIRST layer's attention sub-layer (x + attention, before
   // LayerNorm) in the last forward pass: each token's contextual vector after one round of
   // attention over the embeddings. The bank table compares these; later layers are not exposed.
-  // Undefined after a one-layer forward that skipped the source positions (see above).
+  // Undefined after a one-layer forward that skipped the source positions (see ForwardOptions).
   const Tensor& last_contextual() const { return last_contextual_; }
   // The (B, T, D) input of the last forward pass: token embedding + position embedding.
   const Tensor& last_embeddings() const { return last_embeddings_; }
@@ -143,23 +106,33 @@ class Translator : public nn::Module {
  private:
   TranslatorConfig config_;
   nn::Embedding src_embed, tgt_embed, pos_embed;
-  std::vector<TranslatorLayer> layers_;
+  std::vector<Block> blocks_;
   std::unique_ptr<nn::Linear> head;
   std::vector<Tensor> last_attention_;  // one (B, T, T) per layer
   Tensor last_contextual_, last_embeddings_;
   double dropout_ = 0.0;
   Generator dropout_gen_{0};
-  bool keep_source_positions_ = false;
-  bool record_attention_ = false;
   bool decode_cache_ = true;
 
+  // Whether this model's attention lets tokens see each other (not none): the fused op, the
+  // packed loss and the decoding cache all need that.
+  bool mixes_tokens() const { return blocks_.front().attention->mixes_tokens(); }
+  // The block options of this call: recording as asked, the model's dropout while training.
+  BlockOptions block_options(bool record_attention);
+  // [src_embed(source) ; tgt_embed(target_input)] + pos_embed   (B, T, D), T = S + target length
+  Tensor embed(const data::Batch& batch) const;
+  // The one layer loop that forward, packed_loss and decode share: x through every block in
+  // `context`; observe (when set) sees each block's output. Stops after a block without query rows.
+  using BlockObserver = std::function<void(size_t layer, const BlockOutput& output)>;
+  Tensor run_blocks(Tensor x, AttentionContext& context, const BlockOptions& options,
+                    const BlockObserver& observe = {}) const;
   // The loss over the real positions only, packed as rows (N, D): an English position past its
   // sentence is masked as a key and a target position past <eos> is seen only by later ones, so
   // neither reaches a counted logit. Attention runs on (B, T, H) tensors rebuilt from the rows
   // (zeros at the padding); everything else runs on the rows alone.
   Tensor packed_loss(const data::Batch& batch);
-  // One block after its attention: out = h + dropout(FFN(h)), h = LayerNorm(x + dropout(mixed)).
-  Tensor finish_block(size_t layer, const Tensor& x, const Tensor& mixed, Tensor* context_out = nullptr);
+  // Greedy decoding by recomputing the whole target prefix through forward() at every step.
+  void decode_recomputing(const Tensor& source, const std::vector<int64_t>& source_lengths, const ChooseNext& choose);
 };
 
 // The vector a token of an English sentence gets inside the model: its input embedding (token +

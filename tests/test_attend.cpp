@@ -41,8 +41,7 @@ TEST_SUITE("attend") {
     const data::Batch batch = data::make_batch({pair}, {0}, m.english, m.hindi, m.model->config().layout);
     {
       NoGradGuard no_grad;
-      m.model->set_record_attention(true);
-      m.model->forward(batch);
+      m.model->forward(batch, {.record_attention = true});
     }
     const std::vector<double> full = m.model->last_attention().to_vector();
     const int64_t T = m.model->config().layout.length(), S = m.model->config().layout.max_source;

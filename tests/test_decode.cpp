@@ -12,6 +12,7 @@
 #include "framework/random.h"
 #include "models/translator.h"
 #include "models/translator_io.h"
+#include "test_config.h"
 
 using namespace qkv;
 
@@ -52,15 +53,8 @@ TEST_SUITE("decode") {
           CAPTURE(models::attention_mode_name(mode));
           CAPTURE(layers);
           CAPTURE(width);
-          models::TranslatorConfig c;
-          c.attention = mode;
-          c.layers = layers;
-          c.d_model = mode == models::AttentionMode::Static ? width : 12;
-          c.d_k = width;
-          c.d_ff = 20;
-          c.source_vocab = 30;
-          c.target_vocab = 25;
-          c.layout = {7, 9};
+          const models::TranslatorConfig c = qkv::testing::test_config(
+              {mode == models::AttentionMode::Static ? width : 12, width, 20}, 30, 25, {7, 9}, mode, layers);
           Generator gen(5);
           models::Translator model(c, gen);
           model.train(false);

@@ -22,6 +22,7 @@
 #include "framework/ops.h"
 #include "gradcheck.h"
 #include "models/translator_io.h"
+#include "test_config.h"
 #include "test_util.h"
 
 using namespace qkv;
@@ -49,16 +50,7 @@ struct TinyData {
 };
 
 models::TranslatorConfig tiny_config(const TinyData& d, int64_t layers, models::AttentionMode mode) {
-  models::TranslatorConfig c;
-  c.attention = mode;
-  c.layers = layers;
-  c.d_model = 4;
-  c.d_k = 3;
-  c.d_ff = 6;
-  c.source_vocab = d.english.size();
-  c.target_vocab = d.hindi.size();
-  c.layout = d.layout;
-  return c;
+  return qkv::testing::test_config({4, 3, 6}, d.english.size(), d.hindi.size(), d.layout, mode, layers);
 }
 
 std::vector<std::string> names_of(const nn::Module& m) {
@@ -135,7 +127,7 @@ TEST_SUITE("layers") {
 
   TEST_CASE("the last layer's skipped source rows change no logit, loss or gradient (1 and 2 layers)") {
     // Translator::forward runs the last layer's queries, W_o, LayerNorm and feed-forward over the
-    // target positions only; set_keep_source_positions(true) runs every position. In float64 the
+    // target positions only; the option keep_source_positions runs every position. In float64 the
     // two agree to rounding, and without the skip the source rows would be the only difference.
     const TinyData d;
     const data::Batch batch = d.batch();
@@ -143,9 +135,8 @@ TEST_SUITE("layers") {
       const auto params = model.parameters();
       std::vector<double> logits_trim, logits_full;
       auto run = [&](bool keep, std::vector<double>& logits) {
-        model.set_keep_source_positions(keep);
         return gradients_of(params, [&] {
-          Tensor out = model.forward(batch);
+          Tensor out = model.forward(batch, {.keep_source_positions = keep});
           logits = out.to_vector();
           return cross_entropy(out, batch.target_output, data::Vocab::PAD);
         });
@@ -225,13 +216,7 @@ TEST_SUITE("layers") {
     // Values of the code before --layers existed (embeddings, feed-forward, head, then attention),
     // for seed 1 and this config; any change to the draw order changes them, and with them every
     // same-seed checkpoint.
-    models::TranslatorConfig c;
-    c.d_model = 4;
-    c.d_k = 3;
-    c.d_ff = 6;
-    c.source_vocab = 11;
-    c.target_vocab = 12;
-    c.layout = {3, 4};
+    const models::TranslatorConfig c = qkv::testing::test_config({4, 3, 6}, 11, 12, {3, 4});
     Generator gen(1);
     models::Translator model(c, gen);
     const std::map<std::string, std::pair<float, float>> pinned = {  // first and last element
@@ -307,10 +292,8 @@ TEST_SUITE("layers") {
     NoGradGuard no_grad;
     one.train(false);
     two.train(false);
-    one.set_record_attention(true);
-    two.set_record_attention(true);
-    one.forward(batch);
-    two.forward(batch);
+    one.forward(batch, {.record_attention = true});
+    two.forward(batch, {.record_attention = true});
     CHECK(bitwise_equal(one.last_attention(0), two.last_attention(0)));
     CHECK(bitwise_equal(one.last_contextual(), two.last_contextual()));  // last_contextual is layer 0's
     CHECK_FALSE(bitwise_equal(two.last_attention(0), two.last_attention(1)));
@@ -347,8 +330,7 @@ TEST_SUITE("layers") {
       NoGradGuard no_grad;
       model.forward(batch);  // the fused path keeps no weights
       for (int64_t l = 0; l < 2; ++l) CHECK_FALSE(model.last_attention(l).defined());
-      model.set_record_attention(true);
-      model.forward(batch);
+      model.forward(batch, {.record_attention = true});
     }
     const int64_t T = d.layout.length();
     for (int64_t l = 0; l < 2; ++l) {
@@ -408,9 +390,8 @@ TEST_SUITE("layers") {
     const data::Batch batch = d.batch();
     NoGradGuard no_grad;
     CHECK(bitwise_equal(model.forward(batch), loaded.model->forward(batch)));
-    model.set_record_attention(true);
-    loaded.model->set_record_attention(true);
-    CHECK(bitwise_equal(model.forward(batch), loaded.model->forward(batch)));
+    CHECK(bitwise_equal(model.forward(batch, {.record_attention = true}),
+                        loaded.model->forward(batch, {.record_attention = true})));
     CHECK(bitwise_equal(model.last_attention(1), loaded.model->last_attention(1)));
     CHECK(model.translate({{"money", "bank", "grows"}}, d.english, d.hindi) ==
           loaded.model->translate({{"money", "bank", "grows"}}, loaded.english, loaded.hindi));

@@ -19,6 +19,7 @@
 #include "framework/safetensors.h"
 #include "models/translator.h"
 #include "models/translator_io.h"
+#include "test_config.h"
 #include "test_util.h"
 
 using namespace qkv;
@@ -149,15 +150,7 @@ TEST_SUITE("nonfinite") {
   TEST_CASE("TranslatorConfig::parameter_count matches the built model") {
     for (const auto mode : {models::AttentionMode::Learned, models::AttentionMode::Static, models::AttentionMode::None})
       for (const int64_t layers : {1, 3}) {
-        models::TranslatorConfig c;
-        c.attention = mode;
-        c.layers = layers;
-        c.d_model = 8;
-        c.d_k = 5;
-        c.d_ff = 12;
-        c.source_vocab = 11;
-        c.target_vocab = 13;
-        c.layout = {4, 6};
+        const models::TranslatorConfig c = qkv::testing::test_config({8, 5, 12}, 11, 13, {4, 6}, mode, layers);
         Generator gen(1);
         const models::Translator model(c, gen);
         CHECK(c.parameter_count() == model.parameter_count());

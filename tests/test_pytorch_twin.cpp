@@ -191,9 +191,7 @@ double check_against_reference(DType dtype, double tol, double floor_fraction) {
     NoGradGuard no_grad;
     expect_close("logits", model.forward(batch), "logits");
     // The composed path, which keeps the weights (what `qkv attend` draws), gives the same.
-    model.set_record_attention(true);
-    expect_close("logits (composed attention)", model.forward(batch), "logits");
-    model.set_record_attention(false);
+    expect_close("logits (composed attention)", model.forward(batch, {.record_attention = true}), "logits");
     expect_close("attention", model.last_attention(), "attention");
     // A several-layer fixture also holds each layer's weights as attention.L.
     if (model.layers() > 1)

@@ -10,8 +10,8 @@ safetensors_read can load.
 
 It also trains a fresh copy of the model for --train-steps AdamW steps (default 10), step k on
 pairs k*LINES .. k*LINES+LINES-1 (step 0 on the batch above), with qkv's learning-rate
-schedule (models/train_step.cpp: linear warm-up over --warmup-steps, cosine decay to 10% over
-the run) and gradient clipping to norm 1.0 (torch.nn.utils.clip_grad_norm_, 1e-6 in the
+schedule (optim::scheduled_learning_rate in framework/optim.cpp: linear warm-up over
+--warmup-steps, cosine decay to 10% over the run) and gradient clipping to norm 1.0 (torch.nn.utils.clip_grad_norm_, 1e-6 in the
 denominator), once in float64 and once in float32, and stores each step's loss (before its
 update), gradient norm (before clipping) and learning rate as "train.*" tensors; the settings go
 in the metadata as "train".

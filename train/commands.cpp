@@ -137,8 +137,8 @@ static bool translate_lines(models::Translator& model, const models::LoadedTrans
   return all_ok;
 }
 
-void register_translator(CLI::App& app) {
-  // ---- train ----
+// qkv train: the options of a run, checked here and again (with the data) by train_translator.
+static void register_train(CLI::App& app) {
   auto opts = std::make_shared<TrainOptions>();
   auto* train = app.add_subcommand("train", "train the self-attention translator");
   train->add_option("--data", opts->data_dir, "dataset directory with train/valid/test.tsv")->capture_default_str();
@@ -200,8 +200,10 @@ void register_translator(CLI::App& app) {
     install_interrupt_handlers();
     train_translator(*opts);
   });
+}
 
-  // ---- eval ----
+// qkv eval: one row (or JSON object) per split of a checkpoint's loss, accuracy and exact match.
+static void register_eval(CLI::App& app) {
   auto checkpoint = std::make_shared<std::string>();
   auto split = std::make_shared<std::string>("all");
   auto data_dir = std::make_shared<std::string>("data/idioms");
@@ -268,8 +270,10 @@ void register_translator(CLI::App& app) {
     }
     if (json) fmt::print("{}\n", report.dump(2));
   });
+}
 
-  // ---- translate ----
+// qkv translate: one sentence from the command line, or one per line from stdin or --input.
+static void register_translate(CLI::App& app) {
   auto sentence_parts = std::make_shared<std::vector<std::string>>();
   auto translate_checkpoint = std::make_shared<std::string>();
   auto translate_device = std::make_shared<std::string>("cpu");
@@ -302,6 +306,12 @@ void register_translator(CLI::App& app) {
     const auto out = loaded.model->translate({words}, loaded.english, loaded.hindi);
     fmt::print("{}\n", join(out[0], " "));
   });
+}
+
+void register_translator(CLI::App& app) {
+  register_train(app);
+  register_eval(app);
+  register_translate(app);
 }
 
 CLI::Validator finite_number() {

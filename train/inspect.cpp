@@ -292,51 +292,45 @@ const std::vector<std::pair<std::string, std::string>>& demo_showcase() {
   return showcase;
 }
 
-static void run_demo(const DemoOptions& o) {
-  const std::vector<std::string> mode_names = {"learned", "static", "none"};
-  const data::Dataset ds = data::load_dataset(o.data_dir);  // fail early, before any output
-  struct ModeResult {
-    std::string mode;
-    TrainResult train;
-    std::vector<EvalResult> splits;  // one per report split (test, then the generalisation splits present)
-    int64_t attention_params = 0;
-    models::LoadedTranslator loaded;
-  };
-  std::vector<std::string> report_splits = {"test"};
-  for (const auto& name : data::generalisation_split_names())
-    if (ds.has(name)) report_splits.push_back(name);
-  std::vector<ModeResult> results, frozen;  // trained token embeddings; frozen (the seed's static ones)
-  fs::create_directories(o.out);
-  auto run = [&](const std::string& mode, bool freeze) {
-    TrainOptions t;
-    t.data_dir = o.data_dir;
-    t.attention = mode;
-    t.epochs = o.epochs;
-    t.layers = o.layers;
-    t.seed = o.seed;
-    t.threads = o.threads;
-    t.freeze_embeddings = freeze;
-    t.out_dir = (fs::path(o.out) / (freeze ? mode + "_frozen" : mode)).string();
-    t.quiet = true;
-    t.force = true;  // the demo owns its output folder: a rerun starts each model over
-    fmt::print("training {:<8} attention{} ({} epochs) ...", mode, freeze ? ", frozen token embeddings" : "", t.epochs);
-    std::fflush(stdout);
-    ModeResult r;
-    r.mode = mode;
-    r.train = train_translator(t);
-    r.loaded = models::load_translator(r.train.checkpoint);
-    for (const auto& name : report_splits)
-      r.splits.push_back(evaluate(*r.loaded.model, ds.split(name), r.loaded.english, r.loaded.hindi));
-    r.attention_params = r.loaded.model->attention_parameter_count();
-    fmt::print(" {:.1f}s, test exact match {:.1f}%\n", r.train.seconds, 100 * r.splits[0].exact_match);
-    return r;
-  };
-  for (const auto& mode : mode_names) results.push_back(run(mode, false));
-  if (o.frozen)
-    for (const auto& mode : {"learned", "static"}) frozen.push_back(run(mode, true));
+// One trained model of the demo, with its greedy exact match on each report split.
+struct DemoModel {
+  std::string mode;
+  TrainResult train;
+  std::vector<EvalResult> splits;  // one per report split (test, then the generalisation splits present)
+  int64_t attention_params = 0;
+  models::LoadedTranslator loaded;
+};
 
-  // ---- the ablation table ----
-  // One exact-match column per split, each as wide as its name.
+// Trains `mode` (frozen: with frozen token embeddings) into OUT/MODE[_frozen] and scores it.
+static DemoModel train_demo_model(const DemoOptions& o, const data::Dataset& ds,
+                                  const std::vector<std::string>& report_splits, const std::string& mode, bool freeze) {
+  TrainOptions t;
+  t.data_dir = o.data_dir;
+  t.attention = mode;
+  t.epochs = o.epochs;
+  t.layers = o.layers;
+  t.seed = o.seed;
+  t.threads = o.threads;
+  t.freeze_embeddings = freeze;
+  t.out_dir = (fs::path(o.out) / (freeze ? mode + "_frozen" : mode)).string();
+  t.quiet = true;
+  t.force = true;  // the demo owns its output folder: a rerun starts each model over
+  fmt::print("training {:<8} attention{} ({} epochs) ...", mode, freeze ? ", frozen token embeddings" : "", t.epochs);
+  std::fflush(stdout);
+  DemoModel r;
+  r.mode = mode;
+  r.train = train_translator(t);
+  r.loaded = models::load_translator(r.train.checkpoint);
+  for (const auto& name : report_splits)
+    r.splits.push_back(evaluate(*r.loaded.model, ds.split(name), r.loaded.english, r.loaded.hindi));
+  r.attention_params = r.loaded.model->attention_parameter_count();
+  fmt::print(" {:.1f}s, test exact match {:.1f}%\n", r.train.seconds, 100 * r.splits[0].exact_match);
+  return r;
+}
+
+// The ablation table: one exact-match column per split, each as wide as its name.
+static std::string ablation_table(const std::vector<std::string>& report_splits, const std::vector<DemoModel>& results,
+                                  const std::vector<DemoModel>& frozen) {
   std::string table = fmt::format("{:<9} {:<17}", "attention", "token embeddings");
   for (const auto& name : report_splits) table += fmt::format(" {:>{}}", name, std::max<size_t>(name.size(), 6));
   table += fmt::format(" {:>12} {:>8}\n", "attn params", "train s");
@@ -347,19 +341,19 @@ static void run_demo(const DemoOptions& o) {
         table += fmt::format(" {:>{}.1f}%", 100 * r.splits[k].exact_match, std::max<size_t>(report_splits[k].size(), 6) - 1);
       table += fmt::format(" {:>12} {:>8.1f}\n", r.attention_params, r.train.seconds);
     }
-  const std::string table_title = fmt::format(
-      "greedy exact match on whole sentences, per split; {} layer{} per model", o.layers, o.layers == 1 ? "" : "s");
-  fmt::print("\nAblation ({}):\n{}", table_title, table);
-  fmt::print("{}\n", layers_explained(o.layers));
+  return table;
+}
 
-  // ---- showcase translations and attention maps ----
-  const auto& showcase = demo_showcase();
+struct DemoPicture {
+  std::string file, caption;
+};
+
+// The showcase sentences translated by every model, and their last-layer attention side by side
+// (static, learned) in OUT/attention_NAME.png; returns the translations' text.
+static std::string showcase_translations(const DemoOptions& o, std::vector<DemoModel>& results,
+                                         std::vector<DemoPicture>& pictures) {
   std::string translations;
-  struct Picture {
-    std::string file, caption;
-  };
-  std::vector<Picture> pictures;
-  for (const auto& [name, sentence] : showcase) {
+  for (const auto& [name, sentence] : demo_showcase()) {
     const std::vector<std::string> words = data::tokenize(sentence);
     translations += fmt::format("\n  {}\n", sentence);
     if (static_cast<int64_t>(words.size()) > results[0].loaded.model->config().layout.max_source) {
@@ -380,29 +374,60 @@ static void run_demo(const DemoOptions& o) {
                                           "Hatched cells are masked.", sentence,
                                           o.layers == 1 ? "" : fmt::format(" in the last layer ({})", o.layers))});
   }
-  fmt::print("\nShowcase translations:{}", translations);
+  return translations;
+}
 
-  // ---- the bank table ----
+// The bank table: cos(bank, bank) across the money and river sentences for a static embedding,
+// parameter-free attention and learned attention, and whether the seed's claim holds.
+struct BankSection {
+  std::string title, table, verdict;
+};
+
+static BankSection bank_section(const DemoOptions& o, std::vector<DemoModel>& results) {
   const std::vector<std::string> money = {"money", "bank", "grows"}, river = {"river", "bank", "flows"};
-  ModeResult& learned = results[0];
-  ModeResult& fixed = results[1];
+  DemoModel& learned = results[0];
+  DemoModel& fixed = results[1];
   const double cos_static = bank_cosine(learned.loaded, money, river, 1, models::TokenVector::Embedding);
   const double cos_free = bank_cosine(fixed.loaded, money, river, 1, models::TokenVector::Contextual);
   const double cos_learned = bank_cosine(learned.loaded, money, river, 1, models::TokenVector::Contextual);
-  const std::string bank_table = fmt::format(
+  BankSection s;
+  s.table = fmt::format(
       "{:<34} {:>8}\n{:<34} {:>8.4f}\n{:<34} {:>8.4f}\n{:<34} {:>8.4f}\n", "representation of 'bank'", "cosine",
       "static embedding (token + position)", cos_static, "parameter-free attention (static)", cos_free,
       "learned W_q, W_k, W_v", cos_learned);
   // The contextual vectors come from the first layer (x + its attention; see Translator::last_contextual).
-  const std::string bank_title = fmt::format("cos(bank in 'money bank grows', bank in 'river bank flows'){}",
-                                             o.layers == 1 ? "" : ", after the first layer's attention");
-  fmt::print("\nBank table: {}\n{}", bank_title, bank_table);
+  s.title = fmt::format("cos(bank in 'money bank grows', bank in 'river bank flows'){}",
+                        o.layers == 1 ? "" : ", after the first layer's attention");
   const bool claim = std::fabs(cos_static - 1.0) < 1e-9 && cos_free < 1.0 && cos_learned < 1.0;
-  const std::string verdict = fmt::format(
+  s.verdict = fmt::format(
       "seed's claim: a static embedding gives 'bank' one vector in both sentences (cos 1.0) and attention makes it "
       "depend on context (cos < 1): {}. Learned attention {} the two senses further apart than parameter-free attention.",
       claim ? "reproduced" : "NOT reproduced", cos_learned < cos_free ? "pushes" : "does not push");
-  fmt::print("{}\n", verdict);
+  return s;
+}
+
+static void run_demo(const DemoOptions& o) {
+  const data::Dataset ds = data::load_dataset(o.data_dir);  // fail early, before any output
+  std::vector<std::string> report_splits = {"test"};
+  for (const auto& name : data::generalisation_split_names())
+    if (ds.has(name)) report_splits.push_back(name);
+  std::vector<DemoModel> results, frozen;  // trained token embeddings; frozen (the seed's static ones)
+  fs::create_directories(o.out);
+  for (const auto& mode : {"learned", "static", "none"}) results.push_back(train_demo_model(o, ds, report_splits, mode, false));
+  if (o.frozen)
+    for (const auto& mode : {"learned", "static"}) frozen.push_back(train_demo_model(o, ds, report_splits, mode, true));
+
+  const std::string table = ablation_table(report_splits, results, frozen);
+  const std::string table_title = fmt::format(
+      "greedy exact match on whole sentences, per split; {} layer{} per model", o.layers, o.layers == 1 ? "" : "s");
+  fmt::print("\nAblation ({}):\n{}", table_title, table);
+  fmt::print("{}\n", layers_explained(o.layers));
+  std::vector<DemoPicture> pictures;
+  const std::string translations = showcase_translations(o, results, pictures);
+  fmt::print("\nShowcase translations:{}", translations);
+  const BankSection bank = bank_section(o, results);
+  fmt::print("\nBank table: {}\n{}", bank.title, bank.table);
+  fmt::print("{}\n", bank.verdict);
 
   // ---- loss curves and index.html ----
   for (const auto& r : results)
@@ -420,9 +445,9 @@ static void run_demo(const DemoOptions& o) {
                   {"LAYERS_EXPLAINED", html_escape(layers_explained(o.layers))},
                   {"ABLATION_TABLE", html_escape(table)},
                   {"SHOWCASE_TRANSLATIONS", html_escape(translations)},
-                  {"BANK_TITLE", html_escape(bank_title)},
-                  {"BANK_TABLE", html_escape(bank_table)},
-                  {"BANK_VERDICT", html_escape(verdict)},
+                  {"BANK_TITLE", html_escape(bank.title)},
+                  {"BANK_TABLE", html_escape(bank.table)},
+                  {"BANK_VERDICT", html_escape(bank.verdict)},
                   {"FIGURES", figures}});
   std::vector<std::string> checkpoints;
   for (const auto& r : results) checkpoints.push_back(r.train.checkpoint);

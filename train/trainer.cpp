@@ -14,6 +14,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 
@@ -139,11 +140,6 @@ void install_interrupt_handlers() {
   sigaction(SIGTERM, &action, nullptr);
 }
 
-static TrainResult run_training(const TrainOptions& o, const data::Dataset& ds, const data::Vocab& english,
-                                const data::Vocab& hindi, const models::TranslatorConfig& config, Device device,
-                                models::Translator& model, const std::vector<Tensor>& trained,
-                                optim::AdamW& optimizer, Generator& gen, RunState& st, dist::ProcessGroup* group);
-
 // Validation split across the ranks (rank r takes the r-th contiguous slice), its sums reduced.
 static EvalResult evaluate_across_ranks(dist::ProcessGroup& group, models::Translator& model,
                                         const std::vector<data::SentencePair>& pairs, const data::Vocab& english,
@@ -225,15 +221,40 @@ static void check_ranks_agree(dist::ProcessGroup& group, const TrainOptions& o, 
   }
 }
 
-TrainResult train_translator(const TrainOptions& requested) {
-  // Data-parallel: join the ranks first (MPI), so that every later error can stop them all.
-  dist::ProcessGroup* group = requested.data_parallel ? &dist::ProcessGroup::world() : nullptr;
-  const bool writer = !group || group->rank() == 0;  // rank 0 alone writes files and progress
-  // --resume takes every setting from the saved state; --force starts over; otherwise an --out
-  // that holds a run is refused (a rerun used to overwrite the best model of the last one).
-  TrainOptions o = requested;
-  std::unique_ptr<SafeTensorsFile> saved = open_saved_state(requested, o);
-  const std::string saved_path = state_path(requested.out_dir);
+// Everything one training run works on: train_translator builds it, run_training advances it.
+struct TrainingRun {
+  const TrainOptions& o;
+  const data::Dataset& ds;
+  const data::Vocab& english;
+  const data::Vocab& hindi;
+  const models::TranslatorConfig& config;
+  Device device;
+  models::Translator& model;
+  const std::vector<Tensor>& trained;
+  optim::AdamW& optimizer;
+  Generator& gen;
+  RunState& st;               // where the run is: saved, and restored by --resume
+  dist::ProcessGroup* group;  // data-parallel ranks, or null
+  bool writer() const { return !group || group->rank() == 0; }  // rank 0 alone writes files
+};
+
+// What run_training reports as it goes (as ggml_opt_epoch's callback); an empty member is skipped.
+struct TrainingProgress {
+  std::function<void(int64_t total_steps)> start;
+  // After each step: the step's loss (on the device; reading it back costs a synchronisation) and
+  // the training seconds so far. The step count and tokens seen are in the run's state.
+  std::function<void(int64_t epoch, const Tensor& loss, double train_seconds)> step;
+  std::function<void(const EpochRecord& record, bool saved_best)> epoch;  // after its validation
+  std::function<void(const TrainResult& result)> finish;                  // rank 0, after the last epoch
+};
+
+// The live line and the per-epoch lines of `qkv train` on stdout; nothing when o.quiet.
+static TrainingProgress console_progress(const TrainingRun& run);
+
+static TrainResult run_training(TrainingRun& run, const TrainingProgress& progress);
+
+// What train_translator checks before anything is built (the command line checks ranges too).
+static void check_train_options(const TrainOptions& o) {
   if (o.epochs <= 0) throw std::runtime_error(fmt::format("--epochs must be positive, got {}", o.epochs));
   if (o.batch <= 0) throw std::runtime_error(fmt::format("--batch must be positive, got {}", o.batch));
   if (!(o.lr > 0)) throw std::runtime_error(fmt::format("--lr must be positive, got {}", o.lr));
@@ -241,19 +262,12 @@ TrainResult train_translator(const TrainOptions& requested) {
   if (o.threads < 0) throw std::runtime_error(fmt::format("--threads must be >= 0, got {}", o.threads));
   if (o.dtype != "float32" && o.dtype != "float64")
     throw std::runtime_error(fmt::format("--dtype must be float32 or float64, got '{}'", o.dtype));
-  if (!writer) o.quiet = true;
-  Device device = Device::parse(o.device);
-#ifdef QKV_WITH_CUDA
-  if (group && device.type == DeviceType::CUDA && cuda_available())  // rank r uses GPU r mod (number of GPUs)
-    device = Device::cuda(group->rank() % cuda_device_count());
-#endif
-  if (o.threads > 0) set_cpu_threads(o.threads);
+}
 
-  // Everything that can fail on input happens before the output directory is touched.
-  const data::Dataset ds = data::load_dataset(o.data_dir);
-  std::vector<std::vector<std::string>> en_sentences, hi_sentences;
-  for (const auto& p : ds.train) en_sentences.push_back(p.english), hi_sentences.push_back(p.hindi);
-  const data::Vocab english = data::Vocab::build(en_sentences), hindi = data::Vocab::build(hi_sentences);
+// The run's model config: the options' architecture, the vocabularies' sizes and the layout of the
+// training split, which every split present must fit.
+static models::TranslatorConfig translator_config(const TrainOptions& o, const data::Dataset& ds,
+                                                  const data::Vocab& english, const data::Vocab& hindi) {
   models::TranslatorConfig config;
   config.attention = models::parse_attention_mode(o.attention);
   config.layers = o.layers;
@@ -271,6 +285,33 @@ TrainResult train_translator(const TrainOptions& requested) {
           static_cast<int64_t>(p.hindi.size()) + 1 > config.layout.max_target)
         throw std::runtime_error(p.source + ": sentence is longer than every training sentence");
     }
+  return config;
+}
+
+TrainResult train_translator(const TrainOptions& requested) {
+  // Data-parallel: join the ranks first (MPI), so that every later error can stop them all.
+  dist::ProcessGroup* group = requested.data_parallel ? &dist::ProcessGroup::world() : nullptr;
+  const bool writer = !group || group->rank() == 0;  // rank 0 alone writes files and progress
+  // --resume takes every setting from the saved state; --force starts over; otherwise an --out
+  // that holds a run is refused (a rerun used to overwrite the best model of the last one).
+  TrainOptions o = requested;
+  std::unique_ptr<SafeTensorsFile> saved = open_saved_state(requested, o);
+  const std::string saved_path = state_path(requested.out_dir);
+  check_train_options(o);
+  if (!writer) o.quiet = true;
+  Device device = Device::parse(o.device);
+#ifdef QKV_WITH_CUDA
+  if (group && device.type == DeviceType::CUDA && cuda_available())  // rank r uses GPU r mod (number of GPUs)
+    device = Device::cuda(group->rank() % cuda_device_count());
+#endif
+  if (o.threads > 0) set_cpu_threads(o.threads);
+
+  // Everything that can fail on input happens before the output directory is touched.
+  const data::Dataset ds = data::load_dataset(o.data_dir);
+  std::vector<std::vector<std::string>> en_sentences, hi_sentences;
+  for (const auto& p : ds.train) en_sentences.push_back(p.english), hi_sentences.push_back(p.hindi);
+  const data::Vocab english = data::Vocab::build(en_sentences), hindi = data::Vocab::build(hi_sentences);
+  const models::TranslatorConfig config = translator_config(o, ds, english, hindi);
   Generator gen(o.seed);
   models::Translator model(config, gen);
   if (o.dtype == "float64") model.to(DType::F64);
@@ -290,7 +331,8 @@ TrainResult train_translator(const TrainOptions& requested) {
   }
 
   if (group) check_ranks_agree(*group, o, ds, config);  // after every input check, before any output
-  if (!writer) return run_training(o, ds, english, hindi, config, device, model, trained, optimizer, gen, st, group);
+  TrainingRun run{o, ds, english, hindi, config, device, model, trained, optimizer, gen, st, group};
+  if (!writer) return run_training(run, console_progress(run));
   const bool created_out = !fs::exists(o.out_dir);
   fs::create_directories(o.out_dir);
   remove_stale_temp_files(o.out_dir);
@@ -300,7 +342,7 @@ TrainResult train_translator(const TrainOptions& requested) {
       fs::remove(fs::path(o.out_dir) / name, ec);
   }
   try {
-    return run_training(o, ds, english, hindi, config, device, model, trained, optimizer, gen, st, group);
+    return run_training(run, console_progress(run));
   } catch (...) {
     // A run that stops before its first checkpoint (or a saved state) leaves no directory it made.
     std::error_code ec;
@@ -311,202 +353,289 @@ TrainResult train_translator(const TrainOptions& requested) {
   }
 }
 
-static TrainResult run_training(const TrainOptions& o, const data::Dataset& ds, const data::Vocab& english,
-                                const data::Vocab& hindi, const models::TranslatorConfig& config, Device device,
-                                models::Translator& model, const std::vector<Tensor>& trained,
-                                optim::AdamW& optimizer, Generator& gen, RunState& st, dist::ProcessGroup* group) {
-  TrainResult result;
-  result.checkpoint = (fs::path(o.out_dir) / "model.safetensors").string();
-  const bool live = !o.quiet && isatty(STDOUT_FILENO);
-  const int64_t steps_per_epoch = (static_cast<int64_t>(ds.train.size()) + o.batch - 1) / o.batch;
-  const int64_t total_steps = steps_per_epoch * o.epochs;
-  const int64_t warmup_steps = optim::default_warmup_steps(steps_per_epoch, total_steps);
-  if (!o.quiet)
+static TrainingProgress console_progress(const TrainingRun& run) {
+  if (run.o.quiet) return {};
+  const bool live = isatty(STDOUT_FILENO);
+  auto total = std::make_shared<int64_t>(0);
+  auto last_draw = std::make_shared<Clock::time_point>(Clock::now());
+  TrainingProgress p;
+  p.start = [&run, total](int64_t total_steps) {
+    const TrainOptions& o = run.o;
+    *total = total_steps;
     fmt::print("training {} attention, {} layer{}: {} train / {} valid pairs, {} parameters ({} in attention), {} steps\n",
-               o.attention, o.layers, o.layers == 1 ? "" : "s", ds.train.size(), ds.valid.size(), model.parameter_count(),
-               model.attention_parameter_count(), total_steps);
-
-  if (!o.quiet && o.resume)
-    fmt::print("resuming {} at epoch {}, step {} of {}\n", o.out_dir, st.epoch, st.step, total_steps);
-
-  const auto start = Clock::now();
-  auto last_draw = start;
-  double& train_seconds = st.train_seconds;
-  int64_t& tokens_seen = st.tokens_seen;
-  int64_t& step = st.step;
-  result.best_epoch = st.best_epoch;
-  result.history = st.history;
-  constexpr int64_t kCheckEvery = 100;  // steps between non-finite checks on a GPU
-  Tensor window_loss, window_norm;
-  int64_t checked_steps = step;
-  // Where the last good checkpoint is, for the message that stops a run.
-  const auto kept_note = [&] {
-    return result.best_epoch > 0 ? fmt::format("; the last good checkpoint (epoch {}) is kept in {}", result.best_epoch,
-                                               result.checkpoint)
-                                 : std::string("; no checkpoint was written");
+               o.attention, o.layers, o.layers == 1 ? "" : "s", run.ds.train.size(), run.ds.valid.size(),
+               run.model.parameter_count(), run.model.attention_parameter_count(), total_steps);
+    if (o.resume) fmt::print("resuming {} at epoch {}, step {} of {}\n", o.out_dir, run.st.epoch, run.st.step, total_steps);
   };
-  if (st.csv.empty()) st.csv = "epoch,train_loss,valid_loss,valid_token_accuracy,valid_exact_match,seconds\n";
-  const bool writer = !group || group->rank() == 0;  // rank 0 alone writes files
-  const auto save = [&] {
-    st.dropout_rng = model.dropout_generator().state();
-    if (writer) save_state(o.out_dir, o, config, model, optimizer, trained, st);
+  if (live)
+    p.step = [&run, total, last_draw](int64_t epoch, const Tensor& loss, double elapsed) {
+      if (seconds_since(*last_draw) <= 0.2) return;  // the live line reads the loss back ~5 times a second
+      *last_draw = Clock::now();
+      const RunState& st = run.st;
+      const double loss_value = loss.item();
+      const double eta = elapsed / st.step * (*total - st.step);
+      fmt::print("\r\033[Kepoch {:>3}/{}  step {:>5}/{}  loss {:.4f}  {:>7.0f} tok/s  ETA {}", epoch, run.o.epochs,
+                 st.step, *total, loss_value, st.tokens_seen / std::max(elapsed, 1e-9), format_eta(eta));
+      std::fflush(stdout);
+    };
+  p.epoch = [&run, total, live](const EpochRecord& rec, bool better) {
+    const RunState& st = run.st;
+    if (live) fmt::print("\r\033[K");
+    const double eta = st.train_seconds / std::max<int64_t>(st.step, 1) * (*total - st.step);
+    fmt::print("epoch {:>3}/{}  train loss {:.4f}  valid loss {:.4f}  token acc {:5.1f}%  exact {:5.1f}%  {:>7.0f} tok/s  ETA {}{}\n",
+               rec.epoch, run.o.epochs, rec.train_loss, rec.valid.loss, 100 * rec.valid.token_accuracy,
+               100 * rec.valid.exact_match, st.tokens_seen / std::max(st.train_seconds, 1e-9), format_eta(eta),
+               better ? "  *saved" : "");
+    std::fflush(stdout);
   };
-  // Data-parallel: a signal seen by any rank, summed with the gradients, stops all at one step.
-  int ranks_interrupted = 0;
-  std::unique_ptr<std::ofstream> step_losses;
-  if (writer && !o.step_losses.empty()) step_losses = std::make_unique<std::ofstream>(o.step_losses);
-  const auto interrupted = [&](int64_t epoch) {
-    const int sig = group ? (ranks_interrupted > 0 ? interrupt_signal.load() : 0) : interrupt_signal.load();
-    const bool any = group ? ranks_interrupted > 0 : sig != 0;
-    if (!any && !(o.stop_after_steps > 0 && step == o.stop_after_steps)) return;
+  p.finish = [](const TrainResult& result) {
+    fmt::print("best valid epoch {} -> {}  ({:.1f}s, {:.0f} tokens/s)\n", result.best_epoch, result.checkpoint,
+               result.seconds, result.tokens_per_second);
+  };
+  return p;
+}
+
+// Where the last good checkpoint is, for the message that stops a run.
+static std::string kept_note(const TrainResult& result) {
+  return result.best_epoch > 0 ? fmt::format("; the last good checkpoint (epoch {}) is kept in {}", result.best_epoch,
+                                             result.checkpoint)
+                               : std::string("; no checkpoint was written");
+}
+
+// ---- the rank's batch slice ----
+
+// The batch this rank trains on for the global batch idx: all of it, or (data-parallel) the
+// rank's contiguous slice, whose loss is weighted by its share of the global batch's target
+// tokens so that the summed gradient is the whole batch's. An empty slice is a batch without rows.
+struct RankBatch {
+  data::Batch batch;
+  int64_t batch_tokens = 0;  // data-parallel: the global batch's target tokens
+  double share = 1.0;
+};
+
+static RankBatch rank_batch(const TrainingRun& run, std::vector<size_t> idx) {
+  RankBatch r;
+  if (run.group) {
+    for (size_t i : idx) r.batch_tokens += static_cast<int64_t>(run.ds.train[i].hindi.size()) + 1;  // + <eos>
+    const size_t n = idx.size(), rank = static_cast<size_t>(run.group->rank()), N = static_cast<size_t>(run.group->size());
+    idx = std::vector<size_t>(idx.begin() + n * rank / N, idx.begin() + n * (rank + 1) / N);
+  }
+  r.batch = idx.empty() ? data::Batch{}
+                        : data::make_batch(run.ds.train, idx, run.english, run.hindi,
+                                           trimmed_layout(run.config.layout, run.ds.train, idx), run.device);
+  if (run.group) r.share = static_cast<double>(r.batch.target_tokens) / static_cast<double>(r.batch_tokens);
+  return r;
+}
+
+// Data-parallel: one all-reduce per step carries every gradient, this rank's loss share (the loss
+// becomes the global batch's) and whether this rank saw a signal. Returns how many ranks saw one.
+static int all_reduce_step(const TrainingRun& run, Tensor& loss) {
+  const Tensor zero = Tensor::zeros({}, run.trained.front().dtype(), run.device);
+  const auto summed = dist::all_reduce_gradients(
+      *run.group, run.trained,
+      {loss.defined() ? loss.detach() : zero, Tensor::scalar(interrupt_signal.load() != 0 ? 1.0 : 0.0)});
+  loss = reshape(summed[0], {});
+  return static_cast<int>(summed[1].item());
+}
+
+// ---- the non-finite check ----
+
+// A non-finite loss or gradient norm stops training before the step spoils the weights. The sums
+// of a window of steps stay on the device; the CPU reads them every step (a memory read), a GPU
+// every kCheckEvery steps and at the end of an epoch, so there the message names the window.
+class NonFiniteCheck {
+ public:
+  static constexpr int64_t kCheckEvery = 100;  // steps between reads on a GPU
+  explicit NonFiniteCheck(int64_t steps_done) : checked_steps_(steps_done) {}
+  // Adds step `step` (1-based) of `epoch`; reads the window back when it is due (always on the
+  // CPU) and throws naming the epoch and step(s), the learning rate and the kept checkpoint.
+  void add_step(const Tensor& loss, const Tensor& grad_norm, int64_t epoch, int64_t step, bool epoch_end,
+           const TrainingRun& run, const TrainResult& result) {
+    window_loss_ = window_loss_.defined() ? add(window_loss_, loss.detach()) : loss.detach();
+    if (grad_norm.defined()) window_norm_ = window_norm_.defined() ? add(window_norm_, grad_norm) : grad_norm;
+    if (!(run.device == Device::cpu() || step % kCheckEvery == 0 || epoch_end)) return;
+    const int64_t first = checked_steps_ + 1, last = step;
+    const auto where = [&] {
+      return first == last ? fmt::format("epoch {}, step {}", epoch, last)
+                           : fmt::format("epoch {}, one of steps {} to {}", epoch, first, last);
+    };
+    const double loss_value = window_loss_.item();
+    if (!std::isfinite(loss_value))
+      throw std::runtime_error(fmt::format("training stopped: the loss was {} at {} (learning rate {:g}){}",
+                                           loss_value, where(), run.optimizer.lr, kept_note(result)));
+    if (window_norm_.defined() && !std::isfinite(window_norm_.item()))
+      throw std::runtime_error(fmt::format("training stopped: the gradient norm was {} at {} (learning rate {:g}){}",
+                                           window_norm_.item(), where(), run.optimizer.lr, kept_note(result)));
+    window_loss_ = Tensor();
+    window_norm_ = Tensor();
+    checked_steps_ = last;
+  }
+
+ private:
+  Tensor window_loss_, window_norm_;
+  int64_t checked_steps_;
+};
+
+// ---- state saving and interrupts ----
+
+// The run's state is saved every kStateEvery steps, after each epoch but the last and when the run
+// is interrupted (SIGINT, SIGTERM, or stop_after_steps in tests), which then throws Interrupted.
+// Data-parallel: a signal seen by any rank arrives with the summed gradients, so all stop at one step.
+class StateSaver {
+ public:
+  explicit StateSaver(TrainingRun& run) : run_(run) {}
+  void save() {
+    run_.st.dropout_rng = run_.model.dropout_generator().state();
+    if (run_.writer()) save_state(run_.o.out_dir, run_.o, run_.config, run_.model, run_.optimizer, run_.trained, run_.st);
+  }
+  void set_ranks_interrupted(int count) { ranks_interrupted_ = count; }
+  // After each step: the periodic save (not at an epoch's end, which saves anyway), then the interrupt.
+  void after_step(int64_t epoch, size_t epoch_size) {
+    const RunState& st = run_.st;
+    if (st.step % kStateEvery == 0 && st.position < static_cast<int64_t>(epoch_size)) save();
+    const int sig = run_.group ? (ranks_interrupted_ > 0 ? interrupt_signal.load() : 0) : interrupt_signal.load();
+    const bool any = run_.group ? ranks_interrupted_ > 0 : sig != 0;
+    if (!any && !(run_.o.stop_after_steps > 0 && st.step == run_.o.stop_after_steps)) return;
     save();
     throw Interrupted(fmt::format("interrupted{} at epoch {}, step {}: the run is saved; continue it with qkv train "
                                   "--resume --out {}",
-                                  sig == SIGINT ? " (SIGINT)" : sig == SIGTERM ? " (SIGTERM)" : "", epoch, step,
-                                  o.out_dir));
+                                  sig == SIGINT ? " (SIGINT)" : sig == SIGTERM ? " (SIGTERM)" : "", epoch, st.step,
+                                  run_.o.out_dir));
+  }
+
+ private:
+  TrainingRun& run_;
+  int ranks_interrupted_ = 0;
+};
+
+// ---- the loop ----
+
+// The state of a fresh epoch (its generator state first, so a resumed run replays its shuffle).
+static void start_epoch(RunState& st, int64_t epoch, const Generator& gen) {
+  st.epoch = epoch;
+  st.position = 0;
+  st.loss_sum = Tensor();
+  st.loss_count = 0;
+  st.epoch_rng = gen.state();
+}
+
+struct StepPlan {
+  int64_t total_steps = 0, warmup_steps = 0;
+  std::ofstream* step_losses = nullptr;  // testing: each step's global loss
+};
+
+// One step on the global batch order[begin, begin + batch): this rank's slice, the scheduled
+// learning rate, the all-reduce, the non-finite check and the update, then the run's counters,
+// the periodic save and the interrupt check. Returns the step's loss (on the device).
+static Tensor train_one_batch(TrainingRun& run, const StepPlan& plan, int64_t epoch, const std::vector<size_t>& order,
+                              size_t begin, NonFiniteCheck& nonfinite, StateSaver& saver, const TrainResult& result) {
+  const TrainOptions& o = run.o;
+  RunState& st = run.st;
+  int64_t& tokens_seen = st.tokens_seen;
+  int64_t& step = st.step;
+  const size_t end = std::min(order.size(), begin + o.batch);
+  const RankBatch mine = rank_batch(run, std::vector<size_t>(order.begin() + begin, order.begin() + end));
+  const data::Batch& batch = mine.batch;
+  // linear warm-up over the first epoch (at most a tenth of the run), then cosine decay to 10% of --lr
+  models::StepOptions step_options;
+  step_options.lr = optim::scheduled_learning_rate(step, plan.total_steps, plan.warmup_steps, o.lr, o.schedule);
+  step_options.clip = o.clip;
+  if (run.group) step_options.loss_scale = mine.share;
+  step_options.after_backward = [&](Tensor& loss) {
+    if (run.group) saver.set_ranks_interrupted(all_reduce_step(run, loss));
+    if (plan.step_losses) *plan.step_losses << fmt::format("{:.17g}\n", loss.item());
   };
+  step_options.before_update = [&](const Tensor& loss, const Tensor& grad_norm) {
+    nonfinite.add_step(loss, grad_norm, epoch, step + 1, end >= order.size(), run, result);
+  };
+  const Tensor loss = models::train_step(run.model, run.optimizer, run.trained, batch, step_options).loss;
+  ++step;
+  tokens_seen += run.group ? mine.batch_tokens : batch.target_tokens;
+  st.loss_sum = st.loss_sum.defined() ? add(st.loss_sum, loss.detach()) : loss.detach();  // read once per epoch
+  ++st.loss_count;
+  st.position = static_cast<int64_t>(end);
+  saver.after_step(epoch, order.size());
+  return loss;
+}
+
+// After an epoch's steps: validation (across the ranks), the best checkpoint (by valid exact match,
+// ties broken by valid loss), metrics.csv, and the state from which the next epoch would resume.
+static void finish_epoch(TrainingRun& run, int64_t epoch, TrainResult& result, StateSaver& saver,
+                         const TrainingProgress& progress) {
+  const TrainOptions& o = run.o;
+  RunState& st = run.st;
+  EpochRecord rec;
+  rec.epoch = epoch;
+  rec.train_loss = st.loss_sum.item() / std::max<int64_t>(st.loss_count, 1);
+  rec.valid = run.group ? evaluate_across_ranks(*run.group, run.model, run.ds.valid, run.english, run.hindi)
+                        : evaluate(run.model, run.ds.valid, run.english, run.hindi);
+  if (!std::isfinite(rec.valid.loss) || !std::isfinite(rec.train_loss))
+    throw std::runtime_error(fmt::format("training stopped: the {} loss was {} after epoch {}{}",
+                                         std::isfinite(rec.train_loss) ? "valid" : "train",
+                                         std::isfinite(rec.train_loss) ? rec.valid.loss : rec.train_loss, epoch,
+                                         kept_note(result)));
+  rec.seconds = st.train_seconds;
+  result.history.push_back(rec);
+  const bool better = rec.valid.exact_match > st.best_exact ||
+                      (rec.valid.exact_match == st.best_exact && rec.valid.loss < st.best_loss);
+  if (better) {
+    st.best_exact = rec.valid.exact_match;
+    st.best_loss = rec.valid.loss;
+    st.best_epoch = result.best_epoch = epoch;
+    if (run.writer()) models::save_translator(result.checkpoint, run.model, run.english, run.hindi);
+  }
+  st.csv += fmt::format("{},{:.6f},{:.6f},{:.6f},{:.6f},{:.3f}\n", epoch, rec.train_loss, rec.valid.loss,
+                        rec.valid.token_accuracy, rec.valid.exact_match, rec.seconds);
+  if (run.writer()) write_file_atomic((fs::path(o.out_dir) / "metrics.csv").string(), st.csv);  // complete after every epoch
+  st.history = result.history;
+  if (epoch < o.epochs) {  // the next epoch starts from here if the run is interrupted
+    start_epoch(st, epoch + 1, run.gen);
+    saver.save();
+  }
+  if (progress.epoch) progress.epoch(rec, better);
+}
+
+static TrainResult run_training(TrainingRun& run, const TrainingProgress& progress) {
+  const TrainOptions& o = run.o;
+  RunState& st = run.st;
+  TrainResult result;
+  result.checkpoint = (fs::path(o.out_dir) / "model.safetensors").string();
+  StepPlan plan;
+  const int64_t steps_per_epoch = (static_cast<int64_t>(run.ds.train.size()) + o.batch - 1) / o.batch;
+  plan.total_steps = steps_per_epoch * o.epochs;
+  plan.warmup_steps = optim::default_warmup_steps(steps_per_epoch, plan.total_steps);
+  if (progress.start) progress.start(plan.total_steps);
+  const auto start = Clock::now();
+  result.best_epoch = st.best_epoch;
+  result.history = st.history;
+  NonFiniteCheck nonfinite(st.step);
+  if (st.csv.empty()) st.csv = "epoch,train_loss,valid_loss,valid_token_accuracy,valid_exact_match,seconds\n";
+  StateSaver saver(run);
+  std::unique_ptr<std::ofstream> step_losses;
+  if (run.writer() && !o.step_losses.empty()) step_losses = std::make_unique<std::ofstream>(o.step_losses);
+  plan.step_losses = step_losses.get();
   for (int64_t epoch = st.epoch; epoch <= o.epochs; ++epoch) {
-    model.train(true);
+    run.model.train(true);
     const auto epoch_start = Clock::now();
-    if (epoch != st.epoch || st.epoch_rng.empty()) {  // a fresh epoch (a resumed one restored its own)
-      st.epoch = epoch;
-      st.position = 0;
-      st.loss_sum = Tensor();
-      st.loss_count = 0;
-      st.epoch_rng = gen.state();
-    }
-    const std::vector<size_t> order = data::shuffled_indices(ds.train.size(), gen);
-    Tensor& loss_sum = st.loss_sum;  // summed on the device; read once per log line
-    int64_t& loss_count = st.loss_count;
+    if (epoch != st.epoch || st.epoch_rng.empty()) start_epoch(st, epoch, run.gen);  // a resumed epoch restored its own
+    const std::vector<size_t> order = data::shuffled_indices(run.ds.train.size(), run.gen);
     for (size_t begin = static_cast<size_t>(st.position); begin < order.size(); begin += o.batch) {
-      std::vector<size_t> idx(order.begin() + begin, order.begin() + std::min(order.size(), begin + o.batch));
-      // Data-parallel: this rank's contiguous slice of the global batch; its loss is weighted by
-      // its share of the batch's target tokens, so the summed gradient is the whole batch's.
-      double share = 1.0;
-      int64_t batch_tokens = 0;
-      if (group) {
-        for (size_t i : idx) batch_tokens += static_cast<int64_t>(ds.train[i].hindi.size()) + 1;  // + <eos>
-        const size_t n = idx.size(), r = static_cast<size_t>(group->rank()), N = static_cast<size_t>(group->size());
-        idx = std::vector<size_t>(idx.begin() + n * r / N, idx.begin() + n * (r + 1) / N);
-      }
-      const data::Batch batch =
-          idx.empty() ? data::Batch{}
-                      : data::make_batch(ds.train, idx, english, hindi, trimmed_layout(config.layout, ds.train, idx), device);
-      if (group) share = static_cast<double>(batch.target_tokens) / static_cast<double>(batch_tokens);
-      // linear warm-up over the first epoch (at most a tenth of the run), then cosine decay to 10% of --lr
-      models::StepOptions step_options;
-      step_options.lr = optim::scheduled_learning_rate(step, total_steps, warmup_steps, o.lr, o.schedule);
-      step_options.clip = o.clip;
-      if (group) step_options.loss_scale = share;
-      step_options.after_backward = [&](Tensor& loss) {
-        if (group) {  // one all-reduce: every gradient, this rank's loss share and its interrupt flag
-          const Tensor zero = Tensor::zeros({}, trained.front().dtype(), device);
-          const auto summed = dist::all_reduce_gradients(
-              *group, trained,
-              {loss.defined() ? loss.detach() : zero, Tensor::scalar(interrupt_signal.load() != 0 ? 1.0 : 0.0)});
-          loss = reshape(summed[0], {});
-          ranks_interrupted = static_cast<int>(summed[1].item());
-        }
-        if (step_losses) *step_losses << fmt::format("{:.17g}\n", loss.item());
-      };
-      // Non-finite loss or gradient norm: stop before the step spoils the weights. The sums of a
-      // window of steps stay on the device; the CPU reads them every step (a memory read), a GPU
-      // every kCheckEvery steps, so there the message names the window.
-      step_options.before_update = [&](const Tensor& loss, const Tensor& grad_norm) {
-        window_loss = window_loss.defined() ? add(window_loss, loss.detach()) : loss.detach();
-        if (grad_norm.defined()) window_norm = window_norm.defined() ? add(window_norm, grad_norm) : grad_norm;
-        if (device == Device::cpu() || (step + 1) % kCheckEvery == 0 || begin + o.batch >= order.size()) {
-          const int64_t first = checked_steps + 1, last = step + 1;
-          const auto where = [&] {
-            return first == last ? fmt::format("epoch {}, step {}", epoch, last)
-                                 : fmt::format("epoch {}, one of steps {} to {}", epoch, first, last);
-          };
-          const double loss_value = window_loss.item();
-          if (!std::isfinite(loss_value))
-            throw std::runtime_error(fmt::format("training stopped: the loss was {} at {} (learning rate {:g}){}",
-                                                 loss_value, where(), optimizer.lr, kept_note()));
-          if (window_norm.defined() && !std::isfinite(window_norm.item()))
-            throw std::runtime_error(fmt::format("training stopped: the gradient norm was {} at {} (learning rate {:g}){}",
-                                                 window_norm.item(), where(), optimizer.lr, kept_note()));
-          window_loss = Tensor();
-          window_norm = Tensor();
-          checked_steps = last;
-        }
-      };
-      const Tensor loss = models::train_step(model, optimizer, trained, batch, step_options).loss;
-      ++step;
-      tokens_seen += group ? batch_tokens : batch.target_tokens;
-      loss_sum = loss_sum.defined() ? add(loss_sum, loss.detach()) : loss.detach();
-      ++loss_count;
-      st.position = static_cast<int64_t>(std::min(order.size(), begin + o.batch));
-      if (step % kStateEvery == 0 && st.position < static_cast<int64_t>(order.size())) save();
-      interrupted(epoch);
-      if (live && seconds_since(last_draw) > 0.2) {  // the live line reads the loss back ~5 times a second
-        last_draw = Clock::now();
-        const double loss_value = loss.item();
-        const double elapsed = train_seconds + seconds_since(epoch_start);
-        const double eta = elapsed / step * (total_steps - step);
-        fmt::print("\r\033[Kepoch {:>3}/{}  step {:>5}/{}  loss {:.4f}  {:>7.0f} tok/s  ETA {}", epoch, o.epochs,
-                   step, total_steps, loss_value, tokens_seen / std::max(elapsed, 1e-9), format_eta(eta));
-        std::fflush(stdout);
-      }
+      const Tensor loss = train_one_batch(run, plan, epoch, order, begin, nonfinite, saver, result);
+      if (progress.step) progress.step(epoch, loss, st.train_seconds + seconds_since(epoch_start));
     }
-    train_seconds += seconds_since(epoch_start);
-    EpochRecord rec;
-    rec.epoch = epoch;
-    rec.train_loss = loss_sum.item() / std::max<int64_t>(loss_count, 1);
-    rec.valid = group ? evaluate_across_ranks(*group, model, ds.valid, english, hindi)
-                      : evaluate(model, ds.valid, english, hindi);
-    if (!std::isfinite(rec.valid.loss) || !std::isfinite(rec.train_loss))
-      throw std::runtime_error(fmt::format("training stopped: the {} loss was {} after epoch {}{}",
-                                           std::isfinite(rec.train_loss) ? "valid" : "train",
-                                           std::isfinite(rec.train_loss) ? rec.valid.loss : rec.train_loss, epoch,
-                                           kept_note()));
-    rec.seconds = train_seconds;
-    result.history.push_back(rec);
-    // keep the best epoch by valid exact match, ties broken by valid loss
-    const bool better = rec.valid.exact_match > st.best_exact ||
-                        (rec.valid.exact_match == st.best_exact && rec.valid.loss < st.best_loss);
-    if (better) {
-      st.best_exact = rec.valid.exact_match;
-      st.best_loss = rec.valid.loss;
-      st.best_epoch = result.best_epoch = epoch;
-      if (writer) models::save_translator(result.checkpoint, model, english, hindi);
-    }
-    st.csv += fmt::format("{},{:.6f},{:.6f},{:.6f},{:.6f},{:.3f}\n", epoch, rec.train_loss, rec.valid.loss,
-                          rec.valid.token_accuracy, rec.valid.exact_match, rec.seconds);
-    if (writer) write_file_atomic((fs::path(o.out_dir) / "metrics.csv").string(), st.csv);  // complete after every epoch
-    st.history = result.history;
-    if (epoch < o.epochs) {  // the next epoch starts from here if the run is interrupted
-      st.epoch = epoch + 1;
-      st.position = 0;
-      st.loss_sum = Tensor();
-      st.loss_count = 0;
-      st.epoch_rng = gen.state();
-      save();
-    }
-    if (!o.quiet) {
-      if (live) fmt::print("\r\033[K");
-      const double eta = train_seconds / std::max<int64_t>(step, 1) * (total_steps - step);
-      fmt::print("epoch {:>3}/{}  train loss {:.4f}  valid loss {:.4f}  token acc {:5.1f}%  exact {:5.1f}%  {:>7.0f} tok/s  ETA {}{}\n",
-                 epoch, o.epochs, rec.train_loss, rec.valid.loss, 100 * rec.valid.token_accuracy,
-                 100 * rec.valid.exact_match, tokens_seen / std::max(train_seconds, 1e-9), format_eta(eta),
-                 better ? "  *saved" : "");
-      std::fflush(stdout);
-    }
+    st.train_seconds += seconds_since(epoch_start);
+    finish_epoch(run, epoch, result, saver, progress);
   }
   result.seconds = seconds_since(start);
-  result.tokens_per_second = tokens_seen / std::max(train_seconds, 1e-9);
-  if (!writer) return result;
+  result.tokens_per_second = st.tokens_seen / std::max(st.train_seconds, 1e-9);
+  if (!run.writer()) return result;
   {
     std::error_code ec;
     fs::remove(state_path(o.out_dir), ec);  // the run is complete: nothing to resume
   }
   write_loss_plot((fs::path(o.out_dir) / "loss.png").string(), result.history,
                   fmt::format("{} attention: loss per epoch", o.attention));
-  if (!o.quiet)
-    fmt::print("best valid epoch {} -> {}  ({:.1f}s, {:.0f} tokens/s)\n", result.best_epoch, result.checkpoint,
-               result.seconds, result.tokens_per_second);
+  if (progress.finish) progress.finish(result);
   return result;
 }
 

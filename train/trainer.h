@@ -14,7 +14,7 @@ namespace qkv::app {
 struct TrainOptions {
   std::string data_dir = "data/idioms";
   std::string attention = "learned";
-  // The defaults were chosen by measurement on data/idioms (see README, "Choosing the defaults").
+  // The defaults were chosen by measurement on data/idioms (RESULTS.md, "How the defaults were chosen").
   int64_t layers = 5;  // stacked attention + feed-forward layers (the one default for train and demo)
   int64_t d_model = 64, d_k = 64, d_ff = 128;
   std::string activation = "relu";
@@ -22,7 +22,9 @@ struct TrainOptions {
   double lr = 5e-3, weight_decay = 0.01, clip = 1.0, dropout = 0.0;
   uint64_t seed = 1;
   int threads = 0;  // CPU threads; 0: keep the count set before (apply_threads: QKV_THREADS, else one per core)
-  std::string schedule = "cosine";  // cosine (1-epoch warm-up, decay to 10%) | constant
+  // cosine: a linear warm-up over one epoch or a tenth of the run, whichever is shorter, then cosine
+  // decay to 10% (optim::scheduled_learning_rate and default_warmup_steps, framework/optim.cpp) | constant
+  std::string schedule = "cosine";
   std::string out_dir = "runs/learned";
   std::string device = "cpu";
   bool freeze_embeddings = false;  // keep token embeddings at their random start

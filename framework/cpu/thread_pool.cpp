@@ -24,7 +24,8 @@ namespace {
 using Clock = std::chrono::steady_clock;
 
 // How long a worker spins for the next call before it sleeps, and how long the caller spins for
-// the last pieces in workers' hands before it sleeps. See the README (Threads) for the measurements.
+// the last pieces in workers' hands before it sleeps. RESULTS.md ("Threads on a busy machine") has
+// the measurements.
 constexpr auto kWorkerSpin = std::chrono::microseconds(100);
 constexpr auto kCallerSpin = std::chrono::microseconds(20);
 

@@ -30,6 +30,7 @@
 #include "models/translator.h"
 #include "models/translator_io.h"
 #include "tests/op_cases.h"
+#include "tests/test_config.h"
 
 using namespace qkv;
 
@@ -365,13 +366,7 @@ std::vector<double> train_losses(Device device, bool check_checkpoint = false) {
     layout.max_target = std::max<int64_t>(layout.max_target, static_cast<int64_t>(p.hindi.size()) + 1);
   }
   const data::Vocab english = data::Vocab::build(en), hindi = data::Vocab::build(hi);
-  models::TranslatorConfig config;
-  config.d_model = 32;
-  config.d_k = 16;
-  config.d_ff = 64;
-  config.source_vocab = english.size();
-  config.target_vocab = hindi.size();
-  config.layout = layout;
+  const models::TranslatorConfig config = qkv::testing::test_config({32, 16, 64}, english.size(), hindi.size(), layout);
   Generator gen(1);
   models::Translator model(config, gen);
   if (device != Device::cpu()) model.to(device);

@@ -1,0 +1,96 @@
+// models/block.cpp — the translator's layer: the attention modes, the feed-forward layer and the
+// block's one forward. The row layouts (sequence, packed rows, cache) are the translator's contexts.
+#include "block.h"
+
+#include <fmt/format.h>
+
+#include <cmath>
+#include <limits>
+#include <stdexcept>
+
+namespace qkv::models {
+
+std::string attention_mode_name(AttentionMode mode) {
+  switch (mode) {
+    case AttentionMode::Learned: return "learned";
+    case AttentionMode::Static: return "static";
+    case AttentionMode::None: return "none";
+  }
+  return "?";
+}
+
+AttentionMode parse_attention_mode(const std::string& text) {
+  if (text == "learned") return AttentionMode::Learned;
+  if (text == "static") return AttentionMode::Static;
+  if (text == "none") return AttentionMode::None;
+  throw std::runtime_error("unknown attention mode '" + text + "' (expected learned, static or none)");
+}
+
+double attention_scale(const Tensor& queries) { return 1.0 / std::sqrt(static_cast<double>(queries.size(-1))); }
+
+Tensor attend(const Tensor& queries, const Tensor& keys, const Tensor& values, const Tensor& keep,
+              Tensor* weights_out) {
+  const double scale = attention_scale(queries);
+  Tensor scores = mul_scalar(matmul(queries, keys, false, true), scale);  // (B, T, H) @ (B, T, H)^T -> (B, T, T)
+  scores = masked_fill(scores, keep, -std::numeric_limits<double>::infinity());
+  Tensor weights = softmax(scores);                                       // rows sum to 1 over keys
+  if (weights_out) *weights_out = weights.detach();
+  return matmul(weights, values);                                         // (B, T, T) @ (B, T, H) -> (B, T, H)
+}
+
+Tensor BlockAttention::forward(size_t layer, const Tensor& x_queries, const Tensor& x, AttentionContext& context,
+                               Tensor* weights_out) const {
+  const Tensor q = x_queries.defined() ? queries(x_queries) : Tensor();  // (.., Tq, H)
+  const Tensor k = keys(x), v = values(x);                                // (.., T, H) each
+  const Tensor attended = context.attend(layer, q, k, v, weights_out);    // (.., Tq, H)
+  return attended.defined() ? output(attended) : Tensor();                // (.., Tq, D)
+}
+
+LearnedAttention::LearnedAttention(int64_t d_model, int64_t d_k, Generator& gen)
+    : W_q(d_model, d_k, false, gen), W_k(d_model, d_k, false, gen), W_v(d_model, d_k, false, gen),
+      W_o(d_k, d_model, false, gen) {
+  register_module("W_q", W_q);
+  register_module("W_k", W_k);
+  register_module("W_v", W_v);
+  register_module("W_o", W_o);
+}
+
+std::unique_ptr<BlockAttention> make_attention(AttentionMode mode, int64_t d_model, int64_t d_k, Generator& gen) {
+  switch (mode) {
+    case AttentionMode::Learned: return std::make_unique<LearnedAttention>(d_model, d_k, gen);
+    case AttentionMode::Static: return std::make_unique<StaticAttention>();
+    case AttentionMode::None: return std::make_unique<NoAttention>();
+  }
+  throw std::runtime_error("make_attention: unknown attention mode");
+}
+
+FeedForward::FeedForward(int64_t d_model, int64_t d_ff, const std::string& activation, Generator& gen)
+    : fc1(d_model, d_ff, true, gen), fc2(d_ff, d_model, true, gen), use_gelu(activation == "gelu") {
+  register_module("fc1", fc1);
+  register_module("fc2", fc2);
+}
+
+Tensor FeedForward::forward(const Tensor& x) const {
+  Tensor h = fc1.forward(x);
+  return fc2.forward(use_gelu ? gelu(h) : relu(h));
+}
+
+static Tensor apply_dropout(const Tensor& x, const BlockOptions& options) {
+  if (!options.training || options.dropout == 0.0) return x;
+  if (!options.dropout_generator)
+    throw std::logic_error(fmt::format("block: dropout {} while training needs a generator", options.dropout));
+  return dropout(x, options.dropout, true, *options.dropout_generator);
+}
+
+BlockOutput Block::forward(const Tensor& x, AttentionContext& context, const BlockOptions& options) const {
+  BlockOutput r;
+  const Tensor x_queries = context.query_rows(index, x);  // (.., Tq, D)
+  const Tensor mixed = attention->forward(index, x_queries, x, context, options.record_attention ? &r.weights : nullptr);
+  if (!mixed.defined()) return r;  // this layer only supplied keys and values
+  r.context = add(x_queries, apply_dropout(mixed, options));
+  Tensor h = ln1->forward(r.context);                                // residual + LayerNorm
+  r.out = add(h, apply_dropout(ffn->forward(h), options));           // feed-forward + residual
+  return r;
+}
+
+}  // namespace qkv::models

@@ -1,0 +1,126 @@
+// models/block.h — one layer of the translator: its attention (one class per mode: learned, static,
+// none), the feed-forward layer, and the Block that joins them with LayerNorm and residuals. Where
+// the keys and values come from and how the rows are laid out is the caller's AttentionContext.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "framework/nn.h"
+#include "framework/ops.h"
+
+namespace qkv::models {
+
+enum class AttentionMode { Learned, Static, None };
+std::string attention_mode_name(AttentionMode mode);
+AttentionMode parse_attention_mode(const std::string& text);  // learned | static | none
+
+// 1 / sqrt(H) for queries (..., H): the seed's score scale.
+double attention_scale(const Tensor& queries);
+// softmax(masked(scores)) @ values with the (B, T, T) weights formed (the composed path); keep is
+// 1 where a query may see a key. weights_out, when given, gets the weights (detached).
+Tensor attend(const Tensor& queries, const Tensor& keys, const Tensor& values, const Tensor& keep,
+              Tensor* weights_out);
+
+// Where one pass over the layers finds each layer's keys and values, and how it lays out rows: the
+// whole (B, T, D) sequence (forward), the real positions packed as rows (N, D) (the loss), or a
+// key/value cache (greedy decoding). A block projects; its context chooses the query rows, places
+// the projections and runs the attention op. Everything else about a block is the same for all.
+class AttentionContext {
+ public:
+  virtual ~AttentionContext() = default;
+  // The rows of layer `layer`'s input x that ask: x itself, or only the rows whose outputs reach a
+  // logit. Undefined when none do: the layer then only hands its keys and values to attend.
+  virtual Tensor query_rows(size_t layer, const Tensor& x) const = 0;
+  // The attended values of layer `layer` in the row layout of `queries` (undefined when `queries`
+  // is). weights_out, when given, gets the weights; a context that runs only the fused op throws.
+  virtual Tensor attend(size_t layer, const Tensor& queries, const Tensor& keys, const Tensor& values,
+                        Tensor* weights_out) = 0;
+};
+
+// The attention half of a block. forward is the same for every mode (project the query rows and
+// the key/value rows, let the context attend, project back); the modes differ in the projections.
+class BlockAttention : public nn::Module {
+ public:
+  // x_queries (.., Tq, D) or undefined, x (.., T, D) -> (.., Tq, D), or undefined with x_queries.
+  Tensor forward(size_t layer, const Tensor& x_queries, const Tensor& x, AttentionContext& context,
+                 Tensor* weights_out) const;
+  // False where each token sees only itself (none): its identity mask is not one the fused op
+  // knows, so that mode always runs the composed path and decodes without a cache.
+  virtual bool mixes_tokens() const { return true; }
+
+ protected:
+  virtual Tensor queries(const Tensor& x) const = 0;
+  virtual Tensor keys(const Tensor& x) const = 0;
+  virtual Tensor values(const Tensor& x) const = 0;
+  virtual Tensor output(const Tensor& attended) const = 0;
+};
+
+// Learned W_q, W_k, W_v (D -> H) and W_o (H -> D), as in the seed's SelfAttention class (no biases).
+class LearnedAttention : public BlockAttention {
+ public:
+  LearnedAttention(int64_t d_model, int64_t d_k, Generator& gen);
+  nn::Linear W_q, W_k, W_v, W_o;
+
+ protected:
+  Tensor queries(const Tensor& x) const override { return W_q.forward(x); }
+  Tensor keys(const Tensor& x) const override { return W_k.forward(x); }
+  Tensor values(const Tensor& x) const override { return W_v.forward(x); }
+  Tensor output(const Tensor& attended) const override { return W_o.forward(attended); }
+};
+
+// The tutorial's Attempt 1: Q = K = V = x, no parameters.
+class StaticAttention : public BlockAttention {
+ protected:
+  Tensor queries(const Tensor& x) const override { return x; }
+  Tensor keys(const Tensor& x) const override { return x; }
+  Tensor values(const Tensor& x) const override { return x; }
+  Tensor output(const Tensor& attended) const override { return attended; }
+};
+
+// The ablation without attention: each token sees only itself (identity weights), so a block is
+// x + x followed by LayerNorm and the feed-forward layer.
+class NoAttention : public StaticAttention {
+ public:
+  bool mixes_tokens() const override { return false; }
+};
+
+// The attention of `mode`; only learned draws from `gen`.
+std::unique_ptr<BlockAttention> make_attention(AttentionMode mode, int64_t d_model, int64_t d_k, Generator& gen);
+
+class FeedForward : public nn::Module {
+ public:
+  FeedForward(int64_t d_model, int64_t d_ff, const std::string& activation, Generator& gen);
+  Tensor forward(const Tensor& x) const;  // (..., D) -> act(x W1^T + b1) W2^T + b2
+  nn::Linear fc1, fc2;
+  bool use_gelu;
+};
+
+// What one call of a block records and applies.
+struct BlockOptions {
+  bool record_attention = false;  // hand back the weights (the context must run the composed path)
+  double dropout = 0.0;           // on the attention and feed-forward outputs, while training
+  bool training = false;
+  Generator* dropout_generator = nullptr;  // needed when training with dropout > 0
+};
+
+struct BlockOutput {
+  Tensor out;      // (.., Tq, D): h + dropout(FFN(h)); undefined when the layer had no query rows
+  Tensor context;  // (.., Tq, D): x_queries + dropout(attention), the contextual vectors
+  Tensor weights;  // (B, Tq, T), detached, when recorded
+};
+
+// One layer: context = x + dropout(attention(x)), h = LayerNorm(context), out = h + dropout(FFN(h)).
+// Not a Module itself: the translator registers its pieces, so that layer 0 keeps the single-block
+// names (attn.*, ln1.*, ffn.*) and layer l >= 1 is named layers.l.attn.*, layers.l.ln1.*, ...
+struct Block {
+  size_t index = 0;                          // which layer (0-based); contexts place rows by it
+  std::unique_ptr<BlockAttention> attention;
+  std::unique_ptr<nn::LayerNorm> ln1;
+  std::unique_ptr<FeedForward> ffn;
+
+  BlockOutput forward(const Tensor& x, AttentionContext& context, const BlockOptions& options) const;
+};
+
+}  // namespace qkv::models
