@@ -35,17 +35,27 @@ def readme_options(path):
 
 
 def help_options(qkv):
-    """{flag: default text, or 'off' for a flag without a value} from `qkv train --help`."""
+    """{flag: default text, or 'off' for a flag without a value} from `qkv train --help`, whose lines
+    read `--flag TYPE  description [default]` (the description on the next line when the left
+    column is too wide)."""
     out = subprocess.run([qkv, "train", "--help"], capture_output=True, text=True, check=True).stdout
-    options = {}
+    options, flag = {}, None
     for line in out.splitlines():
         match = re.match(r"^\s{2}(--[a-z0-9-]+)(.*)$", line)
-        if not match:
+        if match:
+            flag = match.group(1)
+            options[flag] = "off"
+            text = match.group(2)
+        elif flag and line.startswith(" " * 6) and line.strip():
+            text = line  # the description of the flag above
+        else:
+            flag = None
             continue
-        flag, rest = match.group(1), re.split(r"\s{2,}", match.group(2).strip())[0]
-        if flag in HELP_ONLY:
-            continue
-        options[flag] = rest.rsplit("=", 1)[1] if "=" in rest else "off"
+        default = re.search(r"\[([^\]]*)\]\s*$", text)
+        if default:
+            options[flag] = default.group(1)
+    for flag in HELP_ONLY:
+        options.pop(flag, None)
     return options
 
 

@@ -469,11 +469,11 @@ void register_bench(CLI::App& app) {
   cmd->add_option("--size", *only, "toy | large | all")->check(CLI::IsMember({"toy", "large", "all"}))->capture_default_str();
   add_threads_option(cmd, *threads);
   cmd->add_option("--device", *devices, "devices to measure (repeatable): cpu, cuda")->capture_default_str();
-  cmd->add_option("--steps", *steps, "timed training steps per size")->check(whole_number())->check(CLI::Range(1, 100000))->capture_default_str();
+  cmd->add_option("--steps", *steps, "timed training steps per size")->check(whole_number_in(1, 100000))->capture_default_str();
   cmd->add_option("--attention-length", *lengths,
                   "instead of training, time the fused and the composed attention op (forward and backward, "
                   "H = 64, causal) at these sequence lengths, on the first --device")
-      ->check(whole_number())->check(CLI::Range(int64_t{1}, int64_t{1} << 20));
+      ->check(whole_number_in(int64_t{1}, int64_t{1} << 20));
   cmd->add_option("--format", *format, "text | json (every measurement with its unit, printed at the end)")
       ->check(CLI::IsMember({"text", "json"}))->capture_default_str();
   cmd->add_flag("--data-parallel", *data_parallel,

@@ -5,6 +5,7 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <unistd.h>
 #include <iostream>
 #include <cerrno>
@@ -146,21 +147,21 @@ static void register_train(CLI::App& app) {
       ->check(CLI::IsMember({"learned", "static", "none"}))->capture_default_str();
   train->add_option("--layers", opts->layers,
                     fmt::format("stacked attention + feed-forward layers, 1 to {}", models::TranslatorConfig::kMaxLayers))
-      ->check(whole_number())->check(CLI::Range(int64_t{1}, models::TranslatorConfig::kMaxLayers))->capture_default_str();
-  train->add_option("--d-model", opts->d_model, "model width D")->check(whole_number())->check(CLI::Range(1, 4096))->capture_default_str();
-  train->add_option("--d-k", opts->d_k, "head width H")->check(whole_number())->check(CLI::Range(1, 4096))->capture_default_str();
-  train->add_option("--d-ff", opts->d_ff, "feed-forward width F")->check(whole_number())->check(CLI::Range(1, 16384))->capture_default_str();
+      ->check(whole_number_in(int64_t{1}, models::TranslatorConfig::kMaxLayers))->capture_default_str();
+  train->add_option("--d-model", opts->d_model, "model width D")->check(whole_number_in(1, 4096))->capture_default_str();
+  train->add_option("--d-k", opts->d_k, "head width H")->check(whole_number_in(1, 4096))->capture_default_str();
+  train->add_option("--d-ff", opts->d_ff, "feed-forward width F")->check(whole_number_in(1, 16384))->capture_default_str();
   train->add_option("--activation", opts->activation, "feed-forward activation: relu | gelu")
       ->check(CLI::IsMember({"relu", "gelu"}))->capture_default_str();
-  train->add_option("--epochs", opts->epochs, "training epochs")->check(whole_number())->check(CLI::Range(1, 100000))->capture_default_str();
-  train->add_option("--batch", opts->batch, "sentences per batch")->check(whole_number())->check(CLI::Range(1, 100000))->capture_default_str();
-  train->add_option("--lr", opts->lr, "AdamW learning rate")->check(finite_number())->check(CLI::PositiveNumber)->capture_default_str();
+  train->add_option("--epochs", opts->epochs, "training epochs")->check(whole_number_in(1, 100000))->capture_default_str();
+  train->add_option("--batch", opts->batch, "sentences per batch")->check(whole_number_in(1, 100000))->capture_default_str();
+  train->add_option("--lr", opts->lr, "AdamW learning rate")->check(number_above(0))->capture_default_str();
   train->add_option("--weight-decay", opts->weight_decay, "AdamW weight decay")
-      ->check(finite_number())->check(CLI::NonNegativeNumber)->capture_default_str();
+      ->check(number_at_least(0))->capture_default_str();
   train->add_option("--schedule", opts->schedule, "learning-rate schedule: cosine | constant")
       ->check(CLI::IsMember({"cosine", "constant"}))->capture_default_str();
   train->add_option("--dropout", opts->dropout, "dropout probability while training")
-      ->check(finite_number())->check(CLI::Range(0.0, 0.95))->capture_default_str();
+      ->check(number_in(0.0, 0.95))->capture_default_str();
   train->add_flag("--freeze-embeddings", opts->freeze_embeddings,
                   "keep token embeddings at their random start (the seed's static embeddings)");
   train->add_option("--seed", opts->seed, "random seed (same seed, same checkpoint)")->check(seed_value())->capture_default_str();
@@ -178,7 +179,7 @@ static void register_train(CLI::App& app) {
   train->add_option("--step-losses", opts->step_losses, "testing: write each step's loss to this file")->group("");
   train->add_option("--stop-after-steps", opts->stop_after_steps,
                     "testing: stop as if interrupted after this many steps, saving the state")
-      ->check(whole_number())->check(CLI::Range(int64_t{0}, int64_t{1} << 40))
+      ->check(whole_number_in(int64_t{0}, int64_t{1} << 40))
       ->group("");  // hidden
   train->callback([opts, train] {
     if (opts->resume)  // the saved state decides every setting of the run
@@ -339,6 +340,41 @@ CLI::Validator whole_number() {
       "INT");
 }
 
+// Writes a bound as people write it: 0.95, 16384, 1e+06 for very large ones.
+static std::string bound_text(double v) { return fmt::format("{}", v); }
+
+CLI::Validator whole_number_in(int64_t lo, int64_t hi) {
+  return CLI::Validator(
+      [lo, hi](std::string& text) -> std::string {
+        const std::string problem = whole_number()(text);
+        if (!problem.empty()) return problem;  // not decimal digits: says so
+        errno = 0;
+        const long long value = std::strtoll(text.c_str(), nullptr, 10);
+        if (errno == ERANGE || value < lo || value > hi)
+          return fmt::format("must be a whole number from {} to {}, got '{}'", lo, hi, text);
+        return {};
+      },
+      "");
+}
+
+// A finite number with a bound or two; `what` is how the bound reads ("> 0", "from 0 to 0.95").
+static CLI::Validator number_where(std::function<bool(double)> ok, std::string what) {
+  return CLI::Validator(
+      [ok, what](std::string& text) -> std::string {
+        const std::string problem = finite_number()(text);
+        if (!problem.empty()) return problem;
+        const double value = std::strtod(text.c_str(), nullptr);
+        if (!ok(value)) return fmt::format("must be {}, got {}", what, text);
+        return {};
+      },
+      "");
+}
+CLI::Validator number_above(double lo) { return number_where([lo](double v) { return v > lo; }, "> " + bound_text(lo)); }
+CLI::Validator number_at_least(double lo) { return number_where([lo](double v) { return v >= lo; }, ">= " + bound_text(lo)); }
+CLI::Validator number_in(double lo, double hi) {
+  return number_where([lo, hi](double v) { return v >= lo && v <= hi; }, "from " + bound_text(lo) + " to " + bound_text(hi));
+}
+
 CLI::Validator seed_value() {
   return CLI::Validator(
       [](std::string& text) -> std::string {
@@ -357,7 +393,7 @@ CLI::Option* add_threads_option(CLI::App* cmd, int& threads) {
   return cmd->add_option("--threads", threads,
                          "CPU threads for gemm and the loops (0 = QKV_THREADS when set, else one per core; "
                          "results are the same for any count)")
-      ->check(whole_number())->check(CLI::Range(0, 256))->capture_default_str();
+      ->check(whole_number_in(0, 256))->capture_default_str();
 }
 
 void apply_threads(int threads) { set_cpu_threads(threads); }

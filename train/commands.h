@@ -3,6 +3,7 @@
 #pragma once
 
 #include <CLI/CLI.hpp>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -11,6 +12,8 @@
 namespace qkv::app {
 
 void register_commands(CLI::App& app);
+// The --help layout every command shares (help_format.cpp); set on the app before the commands.
+std::shared_ptr<CLI::Formatter> help_formatter();
 
 // Individual groups, each in its own file.
 void register_example(CLI::App& app);      // commands.cpp
@@ -36,6 +39,13 @@ CLI::Validator finite_number();
 // range check that follows it gives the bounds.
 CLI::Validator whole_number();
 CLI::Validator seed_value();
+// Range checks that say what they want in words: "must be a whole number from 1 to 16, got '0'",
+// "must be > 0, got 0", "must be from 0 to 0.95, got 2". Their help text is empty, so --help
+// shows the option's type and default alone (help_format.cpp).
+CLI::Validator whole_number_in(int64_t lo, int64_t hi);
+CLI::Validator number_above(double lo);     // finite and > lo
+CLI::Validator number_at_least(double lo);  // finite and >= lo
+CLI::Validator number_in(double lo, double hi);
 
 // --threads on a command: CPU threads for gemm and the loops, 0 (the default) meaning QKV_THREADS
 // when it is set, else one per core. apply_threads sets the count before the command's work, so a

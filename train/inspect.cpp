@@ -482,9 +482,9 @@ void register_inspection(CLI::App& app) {
   auto* demo = app.add_subcommand("demo", "train learned, static and none attention and show the difference");
   demo->add_option("--out", d->out, "output directory")->capture_default_str();
   demo->add_option("--data", d->data_dir, "dataset directory")->capture_default_str();
-  demo->add_option("--epochs", d->epochs, "epochs per mode")->check(whole_number())->check(CLI::Range(1, 100000))->capture_default_str();
+  demo->add_option("--epochs", d->epochs, "epochs per mode")->check(whole_number_in(1, 100000))->capture_default_str();
   demo->add_option("--layers", d->layers, "layers per model (as qkv train --layers)")
-      ->check(whole_number())->check(CLI::Range(int64_t{1}, models::TranslatorConfig::kMaxLayers))->capture_default_str();
+      ->check(whole_number_in(int64_t{1}, models::TranslatorConfig::kMaxLayers))->capture_default_str();
   demo->add_option("--seed", d->seed, "random seed")->check(seed_value())->capture_default_str();
   demo->add_flag("--frozen", d->frozen, "also train learned and static with frozen token embeddings (the seed's static embeddings)");
   add_threads_option(demo, d->threads);

@@ -127,11 +127,11 @@ void register_scaling(CLI::App& app) {
   cmd->add_option("--out", o->out, "output directory for scaling.png")->capture_default_str();
   cmd->add_option("--seed", o->seed, "random seed (same seed, same numbers)")->check(seed_value())->capture_default_str();
   cmd->add_option("--pairs", o->pairs, "sampled (q, k) pairs per dimension")
-      ->check(whole_number())->check(CLI::Range(int64_t{2}, int64_t{100000000}))->capture_default_str();
+      ->check(whole_number_in(int64_t{2}, int64_t{100000000}))->capture_default_str();
   cmd->add_option("--max-d", o->max_d, "largest head width (a power of two; d = 1, 2, 4, ..., max)")
-      ->check(whole_number())->check(CLI::Range(int64_t{1}, int64_t{16384}))->capture_default_str();
+      ->check(whole_number_in(int64_t{1}, int64_t{16384}))->capture_default_str();
   cmd->add_option("--draws", o->draws, "random (Q, K) draws per dimension for the gradient table")
-      ->check(whole_number())->check(CLI::Range(int64_t{1}, int64_t{1000000}))->capture_default_str();
+      ->check(whole_number_in(int64_t{1}, int64_t{1000000}))->capture_default_str();
   add_threads_option(cmd, o->threads);
   cmd->callback([o] {
     apply_threads(o->threads);

@@ -150,9 +150,18 @@ printf 'the cake was a piece of exam\tकेक बहुत आसान था
 printf 'he sat on the money bank\tवह बैंक पर बैठा\n' >"$gen/sense_context.tsv"
 printf 'bank river flows\tकिनारा नदी बहता\nzorble bank grows\tज़ोरबल बढ़ता है\n' >"$gen/role_swap.tsv"  # unknown words
 small=(--epochs 1 --d-model 8 --d-k 4 --d-ff 16 --data "$gen")
-expect_error "--layers 0" "--layers: Value 0 not in range 1 to 16" "$QKV" train --layers 0 "${small[@]}" --out "$work/o4"
+expect_error "--layers 0" "--layers: must be a whole number from 1 to 16, got '0'" "$QKV" train --layers 0 "${small[@]}" --out "$work/o4"
 expect_absent "--layers 0" "$work/o4"
-expect_error "--layers 17" "--layers: Value 17 not in range 1 to 16" "$QKV" train --layers 17 "${small[@]}" --out "$work/o4"
+expect_error "--layers 17" "--layers: must be a whole number from 1 to 16, got '17'" "$QKV" train --layers 17 "${small[@]}" --out "$work/o4"
+# range messages in words, and --help lines that read `--layers N  ... [5]` (no CLI11 type strings)
+expect_error "--lr 0" "--lr: must be > 0, got 0 \(see" "$QKV" train --lr 0 "${small[@]}" --out "$work/o4"
+expect_error "--weight-decay -1" "--weight-decay: must be >= 0, got -1 \(see" "$QKV" train --weight-decay -1 "${small[@]}" --out "$work/o4"
+expect_error "--dropout 2" "--dropout: must be from 0 to 0.95, got 2 \(see" "$QKV" train --dropout 2 "${small[@]}" --out "$work/o4"
+expect_absent "out-of-range flags" "$work/o4"
+"$QKV" train --help >"$work/out"
+grep -Eq '^  --layers N +stacked .*1 to 16 \[5\]$' "$work/out" && grep -Eq '^  --lr X +.*\[0\.005\]$' "$work/out" &&
+  grep -Eq '^  --force +start over' "$work/out" && ! grep -Eq ':INT|INT:|FLOAT|in \[[0-9]|=[0-9]' "$work/out" && pass ||
+  fail "train --help: each line reads '--flag TYPE  description [default]': $(grep -E -- '--layers|--lr|--force' "$work/out")"
 expect_absent "--layers 17" "$work/o4"
 if "$QKV" train --layers 2 "${small[@]}" --out "$work/two" >"$work/out" 2>"$work/err" && [ -f "$work/two/model.safetensors" ]; then
   pass
