@@ -101,7 +101,7 @@ static bool translate_lines(models::Translator& model, const models::LoadedTrans
     lines.clear();
   };
   std::string line;
-  while (std::getline(in, line)) {
+  while (read_bounded_line(in, line, fmt::format("{}:{}", name, line_no + 1))) {
     ++line_no;
     if (!line.empty() && line.back() == '\r') line.pop_back();
     const std::string where = fmt::format("{}:{}", name, line_no);

@@ -439,7 +439,8 @@ void register_inspection(CLI::App& app) {
   attend->add_option("--out", a->out, "write to this file (PNG by default) instead of stdout");
   attend->add_option("--format", a->format, "png | text | csv | json (default: png with --out, else text)")
       ->check(CLI::IsMember({"png", "text", "csv", "json"}));
-  auto* layer = attend->add_option("--layer", a->layer, "which layer's attention to show, 1-based (default: the last)");
+  auto* layer = attend->add_option("--layer", a->layer, "which layer's attention to show, 1-based (default: the last)")
+                    ->check(whole_number());
   attend->add_option("--device", a->device, "cpu | cuda | cuda:N")->capture_default_str();
   auto attend_words = std::make_shared<std::vector<std::string>>();
   attend->add_option("sentence", *attend_words, "the English sentence, quoted or not (lower-cased, punctuation dropped)")
@@ -449,6 +450,7 @@ void register_inspection(CLI::App& app) {
     apply_threads(a->threads);
     a->sentence = join(*attend_words, " ");
     a->layer_given = layer->count() > 0;
+    if (!a->out.empty()) check_output_file(a->out);  // a device, pipe or folder is refused before any work
     run_attend(*a);
   });
 
