@@ -226,7 +226,9 @@ fuzz-replay: $(FUZZ_TARGETS:%=$(BUILD)/fuzz_replay_%)
 	@for t in $(FUZZ_TARGETS); do printf 'fuzz corpus %s: ' $$t; $(BUILD)/fuzz_replay_$$t tests/fuzz/corpus/$$t/* || exit 1; done
 
 # The Makefile's own checks (tests/make/run.sh), unit tests (doctest), then the program's
-# bad-input checks, --threads and QKV_THREADS (tests/cli/threads.sh), the explorer page in
+# bad-input checks, --threads and QKV_THREADS (tests/cli/threads.sh), a training run killed at
+# each of its file operations and resumed (tests/cli/kills.sh, with strace), crafted states,
+# checkpoints, outputs and lines (tests/cli/hostile.sh), the explorer page in
 # headless Chromium (skipped where it is not installed), data-parallel training with 2 MPI ranks
 # (skipped in a build without MPI), the fuzz corpus replay, then the GPU tests (they report
 # "skipped" and pass where there is no GPU or no CUDA build), then the same GPU tests against the
@@ -238,6 +240,8 @@ test: $(BUILD)/qkv $(BUILD)/qkv_framework_tests $(BUILD)/qkv_tests $(if $(LIB_CU
 	$(BUILD)/qkv_tests
 	QKV=$(BUILD)/qkv bash tests/cli/run.sh
 	QKV=$(BUILD)/qkv bash tests/cli/threads.sh
+	QKV=$(BUILD)/qkv bash tests/cli/kills.sh
+	QKV=$(BUILD)/qkv bash tests/cli/hostile.sh
 	QKV=$(BUILD)/qkv bash tests/browser/run.sh
 	QKV=$(BUILD)/qkv bash tests/dp/run.sh
 	$(MAKE) --no-print-directory fuzz-replay

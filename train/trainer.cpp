@@ -232,6 +232,13 @@ TrainResult train_translator(const TrainOptions& requested) {
   // --resume takes every setting from the saved state; --force starts over; otherwise an --out
   // that holds a run is refused (a rerun used to overwrite the best model of the last one).
   TrainOptions o = requested;
+  if (resumed_run_is_complete(requested)) {  // stopped after its last file: nothing is left to do
+    if (!requested.quiet)
+      fmt::print("{}: the run is complete (its model, metrics and plot are there); nothing to resume\n", requested.out_dir);
+    TrainResult done;
+    done.checkpoint = (fs::path(requested.out_dir) / "model.safetensors").string();
+    return done;
+  }
   std::unique_ptr<SafeTensorsFile> saved = open_saved_state(requested, o);
   const std::string saved_path = state_path(requested.out_dir);
   if (o.epochs <= 0) throw std::runtime_error(fmt::format("--epochs must be positive, got {}", o.epochs));
@@ -300,14 +307,22 @@ TrainResult train_translator(const TrainOptions& requested) {
       fs::remove(fs::path(o.out_dir) / name, ec);
   }
   try {
+    if (o.resume) {
+      write_finished_epoch_outputs(o, st, model, english, hindi);  // a run killed at an epoch's end
+    } else {  // the first save, before any training: a run killed from here on can be resumed
+      st.epoch_rng = gen.state();
+      st.dropout_rng = model.dropout_generator().state();
+      st.csv = kMetricsCsvHeader;
+      save_state(o.out_dir, o, config, model, optimizer, trained, st);
+    }
     return run_training(o, ds, english, hindi, config, device, model, trained, optimizer, gen, st, group);
   } catch (...) {
     // A run that stops before its first checkpoint (or a saved state) leaves no directory it made.
     std::error_code ec;
     if (created_out && !fs::exists(fs::path(o.out_dir) / "model.safetensors", ec) &&
-        !fs::exists(state_path(o.out_dir), ec))
+        (!fs::exists(state_path(o.out_dir), ec) || st.saved_step == 0))
       fs::remove_all(o.out_dir, ec);
-    throw;
+    rethrow_noting_full_disk(st, o.out_dir);
   }
 }
 
@@ -345,7 +360,7 @@ static TrainResult run_training(const TrainOptions& o, const data::Dataset& ds, 
                                                result.checkpoint)
                                  : std::string("; no checkpoint was written");
   };
-  if (st.csv.empty()) st.csv = "epoch,train_loss,valid_loss,valid_token_accuracy,valid_exact_match,seconds\n";
+  if (st.csv.empty()) st.csv = kMetricsCsvHeader;
   const bool writer = !group || group->rank() == 0;  // rank 0 alone writes files
   const auto save = [&] {
     st.dropout_rng = model.dropout_generator().state();
@@ -471,20 +486,21 @@ static TrainResult run_training(const TrainOptions& o, const data::Dataset& ds, 
       st.best_exact = rec.valid.exact_match;
       st.best_loss = rec.valid.loss;
       st.best_epoch = result.best_epoch = epoch;
-      if (writer) models::save_translator(result.checkpoint, model, english, hindi);
     }
     st.csv += fmt::format("{},{:.6f},{:.6f},{:.6f},{:.6f},{:.3f}\n", epoch, rec.train_loss, rec.valid.loss,
                           rec.valid.token_accuracy, rec.valid.exact_match, rec.seconds);
-    if (writer) write_file_atomic((fs::path(o.out_dir) / "metrics.csv").string(), st.csv);  // complete after every epoch
     st.history = result.history;
-    if (epoch < o.epochs) {  // the next epoch starts from here if the run is interrupted
-      st.epoch = epoch + 1;
-      st.position = 0;
-      st.loss_sum = Tensor();
-      st.loss_count = 0;
-      st.epoch_rng = gen.state();
-      save();
-    }
+    // The state first (the next epoch starts from it; after the last, epochs + 1), then the model
+    // and metrics: a run killed between them resumes from the state, which writes them again
+    // (write_finished_epoch_outputs).
+    st.epoch = epoch + 1;
+    st.position = 0;
+    st.loss_sum = Tensor();
+    st.loss_count = 0;
+    st.epoch_rng = gen.state();
+    save();
+    if (better && writer) models::save_translator(result.checkpoint, model, english, hindi);
+    if (writer) write_file_atomic((fs::path(o.out_dir) / "metrics.csv").string(), st.csv);  // complete after every epoch
     if (!o.quiet) {
       if (live) fmt::print("\r\033[K");
       const double eta = train_seconds / std::max<int64_t>(step, 1) * (total_steps - step);
@@ -498,12 +514,15 @@ static TrainResult run_training(const TrainOptions& o, const data::Dataset& ds, 
   result.seconds = seconds_since(start);
   result.tokens_per_second = tokens_seen / std::max(train_seconds, 1e-9);
   if (!writer) return result;
-  {
-    std::error_code ec;
-    fs::remove(state_path(o.out_dir), ec);  // the run is complete: nothing to resume
-  }
+  if (result.best_epoch < 1 || !fs::exists(result.checkpoint))
+    throw std::runtime_error(fmt::format("{}: the run ended without a model (best epoch {}); start over with --force",
+                                         o.out_dir, result.best_epoch));
   write_loss_plot((fs::path(o.out_dir) / "loss.png").string(), result.history,
                   fmt::format("{} attention: loss per epoch", o.attention));
+  {
+    std::error_code ec;
+    fs::remove(state_path(o.out_dir), ec);  // the run is complete, the last of its files written: nothing to resume
+  }
   if (!o.quiet)
     fmt::print("best valid epoch {} -> {}  ({:.1f}s, {:.0f} tokens/s)\n", result.best_epoch, result.checkpoint,
                result.seconds, result.tokens_per_second);

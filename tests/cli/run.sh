@@ -301,12 +301,26 @@ for k in 1 4 6 8; do  # mid-epoch 1, mid-epoch 2, the end of epoch 2, mid-epoch 
     fail "interrupted after step $k and resumed: the checkpoint differs from the uninterrupted run's: $(cat "$work/err")"
   fi
 done
-expect_error "a rerun into an existing run" "already holds a run \(model.safetensors\); use --resume to continue it or --force" \
+expect_error "a rerun into a finished run" "already holds a run \(model.safetensors\), finished; use --force to start over" \
   "$QKV" train "${run[@]}" --epochs 3 --out "$work/whole"
 [ -f "$work/whole/model.safetensors" ] && pass || fail "a refused rerun removed the earlier model"
-expect_error "--resume of a finished run" "train_state.safetensors: no training state to resume" \
-  "$QKV" train --resume --out "$work/whole"
+if "$QKV" train --resume --out "$work/whole" >"$work/out" 2>&1 && grep -q "the run is complete" "$work/out"; then
+  pass
+else
+  fail "--resume of a finished run: says it is complete and succeeds: $(cat "$work/out")"
+fi
+mkdir -p "$work/empty"
+expect_error "--resume of a folder without a run" "holds no saved run to resume .*: start it again with the command that started it" \
+  "$QKV" train --resume --out "$work/empty"
+mkdir -p "$work/modelonly"
+cp "$work/whole/model.safetensors" "$work/modelonly/"
+expect_error "--resume of a model without its state" "no training state to resume: .* start it over with the command that started it and --force" \
+  "$QKV" train --resume --out "$work/modelonly"
+expect_error "a rerun into a model without its state" "already holds a run \(model.safetensors\) without a training state to resume; use --force" \
+  "$QKV" train "${run[@]}" --out "$work/modelonly"
 "$QKV" train "${run[@]}" --epochs 3 --stop-after-steps 2 --out "$work/flags" >/dev/null 2>&1
+expect_error "a rerun into an interrupted run" "already holds a run \(train_state.safetensors\); continue it with qkv train --resume --out" \
+  "$QKV" train "${run[@]}" --epochs 3 --out "$work/flags"
 expect_error "--resume with a setting" "--resume takes every setting from the saved run; drop --lr" \
   "$QKV" train --resume --lr 0.1 --out "$work/flags"
 # a crafted training state cannot size a model beyond the command line's bounds
