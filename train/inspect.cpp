@@ -20,6 +20,7 @@
 #include "framework/ops.h"
 #include "framework/text_util.h"
 #include "models/seed_example.h"
+#include "models/memory_budget.h"
 #include "models/translator_io.h"
 #include "tools/render/render.h"
 #include "trainer.h"
@@ -157,6 +158,7 @@ static void run_attend(const AttendOptions& o) {
   std::vector<std::string> modes;
   for (size_t k = 0; k < checkpoints.size(); ++k) {
     models::LoadedTranslator loaded = models::load_translator(checkpoints[k], Device::parse(o.device));
+    models::check_attention_maps_fit(loaded.model->config(), checkpoints[k]);  // (T, T) per layer, from the file
     const int64_t layer = chosen_layer(o, *loaded.model, checkpoints[k]);
     if (k == 0) check_sentence(words, loaded.model->config().layout.max_source, loaded.english);
     traces.push_back(models::trace_attention(*loaded.model, words, loaded.english, loaded.hindi, layer));

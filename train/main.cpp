@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <exception>
+#include <new>
 #include <string>
 #include <vector>
 
@@ -52,6 +53,10 @@ static int run(CLI::App& app, int argc, char** argv) {
     std::fflush(stdout);
     std::fprintf(stderr, "qkv: %s\n", one_line(e.what()).c_str());
     return 130;
+  } catch (const std::bad_alloc&) {  // a size no check foresaw: still one line, in words
+    std::fflush(stdout);
+    std::fprintf(stderr, "qkv: error: out of memory: the input asks for more memory than this machine could give\n");
+    return 1;
   } catch (const std::exception& e) {
     std::fflush(stdout);
     if (qkv::dist::ProcessGroup::active() && qkv::dist::ProcessGroup::world().size() > 1)

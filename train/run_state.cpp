@@ -317,6 +317,13 @@ std::unique_ptr<SafeTensorsFile> open_saved_state(const TrainOptions& requested,
 
 // ---- restoring: every field checked against the run it must continue ----
 
+void check_saved_config(const SafeTensorsFile& saved, const std::string& saved_path,
+                        const models::TranslatorConfig& config, const std::string& data_dir) {
+  if (meta_of(saved, "config", saved_path) != config.to_json())
+    throw std::runtime_error(fmt::format("{}: the saved run's model does not match {} (was the dataset changed?)",
+                                         saved_path, data_dir));
+}
+
 // The metadata a state holds, every one of them (the checksum is the safetensors layer's).
 static const std::set<std::string> kStateFields = {
     "format",     "options",     "config",      "epoch",        "position",  "step",
@@ -439,9 +446,7 @@ void restore_state(const SafeTensorsFile* saved, const std::string& saved_path, 
                    const data::Dataset& ds, const models::TranslatorConfig& config, models::Translator& model,
                    const std::vector<Tensor>& trained, optim::AdamW& optimizer, Generator& gen, Device device,
                    RunState& st) {
-  if (meta_of(*saved, "config", saved_path) != config.to_json())
-    throw std::runtime_error(fmt::format("{}: the saved run's model does not match {} (was the dataset changed?)",
-                                         saved_path, o.data_dir));
+  check_saved_config(*saved, saved_path, config, o.data_dir);
   RunState r;
   int64_t adam_step = 0;
   try {

@@ -49,6 +49,11 @@ void save_state(const std::string& dir, const TrainOptions& o, const models::Tra
                 models::Translator& model, const optim::AdamW& optimizer, const std::vector<Tensor>& trained,
                 RunState& st);
 
+// The saved run's model config must be the one its options give on this dataset (checked before
+// a model is built from the options, and again by restore_state).
+void check_saved_config(const SafeTensorsFile& saved, const std::string& saved_path,
+                        const models::TranslatorConfig& config, const std::string& data_dir);
+
 // Puts everything the interrupted run had back into the model, the optimiser, the generators and
 // `st`, checked against this dataset and model (every problem throws naming saved_path): every
 // field for type, range, finiteness and agreement with the others, and exactly the tensors a run

@@ -27,6 +27,7 @@
 #include "framework/ops.h"
 #include "framework/optim.h"
 #include "framework/safetensors.h"
+#include "models/memory_budget.h"
 #include "models/train_step.h"
 #include "models/translator_io.h"
 #include "run_state.h"
@@ -272,6 +273,8 @@ TrainResult train_translator(const TrainOptions& requested) {
   config.target_vocab = hindi.size();
   config.layout = layout_for(ds);
   config.validate();  // e.g. --layers out of range, before anything is written
+  if (saved) check_saved_config(*saved, saved_path, config, o.data_dir);  // before a model is sized from it
+  models::check_training_fits(config, o.dtype == "float64" ? 8 : 4, o.resume ? saved_path : std::string("qkv train"));
   for (const std::string& name : ds.available())
     for (const auto& p : ds.split(name)) {
       if (static_cast<int64_t>(p.english.size()) > config.layout.max_source ||

@@ -97,6 +97,37 @@ rm -rf "$work/c" && cp -r "$work/saved" "$work/c" && rm "$work/c/model.safetenso
 expect_error "a state whose best model is missing" "best model \(epoch 1\) should be in .*model.safetensors, which is missing" \
   "$QKV" train --resume --out "$work/c"
 
+# ---- sizes from a file are checked against the memory before anything is allocated (issue 26.3) ----
+crafted "options of the largest model the command line allows" "the saved run's model does not match" \
+  option layers 16
+rm -rf "$work/c" && cp -r "$work/saved" "$work/c"
+python3 - "$work/c/train_state.safetensors" "$(dirname "$0")" <<'PY'
+import json, sys; sys.path.insert(0, sys.argv[2]); import safetensors_edit as e
+m, t = e.read(sys.argv[1])
+o = json.loads(m["options"]); c = json.loads(m["config"])
+o.update(layers=16, d_model=4096, d_k=4096, d_ff=16384, dtype="float64")
+c = {k: ({"layers": 16, "d_model": 4096, "d_k": 4096, "d_ff": 16384}.get(k, v)) for k, v in c.items()}
+m["options"] = json.dumps(o, separators=(",", ":")); m["config"] = json.dumps(c, separators=(",", ":"), ensure_ascii=False)
+e.write(sys.argv[1], m, t)
+PY
+memory_gb=$(awk '/MemTotal/ {print int($2 / 1e6)}' /proc/meminfo)
+if [ "$memory_gb" -lt 200 ]; then
+  expect_error "a state of a 3.2-billion-parameter model" "needs [0-9.]+ GB to train \(weights, gradients and two AdamW moments\), more than this machine's" \
+    "$QKV" train --resume --out "$work/c"
+fi
+python3 - "$ckpt" "$work/wide.safetensors" "$(dirname "$0")" <<'PY'
+import json, struct, sys; sys.path.insert(0, sys.argv[3]); import safetensors_edit as e
+m, t = e.read(sys.argv[1])
+c = json.loads(m["config"]); positions = 100000 + c["max_target"]
+c["max_source"] = 100000
+dtype, shape, data = t["pos_embed.weight"]
+t["pos_embed.weight"] = (dtype, [positions, shape[1]], b"\0" * (4 * positions * shape[1]))
+m["config"] = json.dumps(c, separators=(",", ":"))
+e.write(sys.argv[2], m, t)
+PY
+expect_error "attend with a max_source of 100,000" "layout of [0-9]+ positions \(max_source 100000 \+ max_target [0-9]+\) needs [0-9.]+ GB for one sentence's attention maps" \
+  "$QKV" attend --checkpoint "$work/wide.safetensors" --format json "river bank"
+
 # ---- checkpoints: configs and vocabularies of 50,000 {} (issue 28 finding 2), a bad activation ----
 for field in config english_vocab; do
   cp "$ckpt" "$work/hostile.safetensors"
