@@ -15,18 +15,15 @@
 #include "../framework/bounded_json.h"
 #include "../framework/crc32c.h"
 #include "../framework/safetensors.h"
+#include "test_util.h"
 
 namespace {
 
 using qkv::SafeTensorsFile;
 
+// The message safetensors_parse throws for bytes (the check fails if it throws nothing).
 std::string parse_error(const std::vector<uint8_t>& bytes) {
-  try {
-    qkv::safetensors_parse(bytes, "f.safetensors");
-  } catch (const std::runtime_error& e) {
-    return e.what();
-  }
-  return "<no error>";
+  return qkv::testing::error_of([&] { qkv::safetensors_parse(bytes, "f.safetensors"); });
 }
 
 std::vector<uint8_t> with_header(const std::string& header) {
