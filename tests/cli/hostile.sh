@@ -3,7 +3,8 @@
 # of type, range or agreement (each refused with one line, before anything is sized from them),
 # hostile headers and configs, outputs that are devices, pipes or folders, unbounded lines and
 # an explorer page fed markup. The states are crafted with their checksum right
-# (tests/cli/safetensors_edit.py), so that each check, not the checksum, refuses them. Run by `make test`.
+# (tests/cli/safetensors_edit.py), so that each check, not the checksum, refuses them; and random
+# bit flips of a state (QKV_FLIPS, 40 by default). Run by `make test`.
 set -u
 QKV=${QKV:-build/qkv}
 source "$(dirname "$0")/lib.sh"
@@ -82,6 +83,33 @@ size=$(stat -c %s "$work/c/train_state.safetensors")
 printf '\x01' | dd of="$work/c/train_state.safetensors" bs=1 seek=$((size - 3)) count=1 conv=notrunc 2>/dev/null
 expect_error "a state with a changed byte" "train_state.safetensors: corrupted: its content checksum \(CRC32C\)" \
   "$QKV" train --resume --out "$work/c"
+# random single-bit flips of the state (QKV_FLIPS of them, 40 by default): each is refused
+flips=${QKV_FLIPS:-40}
+python3 - "$work/saved/train_state.safetensors" "$work/flips" "$flips" <<'PY'
+import os, random, sys
+data = open(sys.argv[1], "rb").read()
+os.makedirs(sys.argv[2])
+rng = random.Random(2026)
+for i in range(int(sys.argv[3])):
+    bit = rng.randrange(len(data) * 8)
+    flipped = bytearray(data); flipped[bit // 8] ^= 1 << (bit % 8)
+    open(os.path.join(sys.argv[2], "%04d-bit%d" % (i, bit)), "wb").write(flipped)
+PY
+refused=0
+checksum=0
+for f in "$work"/flips/*; do
+  rm -rf "$work/c" && cp -r "$work/saved" "$work/c" && cp "$f" "$work/c/train_state.safetensors"
+  if "$QKV" train --resume --out "$work/c" >/dev/null 2>"$work/err"; then
+    fail "a state with ${f##*-} flipped was resumed"
+  elif [ "$(wc -l <"$work/err")" -eq 1 ]; then
+    refused=$((refused + 1))
+    grep -q "corrupted" "$work/err" && checksum=$((checksum + 1))
+  else
+    fail "a state with ${f##*-} flipped: $(cat "$work/err")"
+  fi
+done
+[ "$refused" -eq "$flips" ] && pass
+echo "state bit flips: $refused of $flips refused ($checksum by the checksum)"
 # a state without a checksum (an older qkv's): resumed exactly, with a note
 rm -rf "$work/c" && cp -r "$work/saved" "$work/c"
 python3 -c 'import sys; sys.path.insert(0, sys.argv[1]); import safetensors_edit as e
