@@ -87,7 +87,8 @@ class TreeBuilder {
 
   bool open(json container) {
     if (static_cast<int>(open_.size()) >= limits_.max_depth)
-      throw std::runtime_error("nests deeper than " + std::to_string(limits_.max_depth) + " levels");
+      throw std::runtime_error("nests deeper than " + std::to_string(limits_.max_depth) +
+                               (limits_.max_depth == 1 ? " level" : " levels"));
     open_.push_back(insert(std::move(container)));
     return true;
   }

@@ -165,7 +165,7 @@ TEST_CASE("bounded json: the same tree as nlohmann's parse, bounds and duplicate
     }
     return "<no error>";
   };
-  CHECK(error(R"({"a":{"b":1}})", {.max_depth = 1}) == "nests deeper than 1 levels");
+  CHECK(error(R"({"a":{"b":1}})", {.max_depth = 1}) == "nests deeper than 1 level");
   CHECK(error(R"({"a":{"b":1}})", {.max_depth = 2}) == "<no error>");
   CHECK(error("[1,2,3]", {.max_values = 3}) == "holds more than 3 values");
   CHECK(error("[1,2,3]", {.max_values = 4}) == "<no error>");

@@ -66,7 +66,7 @@ crafted "history of 50,000 {}" "'history' holds more than 16 values|nests deeper
 crafted "clip 0" "its clip is 0; it must be positive" option clip '"0x0p+0"'
 crafted "clip -1" "'clip' is -1, outside" option clip '"-0x1p+0"'
 crafted "seed -1" "its seed '-1' is not an integer in \[0, 2\^64\)" option seed '"-1"'
-crafted "options of 50,000 {}" "its options are unreadable: (nests deeper than 1 levels|holds more than 64 values)" option extra "@$work/braces.json"
+crafted "options of 50,000 {}" "its options are unreadable: (nests deeper than 1 level|holds more than 64 values)" option extra "@$work/braces.json"
 crafted "an unknown field" "unknown field 'surprise'" meta surprise 1
 crafted "a missing field" "training state has no 'tokens_seen'" drop-meta tokens_seen
 crafted "an unknown extra tensor" "has a tensor that no run at step 4 saves: 'param.extra'" \
@@ -163,7 +163,7 @@ for field in config english_vocab; do
   else cp "$work/braces.json" "$work/value.json"; fi
   edit "$work/hostile.safetensors" meta "$field" "@$work/value.json"
   start=$(date +%s%N)
-  expect_error "a checkpoint whose $field holds 50,000 {}" "nests deeper than 1 levels|holds more than" \
+  expect_error "a checkpoint whose $field holds 50,000 {}" "nests deeper than 1 level|holds more than" \
     "$QKV" eval --checkpoint "$work/hostile.safetensors" --split test --data "$gen"
   ms=$((($(date +%s%N) - start) / 1000000))
   [ "$ms" -lt 10000 ] && pass || fail "a checkpoint whose $field holds 50,000 {}: refused after $ms ms"
