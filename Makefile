@@ -79,7 +79,7 @@ LIB_SRC  := $(FRAMEWORK_SRC) $(wildcard data/*.cpp models/*.cpp tools/render/*.c
 APP_SRC  := $(wildcard train/*.cpp)
 FRAMEWORK_TEST_SRC := tests/main.cpp $(wildcard $(addprefix tests/,test_attention.cpp test_autograd.cpp test_errors.cpp \
                       test_forward.cpp test_gradcheck.cpp test_nn.cpp test_op_cases.cpp test_optim.cpp \
-                      test_safetensors.cpp test_threads.cpp test_block_cache.cpp))
+                      test_safetensors.cpp test_threads.cpp test_block_cache.cpp test_integrity.cpp))
 TEST_SRC := tests/main.cpp $(filter-out $(FRAMEWORK_TEST_SRC),$(wildcard tests/*.cpp))
 GPU_TEST_SRC := $(wildcard tests/gpu/*.cpp)
 
@@ -228,10 +228,12 @@ fuzz-replay: $(FUZZ_TARGETS:%=$(BUILD)/fuzz_replay_%)
 # The Makefile's own checks (tests/make/run.sh), no function in models/ or train/ longer than 80
 # lines (tests/function_length.py), unit tests (doctest), then the program's bad-input checks,
 # README.md's `qkv train` option list against --help (tests/readme_options.py), --threads and
-# QKV_THREADS (tests/cli/threads.sh), the explorer page in headless Chromium (skipped where it is
-# not installed), data-parallel training with 2 MPI ranks (skipped in a build without MPI), the
-# fuzz corpus replay, then the GPU tests (they report "skipped" and pass where there is no GPU or
-# no CUDA build), then the same GPU tests against the CUDA sources on an emulated device
+# QKV_THREADS (tests/cli/threads.sh), a training run killed at each of its file operations and
+# resumed (tests/cli/kills.sh, with strace), crafted states, checkpoints, outputs and lines
+# (tests/cli/hostile.sh), the explorer page in headless Chromium (skipped where it is not
+# installed), data-parallel training with 2 MPI ranks (skipped in a build without MPI), the fuzz
+# corpus replay, then the GPU tests (they report "skipped" and pass where there is no GPU or no
+# CUDA build), then the same GPU tests against the CUDA sources on an emulated device
 # (tests/gpu/emu/; about a minute).
 test: $(BUILD)/qkv $(BUILD)/qkv_framework_tests $(BUILD)/qkv_tests $(if $(LIB_CU_OBJ),$(BUILD)/qkv_gpu_tests)
 	bash tests/make/run.sh
@@ -242,6 +244,8 @@ test: $(BUILD)/qkv $(BUILD)/qkv_framework_tests $(BUILD)/qkv_tests $(if $(LIB_CU
 	QKV=$(BUILD)/qkv bash tests/cli/run.sh
 	QKV=$(BUILD)/qkv python3 tests/readme_options.py
 	QKV=$(BUILD)/qkv bash tests/cli/threads.sh
+	QKV=$(BUILD)/qkv bash tests/cli/kills.sh
+	QKV=$(BUILD)/qkv bash tests/cli/hostile.sh
 	QKV=$(BUILD)/qkv bash tests/browser/run.sh
 	QKV=$(BUILD)/qkv bash tests/dp/run.sh
 	$(MAKE) --no-print-directory fuzz-replay

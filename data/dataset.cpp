@@ -94,7 +94,7 @@ std::vector<SentencePair> parse_pairs(std::istream& in, const std::string& path)
   std::vector<SentencePair> pairs;
   std::string line;
   int line_no = 0;
-  while (std::getline(in, line)) {
+  while (read_bounded_line(in, line, fmt::format("{}:{}", path, line_no + 1))) {
     ++line_no;
     if (!line.empty() && line.back() == '\r') line.pop_back();
     const std::string where = fmt::format("{}:{}", path, line_no);

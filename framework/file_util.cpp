@@ -3,6 +3,7 @@
 #include "file_util.h"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -25,9 +26,36 @@ void sync_directory_of(const std::string& path) {
   }
 }
 
+// What a file that is not a regular one is, in words.
+const char* kind_of(mode_t mode) {
+  if (S_ISDIR(mode)) return "a directory";
+  if (S_ISCHR(mode)) return "a character device";
+  if (S_ISBLK(mode)) return "a block device";
+  if (S_ISFIFO(mode)) return "a pipe";
+  if (S_ISSOCK(mode)) return "a socket";
+  return "not a regular file";
+}
+
 }  // namespace
 
+void check_output_file(const std::string& path) {
+  struct stat info {};
+  if (::stat(path.c_str(), &info) != 0) {
+    if (errno == ENOENT) {
+      struct stat link {};
+      if (::lstat(path.c_str(), &link) == 0)  // a symlink to nothing: writing would replace the link
+        throw std::runtime_error(path + ": a symbolic link to a missing file; give a file name");
+      return;  // a new name
+    }
+    if (errno == ENOTDIR) return;  // a missing folder on the way: the write names it
+    throw std::runtime_error(path + ": cannot check it: " + std::strerror(errno));
+  }
+  if (!S_ISREG(info.st_mode))
+    throw std::runtime_error(path + ": " + kind_of(info.st_mode) + ", not a regular file; give a file name");
+}
+
 void write_file_atomic(const std::string& path, std::string_view bytes, const std::string& temp_path) {
+  check_output_file(path);
   FILE* stream = std::fopen(temp_path.c_str(), "wb");
   if (stream == nullptr)
     throw std::runtime_error(path + ": cannot create temp file '" + temp_path + "': " + std::strerror(errno));

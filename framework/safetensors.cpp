@@ -12,12 +12,14 @@
 #include <cstring>
 #include <limits>
 #include <nlohmann/json.hpp>
-#include <set>
 #include <stdexcept>
 #include <string_view>
 #include <tuple>
 
+#include "bounded_json.h"
+#include "crc32c.h"
 #include "file_util.h"
+#include "text_util.h"
 
 namespace qkv {
 
@@ -35,19 +37,18 @@ constexpr size_t kDataAlignment = 8;
 
 std::string single_quoted(const std::string& s) { return "'" + s + "'"; }
 
-std::string shape_to_string(const std::vector<int64_t>& shape) {
-  std::string out = "[";
-  for (size_t i = 0; i < shape.size(); ++i) {
-    if (i > 0) out += ", ";
-    out += std::to_string(shape[i]);
-  }
-  return out + "]";
-}
+std::string shape_to_string(const std::vector<int64_t>& shape) { return "[" + dims_for_message(shape) + "]"; }
 
 // True when bytes[begin, end) is well-formed UTF-8 (no overlongs, surrogates, or > U+10FFFF).
 bool is_valid_utf8(const uint8_t* bytes, size_t size) {
   size_t i = 0;
   while (i < size) {
+    // ASCII eight bytes at a time (a header is mostly ASCII, and may be 100 MB of it)
+    uint64_t word = 0;
+    if (size - i >= 8 && (std::memcpy(&word, bytes + i, 8), (word & 0x8080808080808080ull) == 0)) {
+      i += 8;
+      continue;
+    }
     const uint8_t lead = bytes[i];
     size_t continuation_count = 0;
     uint32_t code_point = 0;
@@ -93,6 +94,9 @@ bool checked_byte_count(const std::vector<int64_t>& shape, size_t dtype_size, ui
 
 // A safetensors header is two levels deep (entries, then shape/offset arrays); 64 is plenty.
 constexpr int kMaxHeaderDepth = 64;
+// Values in a header (every entry, dtype, dimension and offset counts, about ten a tensor): a
+// model of 20,000 tensors fits, and the parse of a hostile 100 MB header stops after 3 MB or so.
+constexpr size_t kMaxHeaderValues = 250'000;
 
 // A short description of an untrusted JSON value for a message. Never dump() a container from the
 // file: its size and depth are the attacker's.
@@ -106,40 +110,13 @@ std::string describe(const json& value) {
   return value.dump();  // a number, a boolean or null
 }
 
-// Parses the header text, rejecting duplicate keys in any object (nlohmann keeps the last one).
-json parse_header_json(const std::string& text, const std::string& name) {
-  std::vector<std::set<std::string>> keys_of_open_objects;
-  std::string current_entry;  // the top-level key being parsed, for messages
-  auto on_event = [&](int depth, json::parse_event_t event, json& parsed) {
-    // Bounded before anything walks the tree (a deep tree would overflow a recursive walk).
-    if (depth > kMaxHeaderDepth)
-      fail(name, "header nests deeper than " + std::to_string(kMaxHeaderDepth) + " levels");
-    switch (event) {
-      case json::parse_event_t::object_start:
-        keys_of_open_objects.emplace_back();
-        break;
-      case json::parse_event_t::object_end:
-        if (!keys_of_open_objects.empty()) keys_of_open_objects.pop_back();
-        break;
-      case json::parse_event_t::key: {
-        const std::string key = parsed.get<std::string>();
-        const bool top_level = keys_of_open_objects.size() == 1;
-        if (top_level) current_entry = key;
-        if (!keys_of_open_objects.empty() && !keys_of_open_objects.back().insert(key).second) {
-          if (top_level) fail(name, "header has duplicate key " + single_quoted(key));
-          fail(name, "header has duplicate key " + single_quoted(key) + " inside entry " + single_quoted(current_entry));
-        }
-        break;
-      }
-      default:
-        break;
-    }
-    return true;
-  };
+// Parses the header text in one linear pass, rejecting duplicate keys in any object (nlohmann
+// alone keeps the last one), nesting past kMaxHeaderDepth and more than kMaxHeaderValues values.
+json parse_header_json(std::string_view text, const std::string& name) {
   try {
-    return json::parse(text, on_event, /*allow_exceptions=*/true, /*ignore_comments=*/false);
-  } catch (const json::exception& e) {
-    fail(name, std::string("header is not valid JSON: ") + e.what());
+    return parse_bounded_json(text, {.max_depth = kMaxHeaderDepth, .max_values = kMaxHeaderValues});
+  } catch (const std::runtime_error& e) {
+    fail(name, std::string("header ") + e.what());
   }
 }
 
@@ -219,15 +196,16 @@ TensorEntry parse_tensor_entry(const std::string& tensor_name, const json& entry
   return result;
 }
 
-std::map<std::string, std::string> parse_metadata(const json& metadata, const std::string& name) {
+// (moves the strings out of `metadata`)
+std::map<std::string, std::string> parse_metadata(json& metadata, const std::string& name) {
   std::map<std::string, std::string> result;
   if (metadata.is_null()) return result;
   if (!metadata.is_object()) fail(name, "__metadata__ must be an object of string to string");
-  for (const auto& [key, value] : metadata.items()) {
+  for (auto& [key, value] : metadata.items()) {
     if (!value.is_string()) {
       fail(name, "__metadata__ value for key " + single_quoted(key) + " is not a string: " + describe(value));
     }
-    result[key] = value.get<std::string>();
+    result[key] = std::move(value.get_ref<std::string&>());
   }
   return result;
 }
@@ -239,6 +217,8 @@ std::string json_string_literal(const std::string& text, const std::string& name
     fail(name, what + " is not valid UTF-8");
   }
   std::string out = "\"";
+  const auto plain = [](char c) { return c != '"' && c != '\\' && static_cast<unsigned char>(c) >= 0x20; };
+  if (std::all_of(text.begin(), text.end(), plain)) return out + text + "\"";  // most text: one copy
   for (char c : text) {
     const auto byte = static_cast<unsigned char>(c);
     if (c == '"') {
@@ -256,7 +236,11 @@ std::string json_string_literal(const std::string& text, const std::string& name
   return out + "\"";
 }
 
-std::vector<uint8_t> serialize_with_name(const SafeTensorsFile& file, const std::string& name) {
+// The header's JSON text for these metadata and tensors, unpadded, with every tensor's entry
+// checked against its data; data_offsets follow the tensors' name order. Returns the data size.
+std::string header_text_of(const std::map<std::string, std::string>& metadata,
+                           const std::map<std::string, SafeTensor>& tensors, const std::string& name,
+                           uint64_t& data_bytes) {
   std::string header = "{";
   bool first_entry = true;
   auto begin_entry = [&] {
@@ -264,11 +248,11 @@ std::vector<uint8_t> serialize_with_name(const SafeTensorsFile& file, const std:
     first_entry = false;
   };
 
-  if (!file.metadata.empty()) {
+  if (!metadata.empty()) {
     begin_entry();
     header += "\"__metadata__\":{";
     bool first_pair = true;
-    for (const auto& [key, value] : file.metadata) {
+    for (const auto& [key, value] : metadata) {
       if (!first_pair) header += ",";
       first_pair = false;
       header += json_string_literal(key, name, "__metadata__ key") + ":" +
@@ -278,7 +262,7 @@ std::vector<uint8_t> serialize_with_name(const SafeTensorsFile& file, const std:
   }
 
   uint64_t offset = 0;
-  for (const auto& [tensor_name, tensor] : file.tensors) {
+  for (const auto& [tensor_name, tensor] : tensors) {
     const std::string where = "tensor " + single_quoted(tensor_name) + ": ";
     if (tensor_name == kMetadataKey) fail(name, "a tensor may not be named '__metadata__'");
     size_t dtype_size = 0;
@@ -307,7 +291,40 @@ std::vector<uint8_t> serialize_with_name(const SafeTensorsFile& file, const std:
     header += "],\"data_offsets\":[" + std::to_string(offset) + "," + std::to_string(offset + needed_bytes) + "]}";
     offset += needed_bytes;
   }
-  header += "}";
+  data_bytes = offset;
+  return header + "}";
+}
+
+// The checksum of a file's content: CRC32C of the header qkv would write for its metadata (less
+// the checksum itself) and tensors, then of every tensor's bytes in name order. It covers every
+// value a reader uses, and not the layout: another writer's offsets, key order or padding do not
+// change it.
+std::string content_checksum(const std::map<std::string, std::string>& metadata,
+                             const std::map<std::string, SafeTensor>& tensors, const std::string& name) {
+  std::map<std::string, std::string> without_checksum = metadata;
+  without_checksum.erase(kSafetensorsChecksumKey);
+  uint64_t data_bytes = 0;
+  const std::string header = header_text_of(without_checksum, tensors, name, data_bytes);
+  uint32_t crc = crc32c(header.data(), header.size());
+  for (const auto& [tensor_name, tensor] : tensors) crc = crc32c(tensor.data.data(), tensor.data.size(), crc);
+  char hex[9];
+  std::snprintf(hex, sizeof hex, "%08x", crc);
+  return hex;
+}
+
+std::vector<uint8_t> serialize_with_name(const SafeTensorsFile& file, const std::string& name,
+                                         SafetensorsChecksum checksum) {
+  if (file.metadata.count(kSafetensorsChecksumKey))
+    fail(name, std::string("metadata key '") + kSafetensorsChecksumKey + "' is the writer's own (it holds the checksum)");
+  uint64_t data_bytes = 0;
+  std::string header;
+  if (checksum == SafetensorsChecksum::write) {
+    std::map<std::string, std::string> metadata = file.metadata;
+    metadata[kSafetensorsChecksumKey] = content_checksum(file.metadata, file.tensors, name);
+    header = header_text_of(metadata, file.tensors, name, data_bytes);
+  } else {
+    header = header_text_of(file.metadata, file.tensors, name, data_bytes);
+  }
   // Pad with spaces so that 8 + header size is a multiple of the alignment.
   header.append((kDataAlignment - header.size() % kDataAlignment) % kDataAlignment, ' ');
   if (header.size() > kSafetensorsMaxHeaderSize) {
@@ -316,7 +333,7 @@ std::vector<uint8_t> serialize_with_name(const SafeTensorsFile& file, const std:
   }
 
   std::vector<uint8_t> bytes;
-  bytes.reserve(kLengthPrefixBytes + header.size() + offset);
+  bytes.reserve(kLengthPrefixBytes + header.size() + data_bytes);
   const uint64_t header_size = header.size();
   for (size_t i = 0; i < kLengthPrefixBytes; ++i) bytes.push_back(static_cast<uint8_t>(header_size >> (8 * i)));
   bytes.insert(bytes.end(), header.begin(), header.end());
@@ -341,8 +358,8 @@ size_t safetensors_dtype_size(const std::string& dtype) {
   return found->second;
 }
 
-std::vector<uint8_t> safetensors_serialize(const SafeTensorsFile& file) {
-  return serialize_with_name(file, "safetensors_serialize");
+std::vector<uint8_t> safetensors_serialize(const SafeTensorsFile& file, SafetensorsChecksum checksum) {
+  return serialize_with_name(file, "safetensors_serialize", checksum);
 }
 
 SafeTensorsFile safetensors_parse(const std::vector<uint8_t>& bytes, const std::string& name) {
@@ -368,19 +385,21 @@ SafeTensorsFile safetensors_parse(const std::vector<uint8_t>& bytes, const std::
   }
   const uint8_t* header_begin = bytes.data() + kLengthPrefixBytes;
   if (!is_valid_utf8(header_begin, header_size)) fail(name, "header is not valid UTF-8");
-  const std::string header_text(reinterpret_cast<const char*>(header_begin), header_size);
+  const std::string_view header_text(reinterpret_cast<const char*>(header_begin), header_size);
   // JSON ends at a NUL for the parser; the reference reader rejects it, and so do we.
   if (const size_t nul = header_text.find('\0'); nul != std::string::npos)
     fail(name, "header has a NUL byte at offset " + std::to_string(nul) + " (only JSON and trailing spaces are allowed)");
   if (header_text.empty() || header_text[0] != '{') {
     fail(name, "header is not a JSON object (it must start with '{')");
   }
-  const json header = parse_header_json(header_text, name);
+  // The padding (spaces) is cut before the parse, which would otherwise step through it byte by byte.
+  const size_t last = header_text.find_last_not_of(' ');
+  json header = parse_header_json(header_text.substr(0, last == std::string_view::npos ? 0 : last + 1), name);
   if (!header.is_object()) fail(name, "header is not a JSON object");
 
   SafeTensorsFile result;
   std::vector<TensorEntry> entries;
-  for (const auto& [key, value] : header.items()) {
+  for (auto& [key, value] : header.items()) {
     if (key == kMetadataKey) {
       result.metadata = parse_metadata(value, name);
     } else {
@@ -425,11 +444,23 @@ SafeTensorsFile safetensors_parse(const std::vector<uint8_t>& bytes, const std::
     entry.tensor.data.assign(first, first + static_cast<std::ptrdiff_t>(entry.end - entry.begin));
     result.tensors.emplace(entry.name, std::move(entry.tensor));
   }
+
+  // The checksum qkv writes (files from other tools have none, and load unverified).
+  if (const auto stored = result.metadata.find(kSafetensorsChecksumKey); stored != result.metadata.end()) {
+    const std::string expected = stored->second;
+    const std::string actual = content_checksum(result.metadata, result.tensors, name);
+    if (expected != actual)
+      fail(name, "corrupted: its content checksum (CRC32C) is " + actual + " but the file says " +
+                     (expected.size() <= 16 ? expected : expected.substr(0, 16) + "...") +
+                     " (a changed byte in the header or the tensor data)");
+    result.metadata.erase(kSafetensorsChecksumKey);
+    result.checksum_verified = true;
+  }
   return result;
 }
 
 void safetensors_write(const std::string& path, const SafeTensorsFile& file) {
-  const std::vector<uint8_t> bytes = serialize_with_name(file, path);
+  const std::vector<uint8_t> bytes = serialize_with_name(file, path, SafetensorsChecksum::write);
   const std::string temp_path = path + ".tmp." + std::to_string(::getpid());
   write_file_atomic(path, std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size()), temp_path);
 }

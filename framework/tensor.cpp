@@ -10,6 +10,7 @@
 
 #include "autograd.h"
 #include "backend.h"
+#include "text_util.h"
 
 namespace qkv {
 
@@ -53,10 +54,7 @@ Device Device::parse(const std::string& text) {
 }
 
 std::string shape_str(const Shape& shape) {
-  std::string out = "(";
-  for (size_t i = 0; i < shape.size(); ++i) out += (i ? ", " : "") + std::to_string(shape[i]);
-  if (shape.size() == 1) out += ",";
-  return out + ")";
+  return "(" + dims_for_message(shape) + (shape.size() == 1 ? ",)" : ")");
 }
 
 int64_t shape_numel(const Shape& shape) {

@@ -2,6 +2,7 @@
 #include "text_util.h"
 
 #include <algorithm>
+#include <stdexcept>
 #include <utility>
 
 namespace qkv {
@@ -42,6 +43,34 @@ std::vector<std::string> nearest_strings(const std::string& word, const std::vec
   std::vector<std::string> out;
   for (size_t i = 0; i < near.size() && i < most; ++i) out.push_back(near[i].second);
   return out;
+}
+
+bool read_bounded_line(std::istream& in, std::string& line, const std::string& where) {
+  line.clear();
+  std::streambuf* buffer = in.rdbuf();
+  for (;;) {
+    const int c = buffer->sbumpc();
+    if (c == std::char_traits<char>::eof()) {
+      in.setstate(std::ios::eofbit);
+      return !line.empty();
+    }
+    if (c == '\n') return true;
+    if (line.size() == kMaxLineBytes)
+      throw std::runtime_error(where + ": a line longer than " + std::to_string(kMaxLineBytes) +
+                               " bytes (is this a text file?)");
+    line.push_back(static_cast<char>(c));
+  }
+}
+
+std::string dims_for_message(const std::vector<int64_t>& dims) {
+  constexpr size_t kAll = 8, kShown = 4;
+  const size_t shown = dims.size() <= kAll ? dims.size() : kShown;
+  std::string out;
+  for (size_t i = 0; i < shown; ++i) out += (i ? ", " : "") + std::to_string(dims[i]);
+  if (shown == dims.size()) return out;
+  std::string more = std::to_string(dims.size() - shown);  // with thousands separators: 99,996
+  for (int at = static_cast<int>(more.size()) - 3; at > 0; at -= 3) more.insert(static_cast<size_t>(at), ",");
+  return out + ", \u2026 " + more + " more";
 }
 
 }  // namespace qkv

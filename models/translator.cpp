@@ -11,6 +11,7 @@
 #include <stdexcept>
 
 #include "framework/autograd.h"
+#include "framework/bounded_json.h"
 #include "framework/ops.h"
 
 namespace qkv::models {
@@ -33,14 +34,12 @@ std::string TranslatorConfig::to_json() const {
 TranslatorConfig TranslatorConfig::from_json(const std::string& text) {
   nlohmann::json j;
   try {
-    // depth-bounded: a checkpoint's config is untrusted text (it is a flat object)
-    j = nlohmann::json::parse(text, [](int depth, nlohmann::json::parse_event_t, nlohmann::json&) {
-      if (depth > 8) throw std::runtime_error("nested deeper than 8 levels");
-      return true;
-    });
+    // a checkpoint's config is untrusted text; ours is one flat object of about ten numbers
+    j = parse_bounded_json(text, {.max_depth = 1, .max_values = 64});
   } catch (const std::exception& e) {
-    throw std::runtime_error(std::string("model config is not valid JSON: ") + e.what());
+    throw std::runtime_error(std::string("model config ") + e.what());
   }
+  if (!j.is_object()) throw std::runtime_error("model config is not a JSON object");
   auto integer = [&](const char* key) -> int64_t {
     if (!j.contains(key) || !j[key].is_number_integer())
       throw std::runtime_error(fmt::format("model config: '{}' is missing or not an integer", key));
@@ -55,7 +54,9 @@ TranslatorConfig TranslatorConfig::from_json(const std::string& text) {
   c.d_k = integer("d_k");
   c.d_ff = integer("d_ff");
   // checkpoints written before the option existed used gelu
-  c.activation = j.contains("activation") && j["activation"].is_string() ? j["activation"].get<std::string>() : "gelu";
+  if (j.contains("activation") && !j["activation"].is_string())
+    throw std::runtime_error("model config: 'activation' is not a string (relu or gelu)");
+  c.activation = j.contains("activation") ? j["activation"].get<std::string>() : "gelu";
   c.source_vocab = integer("source_vocab");
   c.target_vocab = integer("target_vocab");
   c.layout.max_source = integer("max_source");

@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <stdexcept>
 
+#include "framework/bounded_json.h"
 #include "framework/checkpoint.h"
 #include "framework/safetensors.h"
 
@@ -30,13 +31,11 @@ static data::Vocab vocab_from(const std::map<std::string, std::string>& meta, co
   if (it == meta.end()) throw std::runtime_error(fmt::format("{}: metadata has no '{}'", path, key));
   nlohmann::json j;
   try {
-    // depth-bounded: the text is the file's, so is its nesting
-    j = nlohmann::json::parse(it->second, [](int depth, nlohmann::json::parse_event_t, nlohmann::json&) {
-      if (depth > 8) throw std::runtime_error("nested too deeply");
-      return true;
-    });
-  } catch (const std::exception&) {
-    throw std::runtime_error(fmt::format("{}: metadata '{}' is not valid JSON (a flat array of words)", path, key));
+    // the text is the file's, so are its nesting and length: one flat array of at most the
+    // vocabulary size the config allows
+    j = parse_bounded_json(it->second, {.max_depth = 1, .max_values = (1 << 20) + 1});
+  } catch (const std::exception& e) {
+    throw std::runtime_error(fmt::format("{}: metadata '{}' {} (it must be a flat array of words)", path, key, e.what()));
   }
   if (!j.is_array()) throw std::runtime_error(fmt::format("{}: metadata '{}' is not a JSON array", path, key));
   std::vector<std::string> words;
@@ -53,7 +52,11 @@ static data::Vocab vocab_from(const std::map<std::string, std::string>& meta, co
 
 LoadedTranslator load_translator(const std::string& path, Device device) {
   if (!std::filesystem::exists(path)) throw std::runtime_error(fmt::format("{}: checkpoint not found", path));
-  return load_translator(safetensors_read(path), path, device);  // read once, bounded by the file's size
+  const SafeTensorsFile file = safetensors_read(path);  // read once, bounded by the file's size
+  LoadedTranslator loaded = load_translator(file, path, device);
+  if (!file.checksum_verified)
+    fmt::print(stderr, "note: {}: no checksum (written by another tool or an older qkv); loaded unverified\n", path);
+  return loaded;
 }
 
 LoadedTranslator load_translator(const SafeTensorsFile& file, const std::string& path, Device device) {
@@ -61,6 +64,11 @@ LoadedTranslator load_translator(const SafeTensorsFile& file, const std::string&
   auto format = meta.find("format");
   if (format == meta.end() || format->second != kFormat)
     throw std::runtime_error(fmt::format("{}: not a qkv translator checkpoint (metadata 'format' is not '{}')", path, kFormat));
+  for (const auto& [key, value] : meta)  // a checkpoint holds these and nothing else
+    if (key != "format" && key != "config" && key != "english_vocab" && key != "hindi_vocab")
+      throw std::runtime_error(fmt::format("{}: metadata has an unknown key '{}' (a qkv checkpoint holds format, config, "
+                                           "english_vocab and hindi_vocab)",
+                                           path, key.size() <= 40 ? key : key.substr(0, 37) + "..."));
   auto config_it = meta.find("config");
   if (config_it == meta.end()) throw std::runtime_error(fmt::format("{}: metadata has no 'config'", path));
   TranslatorConfig config;

@@ -6,6 +6,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 #include <string>
 #include <unistd.h>
 #include <vector>
@@ -159,4 +160,14 @@ TEST_CASE("English as people type it: lower case, sentence punctuation off, sugg
   CHECK(data::nearest_words("zorbleflax", vocab).empty());
   const auto near_pad = data::nearest_words("<pad", vocab);  // specials are never suggested
   CHECK(std::find(near_pad.begin(), near_pad.end(), "<pad>") == near_pad.end());
+}
+
+TEST_CASE("dataset lines are read 64 KB at most, the longer one named with file:line (issue 26)") {
+  std::istringstream ok("river bank\tनदी किनारा\n" + std::string(65530, 'a') + "\tb\n");
+  CHECK(data::parse_pairs(ok, "t.tsv").size() == 2);
+  std::istringstream long_line("river bank\tनदी किनारा\n" + std::string(70000, 'a') + "\tb\n");
+  CHECK(qkv::testing::error_of([&] { data::parse_pairs(long_line, "t.tsv"); }) ==
+        "t.tsv:2: a line longer than 65536 bytes (is this a text file?)");
+  std::istringstream no_newline(std::string(1 << 20, '\0'));  // like /dev/zero: never a newline
+  CHECK(qkv::testing::error_of([&] { data::parse_pairs(no_newline, "zeros"); }).rfind("zeros:1: a line longer", 0) == 0);
 }

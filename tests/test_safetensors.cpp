@@ -139,7 +139,7 @@ TEST_CASE("safetensors: file round trip through write and read") {
 
 TEST_CASE("safetensors: an empty file round trips") {
   const SafeTensorsFile empty;
-  const std::vector<uint8_t> bytes = qkv::safetensors_serialize(empty);
+  const std::vector<uint8_t> bytes = qkv::safetensors_serialize(empty, qkv::SafetensorsChecksum::omit);
   const std::vector<uint8_t> expected = {8, 0, 0, 0, 0, 0, 0, 0, '{', '}', ' ', ' ', ' ', ' ', ' ', ' '};
   CHECK(bytes == expected);
   const SafeTensorsFile parsed = qkv::safetensors_parse(bytes, "mem");
@@ -156,7 +156,7 @@ TEST_CASE("safetensors: byte-exact encoding of a tiny file") {
   expected.insert(expected.end(), header.begin(), header.end());
   const std::vector<uint8_t> data = {0x00, 0x00, 0x80, 0x3f, 0x00, 0x00, 0x00, 0x40};  // 1.0f, 2.0f LE
   expected.insert(expected.end(), data.begin(), data.end());
-  CHECK(qkv::safetensors_serialize(file) == expected);
+  CHECK(qkv::safetensors_serialize(file, qkv::SafetensorsChecksum::omit) == expected);
 }
 
 TEST_CASE("safetensors: byte-exact metadata, sorted tensors and contiguous offsets") {
@@ -172,7 +172,7 @@ TEST_CASE("safetensors: byte-exact metadata, sorted tensors and contiguous offse
   std::vector<uint8_t> expected = {144, 0, 0, 0, 0, 0, 0, 0};
   expected.insert(expected.end(), header.begin(), header.end());
   for (uint8_t b : {9, 8, 7, 1, 0, 0, 0, 0, 0, 0, 0}) expected.push_back(b);
-  CHECK(qkv::safetensors_serialize(file) == expected);
+  CHECK(qkv::safetensors_serialize(file, qkv::SafetensorsChecksum::omit) == expected);
 }
 
 TEST_CASE("safetensors: the data buffer starts 8-byte aligned whatever the names") {
@@ -230,12 +230,12 @@ TEST_CASE("safetensors: a failed write leaves the existing file untouched and no
     CHECK_THROWS_WITH_AS(qkv::safetensors_write(path.string(), bad), doctest::Contains(expected.c_str()),
                          std::runtime_error);
   }
-  SUBCASE("rename fails because the target is a non-empty directory") {
+  SUBCASE("a directory at the target is refused before anything is written") {
     const std::filesystem::path blocker = dir.path / "blocked.safetensors";
     std::filesystem::create_directory(blocker);
     std::ofstream(blocker / "keep") << "x";
-    CHECK_THROWS_WITH_AS(qkv::safetensors_write(blocker.string(), sample_file()), doctest::Contains("renaming"),
-                         std::runtime_error);
+    CHECK_THROWS_WITH_AS(qkv::safetensors_write(blocker.string(), sample_file()),
+                         doctest::Contains("blocked.safetensors: a directory, not a regular file"), std::runtime_error);
     CHECK(std::filesystem::is_directory(blocker));
     std::filesystem::remove_all(blocker);
   }

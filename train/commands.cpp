@@ -102,7 +102,7 @@ static bool translate_lines(models::Translator& model, const models::LoadedTrans
     lines.clear();
   };
   std::string line;
-  while (std::getline(in, line)) {
+  while (read_bounded_line(in, line, fmt::format("{}:{}", name, line_no + 1))) {
     ++line_no;
     if (!line.empty() && line.back() == '\r') line.pop_back();
     const std::string where = fmt::format("{}:{}", name, line_no);
@@ -391,7 +391,7 @@ CLI::Validator seed_value() {
 
 CLI::Option* add_threads_option(CLI::App* cmd, int& threads) {
   return cmd->add_option("--threads", threads,
-                         "CPU threads for gemm and the loops (0 = QKV_THREADS when set, else one per core; "
+                         "CPU threads for gemm and the loops, 0 to 256 (0 = QKV_THREADS when set, else one per core; "
                          "results are the same for any count)")
       ->check(whole_number_in(0, 256))->capture_default_str();
 }

@@ -60,13 +60,20 @@ static nlohmann::ordered_json model_json(const std::string& path, const models::
   return j;
 }
 
-// JSON that may sit inside <script>: "</" would end the element early.
-static std::string script_safe(const std::string& json) {
+// JSON that sits inside <script>: <, > and & become \u003c, \u003e and \u0026, so that no
+// "</script", "<!--" or "<script" can form, and U+2028 and U+2029 become \u2028 and \u2029. JSON
+// has these characters only inside strings, where the escapes mean the same characters.
+std::string script_safe(const std::string& json) {
   std::string out;
   out.reserve(json.size());
   for (size_t i = 0; i < json.size(); ++i) {
-    out += json[i];
-    if (json[i] == '<' && i + 1 < json.size() && json[i + 1] == '/') out += "\\";
+    const char c = json[i];
+    if (c == '<') out += "\\u003c";
+    else if (c == '>') out += "\\u003e";
+    else if (c == '&') out += "\\u0026";
+    else if (c == '\xE2' && i + 2 < json.size() && json[i + 1] == '\x80' && (json[i + 2] == '\xA8' || json[i + 2] == '\xA9'))
+      out += json[i + 2] == '\xA8' ? "\\u2028" : "\\u2029", i += 2;
+    else out += c;
   }
   return out;
 }
@@ -125,6 +132,7 @@ void register_explore(CLI::App& app) {
   cmd->add_option("--sentence", o->sentences, "a starting sentence (repeatable; default: the demo's showcase)");
   add_threads_option(cmd, o->threads);
   cmd->callback([o] {
+    check_output_file(o->out);  // a device, pipe or folder is refused before any work
     apply_threads(o->threads);
     run_explore(*o);
   });

@@ -20,6 +20,7 @@
 #include "framework/ops.h"
 #include "framework/text_util.h"
 #include "models/seed_example.h"
+#include "models/memory_budget.h"
 #include "models/translator_io.h"
 #include "tools/render/render.h"
 #include "trainer.h"
@@ -158,6 +159,7 @@ static void run_attend(const AttendOptions& o) {
   std::vector<std::string> modes;
   for (size_t k = 0; k < checkpoints.size(); ++k) {
     models::LoadedTranslator loaded = models::load_translator(checkpoints[k], Device::parse(o.device));
+    models::check_attention_maps_fit(loaded.model->config(), checkpoints[k]);  // (T, T) per layer, from the file
     const int64_t layer = chosen_layer(o, *loaded.model, checkpoints[k]);
     if (k == 0) check_sentence(words, loaded.model->config().layout.max_source, loaded.english);
     traces.push_back(models::trace_attention(*loaded.model, words, loaded.english, loaded.hindi, layer));
@@ -465,7 +467,8 @@ void register_inspection(CLI::App& app) {
   attend->add_option("--out", a->out, "write to this file (PNG by default) instead of stdout");
   attend->add_option("--format", a->format, "png | text | csv | json (default: png with --out, else text)")
       ->check(CLI::IsMember({"png", "text", "csv", "json"}));
-  auto* layer = attend->add_option("--layer", a->layer, "which layer's attention to show, 1-based (default: the last)");
+  auto* layer = attend->add_option("--layer", a->layer, "which layer's attention to show, 1-based (default: the last)")
+                    ->check(whole_number());
   attend->add_option("--device", a->device, "cpu | cuda | cuda:N")->capture_default_str();
   auto attend_words = std::make_shared<std::vector<std::string>>();
   attend->add_option("sentence", *attend_words, "the English sentence, quoted or not (lower-cased, punctuation dropped)")
@@ -475,6 +478,7 @@ void register_inspection(CLI::App& app) {
     apply_threads(a->threads);
     a->sentence = join(*attend_words, " ");
     a->layer_given = layer->count() > 0;
+    if (!a->out.empty()) check_output_file(a->out);  // a device, pipe or folder is refused before any work
     run_attend(*a);
   });
 

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <exception>
+#include <new>
 #include <string>
 #include <vector>
 
@@ -15,6 +16,7 @@
 #include "trainer.h"
 
 static int run(CLI::App& app, int argc, char** argv);
+static std::string one_line(const std::string& message);
 static std::string did_you_mean(CLI::App& app, int argc, char** argv);
 
 int main(int argc, char** argv) {
@@ -45,18 +47,23 @@ static int run(CLI::App& app, int argc, char** argv) {
   } catch (const CLI::CallForVersion& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
-    std::fprintf(stderr, "qkv: error: %s%s (see qkv --help)\n", e.what(), did_you_mean(app, argc, argv).c_str());
+    std::fprintf(stderr, "qkv: error: %s%s (see qkv --help)\n", one_line(e.what()).c_str(),
+                 did_you_mean(app, argc, argv).c_str());
     return 2;
   } catch (const qkv::app::Interrupted& e) {  // the run's state is saved; 128 + SIGINT, as a shell reports it
     std::fflush(stdout);
-    std::fprintf(stderr, "qkv: %s\n", e.what());
+    std::fprintf(stderr, "qkv: %s\n", one_line(e.what()).c_str());
     return 130;
+  } catch (const std::bad_alloc&) {  // a size no check foresaw: still one line, in words
+    std::fflush(stdout);
+    std::fprintf(stderr, "qkv: error: out of memory: the input asks for more memory than this machine could give\n");
+    return 1;
   } catch (const std::exception& e) {
     std::fflush(stdout);
     if (qkv::dist::ProcessGroup::active() && qkv::dist::ProcessGroup::world().size() > 1)
-      std::fprintf(stderr, "qkv: error: rank %d: %s\n", qkv::dist::ProcessGroup::world().rank(), e.what());
+      std::fprintf(stderr, "qkv: error: rank %d: %s\n", qkv::dist::ProcessGroup::world().rank(), one_line(e.what()).c_str());
     else
-      std::fprintf(stderr, "qkv: error: %s\n", e.what());
+      std::fprintf(stderr, "qkv: error: %s\n", one_line(e.what()).c_str());
     return 1;
   }
   return 0;
@@ -89,4 +96,29 @@ static std::string did_you_mean(CLI::App& app, int argc, char** argv) {
     if (!near.empty()) return fmt::format("; did you mean --{}?", near[0]);
   }
   return "";
+}
+
+// An error is one line of a readable length: control characters (a newline in a path) are
+// written escaped (\n, \x01), and a message over 1,000 bytes (a long argument echoed back) keeps
+// its first 600 and last 300 bytes, cut at character boundaries.
+static std::string one_line(const std::string& message) {
+  constexpr size_t kLongest = 1000, kHead = 600, kTail = 300;
+  std::string text = message;
+  if (text.size() > kLongest) {
+    const auto continuation = [&](size_t i) { return (static_cast<unsigned char>(text[i]) & 0xC0) == 0x80; };
+    size_t head = kHead, tail = text.size() - kTail;
+    while (head > 0 && continuation(head)) --head;
+    while (tail < text.size() && continuation(tail)) ++tail;
+    text = text.substr(0, head) + fmt::format(" \u2026 ({} bytes left out) \u2026 ", tail - head) + text.substr(tail);
+  }
+  std::string out;
+  for (const char c : text) {
+    const auto byte = static_cast<unsigned char>(c);
+    if (c == '\n') out += "\\n";
+    else if (c == '\r') out += "\\r";
+    else if (c == '\t') out += "\\t";
+    else if (byte < 0x20 || byte == 0x7F) out += fmt::format("\\x{:02x}", byte);
+    else out += c;
+  }
+  return out;
 }

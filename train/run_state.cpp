@@ -4,15 +4,22 @@
 
 #include <fmt/format.h>
 
+#include <cerrno>
+#include <charconv>
 #include <cmath>
 #include <cstring>
 #include <filesystem>
+#include <limits>
+#include <set>
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 
 #include "framework/autograd.h"
+#include "framework/bounded_json.h"
 #include "framework/distributed.h"
+#include "framework/file_util.h"
 #include "framework/ops.h"
+#include "models/translator_io.h"
 
 namespace qkv::app {
 
@@ -30,11 +37,39 @@ constexpr const char* kStateFormat = "qkv-train-state-1";
 
 
 std::string exact(double v) { return fmt::format("{:a}", v); }  // hex float: round-trips exactly
-double parse_exact(const std::string& text, const std::string& what) {
+
+// A value from a saved state, shown in a message: at most 40 bytes of it.
+static std::string shown(const std::string& text) {
+  return text.size() <= 40 ? "'" + text + "'" : fmt::format("'{}...' ({} bytes)", text.substr(0, 32), text.size());
+}
+
+// A number exactly as exact() writes it (so "nan", "1e308", " 0x1p+0" and "0X1P+0" are refused),
+// finite and within [low, high].
+double parse_exact(const std::string& text, const std::string& what, double low, double high) {
   char* end = nullptr;
   const double v = std::strtod(text.c_str(), &end);
-  if (text.empty() || *end != '\0') throw std::runtime_error("training state: '" + what + "' is not a number");
+  if (text.empty() || *end != '\0' || exact(v) != text)
+    throw std::runtime_error(fmt::format("training state: '{}' is {}, not a number as qkv writes it (a hex float)",
+                                         what, shown(text)));
+  if (!std::isfinite(v) || v < low || v > high)
+    throw std::runtime_error(fmt::format("training state: '{}' is {}, outside [{}, {}]", what, v, low, high));
   return v;
+}
+
+// An integer exactly as std::to_string writes it, within [low, high].
+static int64_t parse_integer(const std::string& text, const std::string& what, int64_t low, int64_t high) {
+  int64_t v = 0;
+  const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), v);
+  if (error != std::errc() || end != text.data() + text.size() || std::to_string(v) != text)
+    throw std::runtime_error(fmt::format("training state: '{}' is {}, not an integer", what, shown(text)));
+  if (v < low || v > high)
+    throw std::runtime_error(fmt::format("training state: '{}' is {}, outside [{}, {}]", what, v, low, high));
+  return v;
+}
+
+// JSON from a saved state: one linear pass, its depth and size bounded.
+static nlohmann::json parse_state_json(const std::string& text, int max_depth, size_t max_values) {
+  return parse_bounded_json(text, {.max_depth = max_depth, .max_values = max_values});
 }
 
 std::string options_json(const TrainOptions& o) {
@@ -61,18 +96,16 @@ std::string options_json(const TrainOptions& o) {
   return j.dump();
 }
 
-// A saved state is a file like any other: its JSON is parsed with a depth bound.
-nlohmann::json parse_state_json(const std::string& text) {
-  return nlohmann::json::parse(text, [](int depth, nlohmann::json::parse_event_t, nlohmann::json&) {
-    if (depth > 8) throw std::runtime_error("nested deeper than 8 levels");
-    return true;
-  });
-}
-
 TrainOptions options_from_json(const std::string& text, const TrainOptions& current) {
   TrainOptions o = current;  // out_dir, threads, quiet and the flags of this invocation stay
+  const auto member = [](const char* name, const std::string& v, std::initializer_list<const char*> allowed) {
+    for (const char* a : allowed)
+      if (v == a) return;
+    throw std::runtime_error(fmt::format("training state: its {} {} is not one qkv train accepts", name, shown(v)));
+  };
   try {
-    const nlohmann::json j = parse_state_json(text);
+    const nlohmann::json j = parse_state_json(text, 1, 64);  // one flat object
+    if (!j.is_object()) throw std::runtime_error("not a JSON object");
     o.data_dir = j.at("data").get<std::string>();
     o.attention = j.at("attention").get<std::string>();
     o.layers = j.at("layers").get<int64_t>();
@@ -82,11 +115,14 @@ TrainOptions options_from_json(const std::string& text, const TrainOptions& curr
     o.activation = j.at("activation").get<std::string>();
     o.epochs = j.at("epochs").get<int64_t>();
     o.batch = j.at("batch").get<int64_t>();
-    o.lr = parse_exact(j.at("lr").get<std::string>(), "lr");
-    o.weight_decay = parse_exact(j.at("weight_decay").get<std::string>(), "weight_decay");
-    o.clip = parse_exact(j.at("clip").get<std::string>(), "clip");
-    o.dropout = parse_exact(j.at("dropout").get<std::string>(), "dropout");
-    o.seed = std::stoull(j.at("seed").get<std::string>());
+    o.lr = parse_exact(j.at("lr").get<std::string>(), "lr", 0, std::numeric_limits<double>::max());
+    o.weight_decay = parse_exact(j.at("weight_decay").get<std::string>(), "weight_decay", 0, std::numeric_limits<double>::max());
+    o.clip = parse_exact(j.at("clip").get<std::string>(), "clip", 0, std::numeric_limits<double>::max());
+    o.dropout = parse_exact(j.at("dropout").get<std::string>(), "dropout", 0, 0.95);
+    const std::string seed = j.at("seed").get<std::string>();
+    const auto [end, error] = std::from_chars(seed.data(), seed.data() + seed.size(), o.seed);
+    if (error != std::errc() || end != seed.data() + seed.size() || std::to_string(o.seed) != seed)
+      throw std::runtime_error(fmt::format("training state: its seed {} is not an integer in [0, 2^64)", shown(seed)));
     o.schedule = j.at("schedule").get<std::string>();
     o.device = j.at("device").get<std::string>();
     o.freeze_embeddings = j.at("freeze_embeddings").get<bool>();
@@ -99,8 +135,9 @@ TrainOptions options_from_json(const std::string& text, const TrainOptions& curr
           ranks == 1 ? "" : "s", ranks == 1 ? " (no --data-parallel)" : "", now,
           ranks > 1 ? fmt::format(" (mpirun -np {} ... --data-parallel)", ranks) : std::string(" (without --data-parallel)")));
   } catch (const std::runtime_error& e) {
-    if (std::string(e.what()).rfind("the run was saved by", 0) == 0) throw;
-    throw std::runtime_error(std::string("training state: its options are unreadable: ") + e.what());
+    const std::string what = e.what();
+    if (what.rfind("the run was saved by", 0) == 0 || what.rfind("training state: ", 0) == 0) throw;
+    throw std::runtime_error("training state: its options are unreadable: " + what);
   } catch (const std::exception& e) {
     throw std::runtime_error(std::string("training state: its options are unreadable: ") + e.what());
   }
@@ -115,13 +152,12 @@ TrainOptions options_from_json(const std::string& text, const TrainOptions& curr
   within("d_ff", o.d_ff, 1, 16384);
   within("epochs", o.epochs, 1, 100000);
   within("batch", o.batch, 1, 100000);
-  if (!(std::isfinite(o.lr) && o.lr > 0) || !(std::isfinite(o.weight_decay) && o.weight_decay >= 0) ||
-      !std::isfinite(o.clip) || !(o.dropout >= 0 && o.dropout <= 0.95))
-    throw std::runtime_error("training state: its lr, weight decay, clip or dropout is out of range");
-  if (o.dtype != "float32" && o.dtype != "float64")
-    throw std::runtime_error("training state: its dtype '" + o.dtype + "' is not float32 or float64");
-  if (o.schedule != "cosine" && o.schedule != "constant")
-    throw std::runtime_error("training state: its schedule '" + o.schedule + "' is not cosine or constant");
+  if (!(o.lr > 0)) throw std::runtime_error("training state: its lr is 0; it must be positive");
+  if (!(o.clip > 0)) throw std::runtime_error("training state: its clip is 0; it must be positive");
+  member("attention", o.attention, {"learned", "static", "none"});
+  member("activation", o.activation, {"relu", "gelu"});
+  member("dtype", o.dtype, {"float32", "float64"});
+  member("schedule", o.schedule, {"cosine", "constant"});
   return o;
 }
 
@@ -135,22 +171,30 @@ static SafeTensor host_tensor(const Tensor& t) {
   return out;
 }
 
-Tensor tensor_from(const SafeTensor& t, const Tensor& like, const std::string& path, const std::string& name) {
+// A saved tensor as the run's tensor `like`; every value must be finite (and >= 0 where
+// non_negative: the second AdamW moment, the loss sum), as no training step leaves another.
+Tensor tensor_from(const SafeTensor& t, const Tensor& like, const std::string& path, const std::string& name,
+                   bool non_negative = false) {
   const DType dtype = t.dtype == "F64" ? DType::F64 : DType::F32;
   if ((t.dtype != "F32" && t.dtype != "F64") || t.shape != like.shape() || dtype != like.dtype())
     throw std::runtime_error(fmt::format("{}: tensor '{}' is {} {} but the run needs {}", path, name, t.dtype,
                                          shape_str(t.shape), like.describe()));
   Tensor host = Tensor::empty(t.shape, dtype);
   if (!t.data.empty()) std::memcpy(host.data_ptr(), t.data.data(), t.data.size());
+  int64_t bad = 0;
+  for (const double v : host.to_vector()) bad += !std::isfinite(v) || (non_negative && v < 0);
+  if (bad > 0)
+    throw std::runtime_error(fmt::format("{}: training state tensor '{}' holds {} value{} that no run leaves ({}) among {}",
+                                         path, name, bad, bad == 1 ? "" : "s",
+                                         non_negative ? "NaN, Inf or negative" : "NaN or Inf", host.numel()));
   return like.device() == Device::cpu() ? host : host.to(like.device());
 }
-
 
 std::string state_path(const std::string& dir) { return (fs::path(dir) / "train_state.safetensors").string(); }
 
 void save_state(const std::string& dir, const TrainOptions& o, const models::TranslatorConfig& config,
-                       models::Translator& model, const optim::AdamW& optimizer, const std::vector<Tensor>& trained,
-                       const RunState& st) {
+                models::Translator& model, const optim::AdamW& optimizer, const std::vector<Tensor>& trained,
+                RunState& st) {
   SafeTensorsFile file;
   file.metadata["format"] = kStateFormat;
   file.metadata["options"] = options_json(o);
@@ -185,23 +229,13 @@ void save_state(const std::string& dir, const TrainOptions& o, const models::Tra
   if (st.loss_sum.defined()) file.tensors.emplace("loss_sum", host_tensor(st.loss_sum));
   file.metadata["adam_step"] = std::to_string(optimizer.steps_taken());
   safetensors_write(state_path(dir), file);
+  st.saved_step = st.step;
 }
 
 const std::string& meta_of(const SafeTensorsFile& file, const std::string& key, const std::string& path) {
   auto it = file.metadata.find(key);
   if (it == file.metadata.end()) throw std::runtime_error(fmt::format("{}: training state has no '{}'", path, key));
   return it->second;
-}
-
-int64_t int_of(const SafeTensorsFile& file, const std::string& key, const std::string& path) {
-  const std::string& text = meta_of(file, key, path);
-  try {
-    size_t used = 0;
-    const int64_t v = std::stoll(text, &used);
-    if (used == text.size()) return v;
-  } catch (const std::exception&) {
-  }
-  throw std::runtime_error(fmt::format("{}: training state '{}' is not an integer", path, key));
 }
 
 // Stale temp files of earlier runs that were killed: the next run removes them.
@@ -214,88 +248,296 @@ void remove_stale_temp_files(const std::string& dir) {
   }
 }
 
+// The files a run writes in its --out.
+static const char* const kRunFiles[] = {"model.safetensors", "train_state.safetensors", "metrics.csv", "loss.png"};
+
+static bool has_file(const std::string& dir, const char* name) {
+  std::error_code ec;
+  return fs::exists(fs::path(dir) / name, ec);
+}
+
+// A finished run: its state, written before the last model, metrics and plot and removed after
+// them, is gone and everything else is there.
+static bool run_is_complete(const std::string& dir) {
+  return !has_file(dir, "train_state.safetensors") && has_file(dir, "model.safetensors") && has_file(dir, "metrics.csv") &&
+         has_file(dir, "loss.png");
+}
+
+bool resumed_run_is_complete(const TrainOptions& requested) {
+  return requested.resume && !requested.force && run_is_complete(requested.out_dir);
+}
+
 std::unique_ptr<SafeTensorsFile> open_saved_state(const TrainOptions& requested, TrainOptions& o) {
+  const std::string& dir = requested.out_dir;
+  // --out is a folder (or a new name), and what the run writes in it are files (or new names).
+  std::error_code ec;
+  if (fs::exists(dir, ec) && !fs::is_directory(dir, ec))
+    throw std::runtime_error(fmt::format("--out {} is not a directory; give a new name or a directory", dir));
+  for (const char* name : kRunFiles) check_output_file((fs::path(dir) / name).string());
   std::unique_ptr<SafeTensorsFile> saved;
-  const std::string saved_path = state_path(requested.out_dir);
+  const std::string saved_path = state_path(dir);
   if (requested.resume) {
     if (requested.force) throw std::runtime_error("--resume and --force cannot be combined");
-    if (!fs::exists(saved_path))
-      throw std::runtime_error(fmt::format("{}: no training state to resume (the run finished, or never saved one)",
-                                           saved_path));
+    if (!fs::exists(saved_path)) {
+      if (!has_file(dir, "model.safetensors") && !has_file(dir, "metrics.csv"))
+        throw std::runtime_error(fmt::format(
+            "{} holds no saved run to resume (a run stopped before its first save, which comes before any training, "
+            "leaves none): start it again with the command that started it",
+            dir));
+      throw std::runtime_error(fmt::format(
+          "{}: no training state to resume: {} holds a model but no state (an older qkv killed at the end of an "
+          "epoch could leave that); start it over with the command that started it and --force",
+          saved_path, dir));
+    }
     saved = std::make_unique<SafeTensorsFile>(safetensors_read(saved_path));
     if (meta_of(*saved, "format", saved_path) != kStateFormat)
       throw std::runtime_error(fmt::format("{}: not a qkv training state", saved_path));
-    o = options_from_json(meta_of(*saved, "options", saved_path), requested);
+    try {
+      o = options_from_json(meta_of(*saved, "options", saved_path), requested);
+    } catch (const std::runtime_error& e) {
+      throw std::runtime_error(fmt::format("{}: {}", saved_path, e.what()));
+    }
   } else if (!requested.force) {
-    for (const char* name : {"model.safetensors", "train_state.safetensors", "metrics.csv"})
-      if (fs::exists(fs::path(requested.out_dir) / name))
-        throw std::runtime_error(fmt::format("{} already holds a run ({}); use --resume to continue it or --force to "
-                                             "start over",
-                                             requested.out_dir, name));
+    if (has_file(dir, "train_state.safetensors"))
+      throw std::runtime_error(fmt::format("{} already holds a run (train_state.safetensors); continue it with qkv train "
+                                           "--resume --out {}, or start over with --force",
+                                           dir, dir));
+    if (run_is_complete(dir))
+      throw std::runtime_error(fmt::format("{} already holds a run (model.safetensors), finished; use --force to start "
+                                           "over in it, or another --out",
+                                           dir));
+    for (const char* name : {"model.safetensors", "metrics.csv"})
+      if (has_file(dir, name))
+        throw std::runtime_error(fmt::format("{} already holds a run ({}) without a training state to resume; use "
+                                             "--force to start over in it, or another --out",
+                                             dir, name));
   }
   return saved;
+}
+
+// ---- restoring: every field checked against the run it must continue ----
+
+void check_saved_config(const SafeTensorsFile& saved, const std::string& saved_path,
+                        const models::TranslatorConfig& config, const std::string& data_dir) {
+  if (meta_of(saved, "config", saved_path) != config.to_json())
+    throw std::runtime_error(fmt::format("{}: the saved run's model does not match {} (was the dataset changed?)",
+                                         saved_path, data_dir));
+}
+
+// The metadata a state holds, every one of them (the checksum is the safetensors layer's).
+static const std::set<std::string> kStateFields = {
+    "format",     "options",     "config",      "epoch",        "position",  "step",
+    "best_epoch", "best_exact",  "best_loss",   "loss_count",   "tokens_seen", "train_seconds",
+    "epoch_rng",  "dropout_rng", "metrics_csv", "history",      "adam_step"};
+
+// A generator state exactly as Generator::state() writes it.
+static void restore_generator(Generator& gen, const std::string& text, const char* what) {
+  try {
+    gen.set_state(text);
+  } catch (const std::exception&) {
+    throw std::runtime_error(fmt::format("training state: '{}' is not a random generator's state", what));
+  }
+  if (gen.state() != text)
+    throw std::runtime_error(fmt::format("training state: '{}' is not a random generator's state as qkv writes it", what));
+}
+
+// The state's history: one [epoch, train loss, valid loss, seconds] per finished epoch, agreeing
+// with the fields already read into r (epoch, train_seconds, best_epoch, best_loss).
+static void validate_history(const std::string& text, const TrainOptions& o, RunState& r) {
+  const nlohmann::json history = [&] {
+    try {
+      return parse_state_json(text, 2, 1 + 5 * static_cast<size_t>(o.epochs));
+    } catch (const std::exception& e) {
+      throw std::runtime_error(fmt::format("training state: 'history' {}", e.what()));
+    }
+  }();
+  if (!history.is_array() || static_cast<int64_t>(history.size()) != r.epoch - 1)
+    throw std::runtime_error(fmt::format("training state: 'history' must list the {} finished epoch{}", r.epoch - 1,
+                                         r.epoch == 2 ? "" : "s"));
+  double last_seconds = 0;
+  for (const nlohmann::json& e : history) {
+    const int64_t epoch = static_cast<int64_t>(r.history.size()) + 1;
+    if (!e.is_array() || e.size() != 4 || !e[0].is_number_integer() || e[0].get<int64_t>() != epoch ||
+        !e[1].is_string() || !e[2].is_string() || !e[3].is_string())
+      throw std::runtime_error(fmt::format("training state: 'history' entry {} is not [{}, train loss, valid loss, "
+                                           "seconds] with the numbers as hex-float strings",
+                                           epoch, epoch));
+    EpochRecord rec;
+    rec.epoch = epoch;
+    const double most = std::numeric_limits<double>::max();
+    rec.train_loss = parse_exact(e[1].get<std::string>(), fmt::format("history[{}] train loss", epoch), 0, most);
+    rec.valid.loss = parse_exact(e[2].get<std::string>(), fmt::format("history[{}] valid loss", epoch), 0, most);
+    rec.seconds = parse_exact(e[3].get<std::string>(), fmt::format("history[{}] seconds", epoch), last_seconds,
+                              r.train_seconds);
+    last_seconds = rec.seconds;
+    r.history.push_back(rec);
+  }
+  if (r.best_epoch > 0 && r.best_loss != r.history[r.best_epoch - 1].valid.loss)
+    throw std::runtime_error(fmt::format("training state: best_loss {} is not the valid loss of its best epoch {} ({})",
+                                         r.best_loss, r.best_epoch, r.history[r.best_epoch - 1].valid.loss));
+
+}
+
+// metrics.csv so far (already in r.csv): the header and one line per finished epoch, the best
+// epoch's line giving best_exact.
+static void validate_metrics_csv(RunState& r) {
+  std::vector<std::string> lines;
+  for (size_t begin = 0; begin < r.csv.size();) {
+    const size_t end = r.csv.find('\n', begin);
+    if (end == std::string::npos) throw std::runtime_error("training state: 'metrics_csv' does not end with a newline");
+    lines.push_back(r.csv.substr(begin, end - begin));
+    begin = end + 1;
+  }
+  bool csv_ok = lines.empty() ? r.history.empty() : lines[0] + "\n" == kMetricsCsvHeader && lines.size() == r.history.size() + 1;
+  for (size_t i = 1; csv_ok && i < lines.size(); ++i)
+    csv_ok = lines[i].size() < 200 && lines[i].rfind(std::to_string(i) + ",", 0) == 0;
+  if (!csv_ok)
+    throw std::runtime_error(fmt::format("training state: 'metrics_csv' is not the header and one line for each of "
+                                         "the {} finished epoch{}",
+                                         r.history.size(), r.history.size() == 1 ? "" : "s"));
+  // the best epoch's exact match, as its metrics.csv line gives it (the fifth column, 6 decimals)
+  if (r.best_epoch > 0) {
+    const std::string& best_line = lines[static_cast<size_t>(r.best_epoch)];
+    size_t column = 0;
+    for (int comma = 0; comma < 4 && column != std::string::npos; ++comma) column = best_line.find(',', column + 1);
+    const std::string written = column == std::string::npos ? "" : best_line.substr(column + 1, best_line.find(',', column + 1) - column - 1);
+    if (written != fmt::format("{:.6f}", r.best_exact))
+      throw std::runtime_error(fmt::format("training state: best_exact {} is not the valid exact match of its best epoch "
+                                           "{} in metrics_csv ({})",
+                                           r.best_exact, r.best_epoch, shown(written)));
+  }
+}
+
+// The metadata of a saved state as a RunState, each field checked for type, range and agreement
+// with the others and with the run (o, ds, config), before anything is sized or copied from it.
+static RunState validated_fields(const SafeTensorsFile& file, const TrainOptions& o,
+                                 const data::Dataset& ds, const models::TranslatorConfig& config, int64_t& adam_step) {
+  const auto meta = [&](const char* key) -> const std::string& {
+    const auto it = file.metadata.find(key);
+    if (it == file.metadata.end()) throw std::runtime_error(fmt::format("training state has no '{}'", key));
+    return it->second;
+  };
+  for (const auto& [key, value] : file.metadata)
+    if (!kStateFields.count(key)) throw std::runtime_error(fmt::format("training state: unknown field {}", shown(key)));
+  for (const std::string& key : kStateFields) meta(key.c_str());  // every one present
+  RunState r;
+  const int64_t train_size = static_cast<int64_t>(ds.train.size());
+  const int64_t steps_per_epoch = (train_size + o.batch - 1) / o.batch;
+  r.epoch = parse_integer(meta("epoch"), "epoch", 1, o.epochs + 1);  // epochs + 1: all done, outputs pending
+  r.position = parse_integer(meta("position"), "position", 0, r.epoch > o.epochs ? 0 : train_size);
+  const int64_t steps_in_epoch = (r.position + o.batch - 1) / o.batch;
+  const int64_t expected_step = (r.epoch - 1) * steps_per_epoch + steps_in_epoch;
+  r.step = parse_integer(meta("step"), "step", 0, steps_per_epoch * o.epochs);
+  if (r.step != expected_step)
+    throw std::runtime_error(fmt::format("training state: step {} does not follow from epoch {} and position {} "
+                                         "(batches of {}: step {} does)",
+                                         r.step, r.epoch, r.position, o.batch, expected_step));
+  r.loss_count = parse_integer(meta("loss_count"), "loss_count", steps_in_epoch, steps_in_epoch);
+  adam_step = parse_integer(meta("adam_step"), "adam_step", r.step, r.step);  // AdamW steps once a step
+  // Every step sees at least one target token (<eos>) and at most batch * max_target.
+  int64_t most_tokens = 0;
+  if (__builtin_mul_overflow(r.step, o.batch * config.layout.max_target, &most_tokens))
+    most_tokens = std::numeric_limits<int64_t>::max() / 2;
+  r.tokens_seen = parse_integer(meta("tokens_seen"), "tokens_seen", r.step, most_tokens);
+  r.train_seconds = parse_exact(meta("train_seconds"), "train_seconds", 0, 1e12);
+  r.best_epoch = parse_integer(meta("best_epoch"), "best_epoch", r.epoch > 1 ? 1 : 0, r.epoch - 1);
+  r.best_exact = parse_exact(meta("best_exact"), "best_exact", r.best_epoch > 0 ? 0 : -1, r.best_epoch > 0 ? 1 : -1);
+  r.best_loss = parse_exact(meta("best_loss"), "best_loss", 0, r.best_epoch > 0 ? std::numeric_limits<double>::max() : 0);
+
+  validate_history(meta("history"), o, r);
+  r.csv = meta("metrics_csv");
+  validate_metrics_csv(r);
+  r.epoch_rng = meta("epoch_rng");
+  r.dropout_rng = meta("dropout_rng");
+  return r;
 }
 
 void restore_state(const SafeTensorsFile* saved, const std::string& saved_path, const TrainOptions& o,
                    const data::Dataset& ds, const models::TranslatorConfig& config, models::Translator& model,
                    const std::vector<Tensor>& trained, optim::AdamW& optimizer, Generator& gen, Device device,
                    RunState& st) {
-  if (meta_of(*saved, "config", saved_path) != config.to_json())
-    throw std::runtime_error(fmt::format("{}: the saved run's model does not match {} (was the dataset changed?)",
-                                         saved_path, o.data_dir));
-  for (const auto& [name, param] : model.named_parameters()) {
-    auto it = saved->tensors.find("param." + name);
-    if (it == saved->tensors.end())
-      throw std::runtime_error(fmt::format("{}: training state lacks tensor 'param.{}'", saved_path, name));
-    Tensor target = param;
-    NoGradGuard no_grad;
-    target.copy_(tensor_from(it->second, param, saved_path, "param." + name));
+  check_saved_config(*saved, saved_path, config, o.data_dir);
+  RunState r;
+  int64_t adam_step = 0;
+  try {
+    r = validated_fields(*saved, o, ds, config, adam_step);
+    restore_generator(gen, r.epoch_rng, "epoch_rng");
+    restore_generator(model.dropout_generator(), r.dropout_rng, "dropout_rng");
+  } catch (const std::runtime_error& e) {
+    throw std::runtime_error(fmt::format("{}: {}", saved_path, e.what()));
   }
-  std::vector<Tensor> m(trained.size()), v(trained.size());
+  // The model's best epoch is in model.safetensors, or, at the end of that very epoch, in the
+  // state's weights (write_finished_epoch_outputs writes it).
+  if (r.best_epoch > 0 && !(r.position == 0 && r.best_epoch == r.epoch - 1) && !has_file(o.out_dir, "model.safetensors"))
+    throw std::runtime_error(fmt::format("{}: the saved run's best model (epoch {}) should be in {}, which is missing; "
+                                         "start over with --force",
+                                         saved_path, r.best_epoch, (fs::path(o.out_dir) / "model.safetensors").string()));
+
+  // Exactly the tensors a run saves at this point: every parameter, both AdamW moments of every
+  // trained one (AdamW makes them, zero, before its first step), and the epoch's loss sum once it
+  // has a step.
   const auto names = model.named_parameters();
+  std::vector<std::string> trained_names(trained.size());
   for (size_t i = 0; i < trained.size(); ++i)
     for (const auto& [name, p] : names)
-      if (p.same_impl(trained[i])) {
-        auto a = saved->tensors.find("exp_avg." + name), b = saved->tensors.find("exp_avg_sq." + name);
-        if (a != saved->tensors.end() && b != saved->tensors.end()) {
-          m[i] = tensor_from(a->second, p, saved_path, "exp_avg." + name);
-          v[i] = tensor_from(b->second, p, saved_path, "exp_avg_sq." + name);
-        }
-      }
-  optimizer.restore(int_of(*saved, "adam_step", saved_path), m, v);
-  st.epoch = int_of(*saved, "epoch", saved_path);
-  st.position = int_of(*saved, "position", saved_path);
-  st.step = int_of(*saved, "step", saved_path);
-  st.best_epoch = int_of(*saved, "best_epoch", saved_path);
-  st.loss_count = int_of(*saved, "loss_count", saved_path);
-  st.tokens_seen = int_of(*saved, "tokens_seen", saved_path);
-  st.best_exact = parse_exact(meta_of(*saved, "best_exact", saved_path), "best_exact");
-  st.best_loss = parse_exact(meta_of(*saved, "best_loss", saved_path), "best_loss");
-  st.train_seconds = parse_exact(meta_of(*saved, "train_seconds", saved_path), "train_seconds");
-  st.epoch_rng = meta_of(*saved, "epoch_rng", saved_path);
-  st.dropout_rng = meta_of(*saved, "dropout_rng", saved_path);
-  st.csv = meta_of(*saved, "metrics_csv", saved_path);
-  gen.set_state(st.epoch_rng);
-  model.dropout_generator().set_state(st.dropout_rng);
-  try {
-    for (const auto& e : parse_state_json(meta_of(*saved, "history", saved_path))) {
-      EpochRecord r;
-      r.epoch = e.at(0).get<int64_t>();
-      r.train_loss = parse_exact(e.at(1).get<std::string>(), "history");
-      r.valid.loss = parse_exact(e.at(2).get<std::string>(), "history");
-      r.seconds = parse_exact(e.at(3).get<std::string>(), "history");
-      st.history.push_back(r);
-    }
-  } catch (const std::exception& e) {
-    throw std::runtime_error(fmt::format("{}: training state history is unreadable: {}", saved_path, e.what()));
+      if (p.same_impl(trained[i])) trained_names[i] = name;
+  std::set<std::string> expected;
+  for (const auto& [name, param] : names) expected.insert("param." + name);
+  for (const std::string& name : trained_names) expected.insert({"exp_avg." + name, "exp_avg_sq." + name});
+  if (r.loss_count > 0) expected.insert("loss_sum");
+  for (const auto& [name, tensor] : saved->tensors)
+    if (!expected.count(name))
+      throw std::runtime_error(fmt::format("{}: training state has a tensor that no run at step {} saves: {}", saved_path,
+                                           r.step, shown(name)));
+  for (const std::string& name : expected)
+    if (!saved->tensors.count(name))
+      throw std::runtime_error(fmt::format("{}: training state lacks tensor '{}'", saved_path, name));
+
+  std::vector<Tensor> m(trained.size()), v(trained.size());
+  for (size_t i = 0; i < trained.size(); ++i) {
+    const std::string& name = trained_names[i];
+    m[i] = tensor_from(saved->tensors.at("exp_avg." + name), trained[i], saved_path, "exp_avg." + name);
+    v[i] = tensor_from(saved->tensors.at("exp_avg_sq." + name), trained[i], saved_path, "exp_avg_sq." + name, true);
   }
-  if (auto it = saved->tensors.find("loss_sum"); it != saved->tensors.end())
-    st.loss_sum = tensor_from(it->second, Tensor::zeros({}, trained.front().dtype(), device), saved_path, "loss_sum");
-  const int64_t steps_per_epoch = (static_cast<int64_t>(ds.train.size()) + o.batch - 1) / o.batch;
-  if (st.epoch < 1 || st.epoch > o.epochs || st.position < 0 || st.position > static_cast<int64_t>(ds.train.size()) ||
-      st.step < 0 || st.step > steps_per_epoch * o.epochs)
-    throw std::runtime_error(fmt::format("{}: training state is inconsistent (epoch {}, position {}, step {})",
-                                         saved_path, st.epoch, st.position, st.step));
+  if (r.loss_count > 0)
+    r.loss_sum = tensor_from(saved->tensors.at("loss_sum"), Tensor::zeros({}, trained.front().dtype(), device), saved_path,
+                             "loss_sum", true);
+  for (const auto& [name, param] : names) {
+    Tensor target = param;
+    NoGradGuard no_grad;
+    target.copy_(tensor_from(saved->tensors.at("param." + name), param, saved_path, "param." + name));
+  }
+  optimizer.restore(adam_step, m, v);
+  st = std::move(r);
+  if (!saved->checksum_verified)
+    fmt::print(stderr, "note: {}: no checksum (written by an older qkv); it was checked field by field only\n",
+               saved_path);
+}
+
+void write_finished_epoch_outputs(const TrainOptions& o, const RunState& st, const models::Translator& model,
+                                  const data::Vocab& english, const data::Vocab& hindi) {
+  if (st.position != 0 || st.epoch == 1) return;  // not saved at the end of an epoch
+  if (st.best_epoch == st.epoch - 1)
+    models::save_translator((fs::path(o.out_dir) / "model.safetensors").string(), model, english, hindi);
+  write_file_atomic((fs::path(o.out_dir) / "metrics.csv").string(), st.csv);
+}
+
+void rethrow_noting_full_disk(const RunState& st, const std::string& dir) {
+  try {
+    throw;
+  } catch (const Interrupted&) {
+    throw;
+  } catch (const std::runtime_error& e) {
+    const std::string what = e.what();
+    if (what.find(std::strerror(ENOSPC)) == std::string::npos) throw;
+    std::error_code ec;
+    if (st.saved_step >= 0 && fs::exists(state_path(dir), ec))
+      throw std::runtime_error(fmt::format("{} (the disk is full; the run is saved at step {}: free space and continue it "
+                                           "with qkv train --resume --out {})",
+                                           what, st.saved_step, dir));
+    throw std::runtime_error(what + " (the disk is full before the run's first save, and nothing of the run is kept: free "
+                                    "space and start it again)");
+  }
 }
 
 }  // namespace qkv::app

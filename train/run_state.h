@@ -21,7 +21,12 @@ struct RunState {
   std::string epoch_rng, dropout_rng, csv;
   std::vector<EpochRecord> history;
   Tensor loss_sum;
+  int64_t saved_step = -1;  // the step of the state last written to disk (-1: none yet)
 };
+
+// metrics.csv's first line.
+inline constexpr const char* kMetricsCsvHeader =
+    "epoch,train_loss,valid_loss,valid_token_accuracy,valid_exact_match,seconds\n";
 
 // DIR/train_state.safetensors.
 std::string state_path(const std::string& dir);
@@ -32,20 +37,41 @@ std::string options_json(const TrainOptions& o);
 
 // Opens the saved state of --resume (and replaces `o` by the saved options, keeping this
 // invocation's out_dir, threads, quiet and flags), or checks that --out holds no run; returns
-// null when not resuming.
+// null when not resuming. Either way --out must be a directory or a new name, and the files a
+// run writes in it regular files or new names. A refusal names the command that works.
 std::unique_ptr<SafeTensorsFile> open_saved_state(const TrainOptions& requested, TrainOptions& o);
 
-// Writes the state atomically.
+// --resume of a run that already finished (its state removed after its last outputs): nothing to do.
+bool resumed_run_is_complete(const TrainOptions& requested);
+
+// Writes the state atomically and records st.saved_step.
 void save_state(const std::string& dir, const TrainOptions& o, const models::TranslatorConfig& config,
                 models::Translator& model, const optim::AdamW& optimizer, const std::vector<Tensor>& trained,
-                const RunState& st);
+                RunState& st);
+
+// The saved run's model config must be the one its options give on this dataset (checked before
+// a model is built from the options, and again by restore_state).
+void check_saved_config(const SafeTensorsFile& saved, const std::string& saved_path,
+                        const models::TranslatorConfig& config, const std::string& data_dir);
 
 // Puts everything the interrupted run had back into the model, the optimiser, the generators and
-// `st`, checked against this dataset and model (every problem throws naming saved_path).
+// `st`, checked against this dataset and model (every problem throws naming saved_path): every
+// field for type, range, finiteness and agreement with the others, and exactly the tensors a run
+// saves at that step, before anything is copied.
 void restore_state(const SafeTensorsFile* saved, const std::string& saved_path, const TrainOptions& o,
                    const data::Dataset& ds, const models::TranslatorConfig& config, models::Translator& model,
                    const std::vector<Tensor>& trained, optim::AdamW& optimizer, Generator& gen, Device device,
                    RunState& st);
+
+// A state saved at the end of an epoch is written before that epoch's model and metrics.csv (a run
+// killed in between resumes from it): this writes them, from the restored weights, as the run
+// would have. Nothing for a state saved within an epoch.
+void write_finished_epoch_outputs(const TrainOptions& o, const RunState& st, const models::Translator& model,
+                                  const data::Vocab& english, const data::Vocab& hindi);
+
+// Rethrows the exception in flight; one that says the disk is full (ENOSPC) gets what is left of
+// the run: "the run is saved at step N: ... qkv train --resume --out DIR", or that nothing is.
+[[noreturn]] void rethrow_noting_full_disk(const RunState& st, const std::string& dir);
 
 // Temp files of earlier runs that were killed: the next run removes them.
 void remove_stale_temp_files(const std::string& dir);

@@ -28,6 +28,7 @@
 #include "framework/ops.h"
 #include "framework/optim.h"
 #include "framework/safetensors.h"
+#include "models/memory_budget.h"
 #include "models/train_step.h"
 #include "models/translator_io.h"
 #include "run_state.h"
@@ -288,6 +289,14 @@ static models::TranslatorConfig translator_config(const TrainOptions& o, const d
   return config;
 }
 
+// --resume of a run that stopped after its last file: its model, metrics and plot are all there.
+static TrainResult completed_run(const TrainOptions& o) {
+  if (!o.quiet) fmt::print("{}: the run is complete (its model, metrics and plot are there); nothing to resume\n", o.out_dir);
+  TrainResult done;
+  done.checkpoint = (fs::path(o.out_dir) / "model.safetensors").string();
+  return done;
+}
+
 TrainResult train_translator(const TrainOptions& requested) {
   // Data-parallel: join the ranks first (MPI), so that every later error can stop them all.
   dist::ProcessGroup* group = requested.data_parallel ? &dist::ProcessGroup::world() : nullptr;
@@ -295,6 +304,7 @@ TrainResult train_translator(const TrainOptions& requested) {
   // --resume takes every setting from the saved state; --force starts over; otherwise an --out
   // that holds a run is refused (a rerun used to overwrite the best model of the last one).
   TrainOptions o = requested;
+  if (resumed_run_is_complete(requested)) return completed_run(requested);  // nothing is left to do
   std::unique_ptr<SafeTensorsFile> saved = open_saved_state(requested, o);
   const std::string saved_path = state_path(requested.out_dir);
   check_train_options(o);
@@ -312,6 +322,8 @@ TrainResult train_translator(const TrainOptions& requested) {
   for (const auto& p : ds.train) en_sentences.push_back(p.english), hi_sentences.push_back(p.hindi);
   const data::Vocab english = data::Vocab::build(en_sentences), hindi = data::Vocab::build(hi_sentences);
   const models::TranslatorConfig config = translator_config(o, ds, english, hindi);
+  if (saved) check_saved_config(*saved, saved_path, config, o.data_dir);  // before a model is sized from it
+  models::check_training_fits(config, o.dtype == "float64" ? 8 : 4, o.resume ? saved_path : std::string("qkv train"));
   Generator gen(o.seed);
   models::Translator model(config, gen);
   if (o.dtype == "float64") model.to(DType::F64);
@@ -342,14 +354,22 @@ TrainResult train_translator(const TrainOptions& requested) {
       fs::remove(fs::path(o.out_dir) / name, ec);
   }
   try {
+    if (o.resume) {
+      write_finished_epoch_outputs(o, st, model, english, hindi);  // a run killed at an epoch's end
+    } else {  // the first save, before any training: a run killed from here on can be resumed
+      st.epoch_rng = gen.state();
+      st.dropout_rng = model.dropout_generator().state();
+      st.csv = kMetricsCsvHeader;
+      save_state(o.out_dir, o, config, model, optimizer, trained, st);
+    }
     return run_training(run, console_progress(run));
   } catch (...) {
     // A run that stops before its first checkpoint (or a saved state) leaves no directory it made.
     std::error_code ec;
     if (created_out && !fs::exists(fs::path(o.out_dir) / "model.safetensors", ec) &&
-        !fs::exists(state_path(o.out_dir), ec))
+        (!fs::exists(state_path(o.out_dir), ec) || st.saved_step == 0))
       fs::remove_all(o.out_dir, ec);
-    throw;
+    rethrow_noting_full_disk(st, o.out_dir);
   }
 }
 
@@ -497,10 +517,12 @@ class StateSaver {
     const bool any = run_.group ? ranks_interrupted_ > 0 : sig != 0;
     if (!any && !(run_.o.stop_after_steps > 0 && st.step == run_.o.stop_after_steps)) return;
     save();
-    throw Interrupted(fmt::format("interrupted{} at epoch {}, step {}: the run is saved; continue it with qkv train "
-                                  "--resume --out {}",
+    const std::string resume = run_.group ? fmt::format("mpirun -np {} qkv train --data-parallel --resume --out {}",
+                                                        run_.group->size(), run_.o.out_dir)
+                                          : fmt::format("qkv train --resume --out {}", run_.o.out_dir);
+    throw Interrupted(fmt::format("interrupted{} at epoch {}, step {}: the run is saved; continue it with {}",
                                   sig == SIGINT ? " (SIGINT)" : sig == SIGTERM ? " (SIGTERM)" : "", epoch, st.step,
-                                  run_.o.out_dir));
+                                  resume));
   }
 
  private:
@@ -582,16 +604,17 @@ static void finish_epoch(TrainingRun& run, int64_t epoch, TrainResult& result, S
     st.best_exact = rec.valid.exact_match;
     st.best_loss = rec.valid.loss;
     st.best_epoch = result.best_epoch = epoch;
-    if (run.writer()) models::save_translator(result.checkpoint, run.model, run.english, run.hindi);
   }
   st.csv += fmt::format("{},{:.6f},{:.6f},{:.6f},{:.6f},{:.3f}\n", epoch, rec.train_loss, rec.valid.loss,
                         rec.valid.token_accuracy, rec.valid.exact_match, rec.seconds);
-  if (run.writer()) write_file_atomic((fs::path(o.out_dir) / "metrics.csv").string(), st.csv);  // complete after every epoch
   st.history = result.history;
-  if (epoch < o.epochs) {  // the next epoch starts from here if the run is interrupted
-    start_epoch(st, epoch + 1, run.gen);
-    saver.save();
-  }
+  // The state first (the next epoch starts from it; after the last, epochs + 1), then the model
+  // and metrics: a run killed between them resumes from the state, which writes them again
+  // (write_finished_epoch_outputs).
+  start_epoch(st, epoch + 1, run.gen);
+  saver.save();
+  if (better && run.writer()) models::save_translator(result.checkpoint, run.model, run.english, run.hindi);
+  if (run.writer()) write_file_atomic((fs::path(o.out_dir) / "metrics.csv").string(), st.csv);  // complete after every epoch
   if (progress.epoch) progress.epoch(rec, better);
 }
 
@@ -609,7 +632,7 @@ static TrainResult run_training(TrainingRun& run, const TrainingProgress& progre
   result.best_epoch = st.best_epoch;
   result.history = st.history;
   NonFiniteCheck nonfinite(st.step);
-  if (st.csv.empty()) st.csv = "epoch,train_loss,valid_loss,valid_token_accuracy,valid_exact_match,seconds\n";
+  if (st.csv.empty()) st.csv = kMetricsCsvHeader;
   StateSaver saver(run);
   std::unique_ptr<std::ofstream> step_losses;
   if (run.writer() && !o.step_losses.empty()) step_losses = std::make_unique<std::ofstream>(o.step_losses);
@@ -629,12 +652,15 @@ static TrainResult run_training(TrainingRun& run, const TrainingProgress& progre
   result.seconds = seconds_since(start);
   result.tokens_per_second = st.tokens_seen / std::max(st.train_seconds, 1e-9);
   if (!run.writer()) return result;
-  {
-    std::error_code ec;
-    fs::remove(state_path(o.out_dir), ec);  // the run is complete: nothing to resume
-  }
+  if (result.best_epoch < 1 || !fs::exists(result.checkpoint))
+    throw std::runtime_error(fmt::format("{}: the run ended without a model (best epoch {}); start over with --force",
+                                         o.out_dir, result.best_epoch));
   write_loss_plot((fs::path(o.out_dir) / "loss.png").string(), result.history,
                   fmt::format("{} attention: loss per epoch", o.attention));
+  {
+    std::error_code ec;
+    fs::remove(state_path(o.out_dir), ec);  // the run is complete, the last of its files written: nothing to resume
+  }
   if (progress.finish) progress.finish(result);
   return result;
 }

@@ -2,6 +2,7 @@
 # tests/browser/run.sh — the explorer page (qkv explore) in headless Chromium: for 50+ sentences
 # the page's JavaScript forward pass must give the same translations as `qkv translate` and the
 # same attention weights (within 1e-5) as `qkv attend --format json`, for every layer and model.
+# Then a page fed markup (issue 26) must still translate and run no script smuggled into its data.
 # Prints "skipped: chromium not installed" and passes where Chromium is missing.
 set -u
 QKV=${QKV:-build/qkv}
@@ -62,3 +63,34 @@ fragment=$(python3 -c 'import json,sys,urllib.parse; print(urllib.parse.quote(js
 timeout 120 "$CHROMIUM" --headless --no-sandbox --disable-gpu --dump-dom "file://$work/page.html#test=$fragment" \
   >"$work/dom.html" 2>"$work/chromium.log" || { tail -5 "$work/chromium.log"; fail "chromium --dump-dom"; }
 python3 tests/browser/compare.py "$work" "$count" || fail "the page and the C++ forward pass disagree (above)"
+
+# Hostile inputs (issue 26): markup and U+2028 in the starting sentences, in a vocabulary word and
+# in the checkpoint's file name. The page must still run its script and translate, and a script
+# smuggled into its data must not run (it would mark <html data-pwned>).
+ls_sep=$'\xe2\x80\xa8'
+payload='</script><script>document.documentElement.setAttribute("data-pwned","1")</script>'
+hostile_dir="$work/<!--<script> $ls_sep"
+mkdir -p "$hostile_dir"
+cp "${models[0]}" "$hostile_dir/m.safetensors"
+python3 - "$hostile_dir/m.safetensors" "$payload" <<'PY' || fail "crafting the hostile checkpoint"
+import json, sys; sys.path.insert(0, "tests/cli"); import safetensors_edit as e
+m, t = e.read(sys.argv[1])
+words = json.loads(m["english_vocab"]); words[-1] = "<!--<script>" + sys.argv[2] + "\u2028"
+m["english_vocab"] = json.dumps(words, ensure_ascii=False, separators=(",", ":"))
+e.write(sys.argv[1], m, t)
+PY
+"$QKV" explore --checkpoint "$hostile_dir/m.safetensors" --sentence "river bank <!--<script>" --sentence "$payload" \
+  --sentence "money${ls_sep}bank & grows" --out "$work/hostile.html" >/dev/null 2>"$work/log" || { cat "$work/log"; fail "qkv explore (hostile)"; }
+timeout 120 "$CHROMIUM" --headless --no-sandbox --disable-gpu --dump-dom \
+  "file://$work/hostile.html#test=$(python3 -c 'import urllib.parse; print(urllib.parse.quote("[\"river bank flows\"]"))')" \
+  >"$work/hostile_dom.html" 2>"$work/chromium.log" || { tail -5 "$work/chromium.log"; fail "chromium --dump-dom (hostile)"; }
+python3 - "$work/hostile_dom.html" <<'PY' || fail "the page fed markup: it must translate, and run no injected script"
+import html, json, re, sys
+dom = open(sys.argv[1], encoding="utf-8").read()
+assert not re.search(r"<html[^>]*data-pwned", dom), "an injected script ran"
+out = re.search(r'<pre id="qkv-test-output"[^>]*>(.*?)</pre>', dom, re.S)
+assert out and out.group(1).strip(), "the page's script did not run"
+results = json.loads(html.unescape(out.group(1)))
+assert results[0][0].get("hindi"), results
+PY
+echo "explorer browser test: the page fed markup in its sentences, a word and its file name translates and runs no injected script"

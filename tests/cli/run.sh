@@ -54,6 +54,7 @@ def read(p):
     return json.loads(b[8:8 + n]), b[8 + n:]
 h_good, _ = read(sys.argv[1]); h_other, data = read(sys.argv[2])
 h_other['__metadata__'] = h_good['__metadata__']   # config of one model, weights of another
+h_other['__metadata__'].pop('qkv_crc32c')          # as another tool writes it: no checksum
 head = json.dumps(h_other).encode(); head += b' ' * (-len(head) % 8)
 open(sys.argv[3], 'wb').write(struct.pack('<Q', len(head)) + head + data)
 EOF
@@ -348,26 +349,31 @@ for k in 1 4 6 8; do  # mid-epoch 1, mid-epoch 2, the end of epoch 2, mid-epoch 
     fail "interrupted after step $k and resumed: the checkpoint differs from the uninterrupted run's: $(cat "$work/err")"
   fi
 done
-expect_error "a rerun into an existing run" "already holds a run \(model.safetensors\); use --resume to continue it or --force" \
+expect_error "a rerun into a finished run" "already holds a run \(model.safetensors\), finished; use --force to start over" \
   "$QKV" train "${run[@]}" --epochs 3 --out "$work/whole"
 [ -f "$work/whole/model.safetensors" ] && pass || fail "a refused rerun removed the earlier model"
-expect_error "--resume of a finished run" "train_state.safetensors: no training state to resume" \
-  "$QKV" train --resume --out "$work/whole"
+if "$QKV" train --resume --out "$work/whole" >"$work/out" 2>&1 && grep -q "the run is complete" "$work/out"; then
+  pass
+else
+  fail "--resume of a finished run: says it is complete and succeeds: $(cat "$work/out")"
+fi
+mkdir -p "$work/empty"
+expect_error "--resume of a folder without a run" "holds no saved run to resume .*: start it again with the command that started it" \
+  "$QKV" train --resume --out "$work/empty"
+mkdir -p "$work/modelonly"
+cp "$work/whole/model.safetensors" "$work/modelonly/"
+expect_error "--resume of a model without its state" "no training state to resume: .* start it over with the command that started it and --force" \
+  "$QKV" train --resume --out "$work/modelonly"
+expect_error "a rerun into a model without its state" "already holds a run \(model.safetensors\) without a training state to resume; use --force" \
+  "$QKV" train "${run[@]}" --out "$work/modelonly"
 "$QKV" train "${run[@]}" --epochs 3 --stop-after-steps 2 --out "$work/flags" >/dev/null 2>&1
+expect_error "a rerun into an interrupted run" "already holds a run \(train_state.safetensors\); continue it with qkv train --resume --out" \
+  "$QKV" train "${run[@]}" --epochs 3 --out "$work/flags"
 expect_error "--resume with a setting" "--resume takes every setting from the saved run; drop --lr" \
   "$QKV" train --resume --lr 0.1 --out "$work/flags"
 # a crafted training state cannot size a model beyond the command line's bounds
 cp -r "$work/flags" "$work/crafted"
-python3 - "$work/crafted/train_state.safetensors" <<'PY'
-import json, struct, sys
-b = open(sys.argv[1], 'rb').read()
-n = struct.unpack('<Q', b[:8])[0]
-h = json.loads(b[8:8 + n])
-o = json.loads(h['__metadata__']['options']); o['d_model'] = 1048576
-h['__metadata__']['options'] = json.dumps(o)
-head = json.dumps(h).encode(); head += b' ' * (-len(head) % 8)
-open(sys.argv[1], 'wb').write(struct.pack('<Q', len(head)) + head + b[8 + n:])
-PY
+python3 tests/cli/safetensors_edit.py "$work/crafted/train_state.safetensors" option d_model 1048576
 expect_error "--resume of a crafted state" "training state: d_model 1048576 is outside \[1, 4096\]" \
   "$QKV" train --resume --out "$work/crafted"
 touch "$work/whole/model.safetensors.tmp.424242" "$work/whole/metrics.csv.tmp"

@@ -9,7 +9,7 @@ source "$(dirname "$0")/lib.sh"
 commands=$("$QKV" --help | awk '/^Subcommands:/ {on = 1; next} on && NF {print $1}')
 [ "$(wc -w <<<"$commands")" -ge 9 ] && pass || fail "qkv --help lists only: $commands"
 for cmd in $commands; do
-  "$QKV" "$cmd" --help 2>&1 | grep -qE -- '--threads .*0 - 256' && pass || fail "qkv $cmd has no --threads 0-256"
+  "$QKV" "$cmd" --help 2>&1 | grep -qE -- '--threads N .*0 to 256' && pass || fail "qkv $cmd has no --threads 0-256"
   expect_error "qkv $cmd --threads -1" "--threads" "$QKV" "$cmd" --threads -1
 done
 
