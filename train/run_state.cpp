@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <limits>
 #include <set>
+#include <cstdio>
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 
@@ -211,6 +212,7 @@ void save_state(const std::string& dir, const TrainOptions& o, const models::Tra
   file.metadata["epoch_rng"] = st.epoch_rng;
   file.metadata["dropout_rng"] = st.dropout_rng;
   file.metadata["metrics_csv"] = st.csv;
+  file.metadata["steps_csv"] = st.steps_csv;
   nlohmann::json history = nlohmann::json::array();
   for (const EpochRecord& e : st.history)
     history.push_back({e.epoch, exact(e.train_loss), exact(e.valid.loss), exact(e.seconds)});
@@ -243,13 +245,15 @@ void remove_stale_temp_files(const std::string& dir) {
   std::error_code ec;
   for (const auto& entry : fs::directory_iterator(dir, ec)) {
     const std::string name = entry.path().filename().string();
-    for (const char* output : {"model.safetensors.tmp", "train_state.safetensors.tmp", "metrics.csv.tmp", "loss.png.tmp"})
+    for (const char* output :
+         {"model.safetensors.tmp", "train_state.safetensors.tmp", "metrics.csv.tmp", "steps.csv.tmp", "loss.png.tmp"})
       if (name.rfind(output, 0) == 0) fs::remove(entry.path(), ec);
   }
 }
 
 // The files a run writes in its --out.
-static const char* const kRunFiles[] = {"model.safetensors", "train_state.safetensors", "metrics.csv", "loss.png"};
+static const char* const kRunFiles[] = {"model.safetensors", "train_state.safetensors", "metrics.csv", "steps.csv",
+                                        "loss.png"};
 
 static bool has_file(const std::string& dir, const char* name) {
   std::error_code ec;
@@ -329,6 +333,8 @@ static const std::set<std::string> kStateFields = {
     "format",     "options",     "config",      "epoch",        "position",  "step",
     "best_epoch", "best_exact",  "best_loss",   "loss_count",   "tokens_seen", "train_seconds",
     "epoch_rng",  "dropout_rng", "metrics_csv", "history",      "adam_step"};
+// Fields a state may lack (written by an older qkv): steps.csv then starts afresh.
+static const std::set<std::string> kOptionalStateFields = {"steps_csv"};
 
 // A generator state exactly as Generator::state() writes it.
 static void restore_generator(Generator& gen, const std::string& text, const char* what) {
@@ -408,6 +414,37 @@ static void validate_metrics_csv(RunState& r) {
   }
 }
 
+// steps.csv so far (in r.steps_csv): the header, then one line per logged step, in order, none
+// past the state's step, each "step,epoch,loss,lr" with finite numbers.
+static void validate_steps_csv(const RunState& r, int64_t total_steps) {
+  const std::string& text = r.steps_csv;
+  const std::string header = kStepsCsvHeader;
+  const auto bad = [](const std::string& why) {
+    return std::runtime_error("training state: 'steps_csv' " + why);
+  };
+  if (text.empty()) return;
+  if (text.compare(0, header.size(), header) != 0) throw bad("does not start with steps.csv's header");
+  const int64_t every = steps_logged_every(total_steps);
+  int64_t last = 0, lines = 0;
+  for (size_t begin = header.size(); begin < text.size();) {
+    const size_t end = text.find('\n', begin);
+    if (end == std::string::npos) throw bad("does not end with a newline");
+    const std::string line = text.substr(begin, end - begin);
+    begin = end + 1;
+    long long step = 0, epoch = 0;
+    double loss = 0, lr = 0;
+    int used = 0;
+    if (line.size() > 100 || std::sscanf(line.c_str(), "%lld,%lld,%lf,%lf%n", &step, &epoch, &loss, &lr, &used) != 4 ||
+        used != static_cast<int>(line.size()) || !std::isfinite(loss) || !std::isfinite(lr))
+      throw bad(fmt::format("line {} is not step,epoch,loss,learning_rate", lines + 2));
+    if (step <= last || step > r.step || epoch < 1 || epoch > r.epoch || (step % every != 0 && step != total_steps))
+      throw bad(fmt::format("line {} logs step {}, which this run does not log after step {} (every {})", lines + 2,
+                            step, last, every));
+    last = step;
+    ++lines;
+  }
+}
+
 // The metadata of a saved state as a RunState, each field checked for type, range and agreement
 // with the others and with the run (o, ds, config), before anything is sized or copied from it.
 static RunState validated_fields(const SafeTensorsFile& file, const TrainOptions& o,
@@ -418,7 +455,8 @@ static RunState validated_fields(const SafeTensorsFile& file, const TrainOptions
     return it->second;
   };
   for (const auto& [key, value] : file.metadata)
-    if (!kStateFields.count(key)) throw std::runtime_error(fmt::format("training state: unknown field {}", shown(key)));
+    if (!kStateFields.count(key) && !kOptionalStateFields.count(key))
+      throw std::runtime_error(fmt::format("training state: unknown field {}", shown(key)));
   for (const std::string& key : kStateFields) meta(key.c_str());  // every one present
   RunState r;
   const int64_t train_size = static_cast<int64_t>(ds.train.size());
@@ -447,6 +485,11 @@ static RunState validated_fields(const SafeTensorsFile& file, const TrainOptions
   validate_history(meta("history"), o, r);
   r.csv = meta("metrics_csv");
   validate_metrics_csv(r);
+  const auto steps = file.metadata.find("steps_csv");
+  if (steps != file.metadata.end()) {
+    r.steps_csv = steps->second;
+    validate_steps_csv(r, steps_per_epoch * o.epochs);
+  }
   r.epoch_rng = meta("epoch_rng");
   r.dropout_rng = meta("dropout_rng");
   return r;
@@ -520,6 +563,7 @@ void write_finished_epoch_outputs(const TrainOptions& o, const RunState& st, con
   if (st.best_epoch == st.epoch - 1)
     models::save_translator((fs::path(o.out_dir) / "model.safetensors").string(), model, english, hindi);
   write_file_atomic((fs::path(o.out_dir) / "metrics.csv").string(), st.csv);
+  if (!st.steps_csv.empty()) write_file_atomic((fs::path(o.out_dir) / "steps.csv").string(), st.steps_csv);
 }
 
 void rethrow_noting_full_disk(const RunState& st, const std::string& dir) {

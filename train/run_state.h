@@ -2,6 +2,8 @@
 // AdamW moments, generators, position, best so far, metrics so far), and how it is saved and restored.
 #pragma once
 
+#include <algorithm>
+
 #include <memory>
 #include <string>
 #include <vector>
@@ -19,6 +21,7 @@ struct RunState {
   int64_t epoch = 1, position = 0, step = 0, best_epoch = 0, loss_count = 0, tokens_seen = 0;
   double best_exact = -1, best_loss = 0, train_seconds = 0;
   std::string epoch_rng, dropout_rng, csv;
+  std::string steps_csv;  // steps.csv so far: the train loss and learning rate every few steps
   std::vector<EpochRecord> history;
   Tensor loss_sum;
   int64_t saved_step = -1;  // the step of the state last written to disk (-1: none yet)
@@ -27,6 +30,11 @@ struct RunState {
 // metrics.csv's first line.
 inline constexpr const char* kMetricsCsvHeader =
     "epoch,train_loss,valid_loss,valid_token_accuracy,valid_exact_match,seconds\n";
+
+// steps.csv's first line; a line is written every steps_logged_every(total steps) steps.
+inline constexpr const char* kStepsCsvHeader = "step,epoch,train_loss,learning_rate\n";
+// About 100 points per run, and the last step's.
+inline int64_t steps_logged_every(int64_t total_steps) { return std::max<int64_t>(1, total_steps / 100); }
 
 // DIR/train_state.safetensors.
 std::string state_path(const std::string& dir);

@@ -110,23 +110,51 @@ static std::string format_eta(double seconds) {
   return s >= 60 ? fmt::format("{}m{:02d}s", s / 60, s % 60) : fmt::format("{}s", s);
 }
 
+// loss.png: the train loss every few steps (steps.csv) and per epoch, the valid loss per epoch,
+// on a log scale against epochs; beside it, the learning rate the schedule gave each logged step.
 static void write_loss_plot(const std::string& path, const std::vector<EpochRecord>& history,
-                            const std::string& title) {
+                            const std::string& steps_csv, double steps_per_epoch, const std::string& title) {
   render::LinePlotSpec spec;
-  spec.title = title;
+  spec.title = title + ": loss";
   spec.x_label = "epoch";
   spec.y_label = "cross-entropy loss (log scale)";
   spec.log_y = true;
-  render::Series train{"train loss", {}, {}, {31, 119, 180}};
+  render::Series steps{"train loss, every few steps", {}, {}, {174, 199, 232}};
+  render::Series train{"train loss, epoch mean", {}, {}, {31, 119, 180}};
   render::Series valid{"valid loss", {}, {}, {255, 127, 14}};
+  render::LinePlotSpec rate;
+  rate.title = title + ": learning rate";
+  rate.x_label = "epoch";
+  rate.y_label = "learning rate";
+  render::Series lr{"learning rate", {}, {}, {44, 160, 44}};
+  // steps.csv lines: step,epoch,loss,learning_rate (after the header)
+  for (size_t begin = steps_csv.find('\n'); begin != std::string::npos && begin + 1 < steps_csv.size();) {
+    const size_t end = steps_csv.find('\n', begin + 1);
+    long long step = 0, epoch = 0;
+    double loss = 0, learning_rate = 0;
+    if (std::sscanf(steps_csv.c_str() + begin + 1, "%lld,%lld,%lf,%lf", &step, &epoch, &loss, &learning_rate) == 4) {
+      steps.x.push_back(static_cast<double>(step) / steps_per_epoch);
+      steps.y.push_back(loss);
+      lr.x.push_back(static_cast<double>(step) / steps_per_epoch);
+      lr.y.push_back(learning_rate);
+    }
+    begin = end;
+  }
   for (const auto& e : history) {
-    train.x.push_back(static_cast<double>(e.epoch));
+    train.x.push_back(static_cast<double>(e.epoch) - 0.5);  // the mean over the epoch, drawn at its middle
     train.y.push_back(e.train_loss);
     valid.x.push_back(static_cast<double>(e.epoch));
     valid.y.push_back(e.valid.loss);
   }
-  spec.series = {train, valid};
-  render::write_png(render::render_line_plot(spec), path);
+  train.markers = valid.markers = true;
+  spec.series = {steps, train, valid};
+  if (lr.x.empty()) {
+    render::write_png(render::render_line_plot(spec), path);
+    return;
+  }
+  rate.series = {lr};
+  rate.width = 560;
+  render::write_png(render::hstack({render::render_line_plot(spec), render::render_line_plot(rate)}, 16), path);
 }
 
 constexpr int64_t kStateEvery = 200;  // steps between saves of train_state.safetensors (run_state.h)
@@ -245,6 +273,7 @@ struct TrainingProgress {
   // After each step: the step's loss (on the device; reading it back costs a synchronisation) and
   // the training seconds so far. The step count and tokens seen are in the run's state.
   std::function<void(int64_t epoch, const Tensor& loss, double train_seconds)> step;
+  std::function<void(int64_t epoch)> validating;                           // before an epoch's validation
   std::function<void(const EpochRecord& record, bool saved_best)> epoch;  // after its validation
   std::function<void(const TrainResult& result)> finish;                  // rank 0, after the last epoch
 };
@@ -350,7 +379,7 @@ TrainResult train_translator(const TrainOptions& requested) {
   remove_stale_temp_files(o.out_dir);
   if (o.force && !o.resume) {  // start over: nothing of the old run may be mistaken for this one
     std::error_code ec;
-    for (const char* name : {"model.safetensors", "train_state.safetensors", "metrics.csv", "loss.png"})
+    for (const char* name : {"model.safetensors", "train_state.safetensors", "metrics.csv", "steps.csv", "loss.png"})
       fs::remove(fs::path(o.out_dir) / name, ec);
   }
   try {
@@ -396,6 +425,11 @@ static TrainingProgress console_progress(const TrainingRun& run) {
       const double eta = elapsed / st.step * (*total - st.step);
       fmt::print("\r\033[Kepoch {:>3}/{}  step {:>5}/{}  loss {:.4f}  {:>7.0f} tok/s  ETA {}", epoch, run.o.epochs,
                  st.step, *total, loss_value, st.tokens_seen / std::max(elapsed, 1e-9), format_eta(eta));
+      std::fflush(stdout);
+    };
+  if (live)
+    p.validating = [&run](int64_t epoch) {  // the live line would otherwise stand still, its ETA stale
+      fmt::print("\r\033[Kepoch {:>3}/{}  validating on {} sentences ...", epoch, run.o.epochs, run.ds.valid.size());
       std::fflush(stdout);
     };
   p.epoch = [&run, total, live](const EpochRecord& rec, bool better) {
@@ -566,6 +600,11 @@ static Tensor train_one_batch(TrainingRun& run, const StepPlan& plan, int64_t ep
   step_options.after_backward = [&](Tensor& loss) {
     if (run.group) saver.set_ranks_interrupted(all_reduce_step(run, loss));
     if (plan.step_losses) *plan.step_losses << fmt::format("{:.17g}\n", loss.item());
+    // steps.csv: the (global) loss and the learning rate every few steps, and the last step's
+    if ((step + 1) % steps_logged_every(plan.total_steps) == 0 || step + 1 == plan.total_steps) {
+      if (st.steps_csv.empty()) st.steps_csv = kStepsCsvHeader;
+      st.steps_csv += fmt::format("{},{},{:.6f},{:.6g}\n", step + 1, epoch, loss.item(), *step_options.lr);
+    }
   };
   step_options.before_update = [&](const Tensor& loss, const Tensor& grad_norm) {
     nonfinite.add_step(loss, grad_norm, epoch, step + 1, end >= order.size(), run, result);
@@ -589,6 +628,7 @@ static void finish_epoch(TrainingRun& run, int64_t epoch, TrainResult& result, S
   EpochRecord rec;
   rec.epoch = epoch;
   rec.train_loss = st.loss_sum.item() / std::max<int64_t>(st.loss_count, 1);
+  if (progress.validating) progress.validating(epoch);
   rec.valid = run.group ? evaluate_across_ranks(*run.group, run.model, run.ds.valid, run.english, run.hindi)
                         : evaluate(run.model, run.ds.valid, run.english, run.hindi);
   if (!std::isfinite(rec.valid.loss) || !std::isfinite(rec.train_loss))
@@ -615,6 +655,7 @@ static void finish_epoch(TrainingRun& run, int64_t epoch, TrainResult& result, S
   saver.save();
   if (better && run.writer()) models::save_translator(result.checkpoint, run.model, run.english, run.hindi);
   if (run.writer()) write_file_atomic((fs::path(o.out_dir) / "metrics.csv").string(), st.csv);  // complete after every epoch
+  if (run.writer() && !st.steps_csv.empty()) write_file_atomic((fs::path(o.out_dir) / "steps.csv").string(), st.steps_csv);
   if (progress.epoch) progress.epoch(rec, better);
 }
 
@@ -655,8 +696,8 @@ static TrainResult run_training(TrainingRun& run, const TrainingProgress& progre
   if (result.best_epoch < 1 || !fs::exists(result.checkpoint))
     throw std::runtime_error(fmt::format("{}: the run ended without a model (best epoch {}); start over with --force",
                                          o.out_dir, result.best_epoch));
-  write_loss_plot((fs::path(o.out_dir) / "loss.png").string(), result.history,
-                  fmt::format("{} attention: loss per epoch", o.attention));
+  write_loss_plot((fs::path(o.out_dir) / "loss.png").string(), result.history, st.steps_csv,
+                  static_cast<double>(plan.total_steps) / o.epochs, fmt::format("{} attention", o.attention));
   {
     std::error_code ec;
     fs::remove(state_path(o.out_dir), ec);  // the run is complete, the last of its files written: nothing to resume

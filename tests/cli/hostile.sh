@@ -36,6 +36,10 @@ crafted() {
   [ -f "$work/c/train_state.safetensors" ] && pass || fail "state with $name: the state was removed"
 }
 crafted "best_loss inf" "'best_loss' is inf, outside" meta best_loss inf
+crafted "steps_csv past the state's step" "'steps_csv' line 2 logs step 99999" \
+  meta steps_csv $'step,epoch,train_loss,learning_rate\n99999,1,1.0,0.001\n'
+crafted "steps_csv not numbers" "'steps_csv' line 2 is not step,epoch,loss,learning_rate" \
+  meta steps_csv $'step,epoch,train_loss,learning_rate\n1,1,nan,x\n'
 crafted "best_exact nan" "'best_exact' is nan, outside" meta best_exact nan
 crafted "best_exact 0x1p+0 (epoch 2)" "best_exact 1 is not the valid exact match of its best epoch 1 in metrics_csv \('0.000000'\)" \
   meta best_exact 0x1p+0

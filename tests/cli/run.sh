@@ -335,6 +335,11 @@ fi
 run=(--batch 2 --layers 2 --d-model 8 --d-k 4 --d-ff 16 --data "$gen")  # 3 steps per epoch
 "$QKV" train "${run[@]}" --epochs 3 --out "$work/whole" >"$work/out" 2>&1 || fail "uninterrupted run: $(cat "$work/out")"
 [ ! -e "$work/whole/train_state.safetensors" ] && pass || fail "a finished run left its training state behind"
+# steps.csv: the header and every logged step (9 steps: every one), with the schedule's learning rate
+[ "$(head -n 1 "$work/whole/steps.csv")" = "step,epoch,train_loss,learning_rate" ] &&
+  [ "$(tail -n +2 "$work/whole/steps.csv" | cut -d, -f1 | tr '\n' ' ')" = "1 2 3 4 5 6 7 8 9 " ] &&
+  [ "$(sed -n 10p "$work/whole/steps.csv" | cut -d, -f2)" = 3 ] && pass ||
+  fail "steps.csv logs steps 1 to 9 with their epoch: $(cat "$work/whole/steps.csv")"
 for k in 1 4 6 8; do  # mid-epoch 1, mid-epoch 2, the end of epoch 2, mid-epoch 3
   "$QKV" train "${run[@]}" --epochs 3 --stop-after-steps "$k" --out "$work/part$k" >"$work/out" 2>"$work/err"
   rc=$?
@@ -343,10 +348,11 @@ for k in 1 4 6 8; do  # mid-epoch 1, mid-epoch 2, the end of epoch 2, mid-epoch 
     continue
   fi
   if "$QKV" train --resume --out "$work/part$k" >"$work/out" 2>"$work/err" &&
-     cmp -s "$work/whole/model.safetensors" "$work/part$k/model.safetensors"; then
+     cmp -s "$work/whole/model.safetensors" "$work/part$k/model.safetensors" &&
+     cmp -s "$work/whole/steps.csv" "$work/part$k/steps.csv"; then
     pass
   else
-    fail "interrupted after step $k and resumed: the checkpoint differs from the uninterrupted run's: $(cat "$work/err")"
+    fail "interrupted after step $k and resumed: the checkpoint or steps.csv differs from the uninterrupted run's: $(cat "$work/err")"
   fi
 done
 expect_error "a rerun into a finished run" "already holds a run \(model.safetensors\), finished; use --force to start over" \
