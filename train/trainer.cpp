@@ -404,15 +404,20 @@ TrainResult train_translator(const TrainOptions& requested) {
 
 static TrainingProgress console_progress(const TrainingRun& run) {
   if (run.o.quiet) return {};
-  const bool live = isatty(STDOUT_FILENO);
+  // mpirun forwards rank 0's output through a pseudo-terminal to wherever mpirun's own output goes
+  // (often a log): under data-parallel, plain lines, one per epoch.
+  const bool live = isatty(STDOUT_FILENO) && !run.group;
   auto total = std::make_shared<int64_t>(0);
   auto last_draw = std::make_shared<Clock::time_point>(Clock::now());
   TrainingProgress p;
   p.start = [&run, total](int64_t total_steps) {
     const TrainOptions& o = run.o;
     *total = total_steps;
-    fmt::print("training {} attention, {} layer{}: {} train / {} valid pairs, {} parameters ({} in attention), {} steps\n",
-               o.attention, o.layers, o.layers == 1 ? "" : "s", run.ds.train.size(), run.ds.valid.size(),
+    const std::string ranks = run.group ? fmt::format(" on {} data-parallel rank{}", run.group->size(),
+                                                      run.group->size() == 1 ? "" : "s")
+                                        : "";
+    fmt::print("training {} attention, {} layer{}{}: {} train / {} valid pairs, {} parameters ({} in attention), {} steps\n",
+               o.attention, o.layers, o.layers == 1 ? "" : "s", ranks, run.ds.train.size(), run.ds.valid.size(),
                run.model.parameter_count(), run.model.attention_parameter_count(), total_steps);
     if (o.resume) fmt::print("resuming {} at epoch {}, step {} of {}\n", o.out_dir, run.st.epoch, run.st.step, total_steps);
   };
