@@ -17,7 +17,7 @@ namespace qkv::data {
 
 namespace {
 
-const char* const kHeader = "split\tenglish\ttarget_positions\tcue_position\tcue\tlabel";
+const char* const kHeader = "split\tenglish\ttarget_positions\tcue_position\tcue\tlabel\treading_hindi";
 
 std::vector<std::string> split_tabs(const std::string& line) {
   std::vector<std::string> fields;
@@ -53,17 +53,19 @@ std::vector<CueSentence> parse_cues(std::istream& in, const std::string& path) {
     }
     if (!valid_utf8(line)) throw std::runtime_error(where + ": invalid UTF-8");
     const std::vector<std::string> fields = split_tabs(line);
-    if (fields.size() != 6)
-      throw std::runtime_error(fmt::format("{}: {} tab-separated fields, expected 6 (split, english, "
-                                           "target_positions, cue_position, cue, label)", where, fields.size()));
+    if (fields.size() != 7)
+      throw std::runtime_error(fmt::format("{}: {} tab-separated fields, expected 7 (split, english, "
+                                           "target_positions, cue_position, cue, label, reading_hindi)", where,
+                                           fields.size()));
     CueSentence row;
     row.split = fields[0];
     row.english = tokenize(fields[1]);
     row.cue = fields[4];
     row.label = fields[5];
+    row.reading_hindi = tokenize(fields[6]);
     row.source = where;
-    if (row.split.empty() || row.english.empty() || row.cue.empty() || row.label.empty())
-      throw std::runtime_error(where + ": an empty split, sentence, cue or label");
+    if (row.split.empty() || row.english.empty() || row.cue.empty() || row.label.empty() || row.reading_hindi.empty())
+      throw std::runtime_error(where + ": an empty split, sentence, cue, label or reading_hindi");
     if (static_cast<int64_t>(row.english.size()) > kMaxSentenceWords)
       throw std::runtime_error(fmt::format("{}: the sentence has {} words; qkv reads at most {}", where,
                                            row.english.size(), kMaxSentenceWords));

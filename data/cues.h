@@ -17,6 +17,7 @@ struct CueSentence {
   int64_t cue_position = 0;              // 0-based, never one of target_positions
   std::string cue;                       // the cue's key in the grammar (river, pond, shoe, ...)
   std::string label;                     // word:sense or idiom:reading (bank:river, cake:idiom)
+  std::vector<std::string> reading_hindi;  // the Hindi words that carry this reading (किनारा किनारे ...)
   std::string source;                    // "file:line", for messages
 };
 

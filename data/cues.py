@@ -12,7 +12,37 @@ IDIOM_WORDS = {
     "arm": "an arm and a leg", "blue_moon": "blue moon", "cat": "the cat out of the bag",
     "ice": "the ice",
 }
-HEADER = "split\tenglish\ttarget_positions\tcue_position\tcue\tlabel"
+HEADER = "split\tenglish\ttarget_positions\tcue_position\tcue\tlabel\treading_hindi"
+
+# The Hindi words that carry each idiom reading (from the frames' docstrings); a sentence whose
+# reference translation holds none of its reading's words is dropped, so the list is checked.
+IDIOM_HINDI = {
+    ("cake", "idiom"): "आसान", ("cake", "literal"): "टुकड़ा टुकड़े",
+    ("leg", "idiom"): "शुभकामनाएँ", ("leg", "literal"): "टांग टांगें",
+    ("spill", "idiom"): "राज़", ("spill", "literal"): "फलियाँ फलियों",
+    ("feet", "idiom"): "घबरा घबराया घबराई घबराए घबराती घबराता घबराते", ("feet", "literal"): "पैर",
+    ("weather", "idiom"): "तबीयत", ("weather", "literal"): "मौसम",
+    ("sack", "idiom"): "सोने", ("sack", "literal"): "बोरे बोरों बोरा",
+    ("books", "idiom"): "पढ़ाई", ("books", "literal"): "किताबों किताबें किताब",
+    ("hot", "idiom"): "मुसीबत", ("hot", "literal"): "गर्म",
+    ("arm", "idiom"): "महंगा महंगी महंगे", ("arm", "literal"): "हाथ",
+    ("blue_moon", "idiom"): "कम", ("blue_moon", "literal"): "चाँद",
+    ("cat", "idiom"): "राज़", ("cat", "literal"): "बिल्ली बिल्लियों बिल्लियाँ",
+    ("ice", "idiom"): "बातचीत", ("ice", "literal"): "बर्फ़",
+}
+# light as a weight is an adjective (हल्का, agreeing) and the river bank has no entry of its own
+# (किनारा); every other sense is a noun of NOUNS.
+SENSE_HINDI = {("light", "weight"): "हल्का हल्के हल्की", ("bank", "river"): "किनारा किनारे किनारों"}
+
+
+def reading_hindi(f):
+    """The Hindi words of the sentence's reading of its ambiguous word or idiom."""
+    if "idiom" in f:
+        return set(IDIOM_HINDI[f["idiom"]].split())
+    word, sense = f["sense"]
+    if (word, sense) in SENSE_HINDI:
+        return set(SENSE_HINDI[(word, sense)].split())
+    return {w for w in NOUNS[f"{word}_{sense}"][2] if w}
 
 
 def surface_forms(key):
@@ -77,12 +107,17 @@ def cue_rows(named_sentences):
         if len(hits) != 1:
             dropped["cue found 0 times" if not hits else "cue found more than once"] += 1
             continue
-        rows.append((split, s["en"], span, hits[0], f["cue"], reason))
+        reading = reading_hindi(f)
+        found = sorted(w for w in set(s["hi"].split()) if w in reading)
+        if not found:
+            dropped["the reading's Hindi words are not in the reference"] += 1
+            continue
+        rows.append((split, s["en"], span, hits[0], f["cue"], reason, " ".join(sorted(reading))))
     return rows, dropped
 
 
 def write_cues(path, rows):
     with open(path, "w", encoding="utf-8", newline="\n") as out:
         out.write(HEADER + "\n")
-        for split, english, span, cue, key, label in rows:
-            out.write(f"{split}\t{english}\t{','.join(map(str, span))}\t{cue}\t{key}\t{label}\n")
+        for split, english, span, cue, key, label, hindi in rows:
+            out.write(f"{split}\t{english}\t{','.join(map(str, span))}\t{cue}\t{key}\t{label}\t{hindi}\n")

@@ -26,6 +26,12 @@ double peak_over_target_rows(const std::vector<double>& weights, int64_t T, int6
   return peak;
 }
 
+bool holds_reading(const std::vector<std::string>& hindi, const data::CueSentence& s) {
+  for (const std::string& w : hindi)
+    if (std::find(s.reading_hindi.begin(), s.reading_hindi.end(), w) != s.reading_hindi.end()) return true;
+  return false;
+}
+
 // The greedy translation of one sentence under a knockout of `key` for every target query.
 std::vector<std::string> translate_knocked_out(Translator& model, const std::vector<std::string>& english,
                                                const data::Vocab& english_vocab, const data::Vocab& hindi_vocab,
@@ -77,7 +83,7 @@ CueReport measure_cues(Translator& model, const std::vector<data::CueSentence>& 
     {
       NoGradGuard no_grad;
       const data::Batch batch = data::make_batch({pair}, {0}, english_vocab, hindi_vocab, layout, model.device());
-      model.forward(batch, {.record_attention = true, .keep_source_positions = false, .knockout = {}});
+      model.forward(batch, {.record_attention = true});
     }
     const int64_t target_rows = std::min<int64_t>(static_cast<int64_t>(hindi.size()) + 1, layout.max_target);
     bool counted = false;
@@ -89,15 +95,20 @@ CueReport measure_cues(Translator& model, const std::vector<data::CueSentence>& 
       layer.baseline_peaks.push_back(peaks.baseline_peak);
     }
     report.with_baseline += counted ? 1 : 0;
-    // the knockouts
-    if (translate_knocked_out(model, s.english, english_vocab, hindi_vocab, s.cue_position) != hindi) ++report.cue_flips;
+    // the knockouts: the cue, and one other word drawn for every sentence (so the draws do not
+    // depend on the model)
     std::vector<int64_t> others;
     for (int64_t j = 0; j < static_cast<int64_t>(s.english.size()); ++j)
       if (is_other_word(s, j)) others.push_back(j);
-    if (others.empty()) continue;
-    const int64_t key = others[random_words() % others.size()];
-    ++report.random_trials;
-    if (translate_knocked_out(model, s.english, english_vocab, hindi_vocab, key) != hindi) ++report.random_flips;
+    const int64_t random_key = others.empty() ? -1 : others[random_words() % others.size()];
+    if (random_key < 0 || !holds_reading(hindi, s)) continue;
+    ++report.trials;
+    const auto cue_out = translate_knocked_out(model, s.english, english_vocab, hindi_vocab, s.cue_position);
+    const auto random_out = translate_knocked_out(model, s.english, english_vocab, hindi_vocab, random_key);
+    report.cue_changes += cue_out != hindi;
+    report.random_changes += random_out != hindi;
+    report.cue_flips += !holds_reading(cue_out, s);
+    report.random_flips += !holds_reading(random_out, s);
   }
   for (CueLayer& layer : report.layers) {
     const size_t n = layer.cue_peaks.size();

@@ -37,11 +37,14 @@ struct CueLayer {
 struct CueReport {
   int64_t sentences = 0, with_baseline = 0;
   std::vector<CueLayer> layers;
-  // Knockout of one source key for every target query in every layer; a flip is a greedy
-  // translation that differs from the unchanged model's in any token.
-  int64_t cue_flips = 0, random_flips = 0, random_trials = 0;  // random: sentences with another word
-  double cue_flip_rate() const { return sentences ? static_cast<double>(cue_flips) / sentences : 0.0; }
-  double random_flip_rate() const { return random_trials ? static_cast<double>(random_flips) / random_trials : 0.0; }
+  // Knockout of one source key for every target query in every layer. Counted over the sentences
+  // whose greedy translation holds a word of their reading (reading_hindi) and have another source
+  // word to knock out instead: a flip is a knocked-out translation that holds none of them (the
+  // ambiguous word's translation lost or changed); a change is one that differs in any token.
+  int64_t trials = 0, cue_flips = 0, random_flips = 0, cue_changes = 0, random_changes = 0;
+  static double rate(int64_t n, int64_t d) { return d ? static_cast<double>(n) / static_cast<double>(d) : 0.0; }
+  double cue_flip_rate() const { return rate(cue_flips, trials); }
+  double random_flip_rate() const { return rate(random_flips, trials); }
 };
 
 // Translates each sentence, records every layer's attention over its own translation, and runs the

@@ -573,7 +573,7 @@ Tensor source_token_vector(Translator& model, const std::vector<std::string>& en
   batch.source = Tensor::from_ids(ids, {1, S}, model.device());
   batch.target_input = Tensor::from_ids({data::Vocab::SEP}, {1, 1}, model.device());  // source positions ignore it
   batch.source_lengths = {static_cast<int64_t>(english.size())};
-  model.forward(batch, {.keep_source_positions = true, .knockout = {}});  // a one-layer model would otherwise skip the source rows
+  model.forward(batch, {.keep_source_positions = true});  // a one-layer model would otherwise skip the source rows
   const Tensor& all = kind == TokenVector::Embedding ? model.last_embeddings() : model.last_contextual();
   const int64_t p = static_cast<int64_t>(position);
   return reshape(slice(all, 1, p, p + 1), {all.size(-1)});  // (1, T, D) -> (D,)
@@ -593,7 +593,7 @@ AttentionTrace trace_attention(Translator& model, const std::vector<std::string>
   data::SentencePair pair{english, trace.hindi, "<sentence>"};
   NoGradGuard no_grad;
   const data::Batch batch = data::make_batch({pair}, {0}, english_vocab, hindi_vocab, layout, model.device());
-  model.forward(batch, {.record_attention = true, .keep_source_positions = false, .knockout = {}});
+  model.forward(batch, {.record_attention = true});
   const Tensor keep = model.attention_mask(batch);
   const std::vector<double> weights = model.last_attention(layer).to_vector();
   const std::vector<double> allowed = keep.to_vector();

@@ -66,7 +66,7 @@ struct ForwardOptions {
   // keep_source_positions, and always while recording attention, every position goes through
   // every layer.
   bool keep_source_positions = false;
-  Knockout knockout;  // none by default
+  Knockout knockout = {};  // none by default
 };
 
 class Translator : public nn::Module {
