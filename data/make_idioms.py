@@ -16,6 +16,7 @@ from collections import Counter, defaultdict
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import frames  # noqa: E402
 from grammar import NAMES, NOUNS, PRONOUNS, SAME_PAST, VERBS  # noqa: E402
+from cues import cue_rows, write_cues  # noqa: E402
 
 SEED = 1234
 MAX_EN = 14          # words of English
@@ -340,6 +341,11 @@ def main():
     os.makedirs(out_dir, exist_ok=True)
     for name, rows in splits.items():
         write(os.path.join(out_dir, f"{name}.tsv"), rows)
+    cue_splits = ("sense_context", "idiom_context", "test")
+    cues, dropped = cue_rows([(name, s) for name in cue_splits for s in splits[name]])
+    write_cues(os.path.join(out_dir, "cues.tsv"), cues)
+    print(f"cues.tsv: {len(cues)} sentences with a located cue; dropped: " +
+          ", ".join(f"{k} {v}" for k, v in sorted(dropped.items())))
     print(f"sentences drawn (distinct English): {len(by_english)}")
     for name, rows in splits.items():
         print(f"{name:14s} {len(rows):6d} pairs")

@@ -56,11 +56,13 @@ struct IndexCheck {
 // The shapes and mask of one fused attention call (see attention() in ops.h for the formulas).
 // q (batch, queries, width), k (batch, keys, width), v (batch, keys, value_width), all contiguous.
 // Query i sits at key position query_offset + i. Key j is visible to query i iff
-//   j < prefix ? (key_lengths empty or j < key_lengths[b]) : j <= query_offset + i.
+//   j < prefix ? (key_lengths empty or j < key_lengths[b]) : j <= query_offset + i,
+// and not (j == knockout_key and knockout_from <= query_offset + i < knockout_to).
 struct AttentionShape {
   int64_t batch = 0, queries = 0, keys = 0, width = 0, value_width = 0;
   int64_t query_offset = 0;
   int64_t prefix = 0;
+  int64_t knockout_key = -1, knockout_from = 0, knockout_to = 0;  // -1: no knockout
   std::vector<int64_t> key_lengths;  // host values, one per batch entry, or empty
   double scale = 1.0;
 };

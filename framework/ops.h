@@ -90,6 +90,10 @@ struct AttentionMask {
   int64_t prefix = INT64_MAX;
   std::vector<int64_t> key_lengths;  // one per batch entry, or empty
   int64_t query_offset = 0;
+  // Knockout: key knockout_key is hidden from the queries at positions [knockout_from, knockout_to)
+  // (a query's position is query_offset + its index), so their rows renormalise over the other
+  // keys; -1 knocks nothing out. The causal test of what attention is used for.
+  int64_t knockout_key = -1, knockout_from = 0, knockout_to = 0;
   static AttentionMask none() { return {}; }                          // every key
   static AttentionMask causal() { return {0, {}, 0}; }                // keys at or before the query
   static AttentionMask padding(std::vector<int64_t> lengths) { return {INT64_MAX, std::move(lengths), 0}; }

@@ -22,6 +22,9 @@ Tensor attention(const Tensor& q, const Tensor& k, const Tensor& v, const Attent
   if (mask.prefix < 0 || mask.query_offset < 0)
     throw std::runtime_error(fmt::format("attention: mask prefix {} and query offset {} must be >= 0", mask.prefix,
                                          mask.query_offset));
+  if (mask.knockout_key < -1 || mask.knockout_from < 0 || mask.knockout_to < mask.knockout_from)
+    throw std::runtime_error(fmt::format("attention: knockout key {} for queries [{}, {}) is not a key >= -1 and a "
+                                         "range of positions", mask.knockout_key, mask.knockout_from, mask.knockout_to));
   if (!mask.key_lengths.empty()) {
     if (static_cast<int64_t>(mask.key_lengths.size()) != B)
       throw std::runtime_error(fmt::format("attention: {} key lengths for a batch of {}", mask.key_lengths.size(), B));
@@ -38,6 +41,9 @@ Tensor attention(const Tensor& q, const Tensor& k, const Tensor& v, const Attent
   shape.query_offset = mask.query_offset;
   shape.prefix = std::min(mask.prefix, Tk);
   shape.key_lengths = mask.key_lengths;
+  shape.knockout_key = mask.knockout_key;
+  shape.knockout_from = mask.knockout_from;
+  shape.knockout_to = mask.knockout_to;
   shape.scale = scale;
   Tensor out = Tensor::empty({B, Tq, Hv}, q.dtype(), q.device());
   Tensor lse = Tensor::empty({B, Tq}, q.dtype(), q.device());

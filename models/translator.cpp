@@ -92,6 +92,36 @@ int64_t TranslatorConfig::parameter_count() const {
   return count + D * target_vocab + target_vocab;  // the head
 }
 
+// ---- knockout ----
+
+AttentionMask Knockout::applied(AttentionMask mask, size_t block) const {
+  if (!applies_to(block)) return mask;
+  mask.knockout_key = key;
+  mask.knockout_from = query_from;
+  mask.knockout_to = query_to;
+  return mask;
+}
+
+void Knockout::validate(int64_t sequence_length, int64_t layers) const {
+  if (!active()) return;
+  if (key >= sequence_length || query_from < 0 || query_to > sequence_length || query_from >= query_to)
+    throw std::runtime_error(fmt::format("knockout: key {} and queries [{}, {}) must lie in the {} positions of the "
+                                         "sequence (queries a non-empty range)", key, query_from, query_to,
+                                         sequence_length));
+  if (layer < -1 || layer >= layers)
+    throw std::runtime_error(fmt::format("knockout: layer {} is out of range: this model has {} layer{} (0 to {}, "
+                                         "or -1 for all)", layer, layers, layers == 1 ? "" : "s", layers - 1));
+}
+
+// The composed path's (B, T, T) keep mask with the knockout's cells zeroed.
+static Tensor knocked_keep(const Tensor& keep, const Knockout& knockout) {
+  const int64_t B = keep.size(0), T = keep.size(1);
+  std::vector<double> cells = keep.to_vector();
+  for (int64_t b = 0; b < B; ++b)
+    for (int64_t i = knockout.query_from; i < std::min(knockout.query_to, T); ++i) cells[(b * T + i) * T + knockout.key] = 0.0;
+  return Tensor::from_vector(cells, keep.shape(), keep.dtype(), keep.device());
+}
+
 // ---- the translator ----
 
 static TranslatorConfig checked(const TranslatorConfig& c) {
@@ -179,17 +209,22 @@ namespace {
 // are wanted, its queries are the target positions alone, placed at S by the mask.
 class SequenceContext final : public AttentionContext {
  public:
-  SequenceContext(int64_t S, int64_t T, size_t layers, Tensor keep, AttentionMask mask, bool trim_last)
-      : S_(S), T_(T), layers_(layers), keep_(std::move(keep)), mask_(std::move(mask)), trim_last_(trim_last) {}
+  SequenceContext(int64_t S, int64_t T, size_t layers, Tensor keep, AttentionMask mask, bool trim_last,
+                  const Knockout& knockout)
+      : S_(S), T_(T), layers_(layers), keep_(std::move(keep)), mask_(std::move(mask)), trim_last_(trim_last),
+        knockout_(knockout) {
+    if (keep_.defined() && knockout_.active()) keep_knocked_ = knocked_keep(keep_, knockout_);
+  }
   bool target_only(size_t layer) const { return trim_last_ && layer + 1 == layers_; }
   Tensor query_rows(size_t layer, const Tensor& x) const override {
     return target_only(layer) ? slice(x, 1, S_, T_) : x;  // (B, Tq, D), Tq = T_tgt or T
   }
   Tensor attend(size_t layer, const Tensor& queries, const Tensor& keys, const Tensor& values,
                 Tensor* weights_out) override {
-    if (keep_.defined()) return models::attend(queries, keys, values, keep_, weights_out);
+    if (keep_.defined())
+      return models::attend(queries, keys, values, knockout_.applies_to(layer) ? keep_knocked_ : keep_, weights_out);
     if (weights_out) throw std::logic_error("translator: the fused attention op forms no weights to record");
-    AttentionMask layer_mask = mask_;
+    AttentionMask layer_mask = knockout_.applied(mask_, layer);
     if (target_only(layer)) layer_mask.query_offset = S_;
     return attention(queries, keys, values, layer_mask, attention_scale(queries));
   }
@@ -198,8 +233,10 @@ class SequenceContext final : public AttentionContext {
   int64_t S_, T_;
   size_t layers_;
   Tensor keep_;  // (B, T, T) 0/1 on the composed path, else undefined
+  Tensor keep_knocked_;  // keep_ with the knockout's cells zeroed, when both are set
   AttentionMask mask_;
   bool trim_last_;
+  Knockout knockout_;
 };
 
 // packed_loss's real positions. row_of / target_row_of give a real position's row among all rows /
@@ -260,8 +297,8 @@ Tensor unpack_rows(const Tensor& rows, const Tensor& slot, int64_t B, int64_t le
 // from the rows. The last layer's queries are the target rows alone (the head reads nothing else).
 class PackedContext final : public AttentionContext {
  public:
-  PackedContext(const PackedRows& rows, int64_t S, size_t layers, AttentionMask mask)
-      : rows_(rows), S_(S), layers_(layers), mask_(std::move(mask)) {}
+  PackedContext(const PackedRows& rows, int64_t S, size_t layers, AttentionMask mask, const Knockout& knockout)
+      : rows_(rows), S_(S), layers_(layers), mask_(std::move(mask)), knockout_(knockout) {}
   Tensor query_rows(size_t layer, const Tensor& x) const override {
     return last(layer) ? embedding(x, rows_.target_row_ids) : x;  // (N_q, D)
   }
@@ -269,7 +306,7 @@ class PackedContext final : public AttentionContext {
     if (weights_out) throw std::logic_error("translator: the packed loss forms no attention weights to record");
     const int64_t B = rows_.B, T = rows_.T, Tt = rows_.Tt;
     const bool last = this->last(layer);
-    AttentionMask layer_mask = mask_;
+    AttentionMask layer_mask = knockout_.applied(mask_, layer);
     if (last) layer_mask.query_offset = S_;
     Tensor attended = attention(last ? unpack_rows(q, rows_.target_slots, B, Tt) : unpack_rows(q, rows_.row_slots, B, T),
                                 unpack_rows(k, rows_.row_slots, B, T), unpack_rows(v, rows_.row_slots, B, T), layer_mask,
@@ -285,6 +322,7 @@ class PackedContext final : public AttentionContext {
   int64_t S_;
   size_t layers_;
   AttentionMask mask_;
+  Knockout knockout_;
 };
 
 // decode's: every layer's keys and values in buffers of S + Tt positions. First the source rows
@@ -294,8 +332,10 @@ class PackedContext final : public AttentionContext {
 // exact zeros.
 class CachedContext final : public AttentionContext {
  public:
-  CachedContext(int64_t B, int64_t S, int64_t Tt, size_t layers, std::vector<int64_t> source_lengths, Device device)
-      : B_(B), S_(S), Tt_(Tt), source_lengths_(std::move(source_lengths)), device_(device), keys_(layers), values_(layers) {}
+  CachedContext(int64_t B, int64_t S, int64_t Tt, size_t layers, std::vector<int64_t> source_lengths, Device device,
+                const Knockout& knockout)
+      : B_(B), S_(S), Tt_(Tt), source_lengths_(std::move(source_lengths)), device_(device), keys_(layers),
+        values_(layers), knockout_(knockout) {}
   void move_to(int64_t position) { position_ = position; }  // where the next rows go: 0, then S + t
   Tensor query_rows(size_t layer, const Tensor& x) const override {
     return position_ == 0 && layer + 1 == keys_.size() ? Tensor() : x;
@@ -309,7 +349,7 @@ class CachedContext final : public AttentionContext {
     keys_[layer].write_at_(1, position_, k);
     values_[layer].write_at_(1, position_, v);
     if (!q.defined()) return Tensor();
-    const AttentionMask mask{S_, source_lengths_, position_};  // the first query sits at position_
+    const AttentionMask mask = knockout_.applied({S_, source_lengths_, position_}, layer);  // first query at position_
     if (position_ == 0) return attention(q, k, v, mask, attention_scale(q));  // the source sees only the source
     return attention(q, keys_[layer], values_[layer], mask, attention_scale(q));  // (B, 1, H)
   }
@@ -319,6 +359,7 @@ class CachedContext final : public AttentionContext {
   std::vector<int64_t> source_lengths_;
   Device device_;
   std::vector<Tensor> keys_, values_;  // one (B, S + Tt, H) per layer
+  Knockout knockout_;
 };
 
 }  // namespace
@@ -355,6 +396,7 @@ Tensor Translator::forward(const data::Batch& batch, const ForwardOptions& optio
     throw std::runtime_error(fmt::format("translator: batch layout ({}, {}) does not fit the model's ({}, {})",
                                          batch.source.size(1), batch.target_input.size(1), S,
                                          config_.layout.max_target));
+  options.knockout.validate(T, layers());
   Tensor embedded = embed(batch);  // (B, T, D)
   last_embeddings_ = embedded.detach();
   Tensor x = dropout(embedded, dropout_, training(), dropout_gen_);
@@ -363,7 +405,7 @@ Tensor Translator::forward(const data::Batch& batch, const ForwardOptions& optio
   const bool composed = options.record_attention || !mixes_tokens();
   const bool trim_last = !composed && !options.keep_source_positions;
   SequenceContext context(S, T, blocks_.size(), composed ? attention_mask(batch) : Tensor(),
-                          AttentionMask::prefix_lm(S, batch.source_lengths), trim_last);
+                          AttentionMask::prefix_lm(S, batch.source_lengths), trim_last, options.knockout);
   last_attention_.assign(blocks_.size(), Tensor());
   last_contextual_ = Tensor();
   x = run_blocks(x, context, block_options(options.record_attention), [&](size_t layer, const BlockOutput& output) {
@@ -387,16 +429,17 @@ Tensor Translator::loss(const data::Batch& batch, const ForwardOptions& options)
                                              "batch holds {} and {}", b, n_src, n_tgt, S, Tt));
       real += n_src + n_tgt;
     }
-    if (real < B * (S + Tt)) return packed_loss(batch);  // else every position is real: no rows to skip
+    if (real < B * (S + Tt)) return packed_loss(batch, options.knockout);  // else every position is real: no rows to skip
   }
   return cross_entropy(forward(batch, options), batch.target_output, data::Vocab::PAD);
 }
 
-Tensor Translator::packed_loss(const data::Batch& batch) {
+Tensor Translator::packed_loss(const data::Batch& batch, const Knockout& knockout) {
   const int64_t S = config_.layout.max_source, Tt = batch.target_input.size(1);
   if (batch.source.size(1) != S || Tt < 1 || Tt > config_.layout.max_target)
     throw std::runtime_error(fmt::format("translator: batch layout ({}, {}) does not fit the model's ({}, {})",
                                          batch.source.size(1), Tt, S, config_.layout.max_target));
+  knockout.validate(S + Tt, layers());
   const PackedRows rows = pack_rows(batch, S, device());
   Tensor embedded = embed(batch);  // (B, T, D)
   last_embeddings_ = embedded.detach();
@@ -405,7 +448,7 @@ Tensor Translator::packed_loss(const data::Batch& batch) {
   // the real rows of the embedded sequence   (N, D)
   Tensor x = dropout(embedding(reshape(embedded, {rows.B * rows.T, config_.d_model}), rows.position_ids), dropout_,
                      training(), dropout_gen_);
-  PackedContext context(rows, S, blocks_.size(), AttentionMask::prefix_lm(S, batch.source_lengths));
+  PackedContext context(rows, S, blocks_.size(), AttentionMask::prefix_lm(S, batch.source_lengths), knockout);
   x = run_blocks(x, context, block_options(false));  // (N_tgt, D)
   // The head over the target rows, placed back in (B, Tt, vocab) with zeros at the padding, which
   // cross_entropy ignores.
@@ -413,27 +456,29 @@ Tensor Translator::packed_loss(const data::Batch& batch) {
   return cross_entropy(logits, batch.target_output, data::Vocab::PAD);
 }
 
-void Translator::decode(const Tensor& source, const std::vector<int64_t>& source_lengths, const ChooseNext& choose) {
+void Translator::decode(const Tensor& source, const std::vector<int64_t>& source_lengths, const ChooseNext& choose,
+                        const ForwardOptions& options) {
   NoGradGuard no_grad;
-  const bool cached = decode_cache_ && (!training() || dropout_ == 0.0) && mixes_tokens();
-  if (!cached) return decode_recomputing(source, source_lengths, choose);
+  const bool cached = decode_cache_ && !options.record_attention && (!training() || dropout_ == 0.0) && mixes_tokens();
+  if (!cached) return decode_recomputing(source, source_lengths, choose, options);
   const int64_t B = source.size(0), S = config_.layout.max_source, Tt = config_.layout.max_target;
+  options.knockout.validate(S + Tt, layers());
   const Device device = this->device();
   std::vector<int64_t> inputs(static_cast<size_t>(B), data::Vocab::SEP);  // this step's target input per row
-  CachedContext context(B, S, Tt, blocks_.size(), source_lengths, device);
-  const BlockOptions options = block_options(false);
-  run_blocks(add(src_embed.forward(source), slice(pos_embed.weight, 0, 0, S)), context, options);  // (B, S, D)
+  CachedContext context(B, S, Tt, blocks_.size(), source_lengths, device, options.knockout);
+  const BlockOptions block = block_options(false);
+  run_blocks(add(src_embed.forward(source), slice(pos_embed.weight, 0, 0, S)), context, block);  // (B, S, D)
   for (int64_t t = 0; t < Tt; ++t) {
     const int64_t position = S + t;
     context.move_to(position);
     Tensor x = add(tgt_embed.forward(Tensor::from_ids(inputs, {B, 1}, device)),
                    slice(pos_embed.weight, 0, position, position + 1));  // (B, 1, D)
-    if (choose(head->forward(run_blocks(x, context, options)), t, inputs)) return;  // (B, 1, vocab)
+    if (choose(head->forward(run_blocks(x, context, block)), t, inputs)) return;  // (B, 1, vocab)
   }
 }
 
 void Translator::decode_recomputing(const Tensor& source, const std::vector<int64_t>& source_lengths,
-                                    const ChooseNext& choose) {
+                                    const ChooseNext& choose, const ForwardOptions& options) {
   // The mask is causal, so only the first t + 1 target slots can influence position t.
   const int64_t B = source.size(0), Tt = config_.layout.max_target;
   std::vector<int64_t> inputs(static_cast<size_t>(B), data::Vocab::SEP);  // this step's target input per row
@@ -449,7 +494,12 @@ void Translator::decode_recomputing(const Tensor& source, const std::vector<int6
     }
     prefix_ids = grown;
     batch.target_input = Tensor::from_ids(prefix_ids, {B, t + 1}, device());
-    if (choose(slice(forward(batch), 1, t, t + 1), t, inputs)) return;
+    // a knockout of queries past this prefix is cut to it (forward checks against the prefix's length)
+    ForwardOptions step = options;
+    step.knockout.query_to = std::min(step.knockout.query_to, config_.layout.max_source + t + 1);
+    if (step.knockout.active() && step.knockout.query_from >= step.knockout.query_to) step.knockout = Knockout{};
+    if (step.knockout.key >= config_.layout.max_source + t + 1) step.knockout = Knockout{};  // a key not there yet
+    if (choose(slice(forward(batch, step), 1, t, t + 1), t, inputs)) return;
   }
 }
 
@@ -472,7 +522,7 @@ int64_t Translator::attention_parameter_count() const {
 
 std::vector<std::vector<std::string>> Translator::translate(
     const std::vector<std::vector<std::string>>& english, const data::Vocab& english_vocab,
-    const data::Vocab& hindi_vocab) {
+    const data::Vocab& hindi_vocab, const ForwardOptions& options) {
   NoGradGuard no_grad;
   const int64_t B = static_cast<int64_t>(english.size());
   const int64_t S = config_.layout.max_source, Tt = config_.layout.max_target;
@@ -505,7 +555,7 @@ std::vector<std::vector<std::string>> Translator::translate(
       all_done = false;
     }
     return all_done;
-  });
+  }, options);
   return out;
 }
 

@@ -35,6 +35,23 @@ struct TranslatorConfig {
   int64_t parameter_count() const;
 };
 
+// Attention knockout, the causal test of what attention is used for: in layer `layer` (0-based; -1:
+// every layer) the key at sequence position `key` is hidden from the queries at sequence positions
+// [query_from, query_to), whose weights renormalise over their other keys (the same as zeroing that
+// weight and dividing the row by its new sum). Positions are the model's: English word i sits at i,
+// target slot t (<sep> is slot 0) at max_source + t. Fused and composed paths apply it alike.
+struct Knockout {
+  int64_t key = -1;  // -1: no knockout
+  int64_t query_from = 0, query_to = 0;
+  int64_t layer = -1;
+  bool active() const { return key >= 0; }
+  bool applies_to(size_t block) const { return active() && (layer < 0 || layer == static_cast<int64_t>(block)); }
+  // The mask with this knockout added when it applies to `block`.
+  AttentionMask applied(AttentionMask mask, size_t block) const;
+  // Throws naming the values when the key, the query range or the layer is outside the model's.
+  void validate(int64_t sequence_length, int64_t layers) const;
+};
+
 // What one call of the translator's forward (or loss) records and runs. Given per call, so nothing
 // stays switched on after the call returns or throws.
 struct ForwardOptions {
@@ -49,6 +66,7 @@ struct ForwardOptions {
   // keep_source_positions, and always while recording attention, every position goes through
   // every layer.
   bool keep_source_positions = false;
+  Knockout knockout = {};  // none by default
 };
 
 class Translator : public nn::Module {
@@ -83,14 +101,17 @@ class Translator : public nn::Module {
   // By default each step runs only the new target position against a cache of every layer's keys
   // and values (the source's, computed once, and the earlier steps'); set_decode_cache(false)
   // recomputes the whole prefix at every step instead (the same tokens; tests compare the two).
+  // options.knockout applies to every step; options.record_attention decodes by recomputing the
+  // prefix through the composed path (slower; the tests compare it with the fused, cached one).
   std::vector<std::vector<std::string>> translate(const std::vector<std::vector<std::string>>& english,
                                                   const data::Vocab& english_vocab,
-                                                  const data::Vocab& hindi_vocab);
+                                                  const data::Vocab& hindi_vocab, const ForwardOptions& options = {});
   void set_decode_cache(bool on) { decode_cache_ = on; }
   // Greedy decoding on ids: source (B, S) with its lengths -> each step's logits (B, 1, vocab) are
   // passed to `choose`, which returns the next input id per row and whether to stop.
   using ChooseNext = std::function<bool(const Tensor& logits, int64_t step, std::vector<int64_t>& next)>;
-  void decode(const Tensor& source, const std::vector<int64_t>& source_lengths, const ChooseNext& choose);
+  void decode(const Tensor& source, const std::vector<int64_t>& source_lengths, const ChooseNext& choose,
+              const ForwardOptions& options = {});
   // Keeps the token embeddings fixed at their random start (the seed's "static embeddings"): only
   // position embeddings, attention, LayerNorm, feed-forward and head are trained.
   void freeze_token_embeddings();
@@ -130,9 +151,10 @@ class Translator : public nn::Module {
   // sentence is masked as a key and a target position past <eos> is seen only by later ones, so
   // neither reaches a counted logit. Attention runs on (B, T, H) tensors rebuilt from the rows
   // (zeros at the padding); everything else runs on the rows alone.
-  Tensor packed_loss(const data::Batch& batch);
+  Tensor packed_loss(const data::Batch& batch, const Knockout& knockout);
   // Greedy decoding by recomputing the whole target prefix through forward() at every step.
-  void decode_recomputing(const Tensor& source, const std::vector<int64_t>& source_lengths, const ChooseNext& choose);
+  void decode_recomputing(const Tensor& source, const std::vector<int64_t>& source_lengths, const ChooseNext& choose,
+                          const ForwardOptions& options);
 };
 
 // The vector a token of an English sentence gets inside the model: its input embedding (token +

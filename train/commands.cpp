@@ -446,6 +446,7 @@ void register_commands(CLI::App& app) {
   register_bench(app);
   register_explore(app);
   register_ablate(app);
+  register_cues(app);
 }
 
 }  // namespace qkv::app

@@ -23,6 +23,7 @@ void register_scaling(CLI::App& app);      // scaling_command.cpp: the sqrt(d_k)
 void register_bench(CLI::App& app);        // bench.cpp: matmul overhead and training throughput
 void register_explore(CLI::App& app);      // explore.cpp: the offline explorer page
 void register_ablate(CLI::App& app);       // ablate.cpp: the blocks x attention x embeddings grid
+void register_cues(CLI::App& app);         // cues_command.cpp: cue attention and knockout flip rates
 
 // The demo's showcase sentences (name, sentence): the demo's pictures and the explorer's start.
 const std::vector<std::pair<std::string, std::string>>& demo_showcase();

@@ -125,7 +125,60 @@ struct AttendOptions {
   int64_t layer = 0;         // 1-based, when layer_given
   bool layer_given = false;  // otherwise: the last layer of each model
   int threads = 0;           // --threads
+  std::string knockout;      // QUERY:KEY, row and column numbers of the text map (0-based)
+  std::string knockout_layer = "all";  // 1-based layer or all
 };
+
+// QUERY:KEY as two whole numbers; the message names the text given.
+static std::pair<int64_t, int64_t> parse_knockout(const std::string& text) {
+  const size_t colon = text.find(':');
+  const auto number = [&](const std::string& part) {
+    if (part.empty() || part.size() > 6 || part.find_first_not_of("0123456789") != std::string::npos)
+      throw std::runtime_error(fmt::format("--knockout: expected QUERY:KEY, two whole numbers (rows and columns of "
+                                           "attend's map, 0-based), got '{}'", text));
+    return static_cast<int64_t>(std::stoll(part));
+  };
+  if (colon == std::string::npos) number("");
+  return {number(text.substr(0, colon)), number(text.substr(colon + 1))};
+}
+
+// attend --knockout: the translation without and with the knockout. QUERY and KEY number the
+// labels of the map (the English words, <sep>, the translation's words), as `--format text` shows.
+static void run_knockout(const AttendOptions& o, const std::vector<std::string>& words) {
+  const auto [query, key] = parse_knockout(o.knockout);
+  models::LoadedTranslator loaded = models::load_translator(o.checkpoint, Device::parse(o.device));
+  models::Translator& model = *loaded.model;
+  check_sentence(words, model.config().layout.max_source, loaded.english);
+  int64_t layer = -1;
+  if (o.knockout_layer != "all") {
+    const bool digits = !o.knockout_layer.empty() && o.knockout_layer.size() <= 3 &&
+                        o.knockout_layer.find_first_not_of("0123456789") == std::string::npos;
+    layer = digits ? std::stoll(o.knockout_layer) : 0;
+    if (layer < 1 || layer > model.layers())
+      throw std::runtime_error(fmt::format("--knockout-layer '{}': expected all or 1 to {} ({} has {} layer{})",
+                                           o.knockout_layer, model.layers(), o.checkpoint, model.layers(),
+                                           model.layers() == 1 ? "" : "s"));
+    layer -= 1;
+  }
+  const std::vector<std::string> plain = model.translate({words}, loaded.english, loaded.hindi)[0];
+  std::vector<std::string> labels = words;
+  labels.push_back("<sep>");
+  labels.insert(labels.end(), plain.begin(), plain.end());
+  const int64_t n = static_cast<int64_t>(words.size()), rows = static_cast<int64_t>(labels.size());
+  if (query >= rows || key >= rows)
+    throw std::runtime_error(fmt::format("--knockout {}: the map of '{}' -> '{}' has rows and columns 0 to {}",
+                                         o.knockout, join(words, " "), join(plain, " "), rows - 1));
+  const int64_t S = model.config().layout.max_source;
+  const auto position = [&](int64_t label) { return label < n ? label : S + (label - n); };
+  models::ForwardOptions options;
+  options.knockout = {.key = position(key), .query_from = position(query), .query_to = position(query) + 1,
+                      .layer = layer};
+  const std::vector<std::string> knocked = model.translate({words}, loaded.english, loaded.hindi, options)[0];
+  fmt::print("{}\nwithout knockout: {}\nknockout of key {} '{}' from query {} '{}' ({}): {}\n{}\n", join(words, " "),
+             join(plain, " "), key, labels[key], query, labels[query],
+             layer < 0 ? "every layer" : fmt::format("layer {}", layer + 1), join(knocked, " "),
+             knocked == plain ? "unchanged" : "changed");
+}
 
 // The 0-based layer to trace in `model`: --layer N (1-based) or, when not given, the last one.
 static int64_t chosen_layer(const AttendOptions& o, const models::Translator& model, const std::string& checkpoint) {
@@ -153,6 +206,7 @@ static void run_attend(const AttendOptions& o) {
   const std::string format = !o.format.empty() ? o.format : o.out.empty() ? "text" : known != by_extension.end() ? known->second : "png";
   if (format == "png" && o.out.empty()) throw std::runtime_error("--format png needs --out FILE.png");
   const std::vector<std::string> words = sentence_words(o.sentence);
+  if (!o.knockout.empty()) return run_knockout(o, words);
   std::vector<std::string> checkpoints = {o.checkpoint};
   if (!o.compare.empty()) checkpoints.insert(checkpoints.begin(), o.compare);  // compare on the left
   std::vector<models::AttentionTrace> traces;
@@ -473,9 +527,19 @@ void register_inspection(CLI::App& app) {
   auto attend_words = std::make_shared<std::vector<std::string>>();
   attend->add_option("sentence", *attend_words, "the English sentence, quoted or not (lower-cased, punctuation dropped)")
       ->required();
+  attend->add_option("--knockout", a->knockout,
+                     "QUERY:KEY: hide key KEY from query QUERY (rows and columns of the text map, 0-based) and print "
+                     "the translation with and without it");
+  auto* knockout_layer = attend->add_option("--knockout-layer", a->knockout_layer, "the layer of --knockout, 1-based, or all")
+                             ->capture_default_str();
   add_threads_option(attend, a->threads);
-  attend->callback([a, layer, attend_words] {
+  attend->callback([a, layer, attend_words, knockout_layer] {
     apply_threads(a->threads);
+    if (a->knockout.empty() && knockout_layer->count() > 0)
+      throw std::runtime_error("--knockout-layer needs --knockout QUERY:KEY");
+    if (!a->knockout.empty() && (layer->count() > 0 || !a->out.empty() || !a->format.empty() || !a->compare.empty()))
+      throw std::runtime_error("--knockout prints two translations: it takes no --layer (use --knockout-layer), "
+                               "--out, --format or --compare");
     a->sentence = join(*attend_words, " ");
     a->layer_given = layer->count() > 0;
     if (!a->out.empty()) check_output_file(a->out);  // a device, pipe or folder is refused before any work

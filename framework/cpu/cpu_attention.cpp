@@ -46,8 +46,13 @@ void for_each_task(int64_t n, bool parallel, Fn&& task) {
 // Which keys a query sees (backend.h, AttentionShape).
 struct Visibility {
   int64_t prefix, query_offset, length;  // length: visible prefix keys of this batch entry
-  bool operator()(int64_t i, int64_t j) const { return j < prefix ? j < length : j <= query_offset + i; }
-  // Whether any key of [j0, j1) is visible to any query before i_end (the last one sees the most).
+  int64_t knockout_key, knockout_from, knockout_to;
+  bool operator()(int64_t i, int64_t j) const {
+    if (j == knockout_key && query_offset + i >= knockout_from && query_offset + i < knockout_to) return false;
+    return j < prefix ? j < length : j <= query_offset + i;
+  }
+  // Whether any key of [j0, j1) is visible to any query before i_end (the last one sees the most;
+  // a knockout only hides keys, so this stays an upper bound that skips only empty tiles).
   bool any(int64_t i_end, int64_t j0, int64_t j1) const {
     if (j0 < std::min(prefix, length)) return true;
     return std::max(j0, prefix) <= std::min(j1 - 1, query_offset + i_end - 1);
@@ -56,7 +61,7 @@ struct Visibility {
 
 Visibility visibility_of(const AttentionShape& s, int64_t b) {
   const int64_t length = s.key_lengths.empty() ? s.prefix : s.key_lengths[b];
-  return Visibility{s.prefix, s.query_offset, length};
+  return Visibility{s.prefix, s.query_offset, length, s.knockout_key, s.knockout_from, s.knockout_to};
 }
 
 // Per-thread scratch, grown once and reused (no allocation in the steady state).

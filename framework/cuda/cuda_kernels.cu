@@ -338,12 +338,14 @@ constexpr int kAttnMaxWidth = 128;  // largest head width (K and Kv) the kernels
 struct AttnDims {
   int64_t batch, queries, keys, width, value_width, query_offset, prefix;
   const int64_t* lengths;  // device, one per batch entry, or null
+  int64_t knockout_key, knockout_from, knockout_to;  // key hidden from queries at [from, to); -1: none
 };
 
 __device__ __forceinline__ int64_t attn_length(const AttnDims& d, int64_t b) {
   return d.lengths ? d.lengths[b] : d.prefix;
 }
 __device__ __forceinline__ bool attn_visible(const AttnDims& d, int64_t length, int64_t i, int64_t j) {
+  if (j == d.knockout_key && d.query_offset + i >= d.knockout_from && d.query_offset + i < d.knockout_to) return false;
   return j < d.prefix ? j < length : j <= d.query_offset + i;
 }
 // Whether any key of [j0, j1) is visible to any query before i_end.
@@ -784,7 +786,8 @@ static AttnDims attn_dims(const AttentionShape& s, const int64_t* lengths) {
   if (s.width > kAttnMaxWidth || s.value_width > kAttnMaxWidth)
     throw std::runtime_error("cuda backend: attention supports head widths up to " + std::to_string(kAttnMaxWidth) +
                              ", got " + std::to_string(s.width) + " and " + std::to_string(s.value_width));
-  return AttnDims{s.batch, s.queries, s.keys, s.width, s.value_width, s.query_offset, s.prefix, lengths};
+  return AttnDims{s.batch,  s.queries, s.keys,        s.width,         s.value_width, s.query_offset,
+                  s.prefix, lengths,   s.knockout_key, s.knockout_from, s.knockout_to};
 }
 
 void launch_attention_forward(DType dtype, const AttentionShape& s, const int64_t* lengths, const void* q,

@@ -441,5 +441,35 @@ expect_error "explore: an empty --sentence" "empty" "$QKV" explore --checkpoint 
 expect_absent "explore: no page after an empty sentence" "$work/p3.html"
 expect_error "explore: --out in a missing folder" "nowhere" "$QKV" explore --checkpoint "$ckpt" --out "$work/nowhere/p.html"
 
+# ---- knockout and cues (issue 25) ----
+"$QKV" attend --checkpoint "$ckpt" --knockout 4:0 "river bank flows" >"$work/out" 2>/dev/null &&
+  grep -q "^without knockout: " "$work/out" && grep -q "^knockout of key 0 'river' from query 4" "$work/out" &&
+  grep -Eq "^(changed|unchanged)$" "$work/out" && pass || fail "attend --knockout prints both translations: $(cat "$work/out")"
+expect_error "attend --knockout not QUERY:KEY" "--knockout: expected QUERY:KEY" "$QKV" attend --checkpoint "$ckpt" --knockout 4-0 "river bank flows"
+expect_error "attend --knockout past the map" "has rows and columns 0 to" "$QKV" attend --checkpoint "$ckpt" --knockout 40:0 "river bank flows"
+expect_error "attend --knockout-layer out of range" "--knockout-layer '2': expected all or 1 to 1" \
+  "$QKV" attend --checkpoint "$ckpt" --knockout 4:0 --knockout-layer 2 "river bank flows"
+expect_error "attend --knockout-layer without --knockout" "--knockout-layer needs --knockout" \
+  "$QKV" attend --checkpoint "$ckpt" --knockout-layer 1 "river bank flows"
+expect_error "attend --knockout with --out" "--knockout prints two translations" \
+  "$QKV" attend --checkpoint "$ckpt" --knockout 4:0 --out "$work/k.png" "river bank flows"
+head -n 6 data/idioms/cues.tsv >"$work/cues.tsv"
+"$QKV" cues --checkpoint "$ckpt" --compare "$ckpt" --cues "$work/cues.tsv" --out "$work/cues_out" >"$work/out" 2>&1 &&
+  grep -q "^learned      1 " "$work/out" && [ -s "$work/cues_out/cues_sense_context.png" ] &&
+  python3 -c 'import json, sys; d = json.load(open(sys.argv[1])); assert len(d["models"]) == 2 and d["models"][0]["sentences"] == 5' \
+    "$work/cues_out/cues_sense_context.json" && [ "$(wc -l <"$work/cues_out/cues_sense_context.tsv")" -eq 3 ] && pass ||
+  fail "cues writes the table, TSV, JSON and PNG: $(head -5 "$work/out")"
+printf 'split\tenglish\n' >"$work/bad_cues.tsv"
+expect_error "cues: wrong header" "bad_cues.tsv:1: expected the header" "$QKV" cues --checkpoint "$ckpt" --cues "$work/bad_cues.tsv"
+{ head -n 1 data/idioms/cues.tsv; printf 'sense_context\triver bank flows\t1\t9\triver\tbank:river\tकिनारा\n'; } >"$work/bad_cues.tsv"
+expect_error "cues: position past the sentence" "bad_cues.tsv:2: cue position '9' is not a word position of a 3-word sentence" \
+  "$QKV" cues --checkpoint "$ckpt" --cues "$work/bad_cues.tsv"
+{ head -n 1 data/idioms/cues.tsv; printf 'sense_context\triver bank flows\t1\t1\triver\tbank:river\tकिनारा\n'; } >"$work/bad_cues.tsv"
+expect_error "cues: cue on the ambiguous word" "bad_cues.tsv:2: the cue position 1 is one of the target positions" \
+  "$QKV" cues --checkpoint "$ckpt" --cues "$work/bad_cues.tsv"
+expect_error "cues: a split without cue sentences" "--split idiom_context: .* has no sentence of that split" \
+  "$QKV" cues --checkpoint "$ckpt" --cues "$work/cues.tsv" --split idiom_context
+expect_error "cues: unknown split" "--split" "$QKV" cues --checkpoint "$ckpt" --split role_swap
+
 echo "cli: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]

@@ -1,0 +1,175 @@
+// train/cues_command.cpp — `qkv cues`: cue attention and the knockout flip rates of one or more
+// checkpoints over a split of data/idioms/cues.tsv, as a table, TSV, JSON and a histogram PNG.
+// The measuring is models/cue_analysis; this file only reads options and writes the results.
+#include <fmt/format.h>
+
+#include <filesystem>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "commands.h"
+#include "data/cues.h"
+#include "framework/file_util.h"
+#include "models/cue_analysis.h"
+#include "models/translator_io.h"
+#include "tools/render/render.h"
+
+namespace qkv::app {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+struct CuesOptions {
+  std::string checkpoint, split = "sense_context", cues = "data/idioms/cues.tsv", out, device = "cpu";
+  std::vector<std::string> compare;
+  uint64_t seed = 1;
+  int threads = 0;
+};
+
+struct ModelResult {
+  std::string checkpoint, mode;
+  models::CueReport report;
+};
+
+std::string results_tsv(const std::vector<ModelResult>& results, const std::string& split) {
+  std::string tsv = "checkpoint\tattention\tsplit\tlayer\tsentences\tcue_peak\tbaseline_peak\tcue_above_baseline\t"
+                    "knockout_trials\tcue_knockout_flip_rate\trandom_knockout_flip_rate\tcue_knockout_change_rate\t"
+                    "random_knockout_change_rate\n";
+  for (const ModelResult& r : results)
+    for (const models::CueLayer& l : r.report.layers)
+      tsv += fmt::format("{}\t{}\t{}\t{}\t{}\t{:.4f}\t{:.4f}\t{:.4f}\t{}\t{:.4f}\t{:.4f}\t{:.4f}\t{:.4f}\n", r.checkpoint,
+                         r.mode, split, l.layer + 1, l.cue_peaks.size(), l.cue_mean, l.baseline_mean,
+                         l.cue_above_fraction, r.report.trials, r.report.cue_flip_rate(), r.report.random_flip_rate(),
+                         models::CueReport::rate(r.report.cue_changes, r.report.trials),
+                         models::CueReport::rate(r.report.random_changes, r.report.trials));
+  return tsv;
+}
+
+nlohmann::ordered_json results_json(const std::vector<ModelResult>& results, const CuesOptions& o) {
+  nlohmann::ordered_json j;
+  j["split"] = o.split;
+  j["cues"] = o.cues;
+  j["seed"] = o.seed;
+  for (const ModelResult& r : results) {
+    nlohmann::ordered_json m;
+    m["checkpoint"] = r.checkpoint;
+    m["attention"] = r.mode;
+    m["sentences"] = r.report.sentences;
+    m["knockout_trials"] = r.report.trials;
+    m["cue_knockout_flips"] = r.report.cue_flips;
+    m["random_knockout_flips"] = r.report.random_flips;
+    m["cue_knockout_changes"] = r.report.cue_changes;
+    m["random_knockout_changes"] = r.report.random_changes;
+    m["cue_knockout_flip_rate"] = r.report.cue_flip_rate();
+    m["random_knockout_flip_rate"] = r.report.random_flip_rate();
+    for (const models::CueLayer& l : r.report.layers)
+      m["layers"].push_back({{"layer", l.layer + 1}, {"sentences", l.cue_peaks.size()}, {"cue_peak", l.cue_mean},
+                             {"baseline_peak", l.baseline_mean}, {"cue_above_baseline", l.cue_above_fraction}});
+    j["models"].push_back(m);
+  }
+  return j;
+}
+
+// Counts of values in [0, 1] over `bins` equal bins, as (bin centre, fraction of the values).
+render::Series histogram(const std::vector<double>& values, int bins, const std::string& name, render::RGB colour,
+                         bool dashed) {
+  render::Series s;
+  s.name = name;
+  s.color = colour;
+  s.dashed = dashed;
+  std::vector<double> counts(static_cast<size_t>(bins), 0.0);
+  for (double v : values) counts[static_cast<size_t>(std::clamp(static_cast<int>(v * bins), 0, bins - 1))] += 1.0;
+  for (int b = 0; b < bins; ++b) {
+    s.x.push_back((b + 0.5) / bins);
+    s.y.push_back(values.empty() ? 0.0 : counts[b] / static_cast<double>(values.size()));
+  }
+  return s;
+}
+
+void write_histogram(const std::vector<ModelResult>& results, const CuesOptions& o, const std::string& path) {
+  static const render::RGB palette[] = {{31, 119, 180}, {214, 39, 40}, {44, 160, 44}, {148, 103, 189},
+                                        {255, 127, 14}, {140, 86, 75}, {227, 119, 194}, {127, 127, 127}};
+  render::LinePlotSpec spec;
+  spec.title = fmt::format("cue attention on {}: the cue's peak weight over the target queries (solid)\nagainst "
+                           "the other source words' mean peak (dashed)", o.split);
+  spec.x_label = "peak attention weight (20 bins)";
+  spec.y_label = "fraction of sentences";
+  size_t colour = 0;
+  for (const ModelResult& r : results)
+    for (const models::CueLayer& l : r.report.layers) {
+      const render::RGB c = palette[colour++ % std::size(palette)];
+      const std::string name = fmt::format("{} L{}", r.mode, l.layer + 1);
+      spec.series.push_back(histogram(l.cue_peaks, 20, name + " cue", c, false));
+      spec.series.push_back(histogram(l.baseline_peaks, 20, name + " others", c, true));
+    }
+  render::write_png(render::render_line_plot(spec), path);
+}
+
+void run_cues(const CuesOptions& o) {
+  std::vector<data::CueSentence> sentences;
+  for (data::CueSentence& s : data::load_cues(o.cues))
+    if (s.split == o.split) sentences.push_back(std::move(s));
+  if (sentences.empty())
+    throw std::runtime_error(fmt::format("--split {}: {} has no sentence of that split", o.split, o.cues));
+  std::vector<std::string> checkpoints = {o.checkpoint};
+  checkpoints.insert(checkpoints.end(), o.compare.begin(), o.compare.end());
+  std::vector<ModelResult> results;
+  for (const std::string& path : checkpoints) {
+    models::LoadedTranslator loaded = models::load_translator(path, Device::parse(o.device));
+    ModelResult r{path, models::attention_mode_name(loaded.model->config().attention), {}};
+    r.report = models::measure_cues(*loaded.model, sentences, loaded.english, loaded.hindi, o.seed);
+    results.push_back(std::move(r));
+  }
+  fmt::print("cue attention and knockout on {} ({} sentences of {})\n", o.split, sentences.size(), o.cues);
+  fmt::print("{:<8} {:>5} {:>9} {:>9} {:>10}\n", "mode", "layer", "cue peak", "others", "cue above");
+  for (const ModelResult& r : results)
+    for (const models::CueLayer& l : r.report.layers)
+      fmt::print("{:<8} {:>5} {:>9.3f} {:>9.3f} {:>9.1f}%\n", r.mode, l.layer + 1, l.cue_mean, l.baseline_mean,
+                 100 * l.cue_above_fraction);
+  fmt::print("\n{:<8} {:>7} {:>12} {:>15} {:>14} {:>17}  {}\n", "mode", "trials", "cue KO flip", "random KO flip",
+             "cue KO change", "random KO change", "checkpoint");
+  for (const ModelResult& r : results) {
+    const models::CueReport& k = r.report;
+    fmt::print("{:<8} {:>7} {:>11.1f}% {:>14.1f}% {:>13.1f}% {:>16.1f}%  {}\n", r.mode, k.trials, 100 * k.cue_flip_rate(),
+               100 * k.random_flip_rate(), 100 * k.rate(k.cue_changes, k.trials),
+               100 * k.rate(k.random_changes, k.trials), r.checkpoint);
+  }
+  fmt::print("cue peak: the cue's largest weight from any target query; others: the mean of the same for the other "
+             "source words (not the cue, not the ambiguous word or idiom); cue above: sentences where the first "
+             "exceeds the second. KO: that key hidden from every target query in every layer (random: one other "
+             "word per sentence, seed {}); flip: the translation loses every Hindi word of the sentence's reading; "
+             "change: any token differs. Trials: sentences whose own translation holds the reading.\n", o.seed);
+  if (o.out.empty()) return;
+  fs::create_directories(o.out);
+  const std::string stem = (fs::path(o.out) / ("cues_" + o.split)).string();
+  write_file_atomic(stem + ".tsv", results_tsv(results, o.split));
+  write_file_atomic(stem + ".json", results_json(results, o).dump(2) + "\n");
+  write_histogram(results, o, stem + ".png");
+  fmt::print("wrote {0}.tsv, {0}.json and {0}.png\n", stem);
+}
+
+}  // namespace
+
+void register_cues(CLI::App& app) {
+  auto o = std::make_shared<CuesOptions>();
+  auto* cmd = app.add_subcommand("cues", "cue attention and attention-knockout flip rates over data/idioms/cues.tsv");
+  cmd->add_option("--checkpoint", o->checkpoint, "model.safetensors")->required();
+  cmd->add_option("--compare", o->compare, "more checkpoints, measured the same way (e.g. static)");
+  cmd->add_option("--split", o->split, "sense_context | idiom_context | test")
+      ->check(CLI::IsMember({"sense_context", "idiom_context", "test"}))->capture_default_str();
+  cmd->add_option("--cues", o->cues, "the cue file (python3 data/make_idioms.py writes it)")->capture_default_str();
+  cmd->add_option("--out", o->out, "also write DIR/cues_SPLIT.tsv, .json and .png");
+  cmd->add_option("--seed", o->seed, "seed of the random knocked-out word")->check(seed_value())->capture_default_str();
+  cmd->add_option("--device", o->device, "cpu | cuda | cuda:N")->capture_default_str();
+  add_threads_option(cmd, o->threads);
+  cmd->callback([o] {
+    apply_threads(o->threads);
+    run_cues(*o);
+  });
+}
+
+}  // namespace qkv::app
