@@ -188,18 +188,25 @@ $(BUILD)/qkv_gpu_tests: $(GPU_TEST_OBJ) $(LIB) $(FRAMEWORK_LIB)
 gpu-test: $(BUILD)/qkv_gpu_tests
 	$(BUILD)/qkv_gpu_tests
 
-# ---- fuzzing (tests/fuzz/): libFuzzer harnesses for the checkpoint reader and the dataset loader.
-# `make fuzz` builds them with clang, ASan and UBSan and runs each for FUZZ_SECONDS; `make test`
-# replays the committed seed corpus (and past findings) through a g++ build of the same harnesses.
+# ---- fuzzing (tests/fuzz/): libFuzzer harnesses for the checkpoint reader, the dataset loader, the
+# training-state reader of --resume and the explorer page's data embedding. `make fuzz` builds them
+# with clang, ASan and UBSan and runs each for FUZZ_SECONDS; `make test` replays the committed seed
+# corpus (and past findings) through a g++ build of the same harnesses.
 FUZZ_SECONDS ?= 60
 FUZZ_CXX     ?= clang++
 FUZZ_DIR     := $(BUILD)/fuzz
 FUZZ_SAN     := -fsanitize=address,undefined -fno-sanitize-recover=undefined
 FUZZ_CXXFLAGS := -g -O1 -std=c++20 -I. $(DEPS_CFLAGS) $(FUZZ_SAN) -fsanitize=fuzzer-no-link -Wno-unknown-pragmas -MMD -MP
-FUZZ_LIB_SRC := $(wildcard framework/*.cpp framework/cpu/*.cpp data/*.cpp models/*.cpp)
+# The pieces of train/ (the program) that harnesses read: the training state, the run's config and
+# the explorer data's embedding.
+FUZZ_APP_SRC := train/run_state.cpp train/run_config.cpp train/explore_data.cpp
+FUZZ_LIB_SRC := $(wildcard framework/*.cpp framework/cpu/*.cpp data/*.cpp models/*.cpp) $(FUZZ_APP_SRC)
 FUZZ_LIB_OBJ := $(FUZZ_LIB_SRC:%.cpp=$(FUZZ_DIR)/obj/%.o)
-FUZZ_TARGETS := checkpoint dataset
+FUZZ_TARGETS := checkpoint dataset train_state explorer_data
 
+# The objects are named only in a pattern rule's prerequisites: without this make would take them
+# for intermediate files and delete them after each link, compiling everything again next time.
+.SECONDARY: $(FUZZ_LIB_OBJ)
 $(FUZZ_DIR)/obj/%.o: %.cpp
 	@mkdir -p $(dir $@)
 	$(FUZZ_CXX) $(FUZZ_CXXFLAGS) -c $< -o $@
@@ -207,8 +214,9 @@ $(FUZZ_DIR)/obj/%.o: %.cpp
 $(FUZZ_DIR)/fuzz_%: tests/fuzz/fuzz_%.cpp $(FUZZ_LIB_OBJ)
 	$(FUZZ_CXX) $(FUZZ_CXXFLAGS) -fsanitize=fuzzer -o $@ $< $(FUZZ_LIB_OBJ) $(DEPS_LIBS) -lmvec -lpthread
 
-$(BUILD)/fuzz_replay_%: tests/fuzz/fuzz_%.cpp tests/fuzz/replay.cpp $(LIB) $(FRAMEWORK_LIB)
-	$(CXX) $(CXXFLAGS) -o $@ tests/fuzz/fuzz_$*.cpp tests/fuzz/replay.cpp $(LINK_LIBS) $(LDLIBS)
+FUZZ_APP_OBJ := $(FUZZ_APP_SRC:%.cpp=$(BUILD)/obj/%.o)
+$(BUILD)/fuzz_replay_%: tests/fuzz/fuzz_%.cpp tests/fuzz/replay.cpp $(FUZZ_APP_OBJ) $(LIB) $(FRAMEWORK_LIB)
+	$(CXX) $(CXXFLAGS) -o $@ tests/fuzz/fuzz_$*.cpp tests/fuzz/replay.cpp $(FUZZ_APP_OBJ) $(LINK_LIBS) $(LDLIBS)
 
 .PHONY: fuzz fuzz-replay
 fuzz: $(FUZZ_TARGETS:%=$(FUZZ_DIR)/fuzz_%)

@@ -9,6 +9,7 @@
 #include <stdexcept>
 
 #include "commands.h"
+#include "explore_data.h"
 #include "framework/file_util.h"
 #include "models/translator_io.h"
 #include "tools/render/render.h"
@@ -60,24 +61,6 @@ static nlohmann::ordered_json model_json(const std::string& path, const models::
   return j;
 }
 
-// JSON that sits inside <script>: <, > and & become \u003c, \u003e and \u0026, so that no
-// "</script", "<!--" or "<script" can form, and U+2028 and U+2029 become \u2028 and \u2029. JSON
-// has these characters only inside strings, where the escapes mean the same characters.
-std::string script_safe(const std::string& json) {
-  std::string out;
-  out.reserve(json.size());
-  for (size_t i = 0; i < json.size(); ++i) {
-    const char c = json[i];
-    if (c == '<') out += "\\u003c";
-    else if (c == '>') out += "\\u003e";
-    else if (c == '&') out += "\\u0026";
-    else if (c == '\xE2' && i + 2 < json.size() && json[i + 1] == '\x80' && (json[i + 2] == '\xA8' || json[i + 2] == '\xA9'))
-      out += json[i + 2] == '\xA8' ? "\\u2028" : "\\u2029", i += 2;
-    else out += c;
-  }
-  return out;
-}
-
 void write_explorer_page(const std::vector<std::string>& paths, const std::vector<std::string>& starting_sentences,
                          const std::string& out, bool quiet) {
   nlohmann::ordered_json data;
@@ -104,7 +87,7 @@ void write_explorer_page(const std::vector<std::string>& paths, const std::vecto
   std::string page = kExplorerPage;
   const size_t at = page.find(kDataMarker);
   if (at == std::string::npos) throw std::runtime_error("explore: the page template has no data marker (a build problem)");
-  page.replace(at, std::strlen(kDataMarker), script_safe(data.dump()));
+  page.replace(at, std::strlen(kDataMarker), script_json(data));
   write_file_atomic(out, page);
   if (!quiet)
     fmt::print("wrote {} ({:.1f} MB; {} model{}, {} starting sentences); open it in a browser, no network needed\n", out,

@@ -271,6 +271,16 @@ bool resumed_run_is_complete(const TrainOptions& requested) {
   return requested.resume && !requested.force && run_is_complete(requested.out_dir);
 }
 
+TrainOptions saved_options(const SafeTensorsFile& saved, const std::string& saved_path, const TrainOptions& requested) {
+  if (meta_of(saved, "format", saved_path) != kStateFormat)
+    throw std::runtime_error(fmt::format("{}: not a qkv training state", saved_path));
+  try {
+    return options_from_json(meta_of(saved, "options", saved_path), requested);
+  } catch (const std::runtime_error& e) {
+    throw std::runtime_error(fmt::format("{}: {}", saved_path, e.what()));
+  }
+}
+
 std::unique_ptr<SafeTensorsFile> open_saved_state(const TrainOptions& requested, TrainOptions& o) {
   const std::string& dir = requested.out_dir;
   // --out is a folder (or a new name), and what the run writes in it are files (or new names).
@@ -294,13 +304,7 @@ std::unique_ptr<SafeTensorsFile> open_saved_state(const TrainOptions& requested,
           saved_path, dir));
     }
     saved = std::make_unique<SafeTensorsFile>(safetensors_read(saved_path));
-    if (meta_of(*saved, "format", saved_path) != kStateFormat)
-      throw std::runtime_error(fmt::format("{}: not a qkv training state", saved_path));
-    try {
-      o = options_from_json(meta_of(*saved, "options", saved_path), requested);
-    } catch (const std::runtime_error& e) {
-      throw std::runtime_error(fmt::format("{}: {}", saved_path, e.what()));
-    }
+    o = saved_options(*saved, saved_path, requested);
   } else if (!requested.force) {
     if (has_file(dir, "train_state.safetensors"))
       throw std::runtime_error(fmt::format("{} already holds a run (train_state.safetensors); continue it with qkv train "

@@ -49,6 +49,10 @@ std::string options_json(const TrainOptions& o);
 // run writes in it regular files or new names. A refusal names the command that works.
 std::unique_ptr<SafeTensorsFile> open_saved_state(const TrainOptions& requested, TrainOptions& o);
 
+// A read state's options (its format checked): open_saved_state's step after reading the file,
+// which the fuzz harness (tests/fuzz/fuzz_train_state.cpp) runs on bytes.
+TrainOptions saved_options(const SafeTensorsFile& saved, const std::string& saved_path, const TrainOptions& requested);
+
 // --resume of a run that already finished (its state removed after its last outputs): nothing to do.
 bool resumed_run_is_complete(const TrainOptions& requested);
 

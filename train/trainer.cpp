@@ -31,6 +31,7 @@
 #include "models/memory_budget.h"
 #include "models/train_step.h"
 #include "models/translator_io.h"
+#include "run_config.h"
 #include "run_state.h"
 #include "tools/render/render.h"
 
@@ -41,15 +42,6 @@ using Clock = std::chrono::steady_clock;
 
 static double seconds_since(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
-}
-
-data::Layout layout_for(const data::Dataset& ds) {
-  data::Layout layout;
-  for (const auto& p : ds.train) {
-    layout.max_source = std::max<int64_t>(layout.max_source, static_cast<int64_t>(p.english.size()));
-    layout.max_target = std::max<int64_t>(layout.max_target, static_cast<int64_t>(p.hindi.size()) + 1);
-  }
-  return layout;
 }
 
 // The layout with its target part cut to the longest target among pairs[idx] (plus <eos>). The slots
@@ -292,30 +284,6 @@ static void check_train_options(const TrainOptions& o) {
   if (o.threads < 0) throw std::runtime_error(fmt::format("--threads must be >= 0, got {}", o.threads));
   if (o.dtype != "float32" && o.dtype != "float64")
     throw std::runtime_error(fmt::format("--dtype must be float32 or float64, got '{}'", o.dtype));
-}
-
-// The run's model config: the options' architecture, the vocabularies' sizes and the layout of the
-// training split, which every split present must fit.
-static models::TranslatorConfig translator_config(const TrainOptions& o, const data::Dataset& ds,
-                                                  const data::Vocab& english, const data::Vocab& hindi) {
-  models::TranslatorConfig config;
-  config.attention = models::parse_attention_mode(o.attention);
-  config.layers = o.layers;
-  config.d_model = o.d_model;
-  config.d_k = o.d_k;
-  config.d_ff = o.d_ff;
-  config.activation = o.activation;
-  config.source_vocab = english.size();
-  config.target_vocab = hindi.size();
-  config.layout = layout_for(ds);
-  config.validate();  // e.g. --layers out of range, before anything is written
-  for (const std::string& name : ds.available())
-    for (const auto& p : ds.split(name)) {
-      if (static_cast<int64_t>(p.english.size()) > config.layout.max_source ||
-          static_cast<int64_t>(p.hindi.size()) + 1 > config.layout.max_target)
-        throw std::runtime_error(p.source + ": sentence is longer than every training sentence");
-    }
-  return config;
 }
 
 // --resume of a run that stopped after its last file: its model, metrics and plot are all there.

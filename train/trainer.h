@@ -76,7 +76,4 @@ TrainResult train_translator(const TrainOptions& options);
 EvalResult evaluate(models::Translator& model, const std::vector<data::SentencePair>& pairs,
                     const data::Vocab& english, const data::Vocab& hindi, int64_t batch_size = 256);
 
-// The layout that fits every sentence of the training split.
-data::Layout layout_for(const data::Dataset& ds);
-
 }  // namespace qkv::app

@@ -440,6 +440,13 @@ expect_error "explore: --out is required" "--out is required" "$QKV" explore --c
 expect_error "explore: an empty --sentence" "empty" "$QKV" explore --checkpoint "$ckpt" --sentence "  " --out "$work/p3.html"
 expect_absent "explore: no page after an empty sentence" "$work/p3.html"
 expect_error "explore: --out in a missing folder" "nowhere" "$QKV" explore --checkpoint "$ckpt" --out "$work/nowhere/p.html"
+bad_name="$work/bad$(printf '\xff').safetensors"  # a path that is not UTF-8 cannot go into the page's JSON
+cp "$ckpt" "$bad_name"
+expect_error "explore: a checkpoint path that is not UTF-8" "a checkpoint path or vocabulary word is not valid UTF-8" \
+  "$QKV" explore --checkpoint "$bad_name" --out "$work/p4.html"
+expect_absent "explore: no page after a path that is not UTF-8" "$work/p4.html"
+expect_error "explore: a --sentence that is not UTF-8" "not valid UTF-8" "$QKV" explore --checkpoint "$ckpt" \
+  --sentence "$(printf 'a \xff bank')" --out "$work/p5.html"
 
 # ---- knockout and cues (issue 25) ----
 "$QKV" attend --checkpoint "$ckpt" --knockout 4:0 "river bank flows" >"$work/out" 2>/dev/null &&
