@@ -244,7 +244,10 @@ Image render_line_plot(const LinePlotSpec& spec) {
     for (size_t i = 0; i < named.size(); ++i) {
       const int cy = ly0 + 4 + row_h * static_cast<int>(i) + row_h / 2;
       const Series& s = *named[i];
-      if (s.dashed) {
+      if (s.dashed && s.markers) {  // two dashes with the marker between them, gaps on both sides
+        img.draw_line(lx0 + 8, cy, lx0 + 12, cy, s.color, 2.0);
+        img.draw_line(lx0 + 26, cy, lx0 + 30, cy, s.color, 2.0);
+      } else if (s.dashed) {
         img.draw_line(lx0 + 8, cy, lx0 + 16, cy, s.color, 2.0);
         img.draw_line(lx0 + 22, cy, lx0 + 30, cy, s.color, 2.0);
       } else {
