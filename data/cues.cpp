@@ -41,15 +41,10 @@ int64_t parse_position(const std::string& text, size_t words, const std::string&
 
 std::vector<CueSentence> parse_cues(std::istream& in, const std::string& path) {
   std::vector<CueSentence> rows;
-  std::string line;
-  int line_no = 0;
-  while (read_bounded_line(in, line, fmt::format("{}:{}", path, line_no + 1))) {
-    ++line_no;
-    if (!line.empty() && line.back() == '\r') line.pop_back();
-    const std::string where = fmt::format("{}:{}", path, line_no);
+  const int lines = for_each_text_line(in, path, [&](const std::string& line, const std::string& where, int line_no) {
     if (line_no == 1) {
       if (line != kHeader) throw std::runtime_error(where + ": expected the header '" + std::string(kHeader) + "'");
-      continue;
+      return;
     }
     if (!valid_utf8(line)) throw std::runtime_error(where + ": invalid UTF-8");
     const std::vector<std::string> fields = split_tabs(line);
@@ -81,8 +76,8 @@ std::vector<CueSentence> parse_cues(std::istream& in, const std::string& path) {
       throw std::runtime_error(fmt::format("{}: the cue position {} is one of the target positions '{}'", where,
                                            row.cue_position, fields[2]));
     rows.push_back(std::move(row));
-  }
-  if (line_no == 0) throw std::runtime_error(fmt::format("{}: empty (expected a header line)", path));
+  });
+  if (lines == 0) throw std::runtime_error(fmt::format("{}: empty (expected a header line)", path));
   return rows;
 }
 

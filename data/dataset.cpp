@@ -90,14 +90,21 @@ std::vector<SentencePair> load_pairs(const std::string& path) {
   }
 }
 
-std::vector<SentencePair> parse_pairs(std::istream& in, const std::string& path) {
-  std::vector<SentencePair> pairs;
+int for_each_text_line(std::istream& in, const std::string& path,
+                       const std::function<void(const std::string& line, const std::string& where, int line_no)>& fn) {
   std::string line;
   int line_no = 0;
   while (read_bounded_line(in, line, fmt::format("{}:{}", path, line_no + 1))) {
     ++line_no;
     if (!line.empty() && line.back() == '\r') line.pop_back();
-    const std::string where = fmt::format("{}:{}", path, line_no);
+    fn(line, fmt::format("{}:{}", path, line_no), line_no);
+  }
+  return line_no;
+}
+
+std::vector<SentencePair> parse_pairs(std::istream& in, const std::string& path) {
+  std::vector<SentencePair> pairs;
+  for_each_text_line(in, path, [&](const std::string& line, const std::string& where, int) {
     if (!valid_utf8(line)) throw std::runtime_error(where + ": invalid UTF-8");
     const size_t tab = line.find('\t');
     if (tab == std::string::npos)
@@ -116,7 +123,7 @@ std::vector<SentencePair> parse_pairs(std::istream& in, const std::string& path)
                                              side == &pair.english ? "english" : "hindi", side->size(),
                                              kMaxSentenceWords));
     pairs.push_back(std::move(pair));
-  }
+  });
   if (pairs.empty()) throw std::runtime_error(fmt::format("{}: no sentence pairs", path));
   return pairs;
 }

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <istream>
 #include <map>
 #include <string>
@@ -31,6 +32,12 @@ std::vector<std::string> normalize_english(const std::vector<std::string>& words
 // Up to `most` words of `vocabulary` within edit distance 2 of `word` (Levenshtein), nearest first;
 // never a special (<pad>, <unk>, ...). See qkv::nearest_strings.
 std::vector<std::string> nearest_words(const std::string& word, const std::vector<std::string>& vocabulary, size_t most = 3);
+
+// Calls fn(line, where, line_no) for each line of `in`: at most 64 KB each (read_bounded_line), a
+// trailing '\r' dropped, where = "path:N". Returns the number of lines. The text readers of data/
+// (dataset splits, cues.tsv) share it.
+int for_each_text_line(std::istream& in, const std::string& path,
+                       const std::function<void(const std::string& line, const std::string& where, int line_no)>& fn);
 
 // Reads `english<TAB>hindi` lines. Any malformed line throws "path:line: reason"; nothing is skipped.
 // The longest sentence a dataset line may hold (each side); longer lines are an error naming
