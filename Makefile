@@ -143,13 +143,17 @@ $(BUILD)/gen/explorer_page.inc: tools/explorer/explorer.html
 $(BUILD)/obj/train/explore.o: $(BUILD)/gen/explorer_page.inc
 $(BUILD)/obj/train/explore.o: override CXXFLAGS += -I$(BUILD)/gen
 
-# The demo's page (tools/demo/index.html) the same way, for train/inspect.cpp, less its leading
+# The demo's page (tools/demo/index.html) the same way, for train/demo.cpp, less its leading
 # comment (up to the first line that ends with "-->"), which is for people reading the template.
 $(BUILD)/gen/demo_page.inc: tools/demo/index.html
 	@mkdir -p $(dir $@)
 	{ printf 'R"QKVPAGE('; sed '0,/-->$$/d' $<; printf ')QKVPAGE"\n'; } >$@.tmp && mv $@.tmp $@
-$(BUILD)/obj/train/inspect.o: $(BUILD)/gen/demo_page.inc
-$(BUILD)/obj/train/inspect.o: CXXFLAGS += -I$(BUILD)/gen
+# The recorded ablation grid the demo draws (tools/demo/ablation_grid.tsv), the same way.
+$(BUILD)/gen/demo_grid.inc: tools/demo/ablation_grid.tsv
+	@mkdir -p $(dir $@)
+	{ printf 'R"QKVGRID('; cat $<; printf ')QKVGRID"\n'; } >$@.tmp && mv $@.tmp $@
+$(BUILD)/obj/train/demo.o: $(BUILD)/gen/demo_page.inc $(BUILD)/gen/demo_grid.inc
+$(BUILD)/obj/train/demo.o: CXXFLAGS += -I$(BUILD)/gen
 
 $(BUILD)/obj/%.o: %.cu
 	@mkdir -p $(dir $@)

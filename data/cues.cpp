@@ -8,9 +8,12 @@
 #include <charconv>
 #include <filesystem>
 #include <fstream>
+#include <map>
+#include <set>
 #include <stdexcept>
 
 #include "data/dataset.h"
+#include "framework/random.h"
 #include "framework/text_util.h"
 
 namespace qkv::data {
@@ -88,6 +91,58 @@ std::vector<CueSentence> load_cues(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) throw std::runtime_error(fmt::format("{}: cannot open file (python3 data/make_idioms.py writes it)", path));
   return parse_cues(in, path);
+}
+
+namespace {
+
+// Which sense of `word` a sentence pair shows: 0 or 1, or -1 when the word is not there exactly once
+// or the Hindi holds words of both readings or of neither.
+int sense_of(const SentencePair& pair, const std::string& word, const std::set<std::string> (&readings)[2]) {
+  if (std::count(pair.english.begin(), pair.english.end(), word) != 1) return -1;
+  bool shows[2] = {false, false};
+  for (const std::string& hindi : pair.hindi)
+    for (int s = 0; s < 2; ++s) shows[s] = shows[s] || readings[s].count(hindi) > 0;
+  return shows[0] == shows[1] ? -1 : (shows[0] ? 0 : 1);
+}
+
+}  // namespace
+
+std::vector<SenseWord> sense_examples(const std::vector<SentencePair>& pairs, const std::vector<CueSentence>& cues,
+                                      int64_t per_sense, uint64_t seed) {
+  // word -> sense -> the Hindi words of that reading, from the cue labels (bank:river -> किनारा ...)
+  std::map<std::string, std::map<std::string, std::set<std::string>>> readings;
+  for (const CueSentence& row : cues) {
+    const size_t colon = row.label.find(':');
+    if (colon == std::string::npos) continue;
+    auto& hindi = readings[row.label.substr(0, colon)][row.label.substr(colon + 1)];
+    hindi.insert(row.reading_hindi.begin(), row.reading_hindi.end());
+  }
+  Generator gen(seed);
+  const std::vector<size_t> order = shuffled_indices(pairs.size(), gen);
+  std::vector<SenseWord> words;
+  for (const auto& [word, senses] : readings) {
+    if (senses.size() != 2) continue;
+    SenseWord w;
+    w.word = word;
+    std::set<std::string> hindi[2];
+    int s = 0;
+    for (const auto& [name, reading] : senses) w.senses[s] = name, hindi[s++] = reading;
+    std::vector<SenseExample> of_sense[2];
+    for (const size_t i : order) {
+      const int sense = sense_of(pairs[i], word, hindi);
+      if (sense < 0 || static_cast<int64_t>(of_sense[sense].size()) >= per_sense) continue;
+      const auto at = std::find(pairs[i].english.begin(), pairs[i].english.end(), word) - pairs[i].english.begin();
+      of_sense[sense].push_back({pairs[i].english, at, sense, false});
+    }
+    const size_t n = std::min(of_sense[0].size(), of_sense[1].size());
+    for (int sense = 0; sense < 2; ++sense)
+      for (size_t k = 0; k < n; ++k) {
+        of_sense[sense][k].probe_train = k < n / 2;
+        w.examples.push_back(of_sense[sense][k]);
+      }
+    if (n > 0) words.push_back(std::move(w));
+  }
+  return words;
 }
 
 }  // namespace qkv::data

@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "data/dataset.h"
+
 namespace qkv::data {
 
 struct CueSentence {
@@ -24,5 +26,25 @@ struct CueSentence {
 // Reads the file (header line first); every error names file:line and the value at fault.
 std::vector<CueSentence> load_cues(const std::string& path);
 std::vector<CueSentence> parse_cues(std::istream& in, const std::string& path);
+
+// Examples for the sense probe: one ambiguous word with two senses (bank: river or money) and
+// sentences of each, `position` being where the word stands and `sense` 0 or 1 (an index into senses).
+struct SenseExample {
+  std::vector<std::string> english;
+  int64_t position = 0;
+  int sense = 0;
+  bool probe_train = false;  // in the half the probe is fitted on (the other half scores it)
+};
+struct SenseWord {
+  std::string word, senses[2];  // from cue labels word:sense, e.g. bank, river, money
+  std::vector<SenseExample> examples;
+};
+
+// The words of `cues` with exactly two senses among its labels, each with `per_sense` sentences of
+// `pairs` of each sense (fewer when `pairs` holds fewer; both senses get the same number): the word
+// appears once in the English, and the Hindi holds a word of one sense's reading_hindi and none of
+// the other's. Drawn in an order shuffled by `seed`; half of each sense is marked probe_train.
+std::vector<SenseWord> sense_examples(const std::vector<SentencePair>& pairs, const std::vector<CueSentence>& cues,
+                                      int64_t per_sense, uint64_t seed);
 
 }  // namespace qkv::data

@@ -32,13 +32,14 @@ bool holds_reading(const std::vector<std::string>& hindi, const data::CueSentenc
   return false;
 }
 
-// The greedy translation of one sentence under a knockout of `key` for every target query.
+// The greedy translation of one sentence under a knockout of `key` in every layer, for every target
+// query or (all_queries) for every query, the source words' too.
 std::vector<std::string> translate_knocked_out(Translator& model, const std::vector<std::string>& english,
                                                const data::Vocab& english_vocab, const data::Vocab& hindi_vocab,
-                                               int64_t key) {
+                                               int64_t key, bool all_queries) {
   const data::Layout layout = model.config().layout;
   ForwardOptions options;
-  options.knockout = {.key = key, .query_from = layout.max_source, .query_to = layout.length(), .layer = -1};
+  options.knockout = {.key = key, .query_from = all_queries ? 0 : layout.max_source, .query_to = layout.length(), .layer = -1};
   return model.translate({english}, english_vocab, hindi_vocab, options)[0];
 }
 
@@ -103,12 +104,16 @@ CueReport measure_cues(Translator& model, const std::vector<data::CueSentence>& 
     const int64_t random_key = others.empty() ? -1 : others[random_words() % others.size()];
     if (random_key < 0 || !holds_reading(hindi, s)) continue;
     ++report.trials;
-    const auto cue_out = translate_knocked_out(model, s.english, english_vocab, hindi_vocab, s.cue_position);
-    const auto random_out = translate_knocked_out(model, s.english, english_vocab, hindi_vocab, random_key);
+    const auto cue_out = translate_knocked_out(model, s.english, english_vocab, hindi_vocab, s.cue_position, false);
+    const auto random_out = translate_knocked_out(model, s.english, english_vocab, hindi_vocab, random_key, false);
     report.cue_changes += cue_out != hindi;
     report.random_changes += random_out != hindi;
     report.cue_flips += !holds_reading(cue_out, s);
     report.random_flips += !holds_reading(random_out, s);
+    report.cue_flips_all_queries +=
+        !holds_reading(translate_knocked_out(model, s.english, english_vocab, hindi_vocab, s.cue_position, true), s);
+    report.random_flips_all_queries +=
+        !holds_reading(translate_knocked_out(model, s.english, english_vocab, hindi_vocab, random_key, true), s);
   }
   for (CueLayer& layer : report.layers) {
     const size_t n = layer.cue_peaks.size();

@@ -42,9 +42,14 @@ struct CueReport {
   // word to knock out instead: a flip is a knocked-out translation that holds none of them (the
   // ambiguous word's translation lost or changed); a change is one that differs in any token.
   int64_t trials = 0, cue_flips = 0, random_flips = 0, cue_changes = 0, random_changes = 0;
+  // The same knockouts from every query, the source words' too, so that the cue cannot reach the
+  // target through the other words' vectors either (the target-only knockout leaves that path open).
+  int64_t cue_flips_all_queries = 0, random_flips_all_queries = 0;
   static double rate(int64_t n, int64_t d) { return d ? static_cast<double>(n) / static_cast<double>(d) : 0.0; }
   double cue_flip_rate() const { return rate(cue_flips, trials); }
   double random_flip_rate() const { return rate(random_flips, trials); }
+  double cue_flip_rate_all_queries() const { return rate(cue_flips_all_queries, trials); }
+  double random_flip_rate_all_queries() const { return rate(random_flips_all_queries, trials); }
 };
 
 // Translates each sentence, records every layer's attention over its own translation, and runs the

@@ -403,13 +403,15 @@ Tensor Translator::forward(const data::Batch& batch, const ForwardOptions& optio
   // The fused op unless the weights are wanted (or for none, whose identity mask is not a kind of
   // the fused op's and whose (T, T) matrix is tiny).
   const bool composed = options.record_attention || !mixes_tokens();
-  const bool trim_last = !composed && !options.keep_source_positions;
+  const bool trim_last = !composed && !options.keep_source_positions && !options.layer_outputs;
   SequenceContext context(S, T, blocks_.size(), composed ? attention_mask(batch) : Tensor(),
                           AttentionMask::prefix_lm(S, batch.source_lengths), trim_last, options.knockout);
   last_attention_.assign(blocks_.size(), Tensor());
   last_contextual_ = Tensor();
+  if (options.layer_outputs) *options.layer_outputs = {embedded.detach()};
   x = run_blocks(x, context, block_options(options.record_attention), [&](size_t layer, const BlockOutput& output) {
     if (options.record_attention) last_attention_[layer] = output.weights;
+    if (options.layer_outputs) options.layer_outputs->push_back(output.out.detach());
     if (layer == 0 && !context.target_only(0)) last_contextual_ = output.context.detach();
   });
   Tensor target_part = trim_last ? x : slice(x, 1, S, T);  // (B, T_tgt, D)
@@ -577,6 +579,45 @@ Tensor source_token_vector(Translator& model, const std::vector<std::string>& en
   const Tensor& all = kind == TokenVector::Embedding ? model.last_embeddings() : model.last_contextual();
   const int64_t p = static_cast<int64_t>(position);
   return reshape(slice(all, 1, p, p + 1), {all.size(-1)});  // (1, T, D) -> (D,)
+}
+
+std::vector<std::vector<std::vector<double>>> source_word_states(Translator& model,
+                                                                 const std::vector<std::vector<std::string>>& english,
+                                                                 const std::vector<int64_t>& positions,
+                                                                 const data::Vocab& english_vocab) {
+  if (english.size() != positions.size())
+    throw std::runtime_error(fmt::format("source_word_states: {} sentences but {} positions", english.size(), positions.size()));
+  const int64_t S = model.config().layout.max_source, D = model.config().d_model, chunk = 256;
+  std::vector<std::vector<std::vector<double>>> states(model.layers() + 1);
+  NoGradGuard no_grad;
+  for (size_t first = 0; first < english.size(); first += chunk) {
+    const size_t B = std::min(english.size() - first, static_cast<size_t>(chunk));
+    std::vector<int64_t> ids(B * S, data::Vocab::PAD);
+    data::Batch batch;
+    for (size_t b = 0; b < B; ++b) {
+      const auto& words = english[first + b];
+      const int64_t p = positions[first + b];
+      if (static_cast<int64_t>(words.size()) > S || p < 0 || p >= static_cast<int64_t>(words.size()))
+        throw std::runtime_error(fmt::format("source_word_states: word position {} of a {}-word sentence (the model "
+                                             "reads at most {})", p, words.size(), S));
+      for (size_t i = 0; i < words.size(); ++i) ids[b * S + i] = english_vocab.id(words[i]);
+      batch.source_lengths.push_back(static_cast<int64_t>(words.size()));
+    }
+    batch.source = Tensor::from_ids(ids, {static_cast<int64_t>(B), S}, model.device());
+    batch.target_input = Tensor::from_ids(std::vector<int64_t>(B, data::Vocab::SEP), {static_cast<int64_t>(B), 1},
+                                          model.device());  // source positions never see it
+    std::vector<Tensor> outputs;
+    model.forward(batch, {.layer_outputs = &outputs});
+    for (size_t l = 0; l < outputs.size(); ++l) {
+      const std::vector<double> all = outputs[l].to_vector();  // (B, T, D)
+      const int64_t T = outputs[l].size(1);
+      for (size_t b = 0; b < B; ++b) {
+        const auto row = all.begin() + (static_cast<int64_t>(b) * T + positions[first + b]) * D;
+        states[l].emplace_back(row, row + D);
+      }
+    }
+  }
+  return states;
 }
 
 AttentionTrace trace_attention(Translator& model, const std::vector<std::string>& english,

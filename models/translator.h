@@ -67,6 +67,9 @@ struct ForwardOptions {
   // every layer.
   bool keep_source_positions = false;
   Knockout knockout = {};  // none by default
+  // When set, forward stores every layer's (B, T, D) output here, detached: [0] the input (token +
+  // position embedding), [l] block l's output (l = 1 .. layers). Every position goes through every layer.
+  std::vector<Tensor>* layer_outputs = nullptr;
 };
 
 class Translator : public nn::Module {
@@ -162,6 +165,14 @@ class Translator : public nn::Module {
 enum class TokenVector { Embedding, Contextual };
 Tensor source_token_vector(Translator& model, const std::vector<std::string>& english,
                            const data::Vocab& english_vocab, size_t position, TokenVector kind);
+
+// One English word's vector after every layer, for each sentence: [l][i] is the D-vector of
+// english[i]'s word at positions[i] after layer l (0: the input embedding, token + position; l >= 1:
+// block l's output). Source positions attend to the source only, so no translation is needed.
+std::vector<std::vector<std::vector<double>>> source_word_states(Translator& model,
+                                                                 const std::vector<std::vector<std::string>>& english,
+                                                                 const std::vector<int64_t>& positions,
+                                                                 const data::Vocab& english_vocab);
 
 // Greedy decoding with the final forward pass's attention in layer `layer` (0-based): the
 // sentence, its translation and the (T, T) weights over [source ; <sep> translation] (padding

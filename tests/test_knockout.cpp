@@ -75,6 +75,20 @@ TEST_SUITE("knockout") {
       model.set_decode_cache(true);
       CHECK(cached == recomputed);
     }
+    // from every query, the source words' too: the fused op, the cached decoding and the composed path agree
+    models::ForwardOptions everywhere;
+    everywhere.knockout = {.key = 1, .query_from = 0, .query_to = T, .layer = -1};
+    models::ForwardOptions everywhere_composed = everywhere;
+    everywhere_composed.record_attention = true;
+    const std::vector<double> everywhere_fused_logits = logits_of(model, batch, everywhere);
+    CHECK(max_difference(everywhere_fused_logits, logits_of(model, batch, everywhere_composed)) < 1e-4);
+    const std::vector<double> w = model.last_attention(0).to_vector();
+    for (int64_t q = 0; q < T; ++q) CHECK(w[q * T + 1] == 0.0);
+    const auto cached = model.translate({english}, m.english, m.hindi, everywhere)[0];
+    model.set_decode_cache(false);
+    const auto recomputed = model.translate({english}, m.english, m.hindi, everywhere_composed)[0];
+    model.set_decode_cache(true);
+    CHECK(cached == recomputed);
   }
 
   TEST_CASE("a knockout of a masked key changes nothing") {

@@ -442,11 +442,13 @@ void register_commands(CLI::App& app) {
   register_example(app);
   register_translator(app);
   register_inspection(app);
+  register_demo(app);
   register_scaling(app);
   register_bench(app);
   register_explore(app);
   register_ablate(app);
   register_cues(app);
+  register_probe(app);
 }
 
 }  // namespace qkv::app

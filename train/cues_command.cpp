@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "commands.h"
+#include "cues_command.h"
 #include "data/cues.h"
 #include "framework/file_util.h"
 #include "models/cue_analysis.h"
@@ -30,31 +31,28 @@ struct CuesOptions {
   int threads = 0;
 };
 
-struct ModelResult {
-  std::string checkpoint, mode;
-  models::CueReport report;
-};
-
-std::string results_tsv(const std::vector<ModelResult>& results, const std::string& split) {
+std::string results_tsv(const std::vector<CueResult>& results, const std::string& split) {
   std::string tsv = "checkpoint\tattention\tsplit\tlayer\tsentences\tcue_peak\tbaseline_peak\tcue_above_baseline\t"
                     "knockout_trials\tcue_knockout_flip_rate\trandom_knockout_flip_rate\tcue_knockout_change_rate\t"
-                    "random_knockout_change_rate\n";
-  for (const ModelResult& r : results)
+                    "random_knockout_change_rate\tcue_knockout_all_queries_flip_rate\t"
+                    "random_knockout_all_queries_flip_rate\n";
+  for (const CueResult& r : results)
     for (const models::CueLayer& l : r.report.layers)
-      tsv += fmt::format("{}\t{}\t{}\t{}\t{}\t{:.4f}\t{:.4f}\t{:.4f}\t{}\t{:.4f}\t{:.4f}\t{:.4f}\t{:.4f}\n", r.checkpoint,
+      tsv += fmt::format("{}\t{}\t{}\t{}\t{}\t{:.4f}\t{:.4f}\t{:.4f}\t{}\t{:.4f}\t{:.4f}\t{:.4f}\t{:.4f}\t{:.4f}\t{:.4f}\n", r.checkpoint,
                          r.mode, split, l.layer + 1, l.cue_peaks.size(), l.cue_mean, l.baseline_mean,
                          l.cue_above_fraction, r.report.trials, r.report.cue_flip_rate(), r.report.random_flip_rate(),
                          models::CueReport::rate(r.report.cue_changes, r.report.trials),
-                         models::CueReport::rate(r.report.random_changes, r.report.trials));
+                         models::CueReport::rate(r.report.random_changes, r.report.trials),
+                         r.report.cue_flip_rate_all_queries(), r.report.random_flip_rate_all_queries());
   return tsv;
 }
 
-nlohmann::ordered_json results_json(const std::vector<ModelResult>& results, const CuesOptions& o) {
+nlohmann::ordered_json results_json(const std::vector<CueResult>& results, const CuesOptions& o) {
   nlohmann::ordered_json j;
   j["split"] = o.split;
   j["cues"] = o.cues;
   j["seed"] = o.seed;
-  for (const ModelResult& r : results) {
+  for (const CueResult& r : results) {
     nlohmann::ordered_json m;
     m["checkpoint"] = r.checkpoint;
     m["attention"] = r.mode;
@@ -66,6 +64,8 @@ nlohmann::ordered_json results_json(const std::vector<ModelResult>& results, con
     m["random_knockout_changes"] = r.report.random_changes;
     m["cue_knockout_flip_rate"] = r.report.cue_flip_rate();
     m["random_knockout_flip_rate"] = r.report.random_flip_rate();
+    m["cue_knockout_all_queries_flips"] = r.report.cue_flips_all_queries;
+    m["random_knockout_all_queries_flips"] = r.report.random_flips_all_queries;
     for (const models::CueLayer& l : r.report.layers)
       m["layers"].push_back({{"layer", l.layer + 1}, {"sentences", l.cue_peaks.size()}, {"cue_peak", l.cue_mean},
                              {"baseline_peak", l.baseline_mean}, {"cue_above_baseline", l.cue_above_fraction}});
@@ -90,7 +90,7 @@ render::Series histogram(const std::vector<double>& values, int bins, const std:
   return s;
 }
 
-void write_histogram(const std::vector<ModelResult>& results, const CuesOptions& o, const std::string& path) {
+void write_histogram(const std::vector<CueResult>& results, const CuesOptions& o, const std::string& path) {
   static const render::RGB palette[] = {{31, 119, 180}, {214, 39, 40}, {44, 160, 44}, {148, 103, 189},
                                         {255, 127, 14}, {140, 86, 75}, {227, 119, 194}, {127, 127, 127}};
   render::LinePlotSpec spec;
@@ -99,7 +99,7 @@ void write_histogram(const std::vector<ModelResult>& results, const CuesOptions&
   spec.x_label = "peak attention weight (20 bins)";
   spec.y_label = "fraction of sentences";
   size_t colour = 0;
-  for (const ModelResult& r : results)
+  for (const CueResult& r : results)
     for (const models::CueLayer& l : r.report.layers) {
       const render::RGB c = palette[colour++ % std::size(palette)];
       const std::string name = fmt::format("{} L{}", r.mode, l.layer + 1);
@@ -109,6 +109,24 @@ void write_histogram(const std::vector<ModelResult>& results, const CuesOptions&
   render::write_png(render::render_line_plot(spec), path);
 }
 
+}  // namespace
+
+std::string knockout_table(const std::vector<CueResult>& results) {
+  std::string table = fmt::format("{:<8} {:>7} {:>12} {:>15} {:>14} {:>17} {:>19} {:>22}  {}\n", "mode", "trials",
+                                  "cue KO flip", "random KO flip", "cue KO change", "random KO change",
+                                  "cue KO flip, all q", "random KO flip, all q", "checkpoint");
+  for (const CueResult& r : results) {
+    const models::CueReport& k = r.report;
+    table += fmt::format("{:<8} {:>7} {:>11.1f}% {:>14.1f}% {:>13.1f}% {:>16.1f}% {:>18.1f}% {:>21.1f}%  {}\n", r.mode,
+                         k.trials, 100 * k.cue_flip_rate(), 100 * k.random_flip_rate(),
+                         100 * k.rate(k.cue_changes, k.trials), 100 * k.rate(k.random_changes, k.trials),
+                         100 * k.cue_flip_rate_all_queries(), 100 * k.random_flip_rate_all_queries(), r.checkpoint);
+  }
+  return table;
+}
+
+namespace {
+
 void run_cues(const CuesOptions& o) {
   std::vector<data::CueSentence> sentences;
   for (data::CueSentence& s : data::load_cues(o.cues))
@@ -117,32 +135,26 @@ void run_cues(const CuesOptions& o) {
     throw std::runtime_error(fmt::format("--split {}: {} has no sentence of that split", o.split, o.cues));
   std::vector<std::string> checkpoints = {o.checkpoint};
   checkpoints.insert(checkpoints.end(), o.compare.begin(), o.compare.end());
-  std::vector<ModelResult> results;
+  std::vector<CueResult> results;
   for (const std::string& path : checkpoints) {
     models::LoadedTranslator loaded = models::load_translator(path, Device::parse(o.device));
-    ModelResult r{path, models::attention_mode_name(loaded.model->config().attention), {}};
+    CueResult r{path, models::attention_mode_name(loaded.model->config().attention), {}};
     r.report = models::measure_cues(*loaded.model, sentences, loaded.english, loaded.hindi, o.seed);
     results.push_back(std::move(r));
   }
   fmt::print("cue attention and knockout on {} ({} sentences of {})\n", o.split, sentences.size(), o.cues);
   fmt::print("{:<8} {:>5} {:>9} {:>9} {:>10}\n", "mode", "layer", "cue peak", "others", "cue above");
-  for (const ModelResult& r : results)
+  for (const CueResult& r : results)
     for (const models::CueLayer& l : r.report.layers)
       fmt::print("{:<8} {:>5} {:>9.3f} {:>9.3f} {:>9.1f}%\n", r.mode, l.layer + 1, l.cue_mean, l.baseline_mean,
                  100 * l.cue_above_fraction);
-  fmt::print("\n{:<8} {:>7} {:>12} {:>15} {:>14} {:>17}  {}\n", "mode", "trials", "cue KO flip", "random KO flip",
-             "cue KO change", "random KO change", "checkpoint");
-  for (const ModelResult& r : results) {
-    const models::CueReport& k = r.report;
-    fmt::print("{:<8} {:>7} {:>11.1f}% {:>14.1f}% {:>13.1f}% {:>16.1f}%  {}\n", r.mode, k.trials, 100 * k.cue_flip_rate(),
-               100 * k.random_flip_rate(), 100 * k.rate(k.cue_changes, k.trials),
-               100 * k.rate(k.random_changes, k.trials), r.checkpoint);
-  }
+  fmt::print("\n{}", knockout_table(results));
   fmt::print("cue peak: the cue's largest weight from any target query; others: the mean of the same for the other "
              "source words (not the cue, not the ambiguous word or idiom); cue above: sentences where the first "
              "exceeds the second. KO: that key hidden from every target query in every layer (random: one other "
              "word per sentence, seed {}); flip: the translation loses every Hindi word of the sentence's reading; "
-             "change: any token differs. Trials: sentences whose own translation holds the reading.\n", o.seed);
+             "change: any token differs; all queries: hidden from the source words' queries too, so the cue cannot reach "
+             "the target through their vectors. Trials: sentences whose own translation holds the reading.\n", o.seed);
   if (o.out.empty()) return;
   fs::create_directories(o.out);
   const std::string stem = (fs::path(o.out) / ("cues_" + o.split)).string();

@@ -239,20 +239,31 @@ expect_absent "rejected flags" "$work/o6"
 "$QKV" train --seed 18446744073709551615 "${small[@]}" --out "$work/maxseed" >/dev/null 2>&1 &&
   [ -f "$work/maxseed/model.safetensors" ] && pass || fail "train --seed 18446744073709551615 (the largest seed) is accepted"
 
-# ---- demo (on the small data dir): learned, static and none; --frozen adds two frozen-embedding rows ----
+# ---- demo (on the small data dir): the seed's setting (learned, static, none; 1 block, frozen
+# embeddings), then the default model (learned, static), the recorded grid, and the page ----
 if "$QKV" demo --data "$gen" --epochs 1 --layers 2 --out "$work/demo" >"$work/out" 2>"$work/err"; then
   grep -q "sense_context" "$work/out" && grep -q "sense_context" "$work/demo/index.html" && pass ||
     fail "demo: no per-split column: $(head -n 20 "$work/out")"
-  [ "$(grep -c '^\(learned\|static\|none\) .*trained' "$work/out")" -eq 3 ] && ! grep -q "frozen (static)" "$work/out" && pass ||
-    fail "demo: expected three trained rows and no frozen rows"
+  [ "$(grep -c '^\(learned\|static\|none\) \+1 frozen' "$work/out")" -eq 3 ] &&
+    [ "$(grep -c '^\(learned\|static\) \+2 trained' "$work/out")" -eq 2 ] && pass ||
+    fail "demo: expected three 1-block frozen rows and two 2-block trained rows: $(head -n 30 "$work/out")"
   [ "$(grep -o '"attention":"\(learned\|static\|none\)"' "$work/demo/explore.html" | sort -u | wc -l)" -eq 3 ] &&
     grep -q 'href="explore.html"' "$work/demo/index.html" && pass ||
-    fail "demo: explore.html embeds the three models and index.html links to it"
+    fail "demo: explore.html embeds the three modes and index.html links to it"
+  # the recorded grid is drawn, with the command that made it, and this run's cells sit beside it
+  [ -s "$work/demo/ablation.png" ] && grep -q "qkv ablate --data data/idioms --blocks 1,2,3,4,5" "$work/demo/index.html" &&
+    grep -q "learned, 1 block, frozen embeddings .* 11.4%" "$work/out" && pass ||
+    fail "demo: the ablation grid section: $(grep -A12 'ablation grid' "$work/out")"
+  # no cues.tsv in this data directory: the cue and probe sections say so instead of failing
+  grep -q "cue attention: skipped" "$work/out" && grep -q "sense probe: skipped" "$work/out" && pass ||
+    fail "demo: the cue and probe sections without cues.tsv"
 else
   fail "demo: $(cat "$work/err")"
 fi
-"$QKV" demo --data "$gen" --epochs 1 --frozen --out "$work/demo2" >"$work/out" 2>&1
-[ "$(grep -c 'frozen (static)' "$work/out")" -eq 2 ] && pass || fail "demo --frozen: expected two frozen rows: $(tail -n 20 "$work/out")"
+printf 'cell\tattention\ttoken_embeddings\tblocks\tgeneralisation_mean\nx\tlearned\ttrained\tone\t5\n' >"$work/bad_grid.tsv"
+expect_error "demo --grid with a bad line" "bad_grid.tsv:2: blocks 'one'" "$QKV" demo --data "$gen" --grid "$work/bad_grid.tsv" --out "$work/o7"
+expect_absent "demo --grid refused before training" "$work/o7"
+expect_error "demo --grid missing" "--grid $work/no_grid.tsv: cannot open file" "$QKV" demo --data "$gen" --grid "$work/no_grid.tsv" --out "$work/o8"
 
 # ---- ablate: the grid, cached per cell, a TSV/JSON table and a plot ----
 ablate=(ablate --data "$gen" --blocks 2,1 --epochs 1 --d-model 8 --d-k 4 --d-ff 16 --out "$work/ablate")

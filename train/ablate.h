@@ -1,0 +1,27 @@
+// train/ablate.h — what `qkv ablate` shares with the demo: one cell's result as a point of the
+// ablation plot, the plot itself, and the reader of an ablation.tsv (the demo draws a recorded grid).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "tools/render/render.h"
+
+namespace qkv::app {
+
+struct AblationPoint {
+  std::string mode;  // learned | static | none
+  bool frozen = false, control = false;  // frozen token embeddings; static with F widened to learned's parameters
+  int64_t blocks = 1;
+  double generalisation_mean = 0;  // mean greedy exact match (%) over the generalisation splits
+  std::string series() const;      // the plot's line this point belongs to
+};
+
+// Generalisation against blocks: one line per series, frozen embeddings dashed.
+render::LinePlotSpec ablation_plot(const std::vector<AblationPoint>& points, const std::string& title);
+// The cells of an ablation.tsv (columns attention, token_embeddings, blocks, generalisation_mean;
+// others ignored; lines starting with # skipped). Errors name path:line.
+std::vector<AblationPoint> parse_ablation_tsv(const std::string& text, const std::string& path);
+
+}  // namespace qkv::app

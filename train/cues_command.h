@@ -1,0 +1,21 @@
+// train/cues_command.h — what `qkv cues` shares with the demo: one checkpoint's cue report and the
+// knockout table (cues_command.cpp).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "models/cue_analysis.h"
+
+namespace qkv::app {
+
+struct CueResult {
+  std::string checkpoint, mode;
+  models::CueReport report;
+};
+
+// Per model: trials and the flip and change rates of the cue and random knockouts, from target
+// queries and from all queries, one line each.
+std::string knockout_table(const std::vector<CueResult>& results);
+
+}  // namespace qkv::app

@@ -1,0 +1,133 @@
+// train/probe_command.cpp — `qkv probe`: the sense probe (models/sense_probe) of one or more checkpoints:
+// held-out accuracy per layer of a logistic regression that reads an ambiguous word's sense from its
+// vector, as a table, TSV, JSON and a line plot. This file reads options and writes results only.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "commands.h"
+#include "framework/file_util.h"
+#include "models/sense_probe.h"
+#include "models/translator_io.h"
+#include "probe.h"
+#include "tools/render/render.h"
+
+namespace qkv::app {
+
+namespace fs = std::filesystem;
+
+std::vector<data::SenseWord> load_sense_words(const ProbeOptions& o) {
+  const std::vector<data::SentencePair> pairs = data::load_pairs((fs::path(o.data_dir) / (o.split + ".tsv")).string());
+  std::vector<data::SenseWord> words = data::sense_examples(pairs, data::load_cues(o.cues), o.per_sense, o.seed);
+  if (words.empty())
+    throw std::runtime_error(fmt::format("{}: no word of {} with two senses has sentences of both senses in split {}",
+                                         o.data_dir, o.cues, o.split));
+  return words;
+}
+
+std::vector<ProbeResult> run_probes(const ProbeOptions& o, const std::vector<std::string>& checkpoints) {
+  const std::vector<data::SenseWord> words = load_sense_words(o);
+  std::vector<ProbeResult> results;
+  for (const std::string& path : checkpoints) {
+    models::LoadedTranslator loaded = models::load_translator(path, Device::parse(o.device));
+    ProbeResult r{path, models::attention_mode_name(loaded.model->config().attention), {}};
+    r.report = models::probe_senses(*loaded.model, words, loaded.english);
+    results.push_back(std::move(r));
+  }
+  return results;
+}
+
+std::string probe_table(const std::vector<ProbeResult>& results) {
+  size_t layers = 0, width = 5;
+  for (const auto& r : results) layers = std::max(layers, r.report.accuracy.size()), width = std::max(width, r.mode.size());
+  std::string table = fmt::format("{:<{}} {:>9}", "model", width, "embedding");
+  for (size_t l = 1; l < layers; ++l) table += fmt::format(" {:>7}", fmt::format("L{}", l));
+  table += "\n";
+  for (const auto& r : results) {
+    table += fmt::format("{:<{}} {:>8.1f}%", r.mode, width, 100 * r.report.mean(0));
+    for (size_t l = 1; l < r.report.accuracy.size(); ++l) table += fmt::format(" {:>6.1f}%", 100 * r.report.mean(l));
+    table += "\n";
+  }
+  if (!results.empty()) {
+    const auto& first = results.front().report;
+    std::string words;
+    for (size_t w = 0; w < first.words.size(); ++w)
+      words += fmt::format("{}{} ({})", w ? ", " : "", first.words[w], first.examples[w]);
+    table += fmt::format("mean over the words {}: held-out accuracy of a logistic regression on the word's vector "
+                         "after each layer (embedding: token + position); chance 50%\n", words);
+  }
+  return table;
+}
+
+void write_probe_files(const std::vector<ProbeResult>& results, const ProbeOptions& o, const std::string& dir) {
+  fs::create_directories(dir);
+  std::string tsv = "checkpoint\tattention\tlayer\tword\texamples\taccuracy\n";
+  nlohmann::ordered_json j = {{"split", o.split}, {"per_sense", o.per_sense}, {"seed", std::to_string(o.seed)}};
+  render::LinePlotSpec plot;
+  plot.title = fmt::format("sense probe: held-out accuracy reading the ambiguous word's sense from its vector\n"
+                           "mean over the words, split {}; chance is 50%", o.split);
+  plot.x_label = "layer (0: the input embedding)";
+  plot.y_label = "probe accuracy (%)";
+  static const render::RGB palette[] = {{31, 119, 180}, {255, 127, 14}, {44, 160, 44}, {148, 103, 189}};
+  for (size_t m = 0; m < results.size(); ++m) {
+    const ProbeResult& r = results[m];
+    nlohmann::ordered_json model = {{"checkpoint", r.checkpoint}, {"attention", r.mode}, {"words", r.report.words}};
+    render::Series s;
+    s.name = fmt::format("{} ({})", r.mode, fs::path(r.checkpoint).parent_path().filename().string());
+    s.color = palette[m % std::size(palette)];
+    s.markers = true;
+    for (size_t l = 0; l < r.report.accuracy.size(); ++l) {
+      for (size_t w = 0; w < r.report.words.size(); ++w)
+        tsv += fmt::format("{}\t{}\t{}\t{}\t{}\t{:.4f}\n", r.checkpoint, r.mode, l, r.report.words[w],
+                           r.report.examples[w], r.report.accuracy[l][w]);
+      model["layers"].push_back({{"layer", l}, {"mean_accuracy", r.report.mean(l)}, {"accuracy", r.report.accuracy[l]}});
+      s.x.push_back(static_cast<double>(l));
+      s.y.push_back(100 * r.report.mean(l));
+    }
+    j["models"].push_back(model);
+    plot.series.push_back(std::move(s));
+  }
+  const std::string stem = (fs::path(dir) / "sense_probe").string();
+  write_file_atomic(stem + ".tsv", tsv);
+  write_file_atomic(stem + ".json", j.dump(2) + "\n");
+  render::write_png(render::render_line_plot(plot), stem + ".png");
+}
+
+void register_probe(CLI::App& app) {
+  auto o = std::make_shared<ProbeOptions>();
+  auto checkpoint = std::make_shared<std::string>();
+  auto compare = std::make_shared<std::vector<std::string>>();
+  auto* cmd = app.add_subcommand("probe", "sense probe: can a logistic regression read an ambiguous word's sense "
+                                          "from its vector after each layer?");
+  cmd->add_option("--checkpoint", *checkpoint, "model.safetensors")->required();
+  cmd->add_option("--compare", *compare, "more checkpoints, probed the same way (e.g. static)");
+  cmd->add_option("--data", o->data_dir, "dataset directory")->capture_default_str();
+  cmd->add_option("--split", o->split, "the split whose sentences are probed")->capture_default_str();
+  cmd->add_option("--cues", o->cues, "the cue file, whose labels give each word's senses")->capture_default_str();
+  cmd->add_option("--per-sense", o->per_sense, "sentences of each sense of each word (half fit, half score)")
+      ->check(whole_number_in(4, 100000))->capture_default_str();
+  cmd->add_option("--seed", o->seed, "seed of the sentence draw")->check(seed_value())->capture_default_str();
+  cmd->add_option("--out", o->out, "also write DIR/sense_probe.tsv, .json and .png");
+  cmd->add_option("--device", o->device, "cpu | cuda | cuda:N")->capture_default_str();
+  add_threads_option(cmd, o->threads);
+  cmd->callback([o, checkpoint, compare] {
+    apply_threads(o->threads);
+    if (o->split.empty() || o->split.find('/') != std::string::npos)
+      throw std::runtime_error(fmt::format("--split '{}' must name a split of --data (train, test, ...)", o->split));
+    std::vector<std::string> checkpoints = {*checkpoint};
+    checkpoints.insert(checkpoints.end(), compare->begin(), compare->end());
+    const std::vector<ProbeResult> results = run_probes(*o, checkpoints);
+    fmt::print("{}", probe_table(results));
+    if (o->out.empty()) return;
+    write_probe_files(results, *o, o->out);
+    fmt::print("wrote {0}/sense_probe.tsv, .json and .png\n", o->out);
+  });
+}
+
+}  // namespace qkv::app
