@@ -185,7 +185,7 @@ void accuracy_sections(Demo& d) {
   d.page["DEFAULT_TABLE"] = html_escape(default_table);
   d.page["DEFAULT_SAYS"] = html_escape(default_says);
   d.page["DEFAULT_BLOCKS"] = std::to_string(learned.blocks);
-  d.page["EPOCHS"] = std::to_string(d.options.epochs);
+  d.page["EPOCHS"] = fmt::format("{} epoch{}", d.options.epochs, d.options.epochs == 1 ? "" : "s");
 }
 
 // The text of the grid to draw: --grid's file, checked, or the recorded one.
@@ -211,14 +211,15 @@ void grid_section(Demo& d) {
   const render::LinePlotSpec plot = ablation_plot(
       grid, "greedy exact match, mean of the generalisation splits, against blocks\nthe grid of " + path);
   render::write_png(render::render_line_plot(plot), (fs::path(d.options.out) / "ablation.png").string());
-  std::string table = fmt::format("{:<44} {:>9} {:>14}\n", "cell", "this run", "recorded grid");
+  std::string table = fmt::format("{:<44} {:>20} {:>14}\n", "cell", fmt::format("this run ({} epoch{})", d.options.epochs,
+                                  d.options.epochs == 1 ? "" : "s"), "the grid");
   for (const auto* group : {&d.seed_setting, &d.defaults})
     for (const DemoModel& m : *group) {
       std::string recorded = "-";
       for (const AblationPoint& p : grid)
         if (p.mode == m.mode && p.frozen == m.frozen && !p.control && p.blocks == m.blocks)
           recorded = fmt::format("{:.1f}%", p.generalisation_mean);
-      table += fmt::format("{:<44} {:>8.1f}% {:>14}\n", m.label, m.generalisation(), recorded);
+      table += fmt::format("{:<44} {:>20} {:>14}\n", m.label, fmt::format("{:.1f}%", m.generalisation()), recorded);
     }
   fmt::print("\nThe ablation grid ({}): plot in {}\n{}{}", path, (fs::path(d.options.out) / "ablation.png").string(),
              provenance, table);

@@ -52,7 +52,9 @@ static int run(CLI::App& app, int argc, char** argv) {
     return 2;
   } catch (const qkv::app::Interrupted& e) {  // the run's state is saved; 128 + SIGINT, as a shell reports it
     std::fflush(stdout);
-    std::fprintf(stderr, "qkv: %s\n", one_line(e.what()).c_str());
+    // every rank stops together; rank 0 alone says so (its hint names the mpirun command)
+    if (!qkv::dist::ProcessGroup::active() || qkv::dist::ProcessGroup::world().rank() == 0)
+      std::fprintf(stderr, "qkv: %s\n", one_line(e.what()).c_str());
     return 130;
   } catch (const std::bad_alloc&) {  // a size no check foresaw: still one line, in words
     std::fflush(stdout);
