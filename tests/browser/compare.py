@@ -51,8 +51,10 @@ for m, layers in ((0, 2), (1, 1)):
                     elif w is not None:
                         worst = max(worst, abs(w - ref_w))
                         compared += 1
-for p in (problems + different)[:10]:
+for p in problems[:10]:
     print(p)
+for d in different[:10]:
+    print(f"{weights}: a different translation ({len(different)} of {2 * count}, at most {allowed} allowed): {d}")
 summary = (f"with {weights} weights, translations equal to qkv translate's: model 0 {matched[0]}/{count}, "
            f"model 1 {matched[1]}/{count}")
 if problems:

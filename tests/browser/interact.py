@@ -96,7 +96,7 @@ try:
     # Layer 2: model 0 draws it, model 1 (one layer) says it has none.
     choose_layer("1")
     maps = js("[...document.querySelectorAll('.model')].map(p => p.querySelectorAll('.attention-map').length)")
-    note = js("document.querySelector('.model[data-model=\"1\"] .note')?.textContent || ''")
+    note = js("document.querySelector('.model[data-model=\"1\"] p.note')?.textContent || ''")
     check(maps == [1, 0] and "has 1 layer" in note, f"layer 2: maps {maps}, note {note!r}")
 
     # All layers, then a click on the second small map of model 0: it opens layer 2 with that row.
@@ -112,7 +112,7 @@ try:
         browser.command("Emulation.setDeviceMetricsOverride", width=width, height=900, deviceScaleFactor=1, mobile=False)
         box = layout()
         check(box["scroll"] <= width, f"at {width} px the page is {box['scroll']} px wide")
-    first, second = box["panels"]
+    first, second = box["panels"][:2]
     check(second["top"] >= first["bottom"], f"at 420 px the models do not stack: {box['panels']}")
 finally:
     browser.close()
