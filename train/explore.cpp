@@ -1,5 +1,5 @@
 // train/explore.cpp — `qkv explore`: one self-contained offline HTML page that embeds trained
-// checkpoints (weights as base64 float32, config, vocabularies) and translates in the browser.
+// checkpoints (weights as base64 float16 or float32, config, vocabularies) and translates in the browser.
 // The page and its JavaScript forward pass live in tools/explorer/explorer.html.
 #include <fmt/format.h>
 
@@ -40,9 +40,51 @@ static std::string base64_encode(const uint8_t* bytes, size_t count) {
   return out;
 }
 
-// One checkpoint as the page reads it: its config, vocabularies and every parameter as
-// little-endian float32 in base64, with its shape.
-static nlohmann::ordered_json model_json(const std::string& path, const models::LoadedTranslator& loaded) {
+// IEEE 754 binary16 nearest to VALUE (ties to even); beyond the largest half, infinity; NaN stays NaN.
+static uint16_t float_to_half(float value) {
+  uint32_t bits;
+  std::memcpy(&bits, &value, sizeof bits);
+  const uint32_t sign = (bits >> 16) & 0x8000, exponent = (bits >> 23) & 0xff;
+  uint32_t mantissa = bits & 0x7fffff;
+  if (exponent == 0xff) return uint16_t(sign | 0x7c00 | (mantissa ? 0x200 : 0));
+  const int half_exponent = int(exponent) - 127 + 15;
+  if (half_exponent >= 31) return uint16_t(sign | 0x7c00);
+  if (half_exponent < -10) return uint16_t(sign);  // below half the smallest subnormal: zero
+  // A normal half keeps the top 10 of the 23 mantissa bits; a subnormal one shifts the implicit
+  // leading 1 in as well. The bits shifted out round the result, and a carry may raise the exponent.
+  uint32_t half, shift;
+  if (half_exponent > 0) {
+    half = (uint32_t(half_exponent) << 10) | (mantissa >> 13), shift = 13;
+  } else {
+    mantissa |= 0x800000;
+    shift = uint32_t(14 - half_exponent);
+    half = mantissa >> shift;
+  }
+  const uint32_t rest = mantissa & ((1u << shift) - 1), halfway = 1u << (shift - 1);
+  if (rest > halfway || (rest == halfway && (half & 1))) ++half;
+  return uint16_t(sign | half);
+}
+
+// VALUES as little-endian float16 or float32 bytes in base64 (x86 and ARM are little-endian).
+static std::string encode_weights(const std::vector<double>& values, PageWeights weights) {
+  std::vector<uint8_t> bytes;
+  if (weights == PageWeights::float16) {
+    std::vector<uint16_t> halves;
+    for (const double v : values) halves.push_back(float_to_half(float(v)));
+    bytes.resize(halves.size() * sizeof(uint16_t));
+    std::memcpy(bytes.data(), halves.data(), bytes.size());
+  } else {
+    const std::vector<float> floats(values.begin(), values.end());
+    bytes.resize(floats.size() * sizeof(float));
+    std::memcpy(bytes.data(), floats.data(), bytes.size());
+  }
+  return base64_encode(bytes.data(), bytes.size());
+}
+
+// One checkpoint as the page reads it: its config, vocabularies and every parameter in base64
+// (float16_base64 or float32_base64), with its shape.
+static nlohmann::ordered_json model_json(const std::string& path, const models::LoadedTranslator& loaded,
+                                         PageWeights weights) {
   nlohmann::ordered_json j;
   j["checkpoint"] = path;
   j["config"] = nlohmann::json::parse(loaded.model->config().to_json());
@@ -51,25 +93,22 @@ static nlohmann::ordered_json model_json(const std::string& path, const models::
   j["hindi"] = loaded.hindi.words();
   nlohmann::ordered_json tensors = nlohmann::ordered_json::object();
   for (const auto& [name, tensor] : loaded.model->named_parameters()) {
-    const std::vector<double> values = tensor.to_vector();
-    std::vector<float> as_float(values.begin(), values.end());
-    std::vector<uint8_t> bytes(as_float.size() * sizeof(float));
-    std::memcpy(bytes.data(), as_float.data(), bytes.size());  // x86 and ARM are little-endian
-    tensors[name] = {{"shape", tensor.shape()}, {"float32_base64", base64_encode(bytes.data(), bytes.size())}};
+    const char* key = weights == PageWeights::float16 ? "float16_base64" : "float32_base64";
+    tensors[name] = {{"shape", tensor.shape()}, {key, encode_weights(tensor.to_vector(), weights)}};
   }
   j["tensors"] = std::move(tensors);
   return j;
 }
 
 void write_explorer_page(const std::vector<std::string>& paths, const std::vector<std::string>& starting_sentences,
-                         const std::string& out, bool quiet) {
+                         const std::string& out, bool quiet, PageWeights weights) {
   nlohmann::ordered_json data;
   data["models"] = nlohmann::ordered_json::array();
   int64_t max_source = 0;
   for (const auto& path : paths) {  // every checkpoint is read and checked before anything is written
     const models::LoadedTranslator loaded = models::load_translator(path);
     max_source = std::max(max_source, loaded.model->config().layout.max_source);
-    data["models"].push_back(model_json(path, loaded));
+    data["models"].push_back(model_json(path, loaded, weights));
   }
   std::vector<std::string> sentences = starting_sentences;
   if (sentences.empty())
@@ -90,20 +129,24 @@ void write_explorer_page(const std::vector<std::string>& paths, const std::vecto
   page.replace(at, std::strlen(kDataMarker), script_json(data));
   write_file_atomic(out, page);
   if (!quiet)
-    fmt::print("wrote {} ({:.1f} MB; {} model{}, {} starting sentences); open it in a browser, no network needed\n", out,
-               page.size() / 1e6, paths.size(), paths.size() == 1 ? "" : "s", sentences.size());
+    fmt::print("wrote {} ({:.2f} MB; {} model{} with {} weights, {} starting sentences); open it in a browser, no network "
+               "needed\n",
+               out, page.size() / 1e6, paths.size(), paths.size() == 1 ? "" : "s",
+               weights == PageWeights::float16 ? "float16" : "float32", sentences.size());
 }
 
 struct ExploreOptions {
   std::string checkpoint, out;
   std::vector<std::string> compare, sentences;
-  int threads = 0;  // --threads
+  std::string weights = "float32";  // --weights
+  int threads = 0;                  // --threads
 };
 
 static void run_explore(const ExploreOptions& o) {
   std::vector<std::string> paths = {o.checkpoint};
   paths.insert(paths.end(), o.compare.begin(), o.compare.end());
-  write_explorer_page(paths, o.sentences, o.out, false);
+  write_explorer_page(paths, o.sentences, o.out, false,
+                      o.weights == "float16" ? PageWeights::float16 : PageWeights::float32);
 }
 
 void register_explore(CLI::App& app) {
@@ -113,6 +156,9 @@ void register_explore(CLI::App& app) {
   cmd->add_option("--compare", o->compare, "more checkpoints shown side by side (repeatable, e.g. static and none)");
   cmd->add_option("--out", o->out, "the HTML file to write")->required();
   cmd->add_option("--sentence", o->sentences, "a starting sentence (repeatable; default: the demo's showcase)");
+  cmd->add_option("--weights", o->weights, "the weights in the page: float32 (translates exactly as qkv translate) or float16 (about half the size)")
+      ->check(CLI::IsMember({"float16", "float32"}))
+      ->capture_default_str();
   add_threads_option(cmd, o->threads);
   cmd->callback([o] {
     check_output_file(o->out);  // a device, pipe or folder is refused before any work

@@ -1,8 +1,12 @@
 #!/usr/bin/env bash
 # tests/browser/run.sh — the explorer page (qkv explore) in headless Chromium: for 50+ sentences
 # the page's JavaScript forward pass must give the same translations as `qkv translate` and the
-# same attention weights (within 1e-5) as `qkv attend --format json`, for every layer and model.
-# Then a page fed markup (issue 26) must still translate and run no script smuggled into its data.
+# same attention weights (within 1e-5) as `qkv attend --format json`, for every layer and model,
+# with float32 weights (the default). With --weights float16 it prints how many translations still
+# match, and at most 2 of the 100 may differ (a near tie can go the other way; the rest must match,
+# with weights within 0.01). The page's controls are driven through the DevTools protocol
+# (interact.py). Then a page fed markup (issue 26) must still translate and run no script smuggled
+# into its data.
 # Prints "skipped: chromium not installed" and passes where Chromium is missing.
 set -u
 QKV=${QKV:-build/qkv}
@@ -40,8 +44,12 @@ models=("$work/learned/model.safetensors" "$work/static/model.safetensors")
 count=$(wc -l <"$work/sentences.txt")
 [ "$count" -ge 50 ] || fail "only $count sentences"
 
-"$QKV" explore --checkpoint "${models[0]}" --compare "${models[1]}" --out "$work/page.html" >/dev/null ||
+"$QKV" explore --checkpoint "${models[0]}" --compare "${models[1]}" --out "$work/page32.html" >/dev/null ||
   fail "qkv explore"
+"$QKV" explore --checkpoint "${models[0]}" --compare "${models[1]}" --weights float16 --out "$work/page16.html" >/dev/null ||
+  fail "qkv explore --weights float16"
+size32=$(wc -c <"$work/page32.html") size16=$(wc -c <"$work/page16.html")
+[ "$size16" -lt "$size32" ] || fail "the float16 page ($size16 bytes) is not smaller than the float32 one ($size32)"
 # The C++ side: translations, then every layer's attention for each sentence.
 for m in 0 1; do
   "$QKV" translate --checkpoint "${models[$m]}" --input "$work/sentences.txt" >"$work/translate.$m.tsv" 2>/dev/null ||
@@ -60,9 +68,17 @@ done
 # The page: the sentences go in the URL's fragment; --dump-dom prints the DOM once the page's
 # (synchronous) script has written its results.
 fragment=$(python3 -c 'import json,sys,urllib.parse; print(urllib.parse.quote(json.dumps([l.rstrip("\n") for l in open(sys.argv[1])])))' "$work/sentences.txt")
-timeout 120 "$CHROMIUM" --headless --no-sandbox --disable-gpu --dump-dom "file://$work/page.html#test=$fragment" \
-  >"$work/dom.html" 2>"$work/chromium.log" || { tail -5 "$work/chromium.log"; fail "chromium --dump-dom"; }
-python3 tests/browser/compare.py "$work" "$count" || fail "the page and the C++ forward pass disagree (above)"
+for bits in 32 16; do
+  timeout 120 "$CHROMIUM" --headless --no-sandbox --disable-gpu --dump-dom "file://$work/page$bits.html#test=$fragment" \
+    >"$work/dom$bits.html" 2>"$work/chromium.log" || { tail -5 "$work/chromium.log"; fail "chromium --dump-dom (float$bits)"; }
+done
+python3 tests/browser/compare.py "$work" "$count" dom32.html 1e-5 float32 0 || fail "the page and the C++ forward pass disagree (above)"
+python3 tests/browser/compare.py "$work" "$count" dom16.html 0.01 float16 2 ||
+  fail "the page with float16 weights and the C++ forward pass disagree (above)"
+echo "explorer browser test: page size $size32 bytes with float32 weights, $size16 with float16"
+
+# The controls, through the DevTools protocol: the layer selector, clicks on rows, the line view, widths.
+timeout 300 python3 tests/browser/interact.py "$CHROMIUM" "$work/page32.html" || fail "the page's controls (above)"
 
 # Hostile inputs (issue 26): markup and U+2028 in the starting sentences, in a vocabulary word and
 # in the checkpoint's file name. The page must still run its script and translate, and a script

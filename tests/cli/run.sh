@@ -443,6 +443,17 @@ if grep -q "wrote $work/page.html" "$work/out" && grep -q '"sentences":\["ravi s
 else
   fail "explore: writes one offline page with both models and the sentence: $(cat "$work/out")"
 fi
+# --weights float16: every tensor as half floats (2 bytes a weight, not 4), and nothing else changes
+"$QKV" explore --checkpoint "$ckpt" --compare "$two" --sentence "ravi saw a bat" --weights float16 --out "$work/page16.html" \
+  >"$work/out" 2>&1
+if grep -q "with float16 weights" "$work/out" && ! grep -q '"float32_base64"' "$work/page16.html" &&
+   [ "$(grep -o '"float16_base64"' "$work/page16.html" | wc -l)" -eq "$(grep -o '"float32_base64"' "$work/page.html" | wc -l)" ] &&
+   [ "$(wc -c <"$work/page16.html")" -lt "$(wc -c <"$work/page.html")" ]; then
+  pass
+else
+  fail "explore --weights float16: the same tensors as half floats, a smaller page: $(cat "$work/out")"
+fi
+expect_error "explore --weights float64" "--weights" "$QKV" explore --checkpoint "$ckpt" --weights float64 --out "$work/p0.html"
 expect_error "explore: a missing checkpoint" "nope.safetensors" "$QKV" explore --checkpoint "$work/nope.safetensors" --out "$work/p1.html"
 expect_absent "explore: no page after an error" "$work/p1.html"
 expect_error "explore: a bad --compare checkpoint" "bad/train.tsv" "$QKV" explore --checkpoint "$ckpt" --compare "$work/bad/train.tsv" --out "$work/p2.html"

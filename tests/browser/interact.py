@@ -1,0 +1,125 @@
+"""tests/browser/interact.py — drives the explorer page (qkv explore, two models: 2 layers and 1)
+through Chromium's DevTools protocol: typing a sentence, the layer selector, clicks on query rows
+(the highlighted row and the line view's lines) and the layout at 1500, 620 and 420 px wide.
+Usage: interact.py CHROMIUM PAGE.html; prints one line per failed check and exits 1 if any failed."""
+import json
+import sys
+
+from cdp import Browser
+
+chromium, page = sys.argv[1], sys.argv[2]
+problems = []
+
+
+def check(condition, what):
+    if not condition:
+        problems.append(what)
+    return condition
+
+
+browser = Browser(chromium, f"file://{page}", width=1500, height=1300)
+js = browser.evaluate
+
+
+def layout():
+    """The page's width against the window's, and each model panel's box."""
+    return js("""({scroll: document.documentElement.scrollWidth, window: innerWidth,
+      panels: [...document.querySelectorAll('.model')].map(p => { const r = p.getBoundingClientRect();
+        return {left: r.left, top: r.top, right: r.right, bottom: r.bottom}; })})""")
+
+
+def choose_layer(value):
+    js(f"""(() => {{ const s = document.getElementById('layer'); s.value = {json.dumps(value)};
+      s.dispatchEvent(new Event('change')); }})()""")
+
+
+def click_element(selector):
+    """A real mouse click at the centre of the first element matching SELECTOR (scrolled into view)."""
+    box = js(f"""(() => {{ const e = document.querySelector({json.dumps(selector)}); if (!e) return null;
+      e.scrollIntoView({{block: 'center', inline: 'center'}}); const r = e.getBoundingClientRect();
+      return [r.left + r.width / 2, r.top + r.height / 2]; }})()""")
+    if check(box is not None, f"nothing on the page matches {selector}"):
+        browser.click(*box)
+
+
+def line_state(model):
+    """The highlighted rows and the line view's lines of MODEL's panel."""
+    return js(f"""(() => {{ const p = document.querySelector('.model[data-model="{model}"]');
+      return {{selected: [...p.querySelectorAll('.attention-map .query-row.selected')].map(g => +g.dataset.query),
+        outlines: p.querySelectorAll('.attention-map .row-outline').length,
+        labels: p.querySelectorAll('.attention-map .row-label.selected').length,
+        lines: [...p.querySelectorAll('.attention-map .attention-lines line')].map(l => +l.dataset.weight),
+        rows: p.querySelectorAll('.attention-map .query-row').length,
+        beside: (() => {{ const g = p.querySelector('.attention-map .attention-lines'), cells = [...p.querySelectorAll(
+          '.attention-map .query-row')].pop(); if (!g || !g.getBBox().width) return null;
+          return g.getBoundingClientRect().left >= cells.getBoundingClientRect().right; }})()}}; }})()""")
+
+
+try:
+    # Type a sentence and press the button (a real click).
+    js("document.getElementById('sentence').value = 'river bank flows'")
+    click_element("#go")
+    words = 3
+    state = js("""[...document.querySelectorAll('.model')].map(p => ({
+      translation: p.querySelector('.translation')?.textContent,
+      grid: p.querySelectorAll('.layer-grid figure').length}))""")
+    check([s["grid"] for s in state] == [2, 1], f"'all layers' should draw 2 and 1 small maps, drew {[s['grid'] for s in state]}")
+    check(all(s["translation"] for s in state), f"a model wrote no translation: {state}")
+    options = js("[...document.getElementById('layer').options].map(o => o.textContent)")
+    check(options == ["all layers", "layer 1", "layer 2"], f"layer selector offers {options}")
+
+    # 1500 px: both models side by side, nothing wider than the window.
+    box = layout()
+    check(box["scroll"] <= box["window"], f"at 1500 px the page is {box['scroll']} px wide")
+    check(len({round(p["top"]) for p in box["panels"]}) == 1, f"at 1500 px the models are not side by side: {box['panels']}")
+
+    # Layer 1, then a click on a source word's row: that row highlighted, one line per source word.
+    choose_layer("0")
+    before = line_state(0)
+    check(before["selected"] == [] and before["lines"] == [], f"lines before any click: {before}")
+    click_element('.model[data-model="0"] .attention-map .query-row[data-query="1"] rect[data-key="2"]')
+    after = line_state(0)
+    check(after["selected"] == [1] and after["outlines"] == 1 and after["labels"] == 1,
+          f"clicking row 1 should highlight row 1 only: {after}")
+    check(len(after["lines"]) == words, f"query 'bank' sees {words} source words but {len(after['lines'])} lines were drawn")
+    check(after["beside"], "the lines are not beside (right of) the matrix")
+    check(abs(sum(after["lines"]) - 1) < 1e-6, f"the lines' weights sum to {sum(after['lines'])}, not 1")
+    check(line_state(1)["selected"] == [], "a click in one model highlighted a row in the other")
+
+    # The last row (the last target word) sees every token: one line per token.
+    last = after["rows"] - 1
+    click_element(f'.model[data-model="0"] .attention-map .query-row[data-query="{last}"] rect[data-key="0"]')
+    after = line_state(0)
+    check(after["selected"] == [last] and len(after["lines"]) == after["rows"],
+          f"the last row ({last}) should draw {after['rows']} lines: {after}")
+
+    # Layer 2: model 0 draws it, model 1 (one layer) says it has none.
+    choose_layer("1")
+    maps = js("[...document.querySelectorAll('.model')].map(p => p.querySelectorAll('.attention-map').length)")
+    note = js("document.querySelector('.model[data-model=\"1\"] p.note')?.textContent || ''")
+    check(maps == [1, 0] and "has 1 layer" in note, f"layer 2: maps {maps}, note {note!r}")
+
+    # All layers, then a click on the second small map of model 0: it opens layer 2 with that row.
+    choose_layer("all")
+    click_element('.model[data-model="0"] .layer-grid figure:nth-child(2) .query-row[data-query="0"] rect[data-key="0"]')
+    chosen = js("document.getElementById('layer').value")
+    opened = line_state(0)
+    check(chosen == "1" and opened["selected"] == [0] and len(opened["lines"]) == words,
+          f"a click on layer 2's small map should open layer 2 with row 0: layer {chosen}, {opened}")
+
+    # Narrow windows: nothing wider than 620 px; at 420 px the models stack.
+    for width in (620, 420):
+        browser.command("Emulation.setDeviceMetricsOverride", width=width, height=900, deviceScaleFactor=1, mobile=False)
+        box = layout()
+        check(box["scroll"] <= width, f"at {width} px the page is {box['scroll']} px wide")
+    first, second = box["panels"][:2]
+    check(second["top"] >= first["bottom"], f"at 420 px the models do not stack: {box['panels']}")
+finally:
+    browser.close()
+
+for p in problems:
+    print(p)
+if problems:
+    sys.exit(f"{len(problems)} check(s) of the page's controls and layout failed")
+print("explorer browser test: typed a sentence; the layer selector (all layers, 1, 2) and clicks on query rows "
+      "highlight the row and draw one line per visible key; fits 1500, 620 and 420 px")
