@@ -1,8 +1,8 @@
 // framework/scalar_formulas.h — each scalar formula the backends compute, written once and
 // compiled by both g++ (the CPU backend) and nvcc (the CUDA kernels): the unary and binary
-// elementwise functions, the NaN-propagating max, one LayerNorm row forward and backward, one
-// Adam/AdamW step on one entry; and, for the
-// host side of both backends, dimension merging and the float dtype dispatch.
+// elementwise functions (their formulas listed in elementwise_ops.def), the NaN-propagating max,
+// one LayerNorm row forward and backward, one Adam/AdamW step on one entry; and, for the host side
+// of both backends, dimension merging and the float dtype dispatch.
 #pragma once
 
 #include <array>
@@ -37,22 +37,15 @@ QKV_FORMULA double erf_of(double x) { return ::erf(x); }
 QKV_FORMULA float pow_of(float x, float s) { return ::powf(x, s); }
 QKV_FORMULA double pow_of(double x, double s) { return ::pow(x, s); }
 
-// out = op(x), with `s` the scalar of the *Scalar ops. With `op` a compile-time constant the
-// switch folds away (the CPU backend's loops rely on that to vectorise).
+// out = op(x), with `s` the scalar of the *Scalar ops; a op b. One case per line of
+// elementwise_ops.def. With `op` a compile-time constant the switch folds away (the CPU backend's
+// loops rely on that to vectorise).
 template <typename T>
 QKV_FORMULA T unary(UnaryOp op, T x, T s) {
   switch (op) {
-    case UnaryOp::Neg: return -x;
-    case UnaryOp::Exp: return exp_of(x);
-    case UnaryOp::Log: return log_of(x);
-    case UnaryOp::Sqrt: return sqrt_of(x);
-    case UnaryOp::Tanh: return tanh_of(x);
-    case UnaryOp::Relu: return x < T(0) ? T(0) : x;  // NaN and -0.0 pass through, as in PyTorch
-    case UnaryOp::NormalCdf: return T(0.5) * (T(1) + erf_of(x * T(0.70710678118654752440)));  // Phi(x)
-    case UnaryOp::NormalPdf: return exp_of(T(-0.5) * x * x) * T(0.3989422804014327);          // phi(x)
-    case UnaryOp::PowScalar: return pow_of(x, s);
-    case UnaryOp::MulScalar: return x * s;
-    case UnaryOp::AddScalar: return x + s;
+#define QKV_UNARY_OP(name, formula) \
+  case UnaryOp::name: return formula;
+#include "elementwise_ops.def"
   }
   return x;
 }
@@ -60,11 +53,9 @@ QKV_FORMULA T unary(UnaryOp op, T x, T s) {
 template <typename T>
 QKV_FORMULA T binary(BinaryOp op, T a, T b) {
   switch (op) {
-    case BinaryOp::Add: return a + b;
-    case BinaryOp::Sub: return a - b;
-    case BinaryOp::Mul: return a * b;
-    case BinaryOp::Div: return a / b;
-    case BinaryOp::ReluBackward: return b <= T(0) ? T(0) : a;
+#define QKV_BINARY_OP(name, formula) \
+  case BinaryOp::name: return formula;
+#include "elementwise_ops.def"
   }
   return a;
 }

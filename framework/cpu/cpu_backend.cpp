@@ -129,15 +129,13 @@ void unary_fixed(const T* in, T* out, int64_t n, T s) {
   for (int64_t i = 0; i < n; ++i) out[i] = formula::unary(Op, in[i], s);
 }
 
+// One case per line of elementwise_ops.def, each a loop of its own.
 template <typename T>
 void unary_loop(UnaryOp op, const T* in, T* out, int64_t n, T s) {
   switch (op) {
-#define QKV_UNARY_CASE(name) \
+#define QKV_UNARY_OP(name, expression) \
   case UnaryOp::name: return unary_fixed<UnaryOp::name, T>(in, out, n, s);
-    QKV_UNARY_CASE(Neg) QKV_UNARY_CASE(Exp) QKV_UNARY_CASE(Log) QKV_UNARY_CASE(Sqrt)
-    QKV_UNARY_CASE(Tanh) QKV_UNARY_CASE(Relu) QKV_UNARY_CASE(NormalCdf)
-    QKV_UNARY_CASE(NormalPdf) QKV_UNARY_CASE(PowScalar) QKV_UNARY_CASE(MulScalar) QKV_UNARY_CASE(AddScalar)
-#undef QKV_UNARY_CASE
+#include "../elementwise_ops.def"
   }
 }
 
@@ -163,12 +161,14 @@ void binary_loop(const T* a, const Strides& sa, const T* b, const Strides& sb, T
 template <typename T>
 void binary_typed(BinaryOp op, const T* a, const Strides& sa, const T* b, const Strides& sb,
                   T* out, const Shape& shape) {
-  // Op fixed per loop (formula::binary's switch folds away inside each).
+  // Op fixed per loop (formula::binary's switch folds away inside each), one per line of
+  // elementwise_ops.def.
   switch (op) {
-#define QKV_BINARY_CASE(name) \
-  case BinaryOp::name: return binary_loop(a, sa, b, sb, out, shape, [](T x, T y) { return formula::binary(BinaryOp::name, x, y); });
-    QKV_BINARY_CASE(Add) QKV_BINARY_CASE(Sub) QKV_BINARY_CASE(Mul) QKV_BINARY_CASE(Div) QKV_BINARY_CASE(ReluBackward)
-#undef QKV_BINARY_CASE
+#define QKV_BINARY_OP(name, expression)                                     \
+  case BinaryOp::name:                                                      \
+    return binary_loop(a, sa, b, sb, out, shape,                            \
+                       [](T x, T y) { return formula::binary(BinaryOp::name, x, y); });
+#include "../elementwise_ops.def"
   }
 }
 
@@ -389,6 +389,7 @@ class CpuBackend final : public Backend {
   void copy_to_host(void* dst, const void* src, size_t n) override { std::memcpy(dst, src, n); }
   void copy_from_host(void* dst, const void* src, size_t n) override { std::memcpy(dst, src, n); }
   void copy(void* dst, const void* src, size_t n) override { std::memmove(dst, src, n); }
+  void synchronize() override {}  // every call has finished when it returns
 
   void fill(DType dtype, void* out, int64_t n, double value) override {
     if (dtype == DType::I64) {

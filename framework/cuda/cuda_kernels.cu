@@ -1,6 +1,7 @@
-// framework/cuda/cuda_kernels.cu — the CUDA backend's kernels and their launchers, in float32
-// and float64. Every kernel is deterministic: no atomics, and every sum runs in a fixed order
-// that depends only on the shapes (float32 sums accumulate in double, as on the CPU).
+// framework/cuda/cuda_kernels.cu — the CUDA backend's compute primitives: the kernels, in float32
+// and float64, and the CudaBackend members that launch them (gemm through cuBLAS). Every kernel is
+// deterministic: no atomics, and every sum runs in a fixed order that depends only on the shapes
+// (float32 sums accumulate in double, as on the CPU).
 #include <cmath>
 #include <cstdio>
 #include <limits>
@@ -8,8 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "framework/cuda/cuda_backend.h"
 #include "framework/cuda/cuda_check.h"
-#include "framework/cuda/cuda_kernels.h"
 #include "framework/scalar_formulas.h"
 
 namespace qkv::cuda {
@@ -17,6 +18,16 @@ namespace qkv::cuda {
 namespace {
 
 constexpr int kThreads = 256;
+constexpr int kMaxRank = 8;
+
+// An index space (a shape) read through up to three stride sets, after dropping size-1 dims and
+// merging dims that are contiguous in every set (make_walk). Passed to kernels by value.
+struct Walk {
+  int rank = 0;
+  int sets = 0;
+  int64_t shape[kMaxRank] = {};
+  int64_t stride[3][kMaxRank] = {};
+};
 
 unsigned grid_for(int64_t n, int64_t per_block = kThreads) {
   const int64_t blocks = (n + per_block - 1) / per_block;
@@ -321,13 +332,6 @@ void dispatch_elem(size_t elem_size, const char* what, Body&& body) {
                                 std::to_string(elem_size));
 }
 
-int64_t walk_numel(const Walk& w) {
-  int64_t n = 1;
-  for (int d = 0; d < w.rank; ++d) n *= w.shape[d];
-  return n;
-}
-
-
 // ---- fused attention (Backend::attention_forward / attention_backward) ----
 // One thread per query (forward, d_q) or per key (d_k, d_v), 64 to a block; the other side's rows
 // are staged through shared memory 16 at a time. Each thread owns its outputs: no atomics.
@@ -505,10 +509,11 @@ __global__ void attention_dq_kernel(AttnDims d, T scale, const T* q, const T* k,
   for (int64_t c = 0; c < K; ++c) d_q[(b * d.queries + i) * K + c] = dq[c] * scale;
 }
 
-}  // namespace
-
-Walk make_walk(const char* what, const Shape& shape, const Strides* s0, const Strides* s1,
-               const Strides* s2) {
+// The host side of binary, masked_fill and strided_copy: `shape` read through up to three stride
+// sets, merged (formula::merge_dimensions) into a Walk. Throws when the merged rank is above
+// kMaxRank (naming `what` and the shape).
+Walk make_walk(const char* what, const Shape& shape, const Strides* s0, const Strides* s1 = nullptr,
+               const Strides* s2 = nullptr) {
   std::vector<const Strides*> sets;
   for (const Strides* set : {s0, s1, s2})
     if (set) sets.push_back(set);
@@ -530,7 +535,61 @@ Walk make_walk(const char* what, const Shape& shape, const Strides* s0, const St
   return w;
 }
 
-void launch_fill(DType dtype, void* out, int64_t n, double value) {
+template <typename From>
+void cast_from(const From* in, DType to, void* out, int64_t n) {
+  switch (to) {
+    case DType::F32: cast_kernel<<<grid_for(n), kThreads>>>(in, static_cast<float*>(out), n); break;
+    case DType::F64: cast_kernel<<<grid_for(n), kThreads>>>(in, static_cast<double*>(out), n); break;
+    case DType::I64: cast_kernel<<<grid_for(n), kThreads>>>(in, static_cast<int64_t*>(out), n); break;
+  }
+}
+
+// C[b] *= beta for every b (beta == 0 writes zeros); batches run in order, so stride 0 repeats.
+void scale_batched(DType dtype, void* C, int64_t batch, int64_t count, int64_t stride, double beta) {
+  if (batch <= 0 || count <= 0) return;
+  dispatch_float(dtype, "gemm", [&](auto zero) {
+    using T = decltype(zero);
+    scale_batched_kernel<<<grid_for(count), kThreads>>>(static_cast<T*>(C), batch, count, stride,
+                                                        static_cast<T>(beta));
+  });
+  QKV_CUDA_CHECK_LAUNCH();
+}
+
+// The kernels' view of an attention call; lengths is the device copy of s.key_lengths (or null).
+AttnDims attn_dims(const AttentionShape& s, const int64_t* lengths) {
+  if (s.width > kAttnMaxWidth || s.value_width > kAttnMaxWidth)
+    throw std::runtime_error("cuda backend: attention supports head widths up to " + std::to_string(kAttnMaxWidth) +
+                             ", got " + std::to_string(s.width) + " and " + std::to_string(s.value_width));
+  return AttnDims{s.batch,  s.queries, s.keys,        s.width,         s.value_width, s.query_offset,
+                  s.prefix, lengths,   s.knockout_key, s.knockout_from, s.knockout_to};
+}
+
+// A device copy of an attention mask's key lengths for one call (null when there are none); the
+// lengths travel to the device with each call (one small copy).
+struct DeviceLengths {
+  DeviceLengths(Backend& owner, const std::vector<int64_t>& host) : backend(owner) {
+    if (host.empty()) return;
+    data = static_cast<int64_t*>(backend.allocate(host.size() * sizeof(int64_t)));
+    try {
+      backend.copy_from_host(data, host.data(), host.size() * sizeof(int64_t));
+    } catch (...) {
+      backend.release(data);
+      throw;
+    }
+  }
+  ~DeviceLengths() { backend.release(data); }
+  DeviceLengths(const DeviceLengths&) = delete;
+  DeviceLengths& operator=(const DeviceLengths&) = delete;
+  Backend& backend;
+  int64_t* data = nullptr;
+};
+
+}  // namespace
+
+// ---- the primitives: each checks its arguments on the host, then launches its kernels ----
+
+void CudaBackend::fill(DType dtype, void* out, int64_t n, double value) {
+  activate();
   if (n <= 0) return;
   if (dtype == DType::I64) {
     fill_kernel<<<grid_for(n), kThreads>>>(static_cast<int64_t*>(out), n, static_cast<int64_t>(value));
@@ -543,16 +602,8 @@ void launch_fill(DType dtype, void* out, int64_t n, double value) {
   QKV_CUDA_CHECK_LAUNCH();
 }
 
-template <typename From>
-static void cast_from(const From* in, DType to, void* out, int64_t n) {
-  switch (to) {
-    case DType::F32: cast_kernel<<<grid_for(n), kThreads>>>(in, static_cast<float*>(out), n); break;
-    case DType::F64: cast_kernel<<<grid_for(n), kThreads>>>(in, static_cast<double*>(out), n); break;
-    case DType::I64: cast_kernel<<<grid_for(n), kThreads>>>(in, static_cast<int64_t*>(out), n); break;
-  }
-}
-
-void launch_cast(DType from, const void* in, DType to, void* out, int64_t n) {
+void CudaBackend::cast(DType from, const void* in, DType to, void* out, int64_t n) {
+  activate();
   if (n <= 0) return;
   if (from == to) {
     QKV_CUDA_CHECK(cudaMemcpyAsync(out, in, static_cast<size_t>(n) * dtype_size(to),
@@ -567,7 +618,8 @@ void launch_cast(DType from, const void* in, DType to, void* out, int64_t n) {
   QKV_CUDA_CHECK_LAUNCH();
 }
 
-void launch_unary(UnaryOp op, DType dtype, const void* in, void* out, int64_t n, double scalar) {
+void CudaBackend::unary(UnaryOp op, DType dtype, const void* in, void* out, int64_t n, double scalar) {
+  activate();
   if (n <= 0) return;
   dispatch_float(dtype, "unary", [&](auto zero) {
     using T = decltype(zero);
@@ -577,9 +629,13 @@ void launch_unary(UnaryOp op, DType dtype, const void* in, void* out, int64_t n,
   QKV_CUDA_CHECK_LAUNCH();
 }
 
-void launch_binary(BinaryOp op, DType dtype, const void* a, const void* b, void* out, const Walk& walk) {
-  const int64_t n = walk_numel(walk);
-  if (n <= 0) return;
+void CudaBackend::binary(BinaryOp op, DType dtype, const void* a, const Strides& a_strides, const void* b,
+                         const Strides& b_strides, void* out, const Shape& out_shape) {
+  const int64_t n = shape_numel(out_shape);
+  if (n == 0) return;
+  activate();
+  const Strides s_out = contiguous_strides(out_shape);
+  const Walk walk = make_walk("binary", out_shape, &a_strides, &b_strides, &s_out);
   dispatch_float(dtype, "binary", [&](auto zero) {
     using T = decltype(zero);
     binary_kernel<<<grid_for(n), kThreads>>>(static_cast<int>(op), static_cast<const T*>(a),
@@ -588,10 +644,14 @@ void launch_binary(BinaryOp op, DType dtype, const void* a, const void* b, void*
   QKV_CUDA_CHECK_LAUNCH();
 }
 
-void launch_masked_fill(DType dtype, const void* in, const void* keep, double value, void* out,
-                        const Walk& walk) {
-  const int64_t n = walk_numel(walk);
-  if (n <= 0) return;
+// keep is read through stride set 0 of the walk; in and out are contiguous.
+void CudaBackend::masked_fill(DType dtype, const void* in, const void* keep, const Strides& keep_strides,
+                              double value, void* out, const Shape& shape) {
+  const int64_t n = shape_numel(shape);
+  if (n == 0) return;
+  activate();
+  const Strides s = contiguous_strides(shape);
+  const Walk walk = make_walk("masked_fill", shape, &keep_strides, &s);
   dispatch_float(dtype, "masked_fill", [&](auto zero) {
     using T = decltype(zero);
     masked_fill_kernel<<<grid_for(n), kThreads>>>(static_cast<const T*>(in), static_cast<const T*>(keep),
@@ -600,17 +660,21 @@ void launch_masked_fill(DType dtype, const void* in, const void* keep, double va
   QKV_CUDA_CHECK_LAUNCH();
 }
 
-void launch_strided_copy(size_t elem_size, const void* in, void* out, const Walk& walk) {
-  const int64_t n = walk_numel(walk);
-  if (n <= 0) return;
-  dispatch_elem(elem_size, "strided_copy", [&](auto zero) {
+void CudaBackend::strided_copy(DType dtype, const void* in, const Strides& in_strides, void* out,
+                               const Strides& out_strides, const Shape& shape) {
+  const int64_t n = shape_numel(shape);
+  if (n == 0) return;
+  activate();
+  const Walk walk = make_walk("strided_copy", shape, &in_strides, &out_strides);
+  dispatch_elem(dtype_size(dtype), "strided_copy", [&](auto zero) {
     using E = decltype(zero);
     strided_copy_kernel<<<grid_for(n), kThreads>>>(static_cast<const E*>(in), static_cast<E*>(out), walk, n);
   });
   QKV_CUDA_CHECK_LAUNCH();
 }
 
-void launch_reduce_sum(DType dtype, const void* in, const Shape& in_shape, void* out, const Shape& out_shape) {
+void CudaBackend::reduce_sum(DType dtype, const void* in, const Shape& in_shape, void* out, const Shape& out_shape) {
+  activate();
   if (in_shape.size() != out_shape.size())
     throw std::runtime_error("cuda backend: reduce of " + shape_str(in_shape) + " to " + shape_str(out_shape) +
                              ": ranks differ");
@@ -653,8 +717,9 @@ void launch_reduce_sum(DType dtype, const void* in, const Shape& in_shape, void*
   QKV_CUDA_CHECK_LAUNCH();
 }
 
-void launch_max_along(DType dtype, const void* in, int64_t outer, int64_t n, int64_t inner,
-                      void* out_values, int64_t* out_indices) {
+void CudaBackend::max_along(DType dtype, const void* in, int64_t outer, int64_t n, int64_t inner,
+                            void* out_values, int64_t* out_indices) {
+  activate();
   if (outer * inner <= 0 || n <= 0) return;
   dispatch_float(dtype, "max_along", [&](auto zero) {
     using T = decltype(zero);
@@ -664,8 +729,9 @@ void launch_max_along(DType dtype, const void* in, int64_t outer, int64_t n, int
   QKV_CUDA_CHECK_LAUNCH();
 }
 
-void launch_take_along(DType dtype, const void* x, int64_t outer, int64_t n, int64_t inner,
-                       const int64_t* index, void* out) {
+void CudaBackend::take_along(DType dtype, const void* x, int64_t outer, int64_t n, int64_t inner,
+                             const int64_t* index, void* out) {
+  activate();
   if (outer * inner <= 0) return;
   dispatch_float(dtype, "take_along", [&](auto zero) {
     using T = decltype(zero);
@@ -675,8 +741,9 @@ void launch_take_along(DType dtype, const void* x, int64_t outer, int64_t n, int
   QKV_CUDA_CHECK_LAUNCH();
 }
 
-void launch_put_along_add(DType dtype, void* x, int64_t outer, int64_t n, int64_t inner,
-                          const int64_t* index, const void* values) {
+void CudaBackend::put_along_add(DType dtype, void* x, int64_t outer, int64_t n, int64_t inner,
+                                const int64_t* index, const void* values) {
+  activate();
   if (outer * inner <= 0) return;
   dispatch_float(dtype, "put_along_add", [&](auto zero) {
     using T = decltype(zero);
@@ -686,10 +753,11 @@ void launch_put_along_add(DType dtype, void* x, int64_t outer, int64_t n, int64_
   QKV_CUDA_CHECK_LAUNCH();
 }
 
-void launch_gather_rows(size_t elem_size, const void* table, int64_t width, const int64_t* index,
-                        int64_t count, void* out) {
+void CudaBackend::gather_rows(DType dtype, const void* table, int64_t width, const int64_t* index,
+                              int64_t count, void* out) {
+  activate();
   if (count * width <= 0) return;
-  dispatch_elem(elem_size, "gather_rows", [&](auto zero) {
+  dispatch_elem(dtype_size(dtype), "gather_rows", [&](auto zero) {
     using E = decltype(zero);
     gather_rows_kernel<<<grid_for(count * width), kThreads>>>(static_cast<const E*>(table), width, index,
                                                               count, static_cast<E*>(out));
@@ -697,8 +765,9 @@ void launch_gather_rows(size_t elem_size, const void* table, int64_t width, cons
   QKV_CUDA_CHECK_LAUNCH();
 }
 
-void launch_scatter_add_rows(DType dtype, void* table, int64_t width, const int64_t* index,
-                             int64_t count, const void* values) {
+void CudaBackend::scatter_add_rows(DType dtype, void* table, int64_t width, const int64_t* index,
+                                   int64_t count, const void* values) {
+  activate();
   if (count <= 0 || width <= 0) return;
   // About 16K threads in all; more buckets would only add index scans.
   const int64_t buckets = std::max<int64_t>(1, std::min<int64_t>(count, 16384 / width));
@@ -710,22 +779,26 @@ void launch_scatter_add_rows(DType dtype, void* table, int64_t width, const int6
   QKV_CUDA_CHECK_LAUNCH();
 }
 
-void launch_check_indices(const int64_t* index, int64_t count, int64_t limit, bool has_ignore, int64_t ignore,
-                          int64_t site, int64_t* safe, DType valid_dtype, void* valid, IndexError* error) {
+// A bad index is recorded on the device (index_error_) and thrown at the next wait for it.
+void CudaBackend::check_indices(const IndexCheck& check, const int64_t* index, int64_t count, int64_t* safe,
+                                DType valid_dtype, void* valid) {
+  activate();
   if (count <= 0) return;
+  const int64_t site = site_of(check);
   if (valid_dtype == DType::F64)
-    check_indices_kernel<double><<<1, kCheckThreads>>>(index, count, limit, has_ignore, ignore, site, safe,
-                                                       static_cast<double*>(valid), error);
+    check_indices_kernel<double><<<1, kCheckThreads>>>(index, count, check.limit, check.has_ignore, check.ignore,
+                                                       site, safe, static_cast<double*>(valid), index_error_);
   else if (valid_dtype == DType::F32 || !valid)
-    check_indices_kernel<float><<<1, kCheckThreads>>>(index, count, limit, has_ignore, ignore, site, safe,
-                                                      static_cast<float*>(valid), error);
+    check_indices_kernel<float><<<1, kCheckThreads>>>(index, count, check.limit, check.has_ignore, check.ignore,
+                                                      site, safe, static_cast<float*>(valid), index_error_);
   else
     throw std::runtime_error("cuda backend: check_indices writes float32 or float64 weights, not " +
                              dtype_name(valid_dtype));
   QKV_CUDA_CHECK_LAUNCH();
 }
 
-void launch_softmax_rows(DType dtype, const void* in, void* out, int64_t rows, int64_t cols, bool log) {
+void CudaBackend::softmax_rows(DType dtype, const void* in, void* out, int64_t rows, int64_t cols, bool log) {
+  activate();
   if (rows <= 0 || cols <= 0) return;
   dispatch_float(dtype, "softmax_rows", [&](auto zero) {
     using T = decltype(zero);
@@ -735,8 +808,9 @@ void launch_softmax_rows(DType dtype, const void* in, void* out, int64_t rows, i
   QKV_CUDA_CHECK_LAUNCH();
 }
 
-void launch_layer_norm_rows(DType dtype, const void* x, const void* weight, const void* bias, int64_t rows,
-                            int64_t width, double eps, void* out, void* x_hat, void* rstd) {
+void CudaBackend::layer_norm_rows(DType dtype, const void* x, const void* weight, const void* bias, int64_t rows,
+                                  int64_t width, double eps, void* out, void* x_hat, void* rstd) {
+  activate();
   if (rows <= 0) return;
   dispatch_float(dtype, "layer_norm", [&](auto zero) {
     using T = decltype(zero);
@@ -748,8 +822,9 @@ void launch_layer_norm_rows(DType dtype, const void* x, const void* weight, cons
   QKV_CUDA_CHECK_LAUNCH();
 }
 
-void launch_layer_norm_backward_rows(DType dtype, const void* g, const void* x_hat, const void* rstd,
-                                     const void* weight, int64_t rows, int64_t width, void* d_x) {
+void CudaBackend::layer_norm_backward_rows(DType dtype, const void* g, const void* x_hat, const void* rstd,
+                                           const void* weight, int64_t rows, int64_t width, void* d_x) {
+  activate();
   if (rows <= 0) return;
   dispatch_float(dtype, "layer_norm backward", [&](auto zero) {
     using T = decltype(zero);
@@ -760,73 +835,114 @@ void launch_layer_norm_backward_rows(DType dtype, const void* g, const void* x_h
   QKV_CUDA_CHECK_LAUNCH();
 }
 
-void launch_adam_update(DType dtype, void* param, const void* grad, void* exp_avg, void* exp_avg_sq, int64_t n,
-                        const AdamStep& s) {
+void CudaBackend::adam_update(DType dtype, void* param, const void* grad, void* exp_avg, void* exp_avg_sq, int64_t n,
+                              const AdamStep& step) {
+  activate();
   if (n <= 0) return;
   dispatch_float(dtype, "adam_update", [&](auto zero) {
     using T = decltype(zero);
     adam_kernel<T><<<grid_for(n), kThreads>>>(static_cast<T*>(param), static_cast<const T*>(grad),
                                               static_cast<T*>(exp_avg), static_cast<T*>(exp_avg_sq), n,
-                                              formula::AdamEntry<T>::from(s));
+                                              formula::AdamEntry<T>::from(step));
   });
   QKV_CUDA_CHECK_LAUNCH();
 }
 
-void launch_scale_batched(DType dtype, void* C, int64_t batch, int64_t count, int64_t stride, double beta) {
-  if (batch <= 0 || count <= 0) return;
-  dispatch_float(dtype, "gemm", [&](auto zero) {
-    using T = decltype(zero);
-    scale_batched_kernel<<<grid_for(count), kThreads>>>(static_cast<T*>(C), batch, count, stride,
-                                                        static_cast<T>(beta));
-  });
-  QKV_CUDA_CHECK_LAUNCH();
-}
-
-static AttnDims attn_dims(const AttentionShape& s, const int64_t* lengths) {
-  if (s.width > kAttnMaxWidth || s.value_width > kAttnMaxWidth)
-    throw std::runtime_error("cuda backend: attention supports head widths up to " + std::to_string(kAttnMaxWidth) +
-                             ", got " + std::to_string(s.width) + " and " + std::to_string(s.value_width));
-  return AttnDims{s.batch,  s.queries, s.keys,        s.width,         s.value_width, s.query_offset,
-                  s.prefix, lengths,   s.knockout_key, s.knockout_from, s.knockout_to};
-}
-
-void launch_attention_forward(DType dtype, const AttentionShape& s, const int64_t* lengths, const void* q,
-                              const void* k, const void* v, void* out, void* lse) {
-  const AttnDims d = attn_dims(s, lengths);
-  const int64_t blocks = s.batch * ((s.queries + kAttnRows - 1) / kAttnRows);
+void CudaBackend::attention_forward(DType dtype, const AttentionShape& shape, const void* q, const void* k,
+                                    const void* v, void* out, void* lse) {
+  activate();
+  DeviceLengths lengths(*this, shape.key_lengths);
+  const AttnDims d = attn_dims(shape, lengths.data);
+  const int64_t blocks = shape.batch * ((shape.queries + kAttnRows - 1) / kAttnRows);
   if (blocks <= 0) return;
   dispatch_float(dtype, "attention", [&](auto zero) {
     using T = decltype(zero);
     attention_forward_kernel<T><<<static_cast<unsigned>(blocks), kAttnRows>>>(
-        d, static_cast<T>(s.scale), static_cast<const T*>(q), static_cast<const T*>(k), static_cast<const T*>(v),
-        static_cast<T*>(out), static_cast<T*>(lse));
+        d, static_cast<T>(shape.scale), static_cast<const T*>(q), static_cast<const T*>(k),
+        static_cast<const T*>(v), static_cast<T*>(out), static_cast<T*>(lse));
   });
   QKV_CUDA_CHECK_LAUNCH();
 }
 
-void launch_attention_backward(DType dtype, const AttentionShape& s, const int64_t* lengths, const void* q,
-                               const void* k, const void* v, const void* out, const void* d_out, const void* lse,
-                               void* delta, void* d_q, void* d_k, void* d_v) {
-  const AttnDims d = attn_dims(s, lengths);
-  const int64_t q_blocks = s.batch * ((s.queries + kAttnRows - 1) / kAttnRows);
-  const int64_t k_blocks = s.batch * ((s.keys + kAttnRows - 1) / kAttnRows);
-  dispatch_float(dtype, "attention", [&](auto zero) {
-    using T = decltype(zero);
-    const T scale = static_cast<T>(s.scale);
-    const T *q_ = static_cast<const T*>(q), *k_ = static_cast<const T*>(k), *v_ = static_cast<const T*>(v);
-    const T *g_ = static_cast<const T*>(d_out), *lse_ = static_cast<const T*>(lse);
-    T* delta_ = static_cast<T*>(delta);
-    if (s.batch * s.queries > 0)
-      attention_delta_kernel<T><<<grid_for(s.batch * s.queries), kThreads>>>(s.batch * s.queries, s.value_width,
-                                                                             static_cast<const T*>(out), g_, delta_);
-    if (k_blocks > 0)
-      attention_dkv_kernel<T><<<static_cast<unsigned>(k_blocks), kAttnRows>>>(
-          d, scale, q_, k_, v_, g_, lse_, delta_, static_cast<T*>(d_k), static_cast<T*>(d_v));
-    if (q_blocks > 0)
-      attention_dq_kernel<T><<<static_cast<unsigned>(q_blocks), kAttnRows>>>(d, scale, q_, k_, v_, g_, lse_, delta_,
-                                                                            static_cast<T*>(d_q));
-  });
-  QKV_CUDA_CHECK_LAUNCH();
+// Three kernels: delta (one per query), then d_k and d_v (a thread per key), then d_q (a thread
+// per query), with delta in a device scratch of (batch, queries).
+void CudaBackend::attention_backward(DType dtype, const AttentionShape& shape, const void* q, const void* k,
+                                     const void* v, const void* out, const void* d_out, const void* lse,
+                                     void* d_q, void* d_k, void* d_v) {
+  activate();
+  DeviceLengths lengths(*this, shape.key_lengths);
+  const AttnDims d = attn_dims(shape, lengths.data);
+  const int64_t rows = shape.batch * shape.queries;
+  const int64_t q_blocks = shape.batch * ((shape.queries + kAttnRows - 1) / kAttnRows);
+  const int64_t k_blocks = shape.batch * ((shape.keys + kAttnRows - 1) / kAttnRows);
+  void* delta = allocate(static_cast<size_t>(std::max<int64_t>(rows, 1)) * dtype_size(dtype));
+  try {
+    dispatch_float(dtype, "attention", [&](auto zero) {
+      using T = decltype(zero);
+      const T scale = static_cast<T>(shape.scale);
+      const T *q_ = static_cast<const T*>(q), *k_ = static_cast<const T*>(k), *v_ = static_cast<const T*>(v);
+      const T *g_ = static_cast<const T*>(d_out), *lse_ = static_cast<const T*>(lse);
+      T* delta_ = static_cast<T*>(delta);
+      if (rows > 0)
+        attention_delta_kernel<T><<<grid_for(rows), kThreads>>>(rows, shape.value_width, static_cast<const T*>(out),
+                                                                g_, delta_);
+      if (k_blocks > 0)
+        attention_dkv_kernel<T><<<static_cast<unsigned>(k_blocks), kAttnRows>>>(
+            d, scale, q_, k_, v_, g_, lse_, delta_, static_cast<T*>(d_k), static_cast<T*>(d_v));
+      if (q_blocks > 0)
+        attention_dq_kernel<T><<<static_cast<unsigned>(q_blocks), kAttnRows>>>(d, scale, q_, k_, v_, g_, lse_,
+                                                                              delta_, static_cast<T*>(d_q));
+    });
+    QKV_CUDA_CHECK_LAUNCH();
+  } catch (...) {
+    release(delta);
+    throw;
+  }
+  release(delta);
+}
+
+// Row-major C = op(A) op(B) is column-major C^T = op(B)^T op(A)^T: hand cuBLAS B first.
+void CudaBackend::gemm_batched(DType dtype, bool transpose_a, bool transpose_b, int64_t batch, int64_t M,
+                               int64_t N, int64_t K, double alpha, const void* A, int64_t stride_a, const void* B,
+                               int64_t stride_b, double beta, void* C, int64_t stride_c) {
+  if (dtype == DType::I64) throw std::runtime_error("cuda backend: gemm does not support int64");
+  if (batch <= 0 || M <= 0 || N <= 0) return;
+  activate();
+  if (K <= 0) {  // op(A) op(B) is empty: C = beta * C
+    scale_batched(dtype, C, batch, M * N, stride_c, beta);
+    return;
+  }
+  const int64_t limit = 0x7fffffff;
+  if (M > limit || N > limit || K > limit || batch > limit)
+    throw std::runtime_error("cuda backend: gemm dimensions exceed cuBLAS's int range");
+  // With a shared output (stride 0) the batches accumulate one after another, as on the CPU.
+  const int64_t calls = stride_c == 0 ? batch : 1;
+  const int64_t per_call = stride_c == 0 ? 1 : batch;
+  const cublasOperation_t op_b = transpose_b ? CUBLAS_OP_T : CUBLAS_OP_N;
+  const cublasOperation_t op_a = transpose_a ? CUBLAS_OP_T : CUBLAS_OP_N;
+  const int ldb = static_cast<int>(transpose_b ? K : N);
+  const int lda = static_cast<int>(transpose_a ? M : K);
+  const int ldc = static_cast<int>(N);
+  const size_t elem = dtype_size(dtype);
+  for (int64_t call = 0; call < calls; ++call) {
+    const char* a = static_cast<const char*>(A) + call * stride_a * elem;
+    const char* b = static_cast<const char*>(B) + call * stride_b * elem;
+    const double beta_here = beta;  // the CPU applies beta at every batch entry too
+    char* c = static_cast<char*>(C);
+    if (dtype == DType::F32) {
+      const float al = static_cast<float>(alpha), be = static_cast<float>(beta_here);
+      QKV_CUBLAS_CHECK(cublasSgemmStridedBatched(
+          cublas_, op_b, op_a, static_cast<int>(N), static_cast<int>(M), static_cast<int>(K), &al,
+          reinterpret_cast<const float*>(b), ldb, stride_b, reinterpret_cast<const float*>(a), lda, stride_a,
+          &be, reinterpret_cast<float*>(c), ldc, stride_c, static_cast<int>(per_call)));
+    } else {
+      const double al = alpha, be = beta_here;
+      QKV_CUBLAS_CHECK(cublasDgemmStridedBatched(
+          cublas_, op_b, op_a, static_cast<int>(N), static_cast<int>(M), static_cast<int>(K), &al,
+          reinterpret_cast<const double*>(b), ldb, stride_b, reinterpret_cast<const double*>(a), lda,
+          stride_a, &be, reinterpret_cast<double*>(c), ldc, stride_c, static_cast<int>(per_call)));
+    }
+  }
 }
 
 }  // namespace qkv::cuda
