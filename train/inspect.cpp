@@ -362,7 +362,7 @@ static DemoModel train_demo_model(const DemoOptions& o, const data::Dataset& ds,
                                   const std::vector<std::string>& report_splits, const std::string& mode, bool freeze) {
   TrainOptions t;
   t.data_dir = o.data_dir;
-  t.attention = mode;
+  t.attention = models::parse_attention_mode(mode);
   t.epochs = o.epochs;
   t.layers = o.layers;
   t.seed = o.seed;
