@@ -14,6 +14,7 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <stdexcept>
+#include <type_traits>
 
 #include "commands.h"
 #include "framework/distributed.h"
@@ -401,11 +402,14 @@ CLI::Validator seed_value() {
       "SEED");
 }
 
+// Every command's --threads is qkv train's row of the option table.
 CLI::Option* add_threads_option(CLI::App* cmd, int& threads) {
-  return cmd->add_option("--threads", threads,
-                         "CPU threads for gemm and the loops, 0 to 256 (0 = QKV_THREADS when set, else one per core; "
-                         "results are the same for any count)")
-      ->check(whole_number_in(0, 256))->capture_default_str();
+  CLI::Option* option = nullptr;
+  for_each_option([&](const OptionInfo& info, auto member) {
+    if constexpr (std::is_same_v<decltype(member), int TrainOptions::*>)
+      if (member == &TrainOptions::threads) option = add_train_option(cmd, info, threads);
+  });
+  return option;
 }
 
 void apply_threads(int threads) { set_cpu_threads(threads); }
