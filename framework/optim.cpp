@@ -138,10 +138,8 @@ Tensor clip_grad_norm(const std::vector<Tensor>& params, double max_norm) {
 }
 
 double scheduled_learning_rate(int64_t step, int64_t total_steps, int64_t warmup_steps, double base_lr,
-                               const std::string& schedule) {
-  if (schedule == "constant") return base_lr;
-  if (schedule != "cosine")
-    throw std::runtime_error(fmt::format("learning-rate schedule '{}': expected cosine or constant", schedule));
+                               Schedule schedule) {
+  if (schedule == Schedule::Constant) return base_lr;
   if (total_steps <= 0 || warmup_steps <= 0 || step < 0)
     throw std::runtime_error(fmt::format("learning-rate schedule: step {} of {} with {} warm-up step(s)", step,
                                          total_steps, warmup_steps));

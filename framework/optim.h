@@ -72,10 +72,11 @@ class AdamW : public Adam {
 // as a 0-d tensor on the gradients' device; nothing is read back to the host.
 Tensor clip_grad_norm(const std::vector<Tensor>& params, double max_norm);
 
-// The learning rate of step `step` (0-based) of `total_steps`: "constant" gives base_lr; "cosine"
+// The learning rate of step `step` (0-based) of `total_steps`: Constant gives base_lr; Cosine
 // a linear warm-up over the first warmup_steps, times a cosine decay from base_lr to 10% of it.
+enum class Schedule { Cosine, Constant };
 double scheduled_learning_rate(int64_t step, int64_t total_steps, int64_t warmup_steps, double base_lr,
-                               const std::string& schedule);
+                               Schedule schedule);
 
 // The trainer's warm-up: one epoch, at most a tenth of the run, at least one step.
 int64_t default_warmup_steps(int64_t steps_per_epoch, int64_t total_steps);

@@ -26,6 +26,14 @@ AttentionMode parse_attention_mode(const std::string& text) {
   throw std::runtime_error("unknown attention mode '" + text + "' (expected learned, static or none)");
 }
 
+std::string activation_name(Activation activation) { return activation == Activation::Gelu ? "gelu" : "relu"; }
+
+Activation parse_activation(const std::string& text) {
+  if (text == "relu") return Activation::Relu;
+  if (text == "gelu") return Activation::Gelu;
+  throw std::runtime_error("activation must be relu or gelu, got '" + text + "'");
+}
+
 double attention_scale(const Tensor& queries) { return 1.0 / std::sqrt(static_cast<double>(queries.size(-1))); }
 
 Tensor attend(const Tensor& queries, const Tensor& keys, const Tensor& values, const Tensor& keep,
@@ -64,8 +72,8 @@ std::unique_ptr<BlockAttention> make_attention(AttentionMode mode, int64_t d_mod
   throw std::runtime_error("make_attention: unknown attention mode");
 }
 
-FeedForward::FeedForward(int64_t d_model, int64_t d_ff, const std::string& activation, Generator& gen)
-    : fc1(d_model, d_ff, true, gen), fc2(d_ff, d_model, true, gen), use_gelu(activation == "gelu") {
+FeedForward::FeedForward(int64_t d_model, int64_t d_ff, Activation activation, Generator& gen)
+    : fc1(d_model, d_ff, true, gen), fc2(d_ff, d_model, true, gen), use_gelu(activation == Activation::Gelu) {
   register_module("fc1", fc1);
   register_module("fc2", fc2);
 }

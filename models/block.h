@@ -16,6 +16,11 @@ enum class AttentionMode { Learned, Static, None };
 std::string attention_mode_name(AttentionMode mode);
 AttentionMode parse_attention_mode(const std::string& text);  // learned | static | none
 
+// The feed-forward layer's activation: relu, or gelu (exact erf form).
+enum class Activation { Relu, Gelu };
+std::string activation_name(Activation activation);
+Activation parse_activation(const std::string& text);  // relu | gelu
+
 // 1 / sqrt(H) for queries (..., H): the seed's score scale.
 double attention_scale(const Tensor& queries);
 // softmax(masked(scores)) @ values with the (B, T, T) weights formed (the composed path); keep is
@@ -91,7 +96,7 @@ std::unique_ptr<BlockAttention> make_attention(AttentionMode mode, int64_t d_mod
 
 class FeedForward : public nn::Module {
  public:
-  FeedForward(int64_t d_model, int64_t d_ff, const std::string& activation, Generator& gen);
+  FeedForward(int64_t d_model, int64_t d_ff, Activation activation, Generator& gen);
   Tensor forward(const Tensor& x) const;  // (..., D) -> act(x W1^T + b1) W2^T + b2
   nn::Linear fc1, fc2;
   bool use_gelu;

@@ -23,7 +23,7 @@ std::string TranslatorConfig::to_json() const {
   j["d_model"] = d_model;
   j["d_k"] = d_k;
   j["d_ff"] = d_ff;
-  j["activation"] = activation;
+  j["activation"] = activation_name(activation);
   j["source_vocab"] = source_vocab;
   j["target_vocab"] = target_vocab;
   j["max_source"] = layout.max_source;
@@ -56,7 +56,11 @@ TranslatorConfig TranslatorConfig::from_json(const std::string& text) {
   // checkpoints written before the option existed used gelu
   if (j.contains("activation") && !j["activation"].is_string())
     throw std::runtime_error("model config: 'activation' is not a string (relu or gelu)");
-  c.activation = j.contains("activation") ? j["activation"].get<std::string>() : "gelu";
+  try {
+    c.activation = parse_activation(j.contains("activation") ? j["activation"].get<std::string>() : "gelu");
+  } catch (const std::runtime_error& e) {
+    throw std::runtime_error(std::string("model config: ") + e.what());
+  }
   c.source_vocab = integer("source_vocab");
   c.target_vocab = integer("target_vocab");
   c.layout.max_source = integer("max_source");
@@ -66,17 +70,13 @@ TranslatorConfig TranslatorConfig::from_json(const std::string& text) {
 }
 
 void TranslatorConfig::validate() const {
-  auto positive = [](const char* name, int64_t v) {
-    if (v <= 0 || v > (1 << 20))
-      throw std::runtime_error(fmt::format("model config: {} must be in [1, 1048576], got {}", name, v));
+  auto positive = [](const char* name, int64_t v, int64_t most = 1 << 20) {
+    if (v <= 0 || v > most) throw std::runtime_error(fmt::format("model config: {} must be in [1, {}], got {}", name, most, v));
   };
-  if (layers < 1 || layers > kMaxLayers)
-    throw std::runtime_error(fmt::format("model config: layers must be in [1, {}], got {}", kMaxLayers, layers));
-  positive("d_model", d_model);
-  positive("d_k", d_k);
-  positive("d_ff", d_ff);
-  if (activation != "relu" && activation != "gelu")
-    throw std::runtime_error("model config: activation must be relu or gelu, got '" + activation + "'");
+  positive("layers", layers, kMaxLayers);
+  positive("d_model", d_model, kMaxWidth);
+  positive("d_k", d_k, kMaxWidth);
+  positive("d_ff", d_ff, kMaxFeedForward);
   positive("source_vocab", source_vocab);
   positive("target_vocab", target_vocab);
   positive("max_source", layout.max_source);

@@ -18,11 +18,14 @@
 namespace qkv::models {
 
 struct TranslatorConfig {
-  static constexpr int64_t kMaxLayers = 16;
+  // The largest model qkv trains or loads (the bounds of qkv train's --layers, --d-model, --d-k, --d-ff).
+  static constexpr int64_t kMaxLayers = 16, kMaxWidth = 4096, kMaxFeedForward = 16384;
+  // The defaults are qkv train's (train/train_options.h takes them from here), chosen by measurement
+  // on data/idioms (RESULTS.md, "How the defaults were chosen").
   AttentionMode attention = AttentionMode::Learned;
-  int64_t layers = 1;  // stacked blocks, 1..kMaxLayers
-  int64_t d_model = 64, d_k = 64, d_ff = 256;
-  std::string activation = "relu";  // of the feed-forward layer: relu | gelu (exact erf form)
+  int64_t layers = 5;  // stacked blocks, 1..kMaxLayers
+  int64_t d_model = 64, d_k = 64, d_ff = 128;
+  Activation activation = Activation::Relu;  // of the feed-forward layer
   int64_t source_vocab = 0, target_vocab = 0;
   data::Layout layout;
   // "layers" is written only when it is not 1, so one-layer checkpoints stay byte-identical to

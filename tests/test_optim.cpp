@@ -186,16 +186,15 @@ TEST_SUITE("optim") {
 
   TEST_CASE("scheduled_learning_rate: linear warm-up, cosine decay to 10%, constant; bad arguments throw") {
     using qkv::optim::scheduled_learning_rate;
+    using qkv::optim::Schedule;
     const double base = 0.01;
-    CHECK(scheduled_learning_rate(0, 100, 4, base, "cosine") == doctest::Approx(base / 4 * (0.1 + 0.9)));
-    CHECK(scheduled_learning_rate(3, 100, 4, base, "cosine") ==
+    CHECK(scheduled_learning_rate(0, 100, 4, base, Schedule::Cosine) == doctest::Approx(base / 4 * (0.1 + 0.9)));
+    CHECK(scheduled_learning_rate(3, 100, 4, base, Schedule::Cosine) ==
           doctest::Approx(base * (0.1 + 0.45 * (1 + std::cos(M_PI * 0.03)))));
-    CHECK(scheduled_learning_rate(50, 100, 4, base, "cosine") == doctest::Approx(base * 0.55));
-    CHECK(scheduled_learning_rate(100, 100, 4, base, "cosine") == doctest::Approx(base * 0.1));
-    for (int64_t step : {0, 7, 99}) CHECK(scheduled_learning_rate(step, 100, 4, base, "constant") == base);
-    CHECK_THROWS_WITH(scheduled_learning_rate(0, 100, 4, base, "linear"),
-                      "learning-rate schedule 'linear': expected cosine or constant");
-    CHECK_THROWS_WITH(scheduled_learning_rate(0, 100, 0, base, "cosine"),
+    CHECK(scheduled_learning_rate(50, 100, 4, base, Schedule::Cosine) == doctest::Approx(base * 0.55));
+    CHECK(scheduled_learning_rate(100, 100, 4, base, Schedule::Cosine) == doctest::Approx(base * 0.1));
+    for (int64_t step : {0, 7, 99}) CHECK(scheduled_learning_rate(step, 100, 4, base, Schedule::Constant) == base);
+    CHECK_THROWS_WITH(scheduled_learning_rate(0, 100, 0, base, Schedule::Cosine),
                       "learning-rate schedule: step 0 of 100 with 0 warm-up step(s)");
     CHECK(qkv::optim::default_warmup_steps(938, 938) == 93);
     CHECK(qkv::optim::default_warmup_steps(5, 100) == 5);

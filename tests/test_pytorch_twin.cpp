@@ -247,6 +247,9 @@ Trajectory train_trajectory(const Reference& ref, DType dtype) {
   const auto rows = [&](const std::vector<int64_t>& all, int64_t k, int64_t width) {
     return std::vector<int64_t>(all.begin() + k * B * width, all.begin() + (k + 1) * B * width);
   };
+  const std::string schedule_name = settings.at("schedule").get<std::string>();
+  REQUIRE_MESSAGE((schedule_name == "cosine" || schedule_name == "constant"), "schedule ", schedule_name);
+  const optim::Schedule schedule = schedule_name == "cosine" ? optim::Schedule::Cosine : optim::Schedule::Constant;
   Trajectory t;
   for (int64_t k = 0; k < steps; ++k) {
     data::Batch batch;
@@ -257,7 +260,7 @@ Trajectory train_trajectory(const Reference& ref, DType dtype) {
     const double lr = optim::scheduled_learning_rate(k, settings.at("total_steps").get<int64_t>(),
                                                       settings.at("warmup_steps").get<int64_t>(),
                                                       settings.at("lr").get<double>(),
-                                                      settings.at("schedule").get<std::string>());
+                                                      schedule);
     models::StepOptions options;
     options.lr = lr;
     options.clip = settings.at("clip").get<double>();

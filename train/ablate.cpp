@@ -100,7 +100,7 @@ nlohmann::json run_cell(const Cell& c, const AblateOptions& o, const data::Datas
   const fs::path dir = fs::path(o.out) / "cells" / c.name();
   TrainOptions t;
   t.data_dir = o.data_dir;
-  t.attention = c.mode;
+  t.attention = models::parse_attention_mode(c.mode);
   t.layers = c.blocks;
   t.d_model = o.d_model;
   t.d_k = o.d_k;

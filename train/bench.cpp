@@ -286,6 +286,7 @@ static std::pair<double, double> gemm_floor(const BenchSize& s) {
 // The translator a benchmark size describes (one vocabulary size for both languages).
 static models::TranslatorConfig config_for(const BenchSize& s) {
   models::TranslatorConfig config;
+  config.layers = 1;  // the sizes are one block's
   config.d_model = s.d_model;
   config.d_k = s.d_k;
   config.d_ff = s.d_ff;

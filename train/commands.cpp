@@ -14,6 +14,7 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <stdexcept>
+#include <type_traits>
 
 #include "commands.h"
 #include "framework/distributed.h"
@@ -138,56 +139,70 @@ static bool translate_lines(models::Translator& model, const models::LoadedTrans
   return all_ok;
 }
 
-// qkv train: the options of a run, checked here and again (with the data) by train_translator.
+// A finite number within a table row's bounds: "must be > 0, got 0", "must be from 0 to 0.95, got 2".
+static CLI::Validator number_within(const Bounds& b);
+
+// `cpu`, `cuda` or `cuda:N`, as Device::parse reads it.
+static CLI::Validator device_name() {
+  return CLI::Validator(
+      [](std::string& text) -> std::string {
+        try {
+          Device::parse(text);
+          return {};
+        } catch (const std::exception& e) {
+          return e.what();
+        }
+      },
+      "");
+}
+
+// The command-line option of one row of the option table: a choice is given by name, a device as
+// Device::parse reads it, a number is checked against the row's bounds (a whole number's help ends
+// with them: "stacked attention + feed-forward layers, 1 to 16").
+template <class T>
+static CLI::Option* add_train_option(CLI::App* cmd, const OptionInfo& info, T& value) {
+  if constexpr (std::is_same_v<T, bool>) {
+    return cmd->add_flag(info.flag, value, info.help);
+  } else if constexpr (ChoiceOption<T>) {
+    return cmd->add_option_function<std::string>(
+                  info.flag, [&value](const std::string& name) { value = *parse_choice<T>(name); }, info.help)
+        ->check(CLI::IsMember(choice_names<T>()))
+        ->default_str(Choices<T>::name(value));
+  } else if constexpr (std::is_same_v<T, Device>) {
+    return cmd->add_option_function<std::string>(
+                  info.flag, [&value](const std::string& name) { value = Device::parse(name); }, info.help)
+        ->check(device_name())
+        ->default_str(value.str());
+  } else if constexpr (std::is_same_v<T, uint64_t>) {
+    return cmd->add_option(info.flag, value, info.help)->check(seed_value())->capture_default_str();
+  } else if constexpr (std::is_integral_v<T>) {
+    const auto low = static_cast<int64_t>(info.bounds.low), high = static_cast<int64_t>(info.bounds.high);
+    return cmd->add_option(info.flag, value, fmt::format("{}, {} to {}", info.help, low, high))
+        ->check(whole_number_in(low, high))
+        ->capture_default_str();
+  } else if constexpr (std::is_floating_point_v<T>) {
+    return cmd->add_option(info.flag, value, info.help)->check(number_within(info.bounds))->capture_default_str();
+  } else {
+    return cmd->add_option(info.flag, value, info.help)->capture_default_str();
+  }
+}
+
+// qkv train: every option of the table (train_options.h), checked here and again (with the data)
+// by train_translator.
 static void register_train(CLI::App& app) {
   auto opts = std::make_shared<TrainOptions>();
   auto* train = app.add_subcommand("train", "train the self-attention translator");
-  train->add_option("--data", opts->data_dir, "dataset directory with train/valid/test.tsv")->capture_default_str();
-  train->add_option("--attention", opts->attention, "learned | static | none")
-      ->check(CLI::IsMember({"learned", "static", "none"}))->capture_default_str();
-  train->add_option("--layers", opts->layers,
-                    fmt::format("stacked attention + feed-forward layers, 1 to {}", models::TranslatorConfig::kMaxLayers))
-      ->check(whole_number_in(int64_t{1}, models::TranslatorConfig::kMaxLayers))->capture_default_str();
-  train->add_option("--d-model", opts->d_model, "model width D")->check(whole_number_in(1, 4096))->capture_default_str();
-  train->add_option("--d-k", opts->d_k, "head width H")->check(whole_number_in(1, 4096))->capture_default_str();
-  train->add_option("--d-ff", opts->d_ff, "feed-forward width F")->check(whole_number_in(1, 16384))->capture_default_str();
-  train->add_option("--activation", opts->activation, "feed-forward activation: relu | gelu")
-      ->check(CLI::IsMember({"relu", "gelu"}))->capture_default_str();
-  train->add_option("--epochs", opts->epochs, "training epochs")->check(whole_number_in(1, 100000))->capture_default_str();
-  train->add_option("--batch", opts->batch, "sentences per batch")->check(whole_number_in(1, 100000))->capture_default_str();
-  train->add_option("--lr", opts->lr, "AdamW learning rate")->check(number_above(0))->capture_default_str();
-  train->add_option("--weight-decay", opts->weight_decay, "AdamW weight decay")
-      ->check(number_at_least(0))->capture_default_str();
-  train->add_option("--schedule", opts->schedule, "learning-rate schedule: cosine | constant")
-      ->check(CLI::IsMember({"cosine", "constant"}))->capture_default_str();
-  train->add_option("--dropout", opts->dropout, "dropout probability while training")
-      ->check(number_in(0.0, 0.95))->capture_default_str();
-  train->add_flag("--freeze-embeddings", opts->freeze_embeddings,
-                  "keep token embeddings at their random start (the seed's static embeddings)");
-  train->add_option("--seed", opts->seed, "random seed (same seed, same checkpoint)")->check(seed_value())->capture_default_str();
-  add_threads_option(train, opts->threads);
-  train->add_option("--out", opts->out_dir, "output directory")->capture_default_str();
-  train->add_option("--device", opts->device, "cpu | cuda | cuda:N")->capture_default_str();
-  train->add_flag("--resume", opts->resume,
-                  "continue the interrupted run saved in --out (its settings come from the saved state)");
-  train->add_flag("--force", opts->force, "start over in an --out that already holds a run");
-  train->add_option("--dtype", opts->dtype, "float32 | float64 (parameters and arithmetic)")
-      ->check(CLI::IsMember({"float32", "float64"}))->capture_default_str();
-  train->add_flag("--data-parallel", opts->data_parallel,
-                  "data-parallel over the processes mpirun started: each rank takes a slice of every batch, "
-                  "gradients are summed with one all-reduce per step, rank 0 writes the files");
-  train->add_option("--step-losses", opts->step_losses, "testing: write each step's loss to this file")->group("");
-  train->add_option("--stop-after-steps", opts->stop_after_steps,
-                    "testing: stop as if interrupted after this many steps, saving the state")
-      ->check(whole_number_in(int64_t{0}, int64_t{1} << 40))
-      ->group("");  // hidden
+  for_each_option([&](const OptionInfo& info, auto member) {
+    if (info.kind == OptionKind::Internal) return;
+    CLI::Option* option = add_train_option(train, info, (*opts).*member);
+    if (info.kind == OptionKind::Testing) option->group("");  // hidden
+  });
   train->callback([opts, train] {
     if (opts->resume)  // the saved state decides every setting of the run
-      for (const char* flag : {"--data", "--attention", "--layers", "--d-model", "--d-k", "--d-ff", "--activation",
-                               "--epochs", "--batch", "--lr", "--weight-decay", "--schedule", "--dropout",
-                               "--freeze-embeddings", "--seed", "--device", "--dtype"})
-        if (train->count(flag) > 0)
-          throw std::runtime_error(fmt::format("--resume takes every setting from the saved run; drop {}", flag));
+      for_each_option([&](const OptionInfo& info, auto) {
+        if (info.saved() && train->count(info.flag) > 0)
+          throw std::runtime_error(fmt::format("--resume takes every setting from the saved run; drop {}", info.flag));
+      });
     // mpirun without --data-parallel would run N identical trainings into one --out
     const int launched = dist::launched_process_count();
     if (launched > 1 && !opts->data_parallel)
@@ -340,9 +355,6 @@ CLI::Validator whole_number() {
       "INT");
 }
 
-// Writes a bound as people write it: 0.95, 16384, 1e+06 for very large ones.
-static std::string bound_text(double v) { return fmt::format("{}", v); }
-
 CLI::Validator whole_number_in(int64_t lo, int64_t hi) {
   return CLI::Validator(
       [lo, hi](std::string& text) -> std::string {
@@ -369,11 +381,12 @@ static CLI::Validator number_where(std::function<bool(double)> ok, std::string w
       },
       "");
 }
-CLI::Validator number_above(double lo) { return number_where([lo](double v) { return v > lo; }, "> " + bound_text(lo)); }
-CLI::Validator number_at_least(double lo) { return number_where([lo](double v) { return v >= lo; }, ">= " + bound_text(lo)); }
-CLI::Validator number_in(double lo, double hi) {
-  return number_where([lo, hi](double v) { return v >= lo && v <= hi; }, "from " + bound_text(lo) + " to " + bound_text(hi));
+static CLI::Validator number_within(const Bounds& b) {
+  return number_where([b](double v) { return b.holds(v); }, bounds_text(b, false));
 }
+CLI::Validator number_above(double lo) { return number_within(above(lo)); }
+CLI::Validator number_at_least(double lo) { return number_within(at_least(lo)); }
+CLI::Validator number_in(double lo, double hi) { return number_within(from_to(lo, hi)); }
 
 CLI::Validator seed_value() {
   return CLI::Validator(
@@ -389,11 +402,14 @@ CLI::Validator seed_value() {
       "SEED");
 }
 
+// Every command's --threads is qkv train's row of the option table.
 CLI::Option* add_threads_option(CLI::App* cmd, int& threads) {
-  return cmd->add_option("--threads", threads,
-                         "CPU threads for gemm and the loops, 0 to 256 (0 = QKV_THREADS when set, else one per core; "
-                         "results are the same for any count)")
-      ->check(whole_number_in(0, 256))->capture_default_str();
+  CLI::Option* option = nullptr;
+  for_each_option([&](const OptionInfo& info, auto member) {
+    if constexpr (std::is_same_v<decltype(member), int TrainOptions::*>)
+      if (member == &TrainOptions::threads) option = add_train_option(cmd, info, threads);
+  });
+  return option;
 }
 
 void apply_threads(int threads) { set_cpu_threads(threads); }

@@ -112,7 +112,7 @@ DemoModel train_demo_model(const Demo& d, const std::string& mode, int64_t block
   const DemoOptions& o = d.options;
   TrainOptions t;
   t.data_dir = o.data_dir;
-  t.attention = mode;
+  t.attention = models::parse_attention_mode(mode);
   t.epochs = o.epochs;
   t.layers = blocks;
   t.seed = o.seed;

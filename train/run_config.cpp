@@ -19,7 +19,7 @@ data::Layout layout_for(const data::Dataset& ds) {
 models::TranslatorConfig translator_config(const TrainOptions& o, const data::Dataset& ds, const data::Vocab& english,
                                            const data::Vocab& hindi) {
   models::TranslatorConfig config;
-  config.attention = models::parse_attention_mode(o.attention);
+  config.attention = o.attention;
   config.layers = o.layers;
   config.d_model = o.d_model;
   config.d_k = o.d_k;

@@ -13,7 +13,9 @@
 #include <set>
 #include <cstdio>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <stdexcept>
+#include <type_traits>
 
 #include "framework/autograd.h"
 #include "framework/bounded_json.h"
@@ -73,61 +75,82 @@ static nlohmann::json parse_state_json(const std::string& text, int max_depth, s
   return parse_bounded_json(text, {.max_depth = max_depth, .max_values = max_values});
 }
 
+// A saved option as its state writes it: a real number as an exact hex float and the seed as
+// decimal text (JSON numbers are doubles to many readers), a choice or device by name.
+template <class T>
+static nlohmann::ordered_json state_value(const T& value) {
+  if constexpr (std::is_same_v<T, double>) return exact(value);
+  else if constexpr (std::is_same_v<T, uint64_t>) return std::to_string(value);
+  else if constexpr (ChoiceOption<T>) return Choices<T>::name(value);
+  else if constexpr (std::is_same_v<T, Device>) return value.str();
+  else return value;  // a whole number, a flag, text
+}
+
 std::string options_json(const TrainOptions& o) {
   nlohmann::ordered_json j;
-  j["data"] = o.data_dir;
-  j["attention"] = o.attention;
-  j["layers"] = o.layers;
-  j["d_model"] = o.d_model;
-  j["d_k"] = o.d_k;
-  j["d_ff"] = o.d_ff;
-  j["activation"] = o.activation;
-  j["epochs"] = o.epochs;
-  j["batch"] = o.batch;
-  j["lr"] = exact(o.lr);
-  j["weight_decay"] = exact(o.weight_decay);
-  j["clip"] = exact(o.clip);
-  j["dropout"] = exact(o.dropout);
-  j["seed"] = std::to_string(o.seed);
-  j["schedule"] = o.schedule;
-  j["device"] = o.device;
-  j["freeze_embeddings"] = o.freeze_embeddings;
-  j["dtype"] = o.dtype;
+  for_each_option([&](const OptionInfo& info, auto member) {
+    if (info.saved()) j[info.key()] = state_value(o.*member);
+  });
   j["ranks"] = o.data_parallel ? dist::ProcessGroup::world().size() : 1;
   return j.dump();
 }
 
+// A saved real number: exactly as exact() writes it, within the option's bounds.
+static double read_state_number(const std::string& text, const std::string& key, const Bounds& b) {
+  const double v = parse_exact(text, key, b.low, std::min(b.high, std::numeric_limits<double>::max()));
+  if (b.low_excluded && v == b.low)
+    throw std::runtime_error(fmt::format("training state: its {} is {}; it must be {}", key, v,
+                                         b.low == 0 ? "positive" : "> " + fmt::format("{}", b.low)));
+  return v;
+}
+
+// One saved option into `value`, checked for type, spelling and the table's bounds as the command
+// line checks it (before anything is sized from it).
+template <class T>
+static void read_state_value(const nlohmann::json& j, const OptionInfo& info, T& value) {
+  const std::string key = info.key();
+  const auto refused = [&](const std::string& text) {
+    return std::runtime_error(fmt::format("training state: its {} {} is not one qkv train accepts", key, shown(text)));
+  };
+  if constexpr (std::is_same_v<T, double>) {
+    value = read_state_number(j.at(key).get<std::string>(), key, info.bounds);
+  } else if constexpr (std::is_same_v<T, uint64_t>) {
+    const std::string text = j.at(key).get<std::string>();
+    const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
+    if (error != std::errc() || end != text.data() + text.size() || std::to_string(value) != text)
+      throw std::runtime_error(fmt::format("training state: its {} {} is not an integer in [0, 2^64)", key, shown(text)));
+  } else if constexpr (ChoiceOption<T>) {
+    const std::string text = j.at(key).get<std::string>();
+    const std::optional<T> choice = parse_choice<T>(text);
+    if (!choice) throw refused(text);
+    value = *choice;
+  } else if constexpr (std::is_same_v<T, Device>) {
+    const std::string text = j.at(key).get<std::string>();
+    try {
+      value = Device::parse(text);
+    } catch (const std::exception&) {
+      throw refused(text);
+    }
+  } else if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
+    value = j.at(key).get<T>();
+    const auto low = static_cast<int64_t>(info.bounds.low), high = static_cast<int64_t>(info.bounds.high);
+    if (value < low || value > high)
+      throw std::runtime_error(fmt::format("training state: {} {} is outside [{}, {}]", key, value, low, high));
+  } else {
+    value = j.at(key).get<T>();  // a flag, text
+  }
+}
+
 TrainOptions options_from_json(const std::string& text, const TrainOptions& current) {
   TrainOptions o = current;  // out_dir, threads, quiet and the flags of this invocation stay
-  const auto member = [](const char* name, const std::string& v, std::initializer_list<const char*> allowed) {
-    for (const char* a : allowed)
-      if (v == a) return;
-    throw std::runtime_error(fmt::format("training state: its {} {} is not one qkv train accepts", name, shown(v)));
-  };
   try {
     const nlohmann::json j = parse_state_json(text, 1, 64);  // one flat object
     if (!j.is_object()) throw std::runtime_error("not a JSON object");
-    o.data_dir = j.at("data").get<std::string>();
-    o.attention = j.at("attention").get<std::string>();
-    o.layers = j.at("layers").get<int64_t>();
-    o.d_model = j.at("d_model").get<int64_t>();
-    o.d_k = j.at("d_k").get<int64_t>();
-    o.d_ff = j.at("d_ff").get<int64_t>();
-    o.activation = j.at("activation").get<std::string>();
-    o.epochs = j.at("epochs").get<int64_t>();
-    o.batch = j.at("batch").get<int64_t>();
-    o.lr = parse_exact(j.at("lr").get<std::string>(), "lr", 0, std::numeric_limits<double>::max());
-    o.weight_decay = parse_exact(j.at("weight_decay").get<std::string>(), "weight_decay", 0, std::numeric_limits<double>::max());
-    o.clip = parse_exact(j.at("clip").get<std::string>(), "clip", 0, std::numeric_limits<double>::max());
-    o.dropout = parse_exact(j.at("dropout").get<std::string>(), "dropout", 0, 0.95);
-    const std::string seed = j.at("seed").get<std::string>();
-    const auto [end, error] = std::from_chars(seed.data(), seed.data() + seed.size(), o.seed);
-    if (error != std::errc() || end != seed.data() + seed.size() || std::to_string(o.seed) != seed)
-      throw std::runtime_error(fmt::format("training state: its seed {} is not an integer in [0, 2^64)", shown(seed)));
-    o.schedule = j.at("schedule").get<std::string>();
-    o.device = j.at("device").get<std::string>();
-    o.freeze_embeddings = j.at("freeze_embeddings").get<bool>();
-    o.dtype = j.contains("dtype") ? j.at("dtype").get<std::string>() : "float32";  // states before --dtype
+    for_each_option([&](const OptionInfo& info, auto member) {
+      if (!info.saved()) return;
+      if (info.kind == OptionKind::LaterSetting && !j.contains(info.key())) o.*member = TrainOptions{}.*member;
+      else read_state_value(j, info, o.*member);
+    });
     const int64_t ranks = j.contains("ranks") ? j.at("ranks").get<int64_t>() : 1;
     const int64_t now = current.data_parallel ? dist::ProcessGroup::world().size() : 1;
     if (ranks != now)
@@ -142,23 +165,6 @@ TrainOptions options_from_json(const std::string& text, const TrainOptions& curr
   } catch (const std::exception& e) {
     throw std::runtime_error(std::string("training state: its options are unreadable: ") + e.what());
   }
-  // The same bounds as the command line's, before anything is sized from them.
-  const auto within = [](const char* name, int64_t v, int64_t low, int64_t high) {
-    if (v < low || v > high)
-      throw std::runtime_error(fmt::format("training state: {} {} is outside [{}, {}]", name, v, low, high));
-  };
-  within("layers", o.layers, 1, models::TranslatorConfig::kMaxLayers);
-  within("d_model", o.d_model, 1, 4096);
-  within("d_k", o.d_k, 1, 4096);
-  within("d_ff", o.d_ff, 1, 16384);
-  within("epochs", o.epochs, 1, 100000);
-  within("batch", o.batch, 1, 100000);
-  if (!(o.lr > 0)) throw std::runtime_error("training state: its lr is 0; it must be positive");
-  if (!(o.clip > 0)) throw std::runtime_error("training state: its clip is 0; it must be positive");
-  member("attention", o.attention, {"learned", "static", "none"});
-  member("activation", o.activation, {"relu", "gelu"});
-  member("dtype", o.dtype, {"float32", "float64"});
-  member("schedule", o.schedule, {"cosine", "constant"});
   return o;
 }
 

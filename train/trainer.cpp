@@ -275,17 +275,6 @@ static TrainingProgress console_progress(const TrainingRun& run);
 
 static TrainResult run_training(TrainingRun& run, const TrainingProgress& progress);
 
-// What train_translator checks before anything is built (the command line checks ranges too).
-static void check_train_options(const TrainOptions& o) {
-  if (o.epochs <= 0) throw std::runtime_error(fmt::format("--epochs must be positive, got {}", o.epochs));
-  if (o.batch <= 0) throw std::runtime_error(fmt::format("--batch must be positive, got {}", o.batch));
-  if (!(o.lr > 0)) throw std::runtime_error(fmt::format("--lr must be positive, got {}", o.lr));
-  if (!(o.weight_decay >= 0)) throw std::runtime_error(fmt::format("--weight-decay must be >= 0, got {}", o.weight_decay));
-  if (o.threads < 0) throw std::runtime_error(fmt::format("--threads must be >= 0, got {}", o.threads));
-  if (o.dtype != "float32" && o.dtype != "float64")
-    throw std::runtime_error(fmt::format("--dtype must be float32 or float64, got '{}'", o.dtype));
-}
-
 // --resume of a run that stopped after its last file: its model, metrics and plot are all there.
 static TrainResult completed_run(const TrainOptions& o) {
   if (!o.quiet) fmt::print("{}: the run is complete (its model, metrics and plot are there); nothing to resume\n", o.out_dir);
@@ -304,9 +293,9 @@ TrainResult train_translator(const TrainOptions& requested) {
   if (resumed_run_is_complete(requested)) return completed_run(requested);  // nothing is left to do
   std::unique_ptr<SafeTensorsFile> saved = open_saved_state(requested, o);
   const std::string saved_path = state_path(requested.out_dir);
-  check_train_options(o);
+  check_option_bounds(o);  // the command line's checks, for options built in code
   if (!writer) o.quiet = true;
-  Device device = Device::parse(o.device);
+  Device device = o.device;
 #ifdef QKV_WITH_CUDA
   if (group && device.type == DeviceType::CUDA && cuda_available())  // rank r uses GPU r mod (number of GPUs)
     device = Device::cuda(group->rank() % cuda_device_count());
@@ -320,10 +309,10 @@ TrainResult train_translator(const TrainOptions& requested) {
   const data::Vocab english = data::Vocab::build(en_sentences), hindi = data::Vocab::build(hi_sentences);
   const models::TranslatorConfig config = translator_config(o, ds, english, hindi);
   if (saved) check_saved_config(*saved, saved_path, config, o.data_dir);  // before a model is sized from it
-  models::check_training_fits(config, o.dtype == "float64" ? 8 : 4, o.resume ? saved_path : std::string("qkv train"));
+  models::check_training_fits(config, static_cast<int>(dtype_size(o.dtype)), o.resume ? saved_path : std::string("qkv train"));
   Generator gen(o.seed);
   models::Translator model(config, gen);
-  if (o.dtype == "float64") model.to(DType::F64);
+  if (o.dtype != DType::F32) model.to(o.dtype);
   if (device != Device::cpu()) model.to(device);
   // Each rank draws its own dropout masks (runs with dropout are not bit-equal to one process).
   model.set_dropout(o.dropout, o.seed + 1 + (group ? static_cast<uint64_t>(group->rank()) : 0));
@@ -385,7 +374,7 @@ static TrainingProgress console_progress(const TrainingRun& run) {
                                                       run.group->size() == 1 ? "" : "s")
                                         : "";
     fmt::print("training {} attention, {} layer{}{}: {} train / {} valid pairs, {} parameters ({} in attention), {} steps\n",
-               o.attention, o.layers, o.layers == 1 ? "" : "s", ranks, run.ds.train.size(), run.ds.valid.size(),
+               models::attention_mode_name(o.attention), o.layers, o.layers == 1 ? "" : "s", ranks, run.ds.train.size(), run.ds.valid.size(),
                run.model.parameter_count(), run.model.attention_parameter_count(), total_steps);
     if (o.resume) fmt::print("resuming {} at epoch {}, step {} of {}\n", o.out_dir, run.st.epoch, run.st.step, total_steps);
   };
@@ -670,7 +659,7 @@ static TrainResult run_training(TrainingRun& run, const TrainingProgress& progre
     throw std::runtime_error(fmt::format("{}: the run ended without a model (best epoch {}); start over with --force",
                                          o.out_dir, result.best_epoch));
   write_loss_plot((fs::path(o.out_dir) / "loss.png").string(), result.history, st.steps_csv,
-                  static_cast<double>(plan.total_steps) / o.epochs, fmt::format("{} attention", o.attention));
+                  static_cast<double>(plan.total_steps) / o.epochs, fmt::format("{} attention", models::attention_mode_name(o.attention)));
   {
     std::error_code ec;
     fs::remove(state_path(o.out_dir), ec);  // the run is complete, the last of its files written: nothing to resume

@@ -8,37 +8,11 @@
 
 #include "data/dataset.h"
 #include "models/translator.h"
+#include "train_options.h"
 
 namespace qkv::app {
 
-struct TrainOptions {
-  std::string data_dir = "data/idioms";
-  std::string attention = "learned";
-  // The defaults were chosen by measurement on data/idioms (RESULTS.md, "How the defaults were chosen").
-  int64_t layers = 5;  // stacked attention + feed-forward layers (the one default for train and demo)
-  int64_t d_model = 64, d_k = 64, d_ff = 128;
-  std::string activation = "relu";
-  int64_t epochs = 3, batch = 64;
-  double lr = 5e-3, weight_decay = 0.01, clip = 1.0, dropout = 0.0;
-  uint64_t seed = 1;
-  int threads = 0;  // CPU threads; 0: keep the count set before (apply_threads: QKV_THREADS, else one per core)
-  // cosine: a linear warm-up over one epoch or a tenth of the run, whichever is shorter, then cosine
-  // decay to 10% (optim::scheduled_learning_rate and default_warmup_steps, framework/optim.cpp) | constant
-  std::string schedule = "cosine";
-  std::string out_dir = "runs/learned";
-  std::string device = "cpu";
-  bool freeze_embeddings = false;  // keep token embeddings at their random start
-  bool quiet = false;  // no per-step progress (used by demo)
-  // An --out that already holds a run is refused unless the run is resumed or force is set.
-  bool force = false;   // start over in it (its model, state, metrics and plot are replaced)
-  bool resume = false;  // continue the run saved in out_dir (its settings come from the saved state)
-  int64_t stop_after_steps = 0;  // testing: behave as if interrupted after this many steps (0: never)
-  std::string dtype = "float32";  // float32 | float64 (the data-parallel exactness test trains in float64)
-  // Data-parallel (under mpirun): every rank trains the same model on its slice of each global
-  // batch and the gradients are summed with one all-reduce per step; rank 0 alone writes files.
-  bool data_parallel = false;
-  std::string step_losses;  // testing: rank 0 writes each step's global loss here, one per line
-};
+// TrainOptions, the options of a run, is made from the option table in train_options.h.
 
 // Thrown when a run is interrupted (SIGINT, SIGTERM or stop_after_steps) after its state was
 // saved; the program exits with status 130.

@@ -158,6 +158,9 @@ expect_error "--layers 17" "--layers: must be a whole number from 1 to 16, got '
 expect_error "--lr 0" "--lr: must be > 0, got 0 \(see" "$QKV" train --lr 0 "${small[@]}" --out "$work/o4"
 expect_error "--weight-decay -1" "--weight-decay: must be >= 0, got -1 \(see" "$QKV" train --weight-decay -1 "${small[@]}" --out "$work/o4"
 expect_error "--dropout 2" "--dropout: must be from 0 to 0.95, got 2 \(see" "$QKV" train --dropout 2 "${small[@]}" --out "$work/o4"
+expect_error "--clip 0" "--clip: must be > 0, got 0 \(see" "$QKV" train --clip 0 "${small[@]}" --out "$work/o4"
+expect_error "--device tpu" "--device: unknown device 'tpu' \(expected cpu, cuda or cuda:N\)" \
+  "$QKV" train --device tpu "${small[@]}" --out "$work/o4"
 expect_absent "out-of-range flags" "$work/o4"
 "$QKV" train --help >"$work/out"
 grep -Eq '^  --layers N +stacked .*1 to 16 \[5\]$' "$work/out" && grep -Eq '^  --lr X +.*\[0\.005\]$' "$work/out" &&
@@ -388,6 +391,8 @@ expect_error "a rerun into an interrupted run" "already holds a run \(train_stat
   "$QKV" train "${run[@]}" --epochs 3 --out "$work/flags"
 expect_error "--resume with a setting" "--resume takes every setting from the saved run; drop --lr" \
   "$QKV" train --resume --lr 0.1 --out "$work/flags"
+expect_error "--resume with --clip" "--resume takes every setting from the saved run; drop --clip" \
+  "$QKV" train --resume --clip 2 --out "$work/flags"
 # a crafted training state cannot size a model beyond the command line's bounds
 cp -r "$work/flags" "$work/crafted"
 python3 tests/cli/safetensors_edit.py "$work/crafted/train_state.safetensors" option d_model 1048576

@@ -90,16 +90,16 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   try {
     const SafeTensorsFile saved = safetensors_parse(bytes, path);
     app::TrainOptions o = app::saved_options(saved, path, requested);
-    if (Device::parse(o.device) != Device::cpu()) return 0;  // this build trains on the CPU only
+    if (o.device != Device::cpu()) return 0;  // this build trains on the CPU only
     const models::TranslatorConfig config = app::translator_config(o, fx.ds, fx.english, fx.hindi);
     app::check_saved_config(saved, path, config, o.data_dir);
-    models::check_training_fits(config, o.dtype == "float64" ? 8 : 4, path);
+    models::check_training_fits(config, static_cast<int>(dtype_size(o.dtype)), path);
     // The harness's own bound (not qkv's): a state may ask for any model qkv accepts, up to
     // gigabytes; the fuzzer builds only small ones.
     if (config.layers > 4 || config.d_model > 64 || config.d_k > 64 || config.d_ff > 256) return 0;
     Generator gen(o.seed);
     models::Translator model(config, gen);
-    if (o.dtype == "float64") model.to(DType::F64);
+    if (o.dtype != DType::F32) model.to(o.dtype);
     model.set_dropout(o.dropout, o.seed + 1);
     if (o.freeze_embeddings) model.freeze_token_embeddings();
     std::vector<Tensor> trained;
