@@ -93,6 +93,16 @@ void write_probe_files(const std::vector<ProbeResult>& results, const ProbeOptio
     j["models"].push_back(model);
     plot.series.push_back(std::move(s));
   }
+  render::Series chance;  // drawn so that the axis starts at chance
+  chance.name = "chance (50%)";
+  chance.color = {127, 127, 127};
+  chance.dashed = true;
+  double last_layer = 1;
+  for (const ProbeResult& r : results) last_layer = std::max(last_layer, static_cast<double>(r.report.accuracy.size() - 1));
+  chance.x = {0, last_layer};
+  chance.y = {50, 50};
+  plot.series.push_back(chance);
+  plot.width = 1000;
   const std::string stem = (fs::path(dir) / "sense_probe").string();
   write_file_atomic(stem + ".tsv", tsv);
   write_file_atomic(stem + ".json", j.dump(2) + "\n");

@@ -257,6 +257,9 @@ if "$QKV" demo --data "$gen" --epochs 1 --layers 2 --out "$work/demo" >"$work/ou
   [ -s "$work/demo/ablation.png" ] && grep -q "qkv ablate --data data/idioms --blocks 1,2,3,4,5" "$work/demo/index.html" &&
     grep -q "learned, 1 block, frozen embeddings .* 11.4%" "$work/out" && pass ||
     fail "demo: the ablation grid section: $(grep -A12 'ablation grid' "$work/out")"
+  # the README shows tools/demo/ablation.png: it must be what the demo draws from the recorded grid
+  cmp -s "$work/demo/ablation.png" tools/demo/ablation.png && pass ||
+    fail "demo: tools/demo/ablation.png is not what qkv demo draws from tools/demo/ablation_grid.tsv (copy DIR/ablation.png over it)"
   # no cues.tsv in this data directory: the cue and probe sections say so instead of failing
   grep -q "cue attention: skipped" "$work/out" && grep -q "sense probe: skipped" "$work/out" && pass ||
     fail "demo: the cue and probe sections without cues.tsv"
