@@ -264,8 +264,16 @@ test: $(BUILD)/qkv $(BUILD)/qkv_framework_tests $(BUILD)/qkv_tests $(if $(LIB_CU
 	$(if $(LIB_CU_OBJ),$(BUILD)/qkv_gpu_tests,@echo "GPU tests skipped: built without CUDA (CUDA=0, or nvcc not found)")
 	$(MAKE) --no-print-directory gpu-emu-test
 
+# The demo trains on the CPU, so where CUDA would be built but no build/qkv exists yet, `make demo`
+# builds and runs the CPU-only program instead (no nvcc: a faster first run); a CUDA build that
+# exists is used as it is.
+ifeq ($(and $(LIB_CU_OBJ),$(if $(wildcard $(BUILD)/qkv),,not-built-yet)),)
 demo: $(BUILD)/qkv
 	$(BUILD)/qkv demo --out demo_out
+else
+demo:
+	@$(MAKE) --no-print-directory CUDA=0 demo
+endif
 
 clean:
 	rm -rf $(BUILD)
