@@ -261,7 +261,7 @@ std::vector<AblationPoint> parse_ablation_tsv(const std::string& text, const std
   std::istringstream in(text);
   std::vector<AblationPoint> points;
   std::vector<std::string> header;
-  data::for_each_text_line(in, path, [&](const std::string& line, const std::string& where, int line_no) {
+  data::for_each_text_line(in, path, [&](const std::string& line, const std::string& where, int) {
     if (line.empty() || line[0] == '#') return;  // comments say where the numbers come from
     std::vector<std::string> fields;
     for (size_t start = 0, tab;; start = tab + 1) {
@@ -287,15 +287,13 @@ std::vector<AblationPoint> parse_ablation_tsv(const std::string& text, const std
       throw std::runtime_error(fmt::format("{}: attention '{}' (expected learned, static, none or static (equal parameters))", where, attention));
     p.frozen = field("token_embeddings") == "frozen";
     try {
-      size_t used = 0;
-      p.blocks = std::stoll(field("blocks"), &used);
+      p.blocks = std::stoll(field("blocks"));
       p.generalisation_mean = std::stod(field("generalisation_mean"));
       if (p.blocks < 1 || !std::isfinite(p.generalisation_mean)) throw std::invalid_argument("range");
     } catch (const std::exception&) {
       throw std::runtime_error(fmt::format("{}: blocks '{}' or generalisation_mean '{}' is not a number", where,
                                            field("blocks"), field("generalisation_mean")));
     }
-    (void)line_no;
     points.push_back(p);
   });
   if (points.empty()) throw std::runtime_error(fmt::format("{}: no cells (a header line and one line per cell)", path));

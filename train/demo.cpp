@@ -72,10 +72,11 @@ struct Demo {
   DemoOptions options;
   data::Dataset dataset;
   std::vector<std::string> report_splits;
-  std::vector<DemoModel> seed_setting, defaults;  // the seed's setting (1 block, frozen); the default model
-  std::string grid_text;                          // the ablation.tsv drawn
-  std::map<std::string, std::string> page;        // the template's values
-  std::vector<std::pair<std::string, std::string>> figures;  // file, caption
+  std::vector<DemoModel> seed_setting = {}, defaults = {};  // the seed's setting (1 block, frozen); the default
+  std::string grid_text = {};                    // the ablation.tsv drawn (its comments name its source)
+  std::vector<AblationPoint> grid = {};          // its cells
+  std::map<std::string, std::string> page = {};  // the template's values
+  std::vector<std::pair<std::string, std::string>> figures = {};  // file, caption
 };
 
 std::string html_escape(const std::string& s) {
@@ -196,7 +197,6 @@ std::string grid_text(const DemoOptions& o) {
   if (!in || fs::is_directory(o.grid))
     throw std::runtime_error(fmt::format("--grid {}: cannot open file (qkv ablate writes OUT/ablation.tsv)", o.grid));
   std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  parse_ablation_tsv(text, o.grid);
   return text;
 }
 
@@ -204,7 +204,7 @@ std::string grid_text(const DemoOptions& o) {
 void grid_section(Demo& d) {
   const std::string path = d.options.grid.empty() ? "tools/demo/ablation_grid.tsv" : d.options.grid;
   const std::string& text = d.grid_text;
-  const std::vector<AblationPoint> grid = parse_ablation_tsv(text, path);
+  const std::vector<AblationPoint>& grid = d.grid;
   std::string provenance;  // the grid's comment lines
   std::istringstream lines(text);
   for (std::string line; std::getline(lines, line);)
@@ -275,20 +275,21 @@ void probe_section(Demo& d) {
   p.data_dir = d.options.data_dir;
   p.cues = (fs::path(d.options.data_dir) / "cues.tsv").string();
   p.seed = d.options.seed;
-  std::vector<ProbeResult> results;
-  try {
-    const std::vector<data::SenseWord> words = load_sense_words(p);
-    for (const auto* group : {&d.seed_setting, &d.defaults})
-      for (const DemoModel& m : *group) {
-        if (m.mode == "none") continue;
-        results.push_back({m.train.checkpoint, m.label, models::probe_senses(*m.loaded.model, words, m.loaded.english)});
-      }
-  } catch (const std::exception& e) {  // a small --data directory without cues.tsv or ambiguous words
-    d.page["PROBE_TABLE"] = html_escape(fmt::format("(skipped: {})", e.what()));
+  // A small --data directory may have no cues.tsv, or no word with two senses: the section says so.
+  const std::vector<data::SenseWord> words =
+      fs::is_regular_file(p.cues) ? load_sense_words(p) : std::vector<data::SenseWord>{};
+  if (words.empty()) {
+    const std::string why = fmt::format("{} gives no word with sentences of two senses in {}", p.cues, p.split);
+    d.page["PROBE_TABLE"] = html_escape(fmt::format("(skipped: {})", why));
     d.page["PROBE_SAYS"] = "";
-    fmt::print("\nsense probe: skipped ({})\n", e.what());
+    fmt::print("\nsense probe: skipped ({})\n", why);
     return;
   }
+  std::vector<ProbeResult> results;
+  for (const auto* group : {&d.seed_setting, &d.defaults})
+    for (const DemoModel& m : *group)
+      if (m.mode != "none")
+        results.push_back({m.train.checkpoint, m.label, models::probe_senses(*m.loaded.model, words, m.loaded.english)});
   const std::string table = probe_table(results);
   std::string says = "Held-out accuracy of a logistic regression that reads the ambiguous word's sense (bank: river or "
                      "money, and the other words with two senses) from its vector; chance is 50%. The embedding row is "
@@ -368,10 +369,11 @@ void write_page(Demo& d) {
 }
 
 void run_demo(const DemoOptions& o) {
-  Demo d{o, data::load_dataset(o.data_dir), {"test"}, {}, {}, {}, {}, {}};  // the data is checked before any output
+  Demo d{.options = o, .dataset = data::load_dataset(o.data_dir), .report_splits = {"test"}};  // the data is checked before any output
   for (const auto& name : data::generalisation_split_names())
     if (d.dataset.has(name)) d.report_splits.push_back(name);
-  d.grid_text = grid_text(o);  // a bad --grid fails before any training
+  d.grid_text = grid_text(o);
+  d.grid = parse_ablation_tsv(d.grid_text, o.grid.empty() ? "tools/demo/ablation_grid.tsv" : o.grid);  // before any training
   fs::create_directories(o.out);
   fmt::print("The seed's setting: one block of attention over frozen random token embeddings.\n");
   for (const char* mode : {"learned", "static", "none"})

@@ -23,7 +23,7 @@ struct ProbeResult {
   models::SenseProbeReport report;
 };
 
-// The words with two senses and their sentences (throws naming the files when there are none).
+// The words with two senses and their sentences (none when the split has no sentences of both senses).
 std::vector<data::SenseWord> load_sense_words(const ProbeOptions& o);
 std::vector<ProbeResult> run_probes(const ProbeOptions& o, const std::vector<std::string>& checkpoints);
 std::string probe_table(const std::vector<ProbeResult>& results);

@@ -24,15 +24,14 @@ namespace fs = std::filesystem;
 
 std::vector<data::SenseWord> load_sense_words(const ProbeOptions& o) {
   const std::vector<data::SentencePair> pairs = data::load_pairs((fs::path(o.data_dir) / (o.split + ".tsv")).string());
-  std::vector<data::SenseWord> words = data::sense_examples(pairs, data::load_cues(o.cues), o.per_sense, o.seed);
-  if (words.empty())
-    throw std::runtime_error(fmt::format("{}: no word of {} with two senses has sentences of both senses in split {}",
-                                         o.data_dir, o.cues, o.split));
-  return words;
+  return data::sense_examples(pairs, data::load_cues(o.cues), o.per_sense, o.seed);
 }
 
 std::vector<ProbeResult> run_probes(const ProbeOptions& o, const std::vector<std::string>& checkpoints) {
   const std::vector<data::SenseWord> words = load_sense_words(o);
+  if (words.empty())
+    throw std::runtime_error(fmt::format("{}: no word of {} with two senses has sentences of both senses in split {}",
+                                         o.data_dir, o.cues, o.split));
   std::vector<ProbeResult> results;
   for (const std::string& path : checkpoints) {
     models::LoadedTranslator loaded = models::load_translator(path, Device::parse(o.device));
@@ -130,6 +129,13 @@ void register_probe(CLI::App& app) {
     apply_threads(o->threads);
     if (o->split.empty() || o->split.find('/') != std::string::npos)
       throw std::runtime_error(fmt::format("--split '{}' must name a split of --data (train, test, ...)", o->split));
+    if (!o->out.empty()) {  // an --out that cannot be a folder is refused before any work
+      std::error_code ec;
+      fs::create_directories(o->out, ec);
+      if (ec || !fs::is_directory(o->out))
+        throw std::runtime_error(fmt::format("--out {}: cannot create that folder ({})", o->out,
+                                             ec ? ec.message() : "a file is in the way"));
+    }
     std::vector<std::string> checkpoints = {*checkpoint};
     checkpoints.insert(checkpoints.end(), compare->begin(), compare->end());
     const std::vector<ProbeResult> results = run_probes(*o, checkpoints);
