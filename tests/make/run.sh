@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # tests/make/run.sh — checks of the Makefile itself (run by `make test`; a few seconds, builds
-# nothing): plain `make` builds `all`; it builds in parallel unless -j is given; nvcc builds for the
-# machine's GPUs, or one architecture plus PTX without one, or CUDA_ARCHS.
+# nothing): plain `make` builds `all`; it compiles in unity groups (UNITY=0: file by file); it
+# builds in parallel unless -j is given; nvcc builds for the machine's GPUs, or one architecture
+# plus PTX without one, or CUDA_ARCHS.
 set -u
 cd "$(dirname "$0")/../.."
 source tests/cli/lib.sh
@@ -24,6 +25,19 @@ plan=$(make --no-print-directory -n BUILD="$work/b" CUDA=0 MPI=0 2>/dev/null)
 for program in qkv qkv_tests qkv_framework_tests; do
   grep -qE -- "-o $work/b/$program( |$)" <<<"$plan" && pass || fail "plain make does not link $program"
 done
+
+# ---- the unity build: each folder's files compile together, and UNITY=0 compiles them one by one ----
+grep -qE -- "-c $work/b/unity/app_a.cpp" <<<"$plan" && grep -qE -- "-c $work/b/unity/framework.cpp" <<<"$plan" \
+  && pass || fail "plain make does not compile the unity groups"
+for f in train/*.cpp framework/*.cpp models/*.cpp data/*.cpp tools/render/*.cpp; do
+  case $f in framework/distributed.cpp) continue ;; esac  # its own flags: compiled alone
+  n=$(cat "$work"/b/unity/*.cpp 2>/dev/null | grep -c "^#include \"$f\"$")
+  [ "$n" = 1 ] || fail "$f is in $n unity groups, not 1"
+done
+pass
+plan0=$(make --no-print-directory -n BUILD="$work/b0" CUDA=0 MPI=0 UNITY=0 2>/dev/null)
+grep -qE -- "-c train/main.cpp" <<<"$plan0" && ! grep -q "unity/" <<<"$plan0" \
+  && pass || fail "make UNITY=0 does not compile file by file"
 
 # ---- parallel unless -j is given ----
 jobs=$(nproc)
