@@ -51,8 +51,9 @@ class BlockAttention : public nn::Module {
   // x_queries (.., Tq, D) or undefined, x (.., T, D) -> (.., Tq, D), or undefined with x_queries.
   Tensor forward(size_t layer, const Tensor& x_queries, const Tensor& x, AttentionContext& context,
                  Tensor* weights_out) const;
-  // False where each token sees only itself (none): its identity mask is not one the fused op
-  // knows, so that mode always runs the composed path and decodes without a cache.
+  // False where each token sees only itself (none): the translator then hands each position its
+  // own value (no attention op), or, to record the identity weights or with a knockout, runs the
+  // composed path; none decodes without a cache.
   virtual bool mixes_tokens() const { return true; }
 
  protected:

@@ -205,14 +205,17 @@ Tensor Translator::attention_mask(const data::Batch& batch) const {
 namespace {
 
 // forward's: the whole (B, T, D) sequence through the fused op, or through the composed path with
-// the (B, T, T) keep mask (to record the weights, and for none). Unless the last layer's source rows
-// are wanted, its queries are the target positions alone, placed at S by the mask.
+// the (B, T, T) keep mask (to record the weights, and for none with a knockout), or, for none
+// otherwise, self_only: each position sees only itself, so its attended value is its own value (the
+// composed path's identity weights give exactly that: softmax over one visible score is 1, and its
+// gradient reaches only the values). Unless the last layer's source rows are wanted, its queries are
+// the target positions alone, placed at S by the mask.
 class SequenceContext final : public AttentionContext {
  public:
   SequenceContext(int64_t S, int64_t T, size_t layers, Tensor keep, AttentionMask mask, bool trim_last,
-                  const Knockout& knockout)
+                  const Knockout& knockout, bool self_only = false)
       : S_(S), T_(T), layers_(layers), keep_(std::move(keep)), mask_(std::move(mask)), trim_last_(trim_last),
-        knockout_(knockout) {
+        knockout_(knockout), self_only_(self_only) {
     if (keep_.defined() && knockout_.active()) keep_knocked_ = knocked_keep(keep_, knockout_);
   }
   bool target_only(size_t layer) const { return trim_last_ && layer + 1 == layers_; }
@@ -221,6 +224,10 @@ class SequenceContext final : public AttentionContext {
   }
   Tensor attend(size_t layer, const Tensor& queries, const Tensor& keys, const Tensor& values,
                 Tensor* weights_out) override {
+    if (self_only_) {
+      if (weights_out) throw std::logic_error("translator: self-only attention forms no weights to record");
+      return target_only(layer) ? slice(values, 1, S_, T_) : values;  // (B, Tq, H)
+    }
     if (keep_.defined())
       return models::attend(queries, keys, values, knockout_.applies_to(layer) ? keep_knocked_ : keep_, weights_out);
     if (weights_out) throw std::logic_error("translator: the fused attention op forms no weights to record");
@@ -237,6 +244,7 @@ class SequenceContext final : public AttentionContext {
   AttentionMask mask_;
   bool trim_last_;
   Knockout knockout_;
+  bool self_only_;
 };
 
 // packed_loss's real positions. row_of / target_row_of give a real position's row among all rows /
@@ -400,12 +408,14 @@ Tensor Translator::forward(const data::Batch& batch, const ForwardOptions& optio
   Tensor embedded = embed(batch);  // (B, T, D)
   last_embeddings_ = embedded.detach();
   Tensor x = dropout(embedded, dropout_, training(), dropout_gen_);
-  // The fused op unless the weights are wanted (or for none, whose identity mask is not a kind of
-  // the fused op's and whose (T, T) matrix is tiny).
-  const bool composed = options.record_attention || !mixes_tokens();
+  // The fused op unless the weights are wanted; none takes no attention op at all (self_only)
+  // unless the weights are wanted or a knockout hides a position from itself (its identity mask is
+  // not a kind of the fused op's, so those run the composed path).
+  const bool self_only = !mixes_tokens() && !options.record_attention && !options.knockout.active();
+  const bool composed = !self_only && (options.record_attention || !mixes_tokens());
   const bool trim_last = !composed && !options.keep_source_positions && !options.layer_outputs;
   SequenceContext context(S, T, blocks_.size(), composed ? attention_mask(batch) : Tensor(),
-                          AttentionMask::prefix_lm(S, batch.source_lengths), trim_last, options.knockout);
+                          AttentionMask::prefix_lm(S, batch.source_lengths), trim_last, options.knockout, self_only);
   last_attention_.assign(blocks_.size(), Tensor());
   last_contextual_ = Tensor();
   if (options.layer_outputs) *options.layer_outputs = {embedded.detach()};
