@@ -1,5 +1,6 @@
 // tests/test_layers.cpp — the translator with N stacked layers: a float64 gradient check of a whole
 // two-layer model, the last layer's skipped source rows and the packed loss (padding skipped),
+// none's self-only path against its composed identity weights,
 // parameter names (layer 0 unchanged, layers.1.*), the generator draw order, the config's "layers"
 // field, per-layer attention weights and a two-layer checkpoint round trip.
 // PyTorch agreement of the one-layer model is tests/test_pytorch_twin.cpp's job.
@@ -176,6 +177,41 @@ TEST_SUITE("layers") {
       short_batch.target_lengths[1] -= 1;
       CHECK(model.loss(short_batch).item() != doctest::Approx(padded).epsilon(1e-9));
     });
+  }
+
+  TEST_CASE("none: each position's own value, without an attention op, equals the composed identity weights") {
+    // Translator::forward hands none's positions their own values (self-only, the last layer's
+    // target rows only); recording the weights runs the composed path with the identity mask.
+    // Logits, loss and gradients agree (float64, 1 and 2 layers), and a knockout takes the
+    // composed path too.
+    const TinyData d;
+    const data::Batch batch = d.batch();
+    for (int64_t layers : {1, 2}) {
+      CAPTURE(layers);
+      Generator gen(13);
+      models::Translator model(tiny_config(d, layers, models::AttentionMode::None), gen);
+      model.to(DType::F64);
+      const auto params = model.parameters();
+      std::vector<double> logits_self, logits_composed;
+      auto run = [&](bool record, std::vector<double>& logits) {
+        return gradients_of(params, [&] {
+          Tensor out = model.forward(batch, {.record_attention = record});
+          logits = out.to_vector();
+          return cross_entropy(out, batch.target_output, data::Vocab::PAD);
+        });
+      };
+      const auto grads_self = run(false, logits_self);
+      CHECK_FALSE(model.last_attention(0).defined());  // no weights formed
+      const auto grads_composed = run(true, logits_composed);
+      CHECK(model.last_attention(layers - 1).defined());
+      REQUIRE(logits_self.size() == logits_composed.size());
+      for (size_t i = 0; i < logits_self.size(); ++i)
+        CHECK(logits_self[i] == doctest::Approx(logits_composed[i]).epsilon(1e-12));
+      check_same_gradients(grads_self, grads_composed);
+      // the training loss takes the same path
+      double value = 0;
+      check_same_gradients(gradients_of(params, [&] { return model.loss(batch); }, &value), grads_self);
+    }
   }
 
   TEST_CASE("the packed loss names a batch whose lengths do not fit it") {
