@@ -111,7 +111,7 @@ struct RunningChildren {
   }
 };
 
-std::string one_line(std::string text) {
+std::string message_on_one_line(std::string text) {
   std::replace(text.begin(), text.end(), '\n', ' ');
   return text;
 }
@@ -142,7 +142,7 @@ bool write_all(int fd, const std::string& text) {
   } catch (const std::bad_alloc&) {
     message = "error\nout of memory: the job asked for more memory than this machine could give";
   } catch (const std::exception& e) {
-    message = "error\n" + one_line(e.what());
+    message = "error\n" + message_on_one_line(e.what());
   } catch (...) {
     message = "error\nan exception that is not a std::exception";
   }
