@@ -266,6 +266,58 @@ if "$QKV" demo --data "$gen" --epochs 1 --layers 2 --out "$work/demo" >"$work/ou
 else
   fail "demo: $(cat "$work/err")"
 fi
+# ---- demo with more than one thread: the models train at once, each in a child process at one
+# thread; the same bytes as one after another in one process (--threads 1). Both runs write to the
+# same --out (the pictures name their checkpoints), the first moved aside; a test split of training
+# sentences gives scores other than 0. ----
+mkdir -p "$work/demo_data" && cp "$gen"/*.tsv "$work/demo_data/" && cp "$gen/train.tsv" "$work/demo_data/test.tsv"
+# The text minus its timings: the "Ns," of each training line and the last column of the tables.
+untimed() { sed -E -e 's/\.\.\. [0-9.]+s, /... /' -e '/^(learned|static|none) +[0-9]+ (frozen|trained) /s/ +[0-9.]+$//' "$1"; }
+demo_small=(demo --data "$work/demo_data" --epochs 30 --layers 2 --out "$work/demo_same")
+if "$QKV" "${demo_small[@]}" --threads 1 >"$work/out_t1" 2>"$work/err" && mv "$work/demo_same" "$work/demo_t1" &&
+  "$QKV" "${demo_small[@]}" --threads 2 >"$work/out_t2" 2>>"$work/err"; then
+  diff <(untimed "$work/out_t1") <(untimed "$work/out_t2") >"$work/diff" && pass ||
+    fail "demo --threads 2 prints what --threads 1 does (timings aside): $(head -n 20 "$work/diff")"
+  grep -q '^training none, 1 block, frozen embeddings .*test [1-9][0-9.]*%, generalisation mean' "$work/out_t2" &&
+    grep -q '^learned  *2 trained  *[1-9][0-9.]*%' "$work/out_t2" && pass ||
+    fail "demo --threads 2 prints a line per model and the tables, with scores other than 0: $(head -n 20 "$work/out_t2")"
+  same=1
+  for f in seed_learned/model.safetensors seed_static/model.safetensors seed_none/model.safetensors \
+    learned/model.safetensors static/model.safetensors explore.html $(cd "$work/demo_t1" && ls *.png); do
+    cmp -s "$work/demo_t1/$f" "$work/demo_same/$f" || { same=0; echo "differs: $f"; }
+  done
+  [ "$same" -eq 1 ] && pass || fail "demo --threads 2 and --threads 1 give bit-identical checkpoints, pictures and explorer"
+else
+  fail "demo --threads 1 and 2: $(cat "$work/err")"
+fi
+# A model that cannot be trained (its folder is a file) stops the demo at once with one line, the
+# other training processes killed and reaped, and no page written (the other model would train for
+# a minute: 2000 epochs).
+mkdir -p "$work/demo_fail" && : >"$work/demo_fail/seed_static"
+expect_error "demo: a failing training process" \
+  "^qkv: error: training static, 1 block, frozen embeddings: --out .*seed_static is not a directory" \
+  timeout 30 "$QKV" demo --data "$gen" --epochs 2000 --threads 2 --out "$work/demo_fail"
+pgrep -f -- "--out $work/demo_fail" >/dev/null && fail "demo: a training process outlived the failed demo" || pass
+expect_absent "demo: no page after a failed training process" "$work/demo_fail/index.html"
+# SIGINT to the demo alone, then to its whole process group (Ctrl-C): exit 130 at once, nothing left running.
+for target in parent group; do
+  out="$work/demo_int_$target"
+  setsid "$QKV" demo --data "$gen" --epochs 2000 --threads 2 --out "$out" >"$work/out" 2>"$work/err" &
+  pid=$!
+  for _ in $(seq 100); do [ -n "$(pgrep -P "$pid")" ] && break; sleep 0.1; done
+  [ "$target" = parent ] && kill -INT "$pid" || kill -INT -- "-$pid"
+  for _ in $(seq 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+  if kill -0 "$pid" 2>/dev/null; then
+    fail "demo: still running 10 s after SIGINT to the $target"
+    kill -KILL -- "-$pid"
+  fi
+  wait "$pid"
+  rc=$?
+  [ "$rc" -eq 130 ] && [ "$(wc -l <"$work/err")" -eq 1 ] && grep -q "interrupted (SIGINT)" "$work/err" && pass ||
+    fail "demo: SIGINT to the $target: exit $rc (expected 130), stderr: $(cat "$work/err")"
+  pgrep -f -- "--out $out" >/dev/null && fail "demo: a training process outlived SIGINT to the $target" || pass
+  expect_absent "demo: no page after SIGINT to the $target" "$out/index.html"
+done
 printf 'cell\tattention\ttoken_embeddings\tblocks\tgeneralisation_mean\nx\tlearned\ttrained\tone\t5\n' >"$work/bad_grid.tsv"
 expect_error "demo --grid with a bad line" "bad_grid.tsv:2: blocks 'one'" "$QKV" demo --data "$gen" --grid "$work/bad_grid.tsv" --out "$work/o7"
 expect_absent "demo --grid refused before training" "$work/o7"
