@@ -1,5 +1,6 @@
-// framework/ops_attention.cpp — the fused attention op, padded and ragged: checks, the forward through
-// the backend's tiled kernel, and the backward's formula (the kernels in cpu/ and cuda/ compute exactly this).
+// framework/ops_attention.cpp — the fused attention op, padded and ragged: checks, the forward
+// through the backend's tiled kernel, and the backward's formula (the kernels in cpu/ and cuda/
+// compute exactly this).
 #include <fmt/ranges.h>
 
 #include <cmath>
@@ -15,7 +16,8 @@ void check_scale(double scale, const char* op) {
   if (!std::isfinite(scale)) throw std::runtime_error(fmt::format("{}: scale must be finite, got {}", op, scale));
 }
 
-// The forward of one checked call into out_shape (the rows of q with v's width) and its backward.
+// One checked call, padded or ragged: the forward (q's rows with v's width out, and each row's
+// log-sum-exp) and, beside it, the backward.
 Tensor fused_attention(const Tensor& q, const Tensor& k, const Tensor& v, const AttentionShape& shape,
                        const char* op) {
   Shape out_shape = q.shape();

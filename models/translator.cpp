@@ -249,9 +249,9 @@ struct PackedRows {
   Tensor target_position_ids;  // (N_tgt): b * Tt + t of each target row
   Tensor row_slots;            // (B * T): row_of
   Tensor target_slots;         // (B * Tt): target_row_of
-  // The ragged attention over the rows: every row queries (all_rows) or the target rows alone
-  // (target_rows, the last layer); the keys are every row, the source a prefix before causal targets.
-  RaggedLayout all_rows, target_rows;
+  // The ragged attention over the rows: every row queries (all_queries) or the target rows alone
+  // (target_queries, the last layer); the keys are every row, the source a prefix before causal targets.
+  RaggedLayout all_queries, target_queries;
 };
 
 PackedRows pack_rows(const data::Batch& batch, int64_t S, Device device) {
@@ -262,13 +262,13 @@ PackedRows pack_rows(const data::Batch& batch, int64_t S, Device device) {
   const int64_t B = r.B, T = r.T, Tt = r.Tt;
   std::vector<int64_t> positions, target_positions, target_rows;
   std::vector<int64_t> row_of(static_cast<size_t>(B * T)), target_row_of(static_cast<size_t>(B * Tt));
-  r.all_rows.query_starts = {0};
-  r.target_rows.query_starts = {0};
+  r.all_queries.query_starts = {0};
+  r.target_queries.query_starts = {0};
   for (int64_t b = 0; b < B; ++b) {
     const int64_t n_src = batch.source_lengths[b], n_tgt = batch.target_lengths[b];  // checked by loss()
-    r.all_rows.query_starts.push_back(r.all_rows.query_starts.back() + n_src + n_tgt);
-    r.target_rows.query_starts.push_back(r.target_rows.query_starts.back() + n_tgt);
-    r.all_rows.prefix.push_back(n_src);
+    r.all_queries.query_starts.push_back(r.all_queries.query_starts.back() + n_src + n_tgt);
+    r.target_queries.query_starts.push_back(r.target_queries.query_starts.back() + n_tgt);
+    r.all_queries.prefix.push_back(n_src);
     for (int64_t p = 0; p < T; ++p) {
       const bool real = p < S ? p < n_src : p - S < n_tgt;
       row_of[b * T + p] = real ? static_cast<int64_t>(positions.size()) : -1;
@@ -291,9 +291,9 @@ PackedRows pack_rows(const data::Batch& batch, int64_t S, Device device) {
   r.target_position_ids = ids(target_positions);
   r.row_slots = ids(row_of);
   r.target_slots = ids(target_row_of);
-  r.all_rows.key_starts = r.all_rows.query_starts;
-  r.target_rows.key_starts = r.all_rows.query_starts;
-  r.target_rows.prefix = r.all_rows.prefix;
+  r.all_queries.key_starts = r.all_queries.query_starts;
+  r.target_queries.key_starts = r.all_queries.query_starts;
+  r.target_queries.prefix = r.all_queries.prefix;
   return r;
 }
 
@@ -317,7 +317,8 @@ class PackedContext final : public AttentionContext {
   Tensor attend(size_t layer, const Tensor& q, const Tensor& k, const Tensor& v, Tensor* weights_out) override {
     if (weights_out) throw std::logic_error("translator: the packed loss forms no attention weights to record");
     if (knockout_.applies_to(layer)) return attend_padded(layer, q, k, v);
-    return attention_ragged(q, k, v, last(layer) ? rows_.target_rows : rows_.all_rows, attention_scale(q));  // (N_q, H)
+    const RaggedLayout& layout = last(layer) ? rows_.target_queries : rows_.all_queries;
+    return attention_ragged(q, k, v, layout, attention_scale(q));  // (N_q, H)
   }
 
  private:
@@ -335,6 +336,7 @@ class PackedContext final : public AttentionContext {
     return embedding(reshape(attended, {attended.size(0) * attended.size(1), H}),
                      last ? rows_.target_position_ids : rows_.position_ids);  // (N_q, H)
   }
+
   const PackedRows& rows_;
   int64_t S_;
   size_t layers_;
