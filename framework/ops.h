@@ -106,6 +106,19 @@ struct AttentionMask {
 // backward (FlashAttention-2's algorithm). A query that sees no key gives zeros, as softmax does
 // for an all -inf row. Its backward is not itself differentiable.
 Tensor attention(const Tensor& q, const Tensor& k, const Tensor& v, const AttentionMask& mask, double scale);
+// The rows of B sequences of different lengths, back to back (FlashAttention's varlen form): entry
+// b's queries are rows [query_starts[b], query_starts[b + 1]) of q, its keys and values rows
+// [key_starts[b], key_starts[b + 1]) of k and v. With Tq_b and Tk_b its counts, its key j is visible
+// to its query i iff j < prefix[b] (a bidirectional prefix) or j <= (Tk_b - Tq_b) + i (causal, the
+// last query on the last key). No padding is read or computed.
+struct RaggedLayout {
+  std::vector<int64_t> query_starts, key_starts;  // B + 1 each, from 0 up to the row count
+  std::vector<int64_t> prefix;                    // B, each at most the entry's key count
+};
+// The same softmax(q k^T * scale, masked) v for q (Nq, H), k (Nk, H), v (Nk, Hv) -> (Nq, Hv) and
+// the same kernels as attention(). Up to 64 keys per sequence (one key tile) its rows get the bits
+// attention() gives them in a padded (B, T, H) form, where the padding adds exact zeros.
+Tensor attention_ragged(const Tensor& q, const Tensor& k, const Tensor& v, const RaggedLayout& layout, double scale);
 
 // Zeroes each element with probability p and scales the rest by 1/(1-p) when training.
 Tensor dropout(const Tensor& x, double p, bool training, Generator& gen);

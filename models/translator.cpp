@@ -247,8 +247,9 @@ class SequenceContext final : public AttentionContext {
   bool self_only_;
 };
 
-// packed_loss's real positions. row_of / target_row_of give a real position's row among all rows /
-// among the target rows, or the count of rows (the appended zero row) for padding.
+// packed_loss's real positions: batch entry b's n_src source rows, then its n_tgt target rows.
+// row_of / target_row_of give a real position's row among all rows / among the target rows, or the
+// count of rows (the appended zero row) for padding.
 struct PackedRows {
   int64_t B = 0, T = 0, Tt = 0;
   Tensor position_ids;         // (N): b * T + p of each row
@@ -256,6 +257,9 @@ struct PackedRows {
   Tensor target_position_ids;  // (N_tgt): b * Tt + t of each target row
   Tensor row_slots;            // (B * T): row_of
   Tensor target_slots;         // (B * Tt): target_row_of
+  // The ragged attention over the rows: every row queries (all_queries) or the target rows alone
+  // (target_queries, the last layer); the keys are every row, the source a prefix before causal targets.
+  RaggedLayout all_queries, target_queries;
 };
 
 PackedRows pack_rows(const data::Batch& batch, int64_t S, Device device) {
@@ -266,8 +270,13 @@ PackedRows pack_rows(const data::Batch& batch, int64_t S, Device device) {
   const int64_t B = r.B, T = r.T, Tt = r.Tt;
   std::vector<int64_t> positions, target_positions, target_rows;
   std::vector<int64_t> row_of(static_cast<size_t>(B * T)), target_row_of(static_cast<size_t>(B * Tt));
+  r.all_queries.query_starts = {0};
+  r.target_queries.query_starts = {0};
   for (int64_t b = 0; b < B; ++b) {
     const int64_t n_src = batch.source_lengths[b], n_tgt = batch.target_lengths[b];  // checked by loss()
+    r.all_queries.query_starts.push_back(r.all_queries.query_starts.back() + n_src + n_tgt);
+    r.target_queries.query_starts.push_back(r.target_queries.query_starts.back() + n_tgt);
+    r.all_queries.prefix.push_back(n_src);
     for (int64_t p = 0; p < T; ++p) {
       const bool real = p < S ? p < n_src : p - S < n_tgt;
       row_of[b * T + p] = real ? static_cast<int64_t>(positions.size()) : -1;
@@ -290,6 +299,9 @@ PackedRows pack_rows(const data::Batch& batch, int64_t S, Device device) {
   r.target_position_ids = ids(target_positions);
   r.row_slots = ids(row_of);
   r.target_slots = ids(target_row_of);
+  r.all_queries.key_starts = r.all_queries.query_starts;
+  r.target_queries.key_starts = r.all_queries.query_starts;
+  r.target_queries.prefix = r.all_queries.prefix;
   return r;
 }
 
@@ -301,8 +313,8 @@ Tensor unpack_rows(const Tensor& rows, const Tensor& slot, int64_t B, int64_t le
   return reshape(embedding(padded, slot), {B, length, width});
 }
 
-// packed_loss's: rows (N, D) of the real positions; attention runs on (B, T, H) tensors rebuilt
-// from the rows. The last layer's queries are the target rows alone (the head reads nothing else).
+// packed_loss's: rows (N, D) of the real positions; attention reads them as ragged sequences. The
+// last layer's queries are the target rows alone (the head reads nothing else).
 class PackedContext final : public AttentionContext {
  public:
   PackedContext(const PackedRows& rows, int64_t S, size_t layers, AttentionMask mask, const Knockout& knockout)
@@ -312,6 +324,15 @@ class PackedContext final : public AttentionContext {
   }
   Tensor attend(size_t layer, const Tensor& q, const Tensor& k, const Tensor& v, Tensor* weights_out) override {
     if (weights_out) throw std::logic_error("translator: the packed loss forms no attention weights to record");
+    if (knockout_.applies_to(layer)) return attend_padded(layer, q, k, v);
+    const RaggedLayout& layout = last(layer) ? rows_.target_queries : rows_.all_queries;
+    return attention_ragged(q, k, v, layout, attention_scale(q));  // (N_q, H)
+  }
+
+ private:
+  bool last(size_t layer) const { return layer + 1 == layers_; }
+  // A knockout names padded positions: its layers attend over (B, T, H) tensors rebuilt from the rows.
+  Tensor attend_padded(size_t layer, const Tensor& q, const Tensor& k, const Tensor& v) const {
     const int64_t B = rows_.B, T = rows_.T, Tt = rows_.Tt;
     const bool last = this->last(layer);
     AttentionMask layer_mask = knockout_.applied(mask_, layer);
@@ -324,8 +345,6 @@ class PackedContext final : public AttentionContext {
                      last ? rows_.target_position_ids : rows_.position_ids);  // (N_q, H)
   }
 
- private:
-  bool last(size_t layer) const { return layer + 1 == layers_; }
   const PackedRows& rows_;
   int64_t S_;
   size_t layers_;

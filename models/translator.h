@@ -155,8 +155,9 @@ class Translator : public nn::Module {
                     const BlockObserver& observe = {}) const;
   // The loss over the real positions only, packed as rows (N, D): an English position past its
   // sentence is masked as a key and a target position past <eos> is seen only by later ones, so
-  // neither reaches a counted logit. Attention runs on (B, T, H) tensors rebuilt from the rows
-  // (zeros at the padding); everything else runs on the rows alone.
+  // neither reaches a counted logit. Attention reads each sentence's rows in place (the ragged
+  // form of the fused op), except in a knocked-out layer, which runs on (B, T, H) tensors rebuilt
+  // from the rows (zeros at the padding); everything else runs on the rows alone.
   Tensor packed_loss(const data::Batch& batch, const Knockout& knockout);
   // Greedy decoding by recomputing the whole target prefix through forward() at every step.
   void decode_recomputing(const Tensor& source, const std::vector<int64_t>& source_lengths, const ChooseNext& choose,

@@ -559,6 +559,30 @@ inline const std::vector<OpCase>& op_cases() {
                       randoms({{a.B, a.Tq, a.K}, {a.B, a.Tk, a.K}, {a.B, a.Tk, a.Kv}}),
                       [mask, scale](const V& x) { return attention(x[0], x[1], x[2], mask, scale); }));
       }
+      // The ragged form: rows back to back, a prefix per entry, the causal part aligned at the end.
+      struct Ragged {
+        const char* name;
+        RaggedLayout layout;
+        int64_t K, Kv;
+      };
+      const std::vector<Ragged> ragged = {
+          // entries of 5, 0 and 4 rows, every row a query (the translator's inner layers); the third
+          // has no prefix, so its first query sees only itself
+          {"every row queries", {{0, 5, 5, 9}, {0, 5, 5, 9}, {2, 0, 0}}, 3, 2},
+          // the same keys with only the last rows as queries (the translator's last layer), an entry
+          // without queries and one whose keys are all a prefix
+          {"the last rows query", {{0, 2, 2, 5, 6}, {0, 5, 5, 9, 12}, {2, 0, 1, 3}}, 3, 2},
+          // more than one 64-key tile in one entry, a short one after it
+          {"two tiles", {{0, 70, 73}, {0, 70, 73}, {20, 1}}, 2, 1},
+      };
+      for (const Ragged& r : ragged) {
+        const RaggedLayout layout = r.layout;
+        const double scale = 1.0 / std::sqrt(static_cast<double>(r.K));
+        const int64_t Nq = layout.query_starts.back(), Nk = layout.key_starts.back();
+        add_case(make(std::string("attention_ragged, ") + r.name, {"attention_ragged"},
+                      randoms({{Nq, r.K}, {Nk, r.K}, {Nk, r.Kv}}),
+                      [layout, scale](const V& x) { return attention_ragged(x[0], x[1], x[2], layout, scale); }));
+      }
       // softmax(q k^T / sqrt(2) masked) v composed of ops, with a shared input
       const std::vector<double> keep = {1, 0, 0, 1, 1, 0, 1, 1, 1};
       add_case(make("an attention head composed of ops", {"matmul", "mul_scalar", "masked_fill", "softmax"},

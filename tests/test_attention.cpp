@@ -1,5 +1,6 @@
 // tests/test_attention.cpp — the fused attention op beyond its cases in tests/op_cases.h (gradchecks
-// of every mask kind): the composed softmax(q k^T) v path, thread-count bit-identity, argument errors.
+// of every mask kind): the composed softmax(q k^T) v path, the ragged form against the padded one,
+// thread-count bit-identity, argument errors.
 #include <doctest/doctest.h>
 #include <fmt/format.h>
 
@@ -75,9 +76,120 @@ bool bitwise_same(const Tensor& a, const Tensor& b) {
   return x.size() == y.size() && std::memcmp(x.data(), y.data(), x.size() * sizeof(double)) == 0;
 }
 
+// A translator-like batch for the ragged form: entry b's n_src[b] source positions at [0, S) and
+// n_tgt[b] target positions at [S, S + Tt) of a padded (B, T, H) tensor, and the same real
+// positions as rows back to back.
+struct Packing {
+  int64_t S = 6, Tt = 5, T = 11;
+  std::vector<int64_t> n_src = {6, 3, 0, 2, 4}, n_tgt = {5, 2, 4, 0, 1};
+  int64_t B() const { return static_cast<int64_t>(n_src.size()); }
+  // b * T + p of each real position, in row order (every one, or the target ones alone)
+  Tensor positions(bool target_only) const {
+    std::vector<int64_t> ids;
+    for (int64_t b = 0; b < B(); ++b) {
+      if (!target_only)
+        for (int64_t p = 0; p < n_src[b]; ++p) ids.push_back(b * T + p);
+      for (int64_t t = 0; t < n_tgt[b]; ++t) ids.push_back(b * T + S + t);
+    }
+    return Tensor::from_ids(ids, {static_cast<int64_t>(ids.size())});
+  }
+  RaggedLayout layout(bool target_only) const {
+    RaggedLayout r{{0}, {0}, n_src};
+    for (int64_t b = 0; b < B(); ++b) {
+      r.query_starts.push_back(r.query_starts.back() + (target_only ? 0 : n_src[b]) + n_tgt[b]);
+      r.key_starts.push_back(r.key_starts.back() + n_src[b] + n_tgt[b]);
+    }
+    return r;
+  }
+};
+
+// The rows of x (B, T, H) at positions (N) -> (N, H).
+Tensor rows_at(const Tensor& x, const Tensor& positions) {
+  return embedding(reshape(x, {x.size(0) * x.size(1), x.size(2)}), positions);
+}
+
 }  // namespace
 
 TEST_SUITE("attention") {
+  TEST_CASE("the ragged form gives the padded op's bits on the real rows, forward and backward") {
+    // The padded op runs on (B, T, H) with random values at the padding too and a zero upstream
+    // gradient there (what the translator's gather back gives); the ragged one on the real rows.
+    const Packing pack;
+    Generator gen(16);
+    for (DType dtype : {DType::F32, DType::F64}) {
+      for (bool target_only : {false, true}) {
+        const std::string dtype_text = dtype_name(dtype);
+        CAPTURE(dtype_text);
+        CAPTURE(target_only);
+        const int64_t B = pack.B(), T = pack.T, Tq = target_only ? pack.Tt : T, H = 8, Hv = 4;
+        const Tensor q = randn({B, Tq, H}, gen, dtype), k = randn({B, T, H}, gen, dtype);
+        const Tensor v = randn({B, T, Hv}, gen, dtype);
+        // query rows: every real position, or the target ones of a (B, Tt, H) tensor
+        Packing query_pack = pack;
+        if (target_only) query_pack = Packing{0, pack.Tt, pack.Tt, std::vector<int64_t>(B, 0), pack.n_tgt};
+        const Tensor query_positions = query_pack.positions(false), key_positions = pack.positions(false);
+        const Tensor g_rows = randn({query_positions.size(0), Hv}, gen, dtype);
+        AttentionMask mask = AttentionMask::prefix_lm(pack.S, pack.n_src);
+        if (target_only) mask.query_offset = pack.S;
+        const double scale = 0.35;
+
+        V padded{q.clone(), k.clone(), v.clone()};
+        for (Tensor& x : padded) x.set_requires_grad(true);
+        const Tensor padded_out = rows_at(attention(padded[0], padded[1], padded[2], mask, scale), query_positions);
+        padded_out.backward(g_rows);
+
+        V ragged{rows_at(q, query_positions), rows_at(k, key_positions), rows_at(v, key_positions)};
+        for (Tensor& x : ragged) x.set_requires_grad(true);
+        const Tensor ragged_out = attention_ragged(ragged[0], ragged[1], ragged[2], pack.layout(target_only), scale);
+        ragged_out.backward(g_rows);
+
+        CHECK(bitwise_same(ragged_out, padded_out));
+        CHECK(bitwise_same(ragged[0].grad(), rows_at(padded[0].grad(), query_positions)));
+        CHECK(bitwise_same(ragged[1].grad(), rows_at(padded[1].grad(), key_positions)));
+        CHECK(bitwise_same(ragged[2].grad(), rows_at(padded[2].grad(), key_positions)));
+      }
+    }
+  }
+
+  TEST_CASE("the ragged form is bit-identical for one and two threads") {
+    Generator gen(17);
+    const RaggedLayout layout{{0, 130, 200, 210}, {0, 130, 260, 270}, {50, 20, 10}};
+    Tensor q = randn({210, 16}, gen), k = randn({270, 16}, gen), v = randn({270, 8}, gen), g = randn({210, 8}, gen);
+    Tensor results[2][4];
+    for (int t = 0; t < 2; ++t) {
+      set_cpu_threads(t + 1);
+      V x{q.clone(), k.clone(), v.clone()};
+      for (Tensor& y : x) y.set_requires_grad(true);
+      results[t][0] = attention_ragged(x[0], x[1], x[2], layout, 0.25);
+      results[t][0].backward(g);
+      for (int i = 0; i < 3; ++i) results[t][i + 1] = x[i].grad();
+    }
+    set_cpu_threads(0);
+    for (int i = 0; i < 4; ++i) CHECK(bitwise_same(results[0][i], results[1][i]));
+  }
+
+  TEST_CASE("bad ragged layouts name the offsets and values") {
+    Tensor q = Tensor::zeros({4, 3}), k = Tensor::zeros({5, 3}), v = Tensor::zeros({5, 2});
+    const RaggedLayout good{{0, 1, 4}, {0, 2, 5}, {1, 0}};
+    CHECK_NOTHROW(attention_ragged(q, k, v, good, 1.0));
+    CHECK(error_of([&] { attention_ragged(q, Tensor::zeros({5, 2}), v, good, 1.0); }) ==
+          "attention_ragged: q (4, 3), k (5, 2) and v (5, 2) do not fit (Nq, H), (Nk, H), (Nk, Hv)");
+    CHECK(error_of([&] { attention_ragged(q, k, v, {{0, 1, 3}, {0, 2, 5}, {1, 0}}, 1.0); }) ==
+          "attention_ragged: query starts 0, 1, 3 must be 3 offsets from 0 to the 4 rows");
+    CHECK(error_of([&] { attention_ragged(q, k, v, {{0, 1, 4}, {0, 3, 2, 5}, {1, 0}}, 1.0); }) ==
+          "attention_ragged: key starts 0, 3, 2, 5 must be 3 offsets from 0 to the 5 rows");
+    CHECK(error_of([&] { attention_ragged(q, k, v, {{0, 1, 4}, {0, 3, 2}, {1, 0}}, 1.0); }) ==
+          "attention_ragged: key starts 0, 3, 2 must be 3 offsets from 0 to the 5 rows");
+    const Tensor k2 = Tensor::zeros({2, 3}), v2 = Tensor::zeros({2, 2});
+    CHECK(error_of([&] { attention_ragged(q, k2, v2, {{0, 1, 4}, {0, 3, 2}, {1, 0}}, 1.0); }) ==
+          "attention_ragged: key starts 0, 3, 2 go back at entry 1");
+    CHECK(error_of([&] { attention_ragged(q, k, v, {{0, 1, 4}, {0, 2, 5}, {3, 0}}, 1.0); }) ==
+          "attention_ragged: entry 0's prefix 3 is outside [0, 2] (its keys)");
+    CHECK(error_of([&] { attention_ragged(q, k, v, good, std::nan("")); }) ==
+          "attention_ragged: scale must be finite, got nan");
+  }
+
+
   TEST_CASE("the fused op agrees with the composed path in float32, forward and backward") {
     Generator gen(12);
     std::vector<Case> all = cases();

@@ -214,6 +214,30 @@ TEST_SUITE("layers") {
     }
   }
 
+  TEST_CASE("the packed loss under a knockout equals the padded one, value and gradients") {
+    // A knockout names padded positions, so its layer runs on (B, T, H) tensors rebuilt from the
+    // rows while the other layers stay ragged: the first layer, then the last (its target queries).
+    const TinyData d;
+    const data::Batch batch = d.batch();
+    const int64_t S = d.layout.max_source, T = d.layout.length();
+    for_each_float64_model(d, 7, [&](models::Translator& model, int64_t layers) {
+      for (int64_t layer : {int64_t{0}, layers - 1}) {
+        CAPTURE(layer);
+        const models::ForwardOptions options{.knockout = {.key = 1, .query_from = S, .query_to = T, .layer = layer}};
+        const auto params = model.parameters();
+        double packed = 0, padded = 0, plain = 0;
+        const auto grads_packed = gradients_of(params, [&] { return model.loss(batch, options); }, &packed);
+        const auto grads_padded = gradients_of(
+            params, [&] { return cross_entropy(model.forward(batch, options), batch.target_output, data::Vocab::PAD); },
+            &padded);
+        CHECK(packed == doctest::Approx(padded).epsilon(1e-12));
+        check_same_gradients(grads_packed, grads_padded);
+        gradients_of(params, [&] { return model.loss(batch); }, &plain);
+        CHECK(plain != doctest::Approx(packed).epsilon(1e-9));  // the knockout took effect
+      }
+    });
+  }
+
   TEST_CASE("the packed loss names a batch whose lengths do not fit it") {
     const TinyData d;
     data::Batch batch = d.batch();

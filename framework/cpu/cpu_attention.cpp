@@ -1,8 +1,8 @@
-// framework/cpu/cpu_attention.cpp — the CPU kernels of the fused attention op: tiles of 64 queries by
-// 64 keys, an online softmax in the forward, recomputed tiles in the backward, tiles in parallel
-// (thread_pool.h). Every output element is written by one task in a fixed order: bit-identical for
-// any thread count. Threads take tasks one at a time as they come free: under a causal mask later
-// query tiles cost more.
+// framework/cpu/cpu_attention.cpp — the CPU kernels of the fused attention op (padded or ragged
+// batches): tiles of 64 queries by 64 keys, an online softmax in the forward, recomputed tiles in
+// the backward, tiles in parallel (thread_pool.h). Every output element is written by one task in a
+// fixed order: bit-identical for any thread count. Threads take tasks one at a time as they come
+// free: under a causal mask later query tiles cost more.
 #include "cpu_attention.h"
 
 #include <immintrin.h>
@@ -59,9 +59,27 @@ struct Visibility {
   }
 };
 
-Visibility visibility_of(const AttentionShape& s, int64_t b) {
-  const int64_t length = s.key_lengths.empty() ? s.prefix : s.key_lengths[b];
-  return Visibility{s.prefix, s.query_offset, length, s.knockout_key, s.knockout_from, s.knockout_to};
+// One batch entry: its queries are rows [q0, q0 + nq) of q (and out, lse, d_out), its keys rows
+// [k0, k0 + nk) of k and v. Padded: every entry has the shape's queries and keys; ragged: its own.
+struct Entry {
+  int64_t q0, nq, k0, nk;
+  Visibility vis;
+};
+
+Entry entry_of(const AttentionShape& s, int64_t b) {
+  if (s.query_starts.empty()) {
+    const int64_t length = s.key_lengths.empty() ? s.prefix : s.key_lengths[b];
+    return {b * s.queries, s.queries, b * s.keys, s.keys,
+            Visibility{s.prefix, s.query_offset, length, s.knockout_key, s.knockout_from, s.knockout_to}};
+  }
+  const int64_t q0 = s.query_starts[b], nq = s.query_starts[b + 1] - q0;
+  const int64_t k0 = s.key_starts[b], nk = s.key_starts[b + 1] - k0, prefix = s.key_lengths[b];
+  return {q0, nq, k0, nk, Visibility{prefix, nk - nq, prefix, -1, 0, 0}};
+}
+
+// All rows of q (the padded batch's or the ragged entries').
+int64_t query_rows(const AttentionShape& s) {
+  return s.query_starts.empty() ? s.batch * s.queries : s.query_starts.back();
 }
 
 // Per-thread scratch, grown once and reused (no allocation in the steady state).
@@ -319,23 +337,25 @@ void recompute_probs(const Visibility& vis, int64_t i0, int64_t nq, int64_t j0, 
 
 template <typename T>
 void forward_typed(const AttentionShape& s, const T* q, const T* k, const T* v, T* out, T* lse) {
-  const int64_t B = s.batch, Tq = s.queries, Tk = s.keys, K = s.width, Kv = s.value_width;
-  const int64_t q_tiles = (Tq + kTile - 1) / kTile;
+  const int64_t B = s.batch, K = s.width, Kv = s.value_width;
+  const int64_t q_tiles = (s.queries + kTile - 1) / kTile;
   const T scale = static_cast<T>(s.scale), neg_inf = -std::numeric_limits<T>::infinity();
   for_each_task(B * q_tiles, parallel_worth_it(s), [&](int64_t task) {
-    const int64_t b = task / q_tiles, i0 = (task % q_tiles) * kTile, nq = std::min(kTile, Tq - i0);
-    const Visibility vis = visibility_of(s, b);
+    const Entry e = entry_of(s, task / q_tiles);
+    const Visibility& vis = e.vis;
+    const int64_t i0 = (task % q_tiles) * kTile, nq = std::min(kTile, e.nq - i0);
+    if (nq <= 0) return;  // a ragged entry shorter than the longest
     Scratch<T>& w = scratch<T>();
     w.reserve(K, Kv);
-    const T* q_tile = q + (b * Tq + i0) * K;
+    const T* q_tile = q + (e.q0 + i0) * K;
     T* acc = w.acc.data();
     std::fill(acc, acc + nq * Kv, T(0));
     std::fill(w.row_max.begin(), w.row_max.begin() + nq, neg_inf);
     std::fill(w.row_sum.begin(), w.row_sum.begin() + nq, T(0));
-    for (int64_t j0 = 0; j0 < Tk; j0 += kTile) {
-      const int64_t nk = std::min(kTile, Tk - j0);
+    for (int64_t j0 = 0; j0 < e.nk; j0 += kTile) {
+      const int64_t nk = std::min(kTile, e.nk - j0);
       if (!vis.any(i0 + nq, j0, j0 + nk)) continue;
-      transpose_tile(k + (b * Tk + j0) * K, nk, K, w.k_t.data());
+      transpose_tile(k + (e.k0 + j0) * K, nk, K, w.k_t.data());
       tile_products(q_tile, nq, K, w.k_t.data(), nk, w.scores.data());
       for (int64_t ii = 0; ii < nq; ++ii) {
         T* row = w.scores.data() + ii * kTile;
@@ -361,18 +381,19 @@ void forward_typed(const AttentionShape& s, const T* q, const T* k, const T* v, 
         if (rescale != T(1))
           for (int64_t d = 0; d < Kv; ++d) acc[ii * Kv + d] *= rescale;
       }
-      accumulate_rows(w.probs.data(), nq, nk, v + (b * Tk + j0) * Kv, Kv, acc);
+      accumulate_rows(w.probs.data(), nq, nk, v + (e.k0 + j0) * Kv, Kv, acc);
     }
     for (int64_t ii = 0; ii < nq; ++ii) {
-      T* o = out + (b * Tq + i0 + ii) * Kv;
+      const int64_t row = e.q0 + i0 + ii;
+      T* o = out + row * Kv;
       const T sum = w.row_sum[ii];
       if (sum == T(0)) {
         for (int64_t d = 0; d < Kv; ++d) o[d] = 0;
-        lse[b * Tq + i0 + ii] = neg_inf;
+        lse[row] = neg_inf;
       } else {
         const T inv = T(1) / sum;
         for (int64_t d = 0; d < Kv; ++d) o[d] = acc[ii * Kv + d] * inv;
-        lse[b * Tq + i0 + ii] = w.row_max[ii] + std::log(sum);
+        lse[row] = w.row_max[ii] + std::log(sum);
       }
     }
   });
@@ -381,30 +402,29 @@ void forward_typed(const AttentionShape& s, const T* q, const T* k, const T* v, 
 template <typename T>
 void backward_typed(const AttentionShape& s, const T* q, const T* k, const T* v, const T* out, const T* d_out,
                     const T* lse, T* d_q, T* d_k, T* d_v) {
-  const int64_t B = s.batch, Tq = s.queries, Tk = s.keys, K = s.width, Kv = s.value_width;
-  const int64_t q_tiles = (Tq + kTile - 1) / kTile, k_tiles = (Tk + kTile - 1) / kTile;
+  const int64_t B = s.batch, K = s.width, Kv = s.value_width, rows = query_rows(s);
+  const int64_t q_tiles = (s.queries + kTile - 1) / kTile, k_tiles = (s.keys + kTile - 1) / kTile;
   const T scale = static_cast<T>(s.scale);
   // delta_i = sum_e d_out[i, e] * out[i, e]  (= sum_j P_ij dP_ij), one per query
-  std::vector<T> delta(static_cast<size_t>(B * Tq));
+  std::vector<T> delta(static_cast<size_t>(rows));
   const bool parallel = parallel_worth_it(s);
   constexpr int64_t kDeltaRows = 256;  // rows per task
-  for_each_task((B * Tq + kDeltaRows - 1) / kDeltaRows, parallel, [&](int64_t task) {
-    for (int64_t r = task * kDeltaRows; r < std::min(B * Tq, (task + 1) * kDeltaRows); ++r) {
+  for_each_task((rows + kDeltaRows - 1) / kDeltaRows, parallel, [&](int64_t task) {
+    for (int64_t r = task * kDeltaRows; r < std::min(rows, (task + 1) * kDeltaRows); ++r) {
       T sum = 0;
       for (int64_t e = 0; e < Kv; ++e) sum += d_out[r * Kv + e] * out[r * Kv + e];
       delta[r] = sum;
     }
   });
   // dS_ij = P_ij (dP_ij - delta_i) for one tile, into w.d_probs (P in w.probs).
-  const auto tile_grads = [&](Scratch<T>& w, const Visibility& vis, int64_t b, int64_t i0, int64_t nq, int64_t j0,
-                              int64_t nk) {
-    tile_products(q + (b * Tq + i0) * K, nq, K, w.k_t.data(), nk, w.scores.data());
-    recompute_probs(vis, i0, nq, j0, nk, scale, lse + b * Tq, w.scores.data(), w.probs.data());
-    tile_products(d_out + (b * Tq + i0) * Kv, nq, Kv, w.v_t.data(), nk, w.d_probs.data());
+  const auto tile_grads = [&](Scratch<T>& w, const Entry& e, int64_t i0, int64_t nq, int64_t j0, int64_t nk) {
+    tile_products(q + (e.q0 + i0) * K, nq, K, w.k_t.data(), nk, w.scores.data());
+    recompute_probs(e.vis, i0, nq, j0, nk, scale, lse + e.q0, w.scores.data(), w.probs.data());
+    tile_products(d_out + (e.q0 + i0) * Kv, nq, Kv, w.v_t.data(), nk, w.d_probs.data());
     for (int64_t ii = 0; ii < nq; ++ii)
       for (int64_t jj = 0; jj < nk; ++jj) {
         T& ds = w.d_probs[ii * kTile + jj];
-        ds = w.probs[ii * kTile + jj] * (ds - delta[b * Tq + i0 + ii]);
+        ds = w.probs[ii * kTile + jj] * (ds - delta[e.q0 + i0 + ii]);
       }
   };
   // Short sequences (up to kOnePassTiles tiles of queries and of keys, as in training the
@@ -414,69 +434,70 @@ void backward_typed(const AttentionShape& s, const T* q, const T* k, const T* v,
   // passes below, which recompute every tile twice but give long sequences tasks enough.
   if (q_tiles <= kOnePassTiles && k_tiles <= kOnePassTiles) {
     for_each_task(B, parallel, [&](int64_t b) {
-      const Visibility vis = visibility_of(s, b);
+      const Entry e = entry_of(s, b);
       Scratch<T>& w = scratch<T>();
       w.reserve(K, Kv);
-      std::fill(d_k + b * Tk * K, d_k + (b + 1) * Tk * K, T(0));
-      std::fill(d_v + b * Tk * Kv, d_v + (b + 1) * Tk * Kv, T(0));
-      std::fill(d_q + b * Tq * K, d_q + (b + 1) * Tq * K, T(0));
-      for (int64_t j0 = 0; j0 < Tk; j0 += kTile) {
-        const int64_t nk = std::min(kTile, Tk - j0);
-        if (!vis.any(Tq, j0, j0 + nk)) continue;
-        transpose_tile(k + (b * Tk + j0) * K, nk, K, w.k_t.data());
-        transpose_tile(v + (b * Tk + j0) * Kv, nk, Kv, w.v_t.data());
-        for (int64_t i0 = 0; i0 < Tq; i0 += kTile) {
-          const int64_t nq = std::min(kTile, Tq - i0);
-          if (!vis.any(i0 + nq, j0, j0 + nk)) continue;
-          tile_grads(w, vis, b, i0, nq, j0, nk);
-          accumulate_cols(w.probs.data(), nq, nk, d_out + (b * Tq + i0) * Kv, Kv, w.probs_t.data(),
-                          d_v + (b * Tk + j0) * Kv);
-          accumulate_cols(w.d_probs.data(), nq, nk, q + (b * Tq + i0) * K, K, w.probs_t.data(),
-                          d_k + (b * Tk + j0) * K);
-          accumulate_rows(w.d_probs.data(), nq, nk, k + (b * Tk + j0) * K, K, d_q + (b * Tq + i0) * K);
+      std::fill(d_k + e.k0 * K, d_k + (e.k0 + e.nk) * K, T(0));
+      std::fill(d_v + e.k0 * Kv, d_v + (e.k0 + e.nk) * Kv, T(0));
+      std::fill(d_q + e.q0 * K, d_q + (e.q0 + e.nq) * K, T(0));
+      for (int64_t j0 = 0; j0 < e.nk; j0 += kTile) {
+        const int64_t nk = std::min(kTile, e.nk - j0);
+        if (!e.vis.any(e.nq, j0, j0 + nk)) continue;
+        transpose_tile(k + (e.k0 + j0) * K, nk, K, w.k_t.data());
+        transpose_tile(v + (e.k0 + j0) * Kv, nk, Kv, w.v_t.data());
+        for (int64_t i0 = 0; i0 < e.nq; i0 += kTile) {
+          const int64_t nq = std::min(kTile, e.nq - i0);
+          if (!e.vis.any(i0 + nq, j0, j0 + nk)) continue;
+          tile_grads(w, e, i0, nq, j0, nk);
+          accumulate_cols(w.probs.data(), nq, nk, d_out + (e.q0 + i0) * Kv, Kv, w.probs_t.data(),
+                          d_v + (e.k0 + j0) * Kv);
+          accumulate_cols(w.d_probs.data(), nq, nk, q + (e.q0 + i0) * K, K, w.probs_t.data(), d_k + (e.k0 + j0) * K);
+          accumulate_rows(w.d_probs.data(), nq, nk, k + (e.k0 + j0) * K, K, d_q + (e.q0 + i0) * K);
         }
       }
-      for (int64_t x = b * Tk * K; x < (b + 1) * Tk * K; ++x) d_k[x] *= scale;
-      for (int64_t x = b * Tq * K; x < (b + 1) * Tq * K; ++x) d_q[x] *= scale;
+      for (int64_t x = e.k0 * K; x < (e.k0 + e.nk) * K; ++x) d_k[x] *= scale;
+      for (int64_t x = e.q0 * K; x < (e.q0 + e.nq) * K; ++x) d_q[x] *= scale;
     });
     return;
   }
   // Pass 1, one task per key tile: d_v_j = sum_i P_ij d_out_i, d_k_j = scale * sum_i dS_ij q_i.
   for_each_task(B * k_tiles, parallel, [&](int64_t task) {
-    const int64_t b = task / k_tiles, j0 = (task % k_tiles) * kTile, nk = std::min(kTile, Tk - j0);
-    const Visibility vis = visibility_of(s, b);
+    const Entry e = entry_of(s, task / k_tiles);
+    const int64_t j0 = (task % k_tiles) * kTile, nk = std::min(kTile, e.nk - j0);
+    if (nk <= 0) return;  // a ragged entry shorter than the longest
     Scratch<T>& w = scratch<T>();
     w.reserve(K, Kv);
-    transpose_tile(k + (b * Tk + j0) * K, nk, K, w.k_t.data());
-    transpose_tile(v + (b * Tk + j0) * Kv, nk, Kv, w.v_t.data());
-    T* dk = d_k + (b * Tk + j0) * K;
-    T* dv = d_v + (b * Tk + j0) * Kv;
+    transpose_tile(k + (e.k0 + j0) * K, nk, K, w.k_t.data());
+    transpose_tile(v + (e.k0 + j0) * Kv, nk, Kv, w.v_t.data());
+    T* dk = d_k + (e.k0 + j0) * K;
+    T* dv = d_v + (e.k0 + j0) * Kv;
     std::fill(dk, dk + nk * K, T(0));
     std::fill(dv, dv + nk * Kv, T(0));
-    for (int64_t i0 = 0; i0 < Tq; i0 += kTile) {
-      const int64_t nq = std::min(kTile, Tq - i0);
-      if (!vis.any(i0 + nq, j0, j0 + nk)) continue;
-      tile_grads(w, vis, b, i0, nq, j0, nk);
-      accumulate_cols(w.probs.data(), nq, nk, d_out + (b * Tq + i0) * Kv, Kv, w.probs_t.data(), dv);
-      accumulate_cols(w.d_probs.data(), nq, nk, q + (b * Tq + i0) * K, K, w.probs_t.data(), dk);
+    for (int64_t i0 = 0; i0 < e.nq; i0 += kTile) {
+      const int64_t nq = std::min(kTile, e.nq - i0);
+      if (!e.vis.any(i0 + nq, j0, j0 + nk)) continue;
+      tile_grads(w, e, i0, nq, j0, nk);
+      accumulate_cols(w.probs.data(), nq, nk, d_out + (e.q0 + i0) * Kv, Kv, w.probs_t.data(), dv);
+      accumulate_cols(w.d_probs.data(), nq, nk, q + (e.q0 + i0) * K, K, w.probs_t.data(), dk);
     }
     for (int64_t x = 0; x < nk * K; ++x) dk[x] *= scale;
   });
   // Pass 2, one task per query tile: d_q_i = scale * sum_j dS_ij k_j.
   for_each_task(B * q_tiles, parallel, [&](int64_t task) {
-    const int64_t b = task / q_tiles, i0 = (task % q_tiles) * kTile, nq = std::min(kTile, Tq - i0);
-    const Visibility vis = visibility_of(s, b);
+    const Entry e = entry_of(s, task / q_tiles);
+    const int64_t i0 = (task % q_tiles) * kTile, nq = std::min(kTile, e.nq - i0);
+    if (nq <= 0) return;  // a ragged entry shorter than the longest
     Scratch<T>& w = scratch<T>();
     w.reserve(K, Kv);
-    T* dq = d_q + (b * Tq + i0) * K;
+    T* dq = d_q + (e.q0 + i0) * K;
     std::fill(dq, dq + nq * K, T(0));
-    for (int64_t j0 = 0; j0 < Tk; j0 += kTile) {
-      const int64_t nk = std::min(kTile, Tk - j0);
-      if (!vis.any(i0 + nq, j0, j0 + nk)) continue;
-      transpose_tile(k + (b * Tk + j0) * K, nk, K, w.k_t.data());
-      transpose_tile(v + (b * Tk + j0) * Kv, nk, Kv, w.v_t.data());
-      tile_grads(w, vis, b, i0, nq, j0, nk);
-      accumulate_rows(w.d_probs.data(), nq, nk, k + (b * Tk + j0) * K, K, dq);
+    for (int64_t j0 = 0; j0 < e.nk; j0 += kTile) {
+      const int64_t nk = std::min(kTile, e.nk - j0);
+      if (!e.vis.any(i0 + nq, j0, j0 + nk)) continue;
+      transpose_tile(k + (e.k0 + j0) * K, nk, K, w.k_t.data());
+      transpose_tile(v + (e.k0 + j0) * Kv, nk, Kv, w.v_t.data());
+      tile_grads(w, e, i0, nq, j0, nk);
+      accumulate_rows(w.d_probs.data(), nq, nk, k + (e.k0 + j0) * K, K, dq);
     }
     for (int64_t x = 0; x < nq * K; ++x) dq[x] *= scale;
   });

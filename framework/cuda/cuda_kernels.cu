@@ -343,19 +343,32 @@ struct AttnDims {
   int64_t batch, queries, keys, width, value_width, query_offset, prefix;
   const int64_t* lengths;  // device, one per batch entry, or null
   int64_t knockout_key, knockout_from, knockout_to;  // key hidden from queries at [from, to); -1: none
+  const int64_t *query_starts, *key_starts;  // device, batch + 1 each when ragged, else null
 };
 
-__device__ __forceinline__ int64_t attn_length(const AttnDims& d, int64_t b) {
-  return d.lengths ? d.lengths[b] : d.prefix;
+// One batch entry (backend.h, AttentionShape): its queries are rows [q0, q0 + nq) of q, out, lse and
+// d_out, its keys rows [k0, k0 + nk) of k and v, seen through its query offset, prefix and length.
+struct AttnEntry {
+  int64_t q0, nq, k0, nk, query_offset, prefix, length;
+};
+
+__device__ __forceinline__ AttnEntry attn_entry(const AttnDims& d, int64_t b) {
+  if (!d.query_starts) {
+    const int64_t length = d.lengths ? d.lengths[b] : d.prefix;
+    return {b * d.queries, d.queries, b * d.keys, d.keys, d.query_offset, d.prefix, length};
+  }
+  const int64_t q0 = d.query_starts[b], nq = d.query_starts[b + 1] - q0;
+  const int64_t k0 = d.key_starts[b], nk = d.key_starts[b + 1] - k0;
+  return {q0, nq, k0, nk, nk - nq, d.lengths[b], d.lengths[b]};
 }
-__device__ __forceinline__ bool attn_visible(const AttnDims& d, int64_t length, int64_t i, int64_t j) {
-  if (j == d.knockout_key && d.query_offset + i >= d.knockout_from && d.query_offset + i < d.knockout_to) return false;
-  return j < d.prefix ? j < length : j <= d.query_offset + i;
+__device__ __forceinline__ bool attn_visible(const AttnDims& d, const AttnEntry& e, int64_t i, int64_t j) {
+  if (j == d.knockout_key && e.query_offset + i >= d.knockout_from && e.query_offset + i < d.knockout_to) return false;
+  return j < e.prefix ? j < e.length : j <= e.query_offset + i;
 }
 // Whether any key of [j0, j1) is visible to any query before i_end.
-__device__ __forceinline__ bool attn_any(const AttnDims& d, int64_t length, int64_t i_end, int64_t j0, int64_t j1) {
-  if (j0 < (d.prefix < length ? d.prefix : length)) return true;
-  const int64_t lo = j0 > d.prefix ? j0 : d.prefix, hi_a = j1 - 1, hi_b = d.query_offset + i_end - 1;
+__device__ __forceinline__ bool attn_any(const AttnEntry& e, int64_t i_end, int64_t j0, int64_t j1) {
+  if (j0 < (e.prefix < e.length ? e.prefix : e.length)) return true;
+  const int64_t lo = j0 > e.prefix ? j0 : e.prefix, hi_a = j1 - 1, hi_b = e.query_offset + i_end - 1;
   return lo <= (hi_a < hi_b ? hi_a : hi_b);
 }
 
@@ -371,24 +384,26 @@ __global__ void attention_forward_kernel(AttnDims d, T scale, const T* q, const 
   __shared__ T k_tile[kAttnStage * kAttnMaxWidth];
   __shared__ T v_tile[kAttnStage * kAttnMaxWidth];
   const int64_t tiles = (d.queries + kAttnRows - 1) / kAttnRows;
-  const int64_t b = blockIdx.x / tiles, i0 = (blockIdx.x % tiles) * kAttnRows, i = i0 + threadIdx.x;
-  const int64_t i_end = i0 + kAttnRows < d.queries ? i0 + kAttnRows : d.queries;
-  const bool active = i < d.queries;
-  const int64_t K = d.width, Kv = d.value_width, length = attn_length(d, b);
+  const AttnEntry e = attn_entry(d, blockIdx.x / tiles);
+  const int64_t i0 = (blockIdx.x % tiles) * kAttnRows, i = i0 + threadIdx.x;
+  if (i0 >= e.nq) return;  // a ragged entry shorter than the longest (the same for the whole block)
+  const int64_t i_end = i0 + kAttnRows < e.nq ? i0 + kAttnRows : e.nq;
+  const bool active = i < e.nq;
+  const int64_t K = d.width, Kv = d.value_width;
   T q_row[kAttnMaxWidth], acc[kAttnMaxWidth];
-  for (int64_t c = 0; c < K; ++c) q_row[c] = active ? q[(b * d.queries + i) * K + c] : T(0);
+  for (int64_t c = 0; c < K; ++c) q_row[c] = active ? q[(e.q0 + i) * K + c] : T(0);
   for (int64_t c = 0; c < Kv; ++c) acc[c] = T(0);
   T m = -INFINITY, l = T(0);
-  for (int64_t j0 = 0; j0 < d.keys; j0 += kAttnStage) {
-    const int64_t nk = d.keys - j0 < kAttnStage ? d.keys - j0 : kAttnStage;
-    if (!attn_any(d, length, i_end, j0, j0 + nk)) continue;  // the same for the whole block
+  for (int64_t j0 = 0; j0 < e.nk; j0 += kAttnStage) {
+    const int64_t nk = e.nk - j0 < kAttnStage ? e.nk - j0 : kAttnStage;
+    if (!attn_any(e, i_end, j0, j0 + nk)) continue;  // the same for the whole block
     __syncthreads();
-    attn_stage(k + b * d.keys * K, j0, nk, K, k_tile);
-    attn_stage(v + b * d.keys * Kv, j0, nk, Kv, v_tile);
+    attn_stage(k + e.k0 * K, j0, nk, K, k_tile);
+    attn_stage(v + e.k0 * Kv, j0, nk, Kv, v_tile);
     __syncthreads();
     if (!active) continue;
     for (int64_t jj = 0; jj < nk; ++jj) {
-      if (!attn_visible(d, length, i, j0 + jj)) continue;
+      if (!attn_visible(d, e, i, j0 + jj)) continue;
       T s = T(0);
       for (int64_t c = 0; c < K; ++c) s += q_row[c] * k_tile[jj * kAttnMaxWidth + c];
       s *= scale;
@@ -404,13 +419,13 @@ __global__ void attention_forward_kernel(AttnDims d, T scale, const T* q, const 
     }
   }
   if (!active) return;
-  T* o = out + (b * d.queries + i) * Kv;
+  T* o = out + (e.q0 + i) * Kv;
   if (l == T(0)) {
     for (int64_t c = 0; c < Kv; ++c) o[c] = T(0);
-    lse[b * d.queries + i] = -INFINITY;
+    lse[e.q0 + i] = -INFINITY;
   } else {
     for (int64_t c = 0; c < Kv; ++c) o[c] = acc[c] / l;
-    lse[b * d.queries + i] = m + log_of(l);
+    lse[e.q0 + i] = m + log_of(l);
   }
 }
 
@@ -431,43 +446,45 @@ __global__ void attention_dkv_kernel(AttnDims d, T scale, const T* q, const T* k
   __shared__ T q_tile[kAttnStage * kAttnMaxWidth];
   __shared__ T g_tile[kAttnStage * kAttnMaxWidth];
   const int64_t tiles = (d.keys + kAttnRows - 1) / kAttnRows;
-  const int64_t b = blockIdx.x / tiles, j0 = (blockIdx.x % tiles) * kAttnRows, j = j0 + threadIdx.x;
-  const int64_t j_end = j0 + kAttnRows < d.keys ? j0 + kAttnRows : d.keys;
-  const bool active = j < d.keys;
-  const int64_t K = d.width, Kv = d.value_width, length = attn_length(d, b);
+  const AttnEntry e = attn_entry(d, blockIdx.x / tiles);
+  const int64_t j0 = (blockIdx.x % tiles) * kAttnRows, j = j0 + threadIdx.x;
+  if (j0 >= e.nk) return;  // a ragged entry shorter than the longest (the same for the whole block)
+  const int64_t j_end = j0 + kAttnRows < e.nk ? j0 + kAttnRows : e.nk;
+  const bool active = j < e.nk;
+  const int64_t K = d.width, Kv = d.value_width;
   T k_row[kAttnMaxWidth], v_row[kAttnMaxWidth], dk[kAttnMaxWidth], dv[kAttnMaxWidth];
   for (int64_t c = 0; c < K; ++c) {
-    k_row[c] = active ? k[(b * d.keys + j) * K + c] : T(0);
+    k_row[c] = active ? k[(e.k0 + j) * K + c] : T(0);
     dk[c] = T(0);
   }
   for (int64_t c = 0; c < Kv; ++c) {
-    v_row[c] = active ? v[(b * d.keys + j) * Kv + c] : T(0);
+    v_row[c] = active ? v[(e.k0 + j) * Kv + c] : T(0);
     dv[c] = T(0);
   }
-  for (int64_t i0 = 0; i0 < d.queries; i0 += kAttnStage) {
-    const int64_t nq = d.queries - i0 < kAttnStage ? d.queries - i0 : kAttnStage;
-    if (!attn_any(d, length, i0 + nq, j0, j_end)) continue;  // the same for the whole block
+  for (int64_t i0 = 0; i0 < e.nq; i0 += kAttnStage) {
+    const int64_t nq = e.nq - i0 < kAttnStage ? e.nq - i0 : kAttnStage;
+    if (!attn_any(e, i0 + nq, j0, j_end)) continue;  // the same for the whole block
     __syncthreads();
-    attn_stage(q + b * d.queries * K, i0, nq, K, q_tile);
-    attn_stage(d_out + b * d.queries * Kv, i0, nq, Kv, g_tile);
+    attn_stage(q + e.q0 * K, i0, nq, K, q_tile);
+    attn_stage(d_out + e.q0 * Kv, i0, nq, Kv, g_tile);
     __syncthreads();
     if (!active) continue;
     for (int64_t ii = 0; ii < nq; ++ii) {
       const int64_t i = i0 + ii;
-      const T l = lse[b * d.queries + i];
-      if (!attn_visible(d, length, i, j) || l == -INFINITY) continue;
+      const T l = lse[e.q0 + i];
+      if (!attn_visible(d, e, i, j) || l == -INFINITY) continue;
       T s = T(0), dp = T(0);
       for (int64_t c = 0; c < K; ++c) s += q_tile[ii * kAttnMaxWidth + c] * k_row[c];
       for (int64_t c = 0; c < Kv; ++c) dp += g_tile[ii * kAttnMaxWidth + c] * v_row[c];
       const T p = exp_of(s * scale - l);
-      const T ds = p * (dp - delta[b * d.queries + i]);
+      const T ds = p * (dp - delta[e.q0 + i]);
       for (int64_t c = 0; c < Kv; ++c) dv[c] += p * g_tile[ii * kAttnMaxWidth + c];
       for (int64_t c = 0; c < K; ++c) dk[c] += ds * q_tile[ii * kAttnMaxWidth + c];
     }
   }
   if (!active) return;
-  for (int64_t c = 0; c < K; ++c) d_k[(b * d.keys + j) * K + c] = dk[c] * scale;
-  for (int64_t c = 0; c < Kv; ++c) d_v[(b * d.keys + j) * Kv + c] = dv[c];
+  for (int64_t c = 0; c < K; ++c) d_k[(e.k0 + j) * K + c] = dk[c] * scale;
+  for (int64_t c = 0; c < Kv; ++c) d_v[(e.k0 + j) * Kv + c] = dv[c];
 }
 
 // One thread per query i: d_q_i = scale * sum_j dS_ij k_j.
@@ -477,27 +494,29 @@ __global__ void attention_dq_kernel(AttnDims d, T scale, const T* q, const T* k,
   __shared__ T k_tile[kAttnStage * kAttnMaxWidth];
   __shared__ T v_tile[kAttnStage * kAttnMaxWidth];
   const int64_t tiles = (d.queries + kAttnRows - 1) / kAttnRows;
-  const int64_t b = blockIdx.x / tiles, i0 = (blockIdx.x % tiles) * kAttnRows, i = i0 + threadIdx.x;
-  const int64_t i_end = i0 + kAttnRows < d.queries ? i0 + kAttnRows : d.queries;
-  const bool active = i < d.queries;
-  const int64_t K = d.width, Kv = d.value_width, length = attn_length(d, b);
+  const AttnEntry e = attn_entry(d, blockIdx.x / tiles);
+  const int64_t i0 = (blockIdx.x % tiles) * kAttnRows, i = i0 + threadIdx.x;
+  if (i0 >= e.nq) return;  // a ragged entry shorter than the longest (the same for the whole block)
+  const int64_t i_end = i0 + kAttnRows < e.nq ? i0 + kAttnRows : e.nq;
+  const bool active = i < e.nq;
+  const int64_t K = d.width, Kv = d.value_width;
   T q_row[kAttnMaxWidth], g_row[kAttnMaxWidth], dq[kAttnMaxWidth];
   for (int64_t c = 0; c < K; ++c) {
-    q_row[c] = active ? q[(b * d.queries + i) * K + c] : T(0);
+    q_row[c] = active ? q[(e.q0 + i) * K + c] : T(0);
     dq[c] = T(0);
   }
-  for (int64_t c = 0; c < Kv; ++c) g_row[c] = active ? d_out[(b * d.queries + i) * Kv + c] : T(0);
-  const T l = active ? lse[b * d.queries + i] : T(0), delta_i = active ? delta[b * d.queries + i] : T(0);
-  for (int64_t j0 = 0; j0 < d.keys; j0 += kAttnStage) {
-    const int64_t nk = d.keys - j0 < kAttnStage ? d.keys - j0 : kAttnStage;
-    if (!attn_any(d, length, i_end, j0, j0 + nk)) continue;  // the same for the whole block
+  for (int64_t c = 0; c < Kv; ++c) g_row[c] = active ? d_out[(e.q0 + i) * Kv + c] : T(0);
+  const T l = active ? lse[e.q0 + i] : T(0), delta_i = active ? delta[e.q0 + i] : T(0);
+  for (int64_t j0 = 0; j0 < e.nk; j0 += kAttnStage) {
+    const int64_t nk = e.nk - j0 < kAttnStage ? e.nk - j0 : kAttnStage;
+    if (!attn_any(e, i_end, j0, j0 + nk)) continue;  // the same for the whole block
     __syncthreads();
-    attn_stage(k + b * d.keys * K, j0, nk, K, k_tile);
-    attn_stage(v + b * d.keys * Kv, j0, nk, Kv, v_tile);
+    attn_stage(k + e.k0 * K, j0, nk, K, k_tile);
+    attn_stage(v + e.k0 * Kv, j0, nk, Kv, v_tile);
     __syncthreads();
     if (!active || l == -INFINITY) continue;
     for (int64_t jj = 0; jj < nk; ++jj) {
-      if (!attn_visible(d, length, i, j0 + jj)) continue;
+      if (!attn_visible(d, e, i, j0 + jj)) continue;
       T s = T(0), dp = T(0);
       for (int64_t c = 0; c < K; ++c) s += q_row[c] * k_tile[jj * kAttnMaxWidth + c];
       for (int64_t c = 0; c < Kv; ++c) dp += g_row[c] * v_tile[jj * kAttnMaxWidth + c];
@@ -506,7 +525,7 @@ __global__ void attention_dq_kernel(AttnDims d, T scale, const T* q, const T* k,
     }
   }
   if (!active) return;
-  for (int64_t c = 0; c < K; ++c) d_q[(b * d.queries + i) * K + c] = dq[c] * scale;
+  for (int64_t c = 0; c < K; ++c) d_q[(e.q0 + i) * K + c] = dq[c] * scale;
 }
 
 // The host side of binary, masked_fill and strided_copy: `shape` read through up to three stride
@@ -555,19 +574,22 @@ void scale_batched(DType dtype, void* C, int64_t batch, int64_t count, int64_t s
   QKV_CUDA_CHECK_LAUNCH();
 }
 
-// The kernels' view of an attention call; lengths is the device copy of s.key_lengths (or null).
-AttnDims attn_dims(const AttentionShape& s, const int64_t* lengths) {
+// The kernels' view of an attention call, with the device copies of s.key_lengths, s.query_starts
+// and s.key_starts (each null when empty).
+AttnDims attn_dims(const AttentionShape& s, const int64_t* lengths, const int64_t* query_starts,
+                   const int64_t* key_starts) {
   if (s.width > kAttnMaxWidth || s.value_width > kAttnMaxWidth)
     throw std::runtime_error("cuda backend: attention supports head widths up to " + std::to_string(kAttnMaxWidth) +
                              ", got " + std::to_string(s.width) + " and " + std::to_string(s.value_width));
-  return AttnDims{s.batch,  s.queries, s.keys,        s.width,         s.value_width, s.query_offset,
-                  s.prefix, lengths,   s.knockout_key, s.knockout_from, s.knockout_to};
+  return AttnDims{s.batch,  s.queries, s.keys,         s.width,         s.value_width, s.query_offset,
+                  s.prefix, lengths,   s.knockout_key, s.knockout_from, s.knockout_to,  query_starts,
+                  key_starts};
 }
 
-// A device copy of an attention mask's key lengths for one call (null when there are none); the
-// lengths travel to the device with each call (one small copy).
-struct DeviceLengths {
-  DeviceLengths(Backend& owner, const std::vector<int64_t>& host) : backend(owner) {
+// A device copy of an attention call's host values (key lengths, ragged row offsets) for one call
+// (null when there are none); they travel to the device with each call (one small copy).
+struct DeviceInts {
+  DeviceInts(Backend& owner, const std::vector<int64_t>& host) : backend(owner) {
     if (host.empty()) return;
     data = static_cast<int64_t*>(backend.allocate(host.size() * sizeof(int64_t)));
     try {
@@ -577,9 +599,9 @@ struct DeviceLengths {
       throw;
     }
   }
-  ~DeviceLengths() { backend.release(data); }
-  DeviceLengths(const DeviceLengths&) = delete;
-  DeviceLengths& operator=(const DeviceLengths&) = delete;
+  ~DeviceInts() { backend.release(data); }
+  DeviceInts(const DeviceInts&) = delete;
+  DeviceInts& operator=(const DeviceInts&) = delete;
   Backend& backend;
   int64_t* data = nullptr;
 };
@@ -851,8 +873,9 @@ void CudaBackend::adam_update(DType dtype, void* param, const void* grad, void* 
 void CudaBackend::attention_forward(DType dtype, const AttentionShape& shape, const void* q, const void* k,
                                     const void* v, void* out, void* lse) {
   activate();
-  DeviceLengths lengths(*this, shape.key_lengths);
-  const AttnDims d = attn_dims(shape, lengths.data);
+  DeviceInts lengths(*this, shape.key_lengths), query_starts(*this, shape.query_starts),
+      key_starts(*this, shape.key_starts);
+  const AttnDims d = attn_dims(shape, lengths.data, query_starts.data, key_starts.data);
   const int64_t blocks = shape.batch * ((shape.queries + kAttnRows - 1) / kAttnRows);
   if (blocks <= 0) return;
   dispatch_float(dtype, "attention", [&](auto zero) {
@@ -865,14 +888,15 @@ void CudaBackend::attention_forward(DType dtype, const AttentionShape& shape, co
 }
 
 // Three kernels: delta (one per query), then d_k and d_v (a thread per key), then d_q (a thread
-// per query), with delta in a device scratch of (batch, queries).
+// per query), with delta in a device scratch of one per query row.
 void CudaBackend::attention_backward(DType dtype, const AttentionShape& shape, const void* q, const void* k,
                                      const void* v, const void* out, const void* d_out, const void* lse,
                                      void* d_q, void* d_k, void* d_v) {
   activate();
-  DeviceLengths lengths(*this, shape.key_lengths);
-  const AttnDims d = attn_dims(shape, lengths.data);
-  const int64_t rows = shape.batch * shape.queries;
+  DeviceInts lengths(*this, shape.key_lengths), query_starts(*this, shape.query_starts),
+      key_starts(*this, shape.key_starts);
+  const AttnDims d = attn_dims(shape, lengths.data, query_starts.data, key_starts.data);
+  const int64_t rows = shape.query_starts.empty() ? shape.batch * shape.queries : shape.query_starts.back();
   const int64_t q_blocks = shape.batch * ((shape.queries + kAttnRows - 1) / kAttnRows);
   const int64_t k_blocks = shape.batch * ((shape.keys + kAttnRows - 1) / kAttnRows);
   void* delta = allocate(static_cast<size_t>(std::max<int64_t>(rows, 1)) * dtype_size(dtype));
