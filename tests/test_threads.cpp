@@ -210,6 +210,46 @@ TEST_CASE("thread pool: a stalled worker holds up only the piece it has taken") 
   set_cpu_threads(0);
 }
 
+// A worker off its core for long (staged: its first piece sleeps 20 ms while the caller's pieces take
+// 50 us) is a stall: the next calls run on the caller alone, then, some time later, on the workers
+// again. set_cpu_threads forgets the stall at once.
+TEST_CASE("thread pool: after a stall the calls run on the caller alone for a while, then on the workers again") {
+  set_cpu_threads(2);
+  const std::thread::id caller = std::this_thread::get_id();
+  // one call of 64 pieces of 50 us each; returns how many of them ran on a worker
+  auto pieces_on_workers = [&](bool stall_first_worker_piece) {
+    std::atomic<int> on_workers{0};
+    std::atomic<bool> stalled{false};
+    cpu::for_each_piece(64, [&](int64_t) {
+      if (std::this_thread::get_id() != caller) {
+        on_workers.fetch_add(1);
+        if (stall_first_worker_piece && !stalled.exchange(true)) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+      }
+      std::this_thread::sleep_for(std::chrono::microseconds(50));
+    });
+    return on_workers.load();
+  };
+  bool stalled = false;
+  for (int attempt = 0; attempt < 20 && !stalled; ++attempt) stalled = pieces_on_workers(true) > 0;
+  REQUIRE(stalled);
+  CHECK(pieces_on_workers(false) == 0);  // right after the stall: the caller alone
+  int later = 0;
+  for (int attempt = 0; attempt < 20 && later == 0; ++attempt) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));  // past the first solo stretch (20 ms)
+    later = pieces_on_workers(false);
+  }
+  CHECK(later > 0);
+  // a stall again, then a new thread count: the workers at once
+  stalled = false;
+  for (int attempt = 0; attempt < 20 && !stalled; ++attempt) stalled = pieces_on_workers(true) > 0;
+  REQUIRE(stalled);
+  set_cpu_threads(2);
+  int at_once = 0;
+  for (int attempt = 0; attempt < 20 && at_once == 0; ++attempt) at_once = pieces_on_workers(false);
+  CHECK(at_once > 0);
+  set_cpu_threads(0);
+}
+
 TEST_CASE("QKV_THREADS sets the default thread count; --threads (set_cpu_threads N) overrides it") {
   const char* before = std::getenv("QKV_THREADS");
   const std::optional<std::string> saved = before ? std::optional<std::string>(before) : std::nullopt;

@@ -14,11 +14,12 @@
 # BUSY=1 measures a busy machine instead: the script starts one spinning process (a shell loop that
 # never sleeps, the "other job" holding a core), runs both sides at their default thread counts and
 # at 1 thread, alternating, and stops the spinner when it ends (also on Ctrl-C or an error).
-# Needs python3-torch for /usr/bin/python3 (QKV_WITH_TORCH=1 bash tools/setup.sh) and build/qkv.
+# Needs python3-torch for /usr/bin/python3 (QKV_WITH_TORCH=1 bash tools/setup.sh) and build/qkv (or QKV=path).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 rounds=${ROUNDS:-5}
 steps=${STEPS:-10}
+qkv=${QKV:-build/qkv}  # QKV=build/cpu-only/qkv for a CPU-only build
 results=$(mktemp)
 spinner=""
 trap 'rm -f "$results"; [ -n "$spinner" ] && kill "$spinner" 2>/dev/null || true' EXIT
@@ -28,7 +29,7 @@ if [ "${BUSY:-0}" = 1 ]; then
   echo "busy machine: spinner pid $spinner holds one core" >&2
   for round in $(seq "$rounds"); do
     for threads in 0 1; do  # 0: each side's default (qkv: one thread per core; torch: its defaults)
-      run_qkv() { build/qkv bench --steps "$steps" --threads "$threads" | awk -v t="$threads" '
+      run_qkv() { "$qkv" bench --steps "$steps" --threads "$threads" | awk -v t="$threads" '
         $1 == "RESULT" && $2 == "qkv" && $4 == "cpu" { print "qkv", t, $3, $5 }' >>"$results"; }
       run_torch() { /usr/bin/python3 tools/bench_pytorch.py --steps "$steps" --threads "$threads" | awk -v t="$threads" '
         $1 == "RESULT" { print "torch", t, $3, $5 }' >>"$results"; }
@@ -54,7 +55,7 @@ PY
 fi
 for round in $(seq "$rounds"); do
   for threads in 1 2; do
-    run_qkv() { build/qkv bench --steps "$steps" --threads "$threads" | awk -v t="$threads" '
+    run_qkv() { "$qkv" bench --steps "$steps" --threads "$threads" | awk -v t="$threads" '
       $1 == "RESULT" && $2 == "qkv" && $4 == "cpu" { print "qkv", t, $3, $5 }
       $1 == "RESULT" && $2 == "floor" { print "floor", t, $3, $4, $5 }' >>"$results"; }
     run_torch() { /usr/bin/python3 tools/bench_pytorch.py --steps "$steps" --threads "$threads" | awk -v t="$threads" '

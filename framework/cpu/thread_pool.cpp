@@ -29,6 +29,15 @@ using Clock = std::chrono::steady_clock;
 constexpr auto kWorkerSpin = std::chrono::microseconds(100);
 constexpr auto kCallerSpin = std::chrono::microseconds(20);
 
+// A stall: after its own last piece the caller waited longer than kStallMargin plus twice its own
+// mean piece time for a worker's piece, so that worker was off its core (another process took
+// it). The calls then run on the caller alone for a while: kFirstSolo after a stall, twice as long
+// after each stall within kStallMemory of the one before, at most kLongestSolo.
+constexpr auto kStallMargin = std::chrono::microseconds(200);
+constexpr auto kFirstSolo = std::chrono::milliseconds(20);
+constexpr auto kLongestSolo = std::chrono::milliseconds(640);
+constexpr auto kStallMemory = std::chrono::seconds(1);
+
 constexpr int kMostThreads = 256;  // as --threads allows
 
 // One call's pieces go through a 16-bit counter (below); more are run in groups.
@@ -74,15 +83,32 @@ class Pool {
     word_.store((uint64_t{generation_value_} << 32) | static_cast<uint64_t>(slots), std::memory_order_release);
     generation_.store(generation_value_, std::memory_order_seq_cst);
     if (sleepers_.load(std::memory_order_seq_cst) > 0) generation_.notify_all();
-    work();
+    const Clock::time_point start = Clock::now();
+    const int64_t own_slots = work();
     // Wait for slots in workers' hands: spin briefly, then sleep (the core goes to that worker).
     const uint32_t all = static_cast<uint32_t>(slots);
     if (!spin_until([&] { return done_.load(std::memory_order_acquire) == all; }, kCallerSpin)) {
+      const Clock::time_point own_end = Clock::now();
       caller_sleeping_.store(true, std::memory_order_seq_cst);
       for (uint32_t d; (d = done_.load(std::memory_order_seq_cst)) != all;) done_.wait(d, std::memory_order_seq_cst);
       caller_sleeping_.store(false, std::memory_order_relaxed);
+      if (own_slots > 0) {
+        const Clock::time_point now = Clock::now();
+        if (now - own_end > kStallMargin + 2 * (own_end - start) / own_slots) note_stall(now);
+      }
     }
     if (failed_.load(std::memory_order_acquire)) std::rethrow_exception(error_);
+  }
+
+  // Whether calls run on the caller alone for now (a worker stalled lately).
+  bool solo() const {
+    const int64_t until = solo_until_.load(std::memory_order_relaxed);
+    return until != 0 && Clock::now().time_since_epoch().count() < until;
+  }
+  // Forgets the stalls: the next call uses the workers (a new thread count was chosen).
+  void forget_stalls() {
+    forget_.store(true, std::memory_order_relaxed);
+    solo_until_.store(0, std::memory_order_relaxed);
   }
 
  private:
@@ -92,14 +118,17 @@ class Pool {
     int64_t pieces = 0, per_slot = 1;
   };
 
-  // Claims slots of the current call until none is left, and runs their pieces.
-  void work() {
+  // Claims slots of the current call until none is left, and runs their pieces; returns how many
+  // slots it ran.
+  int64_t work() {
+    int64_t ran = 0;
     uint64_t w = word_.load(std::memory_order_acquire);
     for (;;) {
       const uint32_t next = static_cast<uint32_t>(w >> 16) & 0xffff, slots = static_cast<uint32_t>(w) & 0xffff;
-      if (next >= slots) return;
+      if (next >= slots) return ran;
       if (!word_.compare_exchange_weak(w, w + (uint64_t{1} << 16), std::memory_order_acq_rel, std::memory_order_acquire))
         continue;
+      ++ran;
       const Job& job = job_;  // claimed: the call cannot end before this slot is done
       if (!failed_.load(std::memory_order_relaxed)) {
         try {
@@ -147,8 +176,21 @@ class Pool {
     for (int i = 0; i < count; ++i) workers_.emplace_back([this, seen = generation_value_] { worker_main(seen); });
   }
 
+  // Called by the caller (under run_mutex) after a stall.
+  void note_stall(Clock::time_point now) {
+    if (forget_.exchange(false, std::memory_order_relaxed)) solo_length_ = Clock::duration::zero();
+    const bool again = solo_length_ > Clock::duration::zero() && now - last_stall_ < kStallMemory + solo_length_;
+    solo_length_ = again ? std::min<Clock::duration>(2 * solo_length_, kLongestSolo) : Clock::duration(kFirstSolo);
+    last_stall_ = now;
+    solo_until_.store((now + solo_length_).time_since_epoch().count(), std::memory_order_relaxed);
+  }
+
   std::vector<std::thread> workers_;
   Job job_;
+  Clock::time_point last_stall_{};
+  Clock::duration solo_length_{};           // how long the last stall sent the calls to the caller alone
+  std::atomic<int64_t> solo_until_{0};      // steady_clock ticks; 0: no stall yet
+  std::atomic<bool> forget_{false};         // set_pool_threads was called since the last stall
   uint32_t generation_value_ = 0;           // the caller's copy
   std::atomic<uint64_t> word_{0};           // generation (32 bits) | next slot (16) | slots (16)
   std::atomic<uint32_t> generation_{0};     // what sleeping workers wait on
@@ -194,13 +236,15 @@ int pool_threads() {
 }
 
 void set_pool_threads(int threads) {
-  pool().wanted.store(threads > 0 ? std::min(threads, kMostThreads) : default_threads(), std::memory_order_relaxed);
+  Pool& p = pool();
+  p.wanted.store(threads > 0 ? std::min(threads, kMostThreads) : default_threads(), std::memory_order_relaxed);
+  p.forget_stalls();
 }
 
 void run_pieces(int64_t pieces, void (*call)(void*, int64_t), void* ctx) {
   if (pieces <= 0) return;
   const int threads = pieces > 1 && !t_inside_call ? pool_threads() : 1;
-  if (threads > 1) {
+  if (threads > 1 && !pool().solo()) {
     Pool& p = pool();
     std::unique_lock<std::mutex> lock(p.run_mutex, std::try_to_lock);
     if (lock.owns_lock()) {

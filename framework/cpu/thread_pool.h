@@ -6,7 +6,11 @@
 // taken. A worker that the kernel has descheduled (another process on the core) therefore holds
 // up at most one piece, never a fixed share of every call. Workers spin for a short while after
 // a call for the next one, then sleep; the caller, waiting for a piece in a worker's hands, spins
-// briefly, then sleeps, giving its core to that worker.
+// briefly, then sleeps, giving its core to that worker. When that wait shows that a worker was off
+// its core (a stall: far longer than the caller's own pieces took), the calls run on the caller
+// alone for a while (20 ms, doubling while stalls keep coming, at most 640 ms), then try the
+// workers again: on a machine where another process holds a core, the default thread count then
+// runs about as fast as one thread. The pieces are the same either way, so are the results.
 #pragma once
 
 #include <cstdint>
@@ -16,7 +20,7 @@ namespace qkv::cpu {
 
 // Threads that run pieces, the caller included (1: every call runs on the caller alone).
 int pool_threads();
-// 0 or less: default_threads(); at most 256.
+// 0 or less: default_threads(); at most 256. Forgets past stalls.
 void set_pool_threads(int threads);
 // QKV_THREADS when it is set and not empty (a whole number from 0 to 256; 0 means one per
 // processor), else one per processor this process may run on. Throws on any other QKV_THREADS.
