@@ -152,12 +152,14 @@ Tensor cross_entropy(const Tensor& logits, const Tensor& targets, int64_t ignore
   be.check_indices(check, targets.data<int64_t>(), rows, index.data<int64_t>(), logits.dtype(),
                    weights.data_ptr());
 
-  // loss = -sum_i valid_i * log_softmax(logits_i)[target_i] / count
-  Tensor log_probs = Tensor::empty({rows, classes}, logits.dtype(), logits.device());
-  be.softmax_rows(logits.dtype(), logits.data_ptr(), log_probs.data_ptr(), rows, classes, true);
+  // loss = -sum_i valid_i * log_softmax(logits_i)[target_i] / count, with
+  // log_softmax(logits_i)[c] = logits_i[c] - shift_i (shift_i: the row's log-sum-exp), formed in
+  // one pass per row without writing the (rows, classes) log-probabilities
+  const Tensor x = logits.detach();
+  Tensor shift = Tensor::empty({rows}, logits.dtype(), logits.device());
   Tensor picked = Tensor::empty({rows, 1}, logits.dtype(), logits.device());
-  be.take_along(logits.dtype(), log_probs.data_ptr(), rows, classes, 1, index.data<int64_t>(),
-                picked.data_ptr());
+  be.log_softmax_pick(logits.dtype(), x.data_ptr(), rows, classes, index.data<int64_t>(), shift.data_ptr(),
+                      picked.data_ptr());
   Tensor loss, count;
   {
     NoGradGuard no_grad;
@@ -167,18 +169,17 @@ Tensor cross_entropy(const Tensor& logits, const Tensor& targets, int64_t ignore
     loss = div(neg(sum(mul(picked, weights))), count);
   }
   const Shape logits_shape = logits.shape();
-  // d logits_i = (softmax(logits_i) - onehot(target_i)) * valid_i * g / count
+  // d logits_i = (softmax(logits_i) - onehot(target_i)) * valid_i * g / count, in one pass over
+  // (rows, classes): softmax(logits_i)[c] = exp(logits_i[c] - shift_i), and the per-row factor
+  // valid_i * g / count is formed first (valid_i is 0 or 1, so the product has the same bits as
+  // (softmax * valid) * (g / count)).
   return record(loss, "cross_entropy", {logits},
-                [log_probs, index, weights, count, rows, classes, logits_shape](const Tensor& g) -> std::vector<Tensor> {
-    Tensor probs = Tensor::empty({rows, classes}, g.dtype(), g.device());
-    Backend& b = backend_for(g.device());
-    b.unary(UnaryOp::Exp, g.dtype(), log_probs.data_ptr(), probs.data_ptr(), probs.numel(), 0.0);
-    Tensor minus_one = Tensor::full({rows, 1}, -1.0, g.dtype(), g.device());
-    b.put_along_add(g.dtype(), probs.data_ptr(), rows, classes, 1, index.data<int64_t>(), minus_one.data_ptr());
-    // One pass over (rows, classes): the per-row factor valid_i * g / count is formed first; as
-    // valid_i is 0 or 1, the product has the same bits as (probs * valid) * (g / count).
-    Tensor d = mul(probs, mul(weights, div(g, count)));
-    return {reshape(d, logits_shape)};
+                [x, shift, index, weights, count, rows, classes, logits_shape](const Tensor& g) -> std::vector<Tensor> {
+    const Tensor factor = mul(weights, div(g, count));  // (rows, 1)
+    Tensor d = Tensor::empty(logits_shape, g.dtype(), g.device());
+    backend_for(g.device()).softmax_minus_onehot(g.dtype(), x.data_ptr(), shift.data_ptr(), index.data<int64_t>(),
+                                                 factor.data_ptr(), rows, classes, d.data_ptr());
+    return {d};
   });
 }
 

@@ -666,6 +666,11 @@ inline const std::vector<OpCase>& op_cases() {
     add_case(make("cross_entropy ignore_index -100 (4,5)", {"cross_entropy"},
                   [](InputMaker& m) { return V{m.randn({4, 5}), InputMaker::ids({2, -100, 0, 4}, {4})}; },
                   [](const V& x) { return cross_entropy(x[0], x[1], -100); }));
+    // 37 classes: past the 8-wide vector exp and the 8 summing lanes, with a tail of 5; the targets
+    // include the last class
+    add_case(make("cross_entropy ignore_index -100 (3,37)", {"cross_entropy"},
+                  [](InputMaker& m) { return V{m.randn({3, 37}), InputMaker::ids({36, -100, 8}, {3})}; },
+                  [](const V& x) { return cross_entropy(x[0], x[1], -100); }));
     add_case(make("cross_entropy ignore_index 9 (2,3,3)", {"cross_entropy"},
                   [](InputMaker& m) { return V{m.randn({2, 3, 3}), InputMaker::ids({1, 0, 0, 2, 9, 9}, {2, 3})}; },
                   [](const V& x) { return cross_entropy(x[0], x[1], 9); }));

@@ -310,6 +310,53 @@ void softmax_typed(const T* in, T* out, int64_t rows, int64_t cols, bool log) {
   });
 }
 
+// Backend::log_softmax_pick: softmax_typed's max, exp and sum (into a per-thread row, not the
+// output), then the target's log-probability.
+template <typename T>
+void log_softmax_pick_typed(const T* in, int64_t rows, int64_t cols, const int64_t* index, T* shift, T* picked) {
+  parallel_ranges(rows, row_grain(cols), [&](int64_t row_begin, int64_t row_end) {
+    thread_local std::vector<T> exps;  // grown once per thread
+    if (static_cast<int64_t>(exps.size()) < cols) exps.resize(static_cast<size_t>(cols));
+    for (int64_t r = row_begin; r < row_end; ++r) {
+      const T* x = in + r * cols;
+      const T m = row_max(x, cols);  // a NaN anywhere makes the row NaN
+      if (m == -std::numeric_limits<T>::infinity()) {  // fully masked row: log_softmax's zeros
+        shift[r] = m;
+        picked[r] = T(0);
+        continue;
+      }
+      T* y = exps.data();
+      for (int64_t c = 0; c < cols; ++c) y[c] = x[c] - m;
+      cpu::exp_in_place(y, cols);
+      const T s = m + static_cast<T>(std::log(row_sum(y, cols)));
+      shift[r] = s;
+      picked[r] = x[index[r]] - s;
+    }
+  });
+}
+
+// Backend::softmax_minus_onehot, one row at a time in place in out.
+template <typename T>
+void softmax_minus_onehot_typed(const T* in, const T* shift, const int64_t* index, const T* factor, int64_t rows,
+                                int64_t cols, T* out) {
+  parallel_ranges(rows, row_grain(cols), [&](int64_t row_begin, int64_t row_end) {
+    for (int64_t r = row_begin; r < row_end; ++r) {
+      const T* x = in + r * cols;
+      T* y = out + r * cols;
+      const T s = shift[r];
+      if (s == -std::numeric_limits<T>::infinity()) {
+        std::fill(y, y + cols, T(1));
+      } else {
+        for (int64_t c = 0; c < cols; ++c) y[c] = x[c] - s;
+        cpu::exp_in_place(y, cols);
+      }
+      y[index[r]] += T(-1);
+      const T f = factor[r];
+      for (int64_t c = 0; c < cols; ++c) y[c] *= f;
+    }
+  });
+}
+
 template <typename T, bool L2, bool Shrink>
 inline void adam_loop(T* param, const T* grad, T* m, T* v, int64_t begin, int64_t end,
                       const formula::AdamEntry<T>& shared_adam) {
@@ -585,6 +632,24 @@ class CpuBackend final : public Backend {
     dispatch_float(dtype, "softmax", [&](auto zero) {
       using T = decltype(zero);
       softmax_typed<T>(static_cast<const T*>(in), static_cast<T*>(out), rows, cols, log);
+    });
+  }
+
+  void log_softmax_pick(DType dtype, const void* x, int64_t rows, int64_t cols, const int64_t* index, void* shift,
+                        void* picked) override {
+    dispatch_float(dtype, "log_softmax_pick", [&](auto zero) {
+      using T = decltype(zero);
+      log_softmax_pick_typed<T>(static_cast<const T*>(x), rows, cols, index, static_cast<T*>(shift),
+                                static_cast<T*>(picked));
+    });
+  }
+
+  void softmax_minus_onehot(DType dtype, const void* x, const void* shift, const int64_t* index, const void* factor,
+                            int64_t rows, int64_t cols, void* out) override {
+    dispatch_float(dtype, "softmax_minus_onehot", [&](auto zero) {
+      using T = decltype(zero);
+      softmax_minus_onehot_typed<T>(static_cast<const T*>(x), static_cast<const T*>(shift), index,
+                                    static_cast<const T*>(factor), rows, cols, static_cast<T*>(out));
     });
   }
 

@@ -303,6 +303,54 @@ __global__ void softmax_kernel(const T* in, T* out, int64_t rows, int64_t cols, 
   }
 }
 
+// Backend::log_softmax_pick: softmax_kernel's max and sum, one warp per row; lane 0 writes.
+template <typename T>
+__global__ void log_softmax_pick_kernel(const T* in, int64_t rows, int64_t cols, const int64_t* index, T* shift,
+                                        T* picked) {
+  const int lane = threadIdx.x & 31;
+  const int64_t first = (blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x) >> 5;
+  const int64_t warps = (static_cast<int64_t>(gridDim.x) * blockDim.x) >> 5;
+  for (int64_t r = first; r < rows; r += warps) {
+    const T* x = in + r * cols;
+    T m = -INFINITY;
+    for (int64_t c = lane; c < cols; c += 32) m = formula::nan_max(m, x[c]);
+#pragma unroll
+    for (int s = 16; s > 0; s >>= 1) {
+      const T other = __shfl_xor_sync(0xffffffffu, m, s);
+      m = formula::nan_max(m, other);
+    }
+    if (m == -INFINITY) {  // fully masked row: log_softmax's zeros
+      if (lane == 0) {
+        shift[r] = m;
+        picked[r] = T(0);
+      }
+      continue;
+    }
+    double total = 0.0;
+    for (int64_t c = lane; c < cols; c += 32) total += exp_of(x[c] - m);
+#pragma unroll
+    for (int s = 16; s > 0; s >>= 1) total += __shfl_xor_sync(0xffffffffu, total, s);
+    if (lane == 0) {
+      const T s = m + static_cast<T>(::log(total));
+      shift[r] = s;
+      picked[r] = x[index[r]] - s;
+    }
+  }
+}
+
+// Backend::softmax_minus_onehot, one thread per entry.
+template <typename T>
+__global__ void softmax_minus_onehot_kernel(const T* in, const T* shift, const int64_t* index, const T* factor,
+                                            int64_t rows, int64_t cols, T* out) {
+  QKV_GRID_LOOP(i, rows * cols) {
+    const int64_t r = i / cols;
+    const T s = shift[r];
+    T p = s == -INFINITY ? T(1) : exp_of(in[i] - s);
+    if (i - r * cols == index[r]) p += T(-1);
+    out[i] = p * factor[r];
+  }
+}
+
 // Backend::adam_update, one thread per entry: formula::AdamEntry, as the CPU loop.
 template <typename T>
 __global__ void adam_kernel(T* param, const T* grad, T* m, T* v, int64_t n, formula::AdamEntry<T> adam) {
@@ -826,6 +874,31 @@ void CudaBackend::softmax_rows(DType dtype, const void* in, void* out, int64_t r
     using T = decltype(zero);
     softmax_kernel<<<grid_for(rows, kThreads / 32), kThreads>>>(static_cast<const T*>(in),
                                                                 static_cast<T*>(out), rows, cols, log);
+  });
+  QKV_CUDA_CHECK_LAUNCH();
+}
+
+void CudaBackend::log_softmax_pick(DType dtype, const void* x, int64_t rows, int64_t cols, const int64_t* index,
+                                   void* shift, void* picked) {
+  activate();
+  if (rows <= 0 || cols <= 0) return;
+  dispatch_float(dtype, "log_softmax_pick", [&](auto zero) {
+    using T = decltype(zero);
+    log_softmax_pick_kernel<<<grid_for(rows, kThreads / 32), kThreads>>>(
+        static_cast<const T*>(x), rows, cols, index, static_cast<T*>(shift), static_cast<T*>(picked));
+  });
+  QKV_CUDA_CHECK_LAUNCH();
+}
+
+void CudaBackend::softmax_minus_onehot(DType dtype, const void* x, const void* shift, const int64_t* index,
+                                       const void* factor, int64_t rows, int64_t cols, void* out) {
+  activate();
+  if (rows <= 0 || cols <= 0) return;
+  dispatch_float(dtype, "softmax_minus_onehot", [&](auto zero) {
+    using T = decltype(zero);
+    softmax_minus_onehot_kernel<<<grid_for(rows * cols), kThreads>>>(
+        static_cast<const T*>(x), static_cast<const T*>(shift), index, static_cast<const T*>(factor), rows, cols,
+        static_cast<T*>(out));
   });
   QKV_CUDA_CHECK_LAUNCH();
 }
