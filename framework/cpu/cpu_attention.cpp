@@ -108,20 +108,27 @@ Scratch<T>& scratch() {
   return s;
 }
 
-// out_t (cols, rows) = in (rows, cols) for one tile, so that the inner loops below run over keys.
-// The slots past `rows`, up to the next multiple of 16, are zero: tile_products reads its keys in
-// blocks of 16. (Zeroing the whole 64-slot row cost a third of the toy step's attention backward.)
+// One tile of keys (or values) transposed into panels of 16, so that the inner loops below run
+// over keys: panel p holds keys 16p .. 16p + 15 as (cols, 16), entry (c, r) of the panel at
+// c * 16 + r, the panels one after another (panel_entry). A panel is one contiguous block: rows of
+// 64 keys (256 bytes apart) let a wide tile's (cols = 256) 16-key slice fall on a quarter of L1's
+// sets and miss. The slots past `rows`, up to the next multiple of 16, are zero: tile_products
+// reads its keys in blocks of 16.
+constexpr int64_t kPanel = 16;
+inline int64_t panel_entry(int64_t r, int64_t c, int64_t cols) { return (r / kPanel) * cols * kPanel + c * kPanel + r % kPanel; }
+
 template <typename T>
 void transpose_tile(const T* in, int64_t rows, int64_t cols, T* out_t) {
   for (int64_t r = 0; r < rows; ++r)
-    for (int64_t c = 0; c < cols; ++c) out_t[c * kTile + r] = in[r * cols + c];
-  const int64_t padded = std::min(kTile, (rows + 15) / 16 * 16);
-  if (rows < padded)
-    for (int64_t c = 0; c < cols; ++c) std::fill(out_t + c * kTile + rows, out_t + c * kTile + padded, T(0));
+    for (int64_t c = 0; c < cols; ++c) out_t[panel_entry(r, c, cols)] = in[r * cols + c];
+  const int64_t padded = std::min(kTile, (rows + kPanel - 1) / kPanel * kPanel);
+  for (int64_t r = rows; r < padded; ++r)
+    for (int64_t c = 0; c < cols; ++c) out_t[panel_entry(r, c, cols)] = T(0);
 }
 
-// c (nq, kTile) = a (nq, width) @ b_t (width, kTile) over the first nk columns; inner loop over keys.
-// The general form (float64, used by the gradchecks); float32 has the blocked kernel below.
+// c (nq, kTile) = a (nq, width) @ b (nk, width)^T over the first nk columns, b in transpose_tile's
+// panels; inner loop over keys. The general form (float64, used by the gradchecks); float32 has the
+// blocked kernel below.
 template <typename T>
 void tile_products(const T* a, int64_t nq, int64_t width, const T* b_t, int64_t nk, T* c) {
   for (int64_t i = 0; i < nq; ++i) {
@@ -130,8 +137,7 @@ void tile_products(const T* a, int64_t nq, int64_t width, const T* b_t, int64_t 
     const T* a_row = a + i * width;
     for (int64_t d = 0; d < width; ++d) {
       const T x = a_row[d];
-      const T* b_row = b_t + d * kTile;
-      for (int64_t j = 0; j < nk; ++j) row[j] += x * b_row[j];
+      for (int64_t j = 0; j < nk; ++j) row[j] += x * b_t[panel_entry(j, d, width)];
     }
   }
 }
@@ -139,7 +145,7 @@ void tile_products(const T* a, int64_t nq, int64_t width, const T* b_t, int64_t 
 // The float32 tile product, blocked for registers: 4 rows by 16 keys of accumulators, each step of
 // d one broadcast of a per row and two 8-wide loads of b_t. GCC's vector extension keeps it
 // portable; an AVX2 + FMA copy is chosen at run time where the CPU has both. Each entry still sums
-// over d in order. Reads b_t's columns up to nk rounded up to 16 (transpose_tile zero-fills those
+// over d in order. Reads b_t's keys up to nk rounded up to 16 (transpose_tile zero-fills those
 // past nk).
 typedef float Floats8 __attribute__((vector_size(32)));
 
@@ -149,11 +155,12 @@ bool has_avx2() {
 }
 
 // Inlined into both copies below, so each is compiled for its own instruction set.
-// Key blocks outside, rows inside: a 16-key slice of b_t (width x 64 bytes) stays in L1 while every
-// row of a passes it; the other order streamed all of b_t from L2 once per 4 rows.
+// Key blocks outside, rows inside: a 16-key panel of b_t (width x 64 bytes, contiguous) stays in L1
+// while every row of a passes it; the other order streamed all of b_t from L2 once per 4 rows.
 __attribute__((always_inline)) inline void tile_products_body(const float* a, int64_t nq, int64_t width,
                                                               const float* b_t, int64_t nk, float* c) {
-  for (int64_t j0 = 0; j0 < nk; j0 += 16) {  // past nk: zero columns of b_t, up to a multiple of 16
+  for (int64_t j0 = 0; j0 < nk; j0 += kPanel) {  // past nk: zero keys of b_t, up to a multiple of 16
+    const float* panel = b_t + j0 * width;         // (width, 16)
     for (int64_t i0 = 0; i0 < nq; i0 += 4) {
       const int64_t rows = std::min<int64_t>(4, nq - i0);
       // a tile of fewer than 4 rows repeats its last row (computed, not stored)
@@ -165,8 +172,8 @@ __attribute__((always_inline)) inline void tile_products_body(const float* a, in
       Floats8 c00 = {}, c01 = {}, c10 = {}, c11 = {}, c20 = {}, c21 = {}, c30 = {}, c31 = {};
       for (int64_t d = 0; d < width; ++d) {
         Floats8 b0, b1;
-        std::memcpy(&b0, b_t + d * kTile + j0, sizeof b0);
-        std::memcpy(&b1, b_t + d * kTile + j0 + 8, sizeof b1);
+        std::memcpy(&b0, panel + d * kPanel, sizeof b0);
+        std::memcpy(&b1, panel + d * kPanel + 8, sizeof b1);
         c00 += a0[d] * b0;
         c01 += a0[d] * b1;
         c10 += a1[d] * b0;
@@ -218,11 +225,14 @@ void accumulate_rows(const T* p, int64_t rows, int64_t n, const T* m, int64_t wi
 
 // The float32 form for widths that are a multiple of 16, blocked like tile_products_body: 4 rows
 // by 16 columns of accumulators, summing over j in order.
-// Column blocks outside, rows inside: a 16-column slice of m (n x 64 bytes) stays in L1 while every
-// row of p passes it.
+// Column blocks outside, rows inside: a 16-column slice of m, copied into one contiguous block (n x
+// 64 bytes; m's own rows, width apart, would fall on a few of L1's sets), stays in L1 while every
+// row of p passes it. n is at most kTile.
 __attribute__((always_inline)) inline void accumulate_rows_body(const float* p, int64_t rows, int64_t n,
                                                                 const float* m, int64_t width, float* acc) {
+  alignas(32) float slice[kTile * 16];
   for (int64_t c0 = 0; c0 < width; c0 += 16) {
+    for (int64_t j = 0; j < n; ++j) std::memcpy(slice + j * 16, m + j * width + c0, 16 * sizeof(float));
     for (int64_t i0 = 0; i0 < rows; i0 += 4) {
       const int64_t valid = std::min<int64_t>(4, rows - i0);
       const int64_t r1 = std::min<int64_t>(1, valid - 1), r2 = std::min<int64_t>(2, valid - 1),
@@ -242,8 +252,8 @@ __attribute__((always_inline)) inline void accumulate_rows_body(const float* p, 
       std::memcpy(&s31, rows_out[3] + 8, 32);
       for (int64_t j = 0; j < n; ++j) {
         Floats8 m0, m1;
-        std::memcpy(&m0, m + j * width + c0, sizeof m0);
-        std::memcpy(&m1, m + j * width + c0 + 8, sizeof m1);
+        std::memcpy(&m0, slice + j * 16, sizeof m0);
+        std::memcpy(&m1, slice + j * 16 + 8, sizeof m1);
         s00 += p0[j] * m0;
         s01 += p0[j] * m1;
         s10 += p1[j] * m0;
