@@ -409,6 +409,23 @@ __device__ __forceinline__ AttnEntry attn_entry(const AttnDims& d, int64_t b) {
   const int64_t k0 = d.key_starts[b], nk = d.key_starts[b + 1] - k0;
   return {q0, nq, k0, nk, nk - nq, d.lengths[b], d.lengths[b]};
 }
+
+// The rows one block of attention threads owns, one thread per query (or per key): batch entry
+// blockIdx.x / tiles, its rows [first, end); `row` is this thread's. A block past a ragged entry's
+// last row (one shorter than the longest) is `empty`, the same for the whole block.
+struct AttnBlock {
+  AttnEntry e;
+  int64_t first, row, end;
+  bool empty, active;
+};
+
+__device__ __forceinline__ AttnBlock attn_block(const AttnDims& d, bool per_key) {
+  const int64_t tiles = ((per_key ? d.keys : d.queries) + kAttnRows - 1) / kAttnRows;
+  const AttnEntry e = attn_entry(d, blockIdx.x / tiles);
+  const int64_t count = per_key ? e.nk : e.nq, first = (blockIdx.x % tiles) * kAttnRows;
+  const int64_t row = first + threadIdx.x, end = first + kAttnRows < count ? first + kAttnRows : count;
+  return {e, first, row, end, first >= count, row < count};
+}
 __device__ __forceinline__ bool attn_visible(const AttnDims& d, const AttnEntry& e, int64_t i, int64_t j) {
   if (j == d.knockout_key && e.query_offset + i >= d.knockout_from && e.query_offset + i < d.knockout_to) return false;
   return j < e.prefix ? j < e.length : j <= e.query_offset + i;
@@ -431,12 +448,8 @@ template <typename T>
 __global__ void attention_forward_kernel(AttnDims d, T scale, const T* q, const T* k, const T* v, T* out, T* lse) {
   __shared__ T k_tile[kAttnStage * kAttnMaxWidth];
   __shared__ T v_tile[kAttnStage * kAttnMaxWidth];
-  const int64_t tiles = (d.queries + kAttnRows - 1) / kAttnRows;
-  const AttnEntry e = attn_entry(d, blockIdx.x / tiles);
-  const int64_t i0 = (blockIdx.x % tiles) * kAttnRows, i = i0 + threadIdx.x;
-  if (i0 >= e.nq) return;  // a ragged entry shorter than the longest (the same for the whole block)
-  const int64_t i_end = i0 + kAttnRows < e.nq ? i0 + kAttnRows : e.nq;
-  const bool active = i < e.nq;
+  const auto [e, i0, i, i_end, empty, active] = attn_block(d, false);
+  if (empty) return;
   const int64_t K = d.width, Kv = d.value_width;
   T q_row[kAttnMaxWidth], acc[kAttnMaxWidth];
   for (int64_t c = 0; c < K; ++c) q_row[c] = active ? q[(e.q0 + i) * K + c] : T(0);
@@ -493,12 +506,8 @@ __global__ void attention_dkv_kernel(AttnDims d, T scale, const T* q, const T* k
                                      const T* lse, const T* delta, T* d_k, T* d_v) {
   __shared__ T q_tile[kAttnStage * kAttnMaxWidth];
   __shared__ T g_tile[kAttnStage * kAttnMaxWidth];
-  const int64_t tiles = (d.keys + kAttnRows - 1) / kAttnRows;
-  const AttnEntry e = attn_entry(d, blockIdx.x / tiles);
-  const int64_t j0 = (blockIdx.x % tiles) * kAttnRows, j = j0 + threadIdx.x;
-  if (j0 >= e.nk) return;  // a ragged entry shorter than the longest (the same for the whole block)
-  const int64_t j_end = j0 + kAttnRows < e.nk ? j0 + kAttnRows : e.nk;
-  const bool active = j < e.nk;
+  const auto [e, j0, j, j_end, empty, active] = attn_block(d, true);
+  if (empty) return;
   const int64_t K = d.width, Kv = d.value_width;
   T k_row[kAttnMaxWidth], v_row[kAttnMaxWidth], dk[kAttnMaxWidth], dv[kAttnMaxWidth];
   for (int64_t c = 0; c < K; ++c) {
@@ -541,12 +550,8 @@ __global__ void attention_dq_kernel(AttnDims d, T scale, const T* q, const T* k,
                                     const T* lse, const T* delta, T* d_q) {
   __shared__ T k_tile[kAttnStage * kAttnMaxWidth];
   __shared__ T v_tile[kAttnStage * kAttnMaxWidth];
-  const int64_t tiles = (d.queries + kAttnRows - 1) / kAttnRows;
-  const AttnEntry e = attn_entry(d, blockIdx.x / tiles);
-  const int64_t i0 = (blockIdx.x % tiles) * kAttnRows, i = i0 + threadIdx.x;
-  if (i0 >= e.nq) return;  // a ragged entry shorter than the longest (the same for the whole block)
-  const int64_t i_end = i0 + kAttnRows < e.nq ? i0 + kAttnRows : e.nq;
-  const bool active = i < e.nq;
+  const auto [e, i0, i, i_end, empty, active] = attn_block(d, false);
+  if (empty) return;
   const int64_t K = d.width, Kv = d.value_width;
   T q_row[kAttnMaxWidth], g_row[kAttnMaxWidth], dq[kAttnMaxWidth];
   for (int64_t c = 0; c < K; ++c) {
