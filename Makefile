@@ -114,7 +114,7 @@ endif
 # Unity build (UNITY=1, the default): each group of sources below compiles as one translation unit,
 # $(BUILD)/unity/GROUP.cpp, which #includes the group's files in order. The headers they share
 # (CLI11, nlohmann-json, fmt, the standard library) are then parsed, and their inline functions and
-# templates compiled, once per group instead of once per file: CLI11 alone costs about 9 s in every
+# templates compiled, once per group instead of once per file: CLI11 alone costs about 10 s in every
 # file that includes it. A fresh `make CUDA=0 build/cpu-only/qkv` on 2 cores took 3 min 11 s file by
 # file and about 1 min 20 s in groups (RESULTS.md). Error messages still name the original file
 # and line. `make UNITY=0` compiles file by file (quicker when editing one file of a big group); the

@@ -283,22 +283,31 @@ void reduce_sum_typed(const T* in, const Shape& in_shape, T* out, const Shape& o
   for (int64_t i = 0; i < n_out; ++i) out[i] = static_cast<T>(acc[i]);
 }
 
+// One row of a softmax: m = the row's max (a NaN anywhere makes the row NaN), y = exp(x - m) in
+// the tensor's own precision (as PyTorch does; vectorised, cpu::exp_in_place), and their sum in
+// double in a fixed order (row_sum). False for a fully masked row (m = -inf), y then untouched.
+template <typename T>
+bool exp_row(const T* x, int64_t cols, T* y, T& m, double& total) {
+  m = row_max(x, cols);
+  if (m == -std::numeric_limits<T>::infinity()) return false;
+  for (int64_t c = 0; c < cols; ++c) y[c] = x[c] - m;
+  cpu::exp_in_place(y, cols);
+  total = row_sum(y, cols);
+  return true;
+}
+
 template <typename T>
 void softmax_typed(const T* in, T* out, int64_t rows, int64_t cols, bool log) {
   parallel_ranges(rows, row_grain(cols), [&](int64_t row_begin, int64_t row_end) {
   for (int64_t r = row_begin; r < row_end; ++r) {
     const T* x = in + r * cols;
     T* y = out + r * cols;
-    const T m = row_max(x, cols);  // a NaN anywhere makes the row NaN
-    if (m == -std::numeric_limits<T>::infinity()) {  // fully masked row: zeros, not NaN
+    T m;
+    double total;
+    if (!exp_row(x, cols, y, m, total)) {  // fully masked row: zeros, not NaN
       for (int64_t c = 0; c < cols; ++c) y[c] = T(0);
       continue;
     }
-    // exp in the tensor's own precision (as PyTorch does; vectorised, cpu::exp_in_place), the row
-    // sum accumulated in double in a fixed order (row_sum)
-    for (int64_t c = 0; c < cols; ++c) y[c] = x[c] - m;
-    cpu::exp_in_place(y, cols);
-    const double total = row_sum(y, cols);
     if (log) {
       const T shift = m + static_cast<T>(std::log(total));
       for (int64_t c = 0; c < cols; ++c) y[c] = x[c] - shift;
@@ -310,8 +319,8 @@ void softmax_typed(const T* in, T* out, int64_t rows, int64_t cols, bool log) {
   });
 }
 
-// Backend::log_softmax_pick: softmax_typed's max, exp and sum (into a per-thread row, not the
-// output), then the target's log-probability.
+// Backend::log_softmax_pick: softmax_typed's exp_row (into a per-thread row, not the output),
+// then the target's log-probability.
 template <typename T>
 void log_softmax_pick_typed(const T* in, int64_t rows, int64_t cols, const int64_t* index, T* shift, T* picked) {
   parallel_ranges(rows, row_grain(cols), [&](int64_t row_begin, int64_t row_end) {
@@ -319,16 +328,14 @@ void log_softmax_pick_typed(const T* in, int64_t rows, int64_t cols, const int64
     if (static_cast<int64_t>(exps.size()) < cols) exps.resize(static_cast<size_t>(cols));
     for (int64_t r = row_begin; r < row_end; ++r) {
       const T* x = in + r * cols;
-      const T m = row_max(x, cols);  // a NaN anywhere makes the row NaN
-      if (m == -std::numeric_limits<T>::infinity()) {  // fully masked row: log_softmax's zeros
+      T m;
+      double total;
+      if (!exp_row(x, cols, exps.data(), m, total)) {  // fully masked row: log_softmax's zeros
         shift[r] = m;
         picked[r] = T(0);
         continue;
       }
-      T* y = exps.data();
-      for (int64_t c = 0; c < cols; ++c) y[c] = x[c] - m;
-      cpu::exp_in_place(y, cols);
-      const T s = m + static_cast<T>(std::log(row_sum(y, cols)));
+      const T s = m + static_cast<T>(std::log(total));
       shift[r] = s;
       picked[r] = x[index[r]] - s;
     }

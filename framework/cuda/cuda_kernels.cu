@@ -264,6 +264,20 @@ __global__ void layer_norm_backward_kernel(const T* g, const T* x_hat, const T* 
   }
 }
 
+// A row's max over a warp, one lane per 32nd entry; butterfly shuffles give every lane the same
+// value (fixed order). A NaN anywhere makes it NaN.
+template <typename T>
+__device__ __forceinline__ T warp_row_max(const T* x, int64_t cols, int lane) {
+  T m = -INFINITY;
+  for (int64_t c = lane; c < cols; c += 32) m = formula::nan_max(m, x[c]);
+#pragma unroll
+  for (int s = 16; s > 0; s >>= 1) {
+    const T other = __shfl_xor_sync(0xffffffffu, m, s);
+    m = formula::nan_max(m, other);
+  }
+  return m;
+}
+
 // One warp per row; butterfly shuffles give every lane the same max and sum (fixed order).
 template <typename T>
 __global__ void softmax_kernel(const T* in, T* out, int64_t rows, int64_t cols, bool log) {
@@ -273,13 +287,7 @@ __global__ void softmax_kernel(const T* in, T* out, int64_t rows, int64_t cols, 
   for (int64_t r = first; r < rows; r += warps) {
     const T* x = in + r * cols;
     T* y = out + r * cols;
-    T m = -INFINITY;
-    for (int64_t c = lane; c < cols; c += 32) m = formula::nan_max(m, x[c]);  // NaN propagates
-#pragma unroll
-    for (int s = 16; s > 0; s >>= 1) {
-      const T other = __shfl_xor_sync(0xffffffffu, m, s);
-      m = formula::nan_max(m, other);
-    }
+    const T m = warp_row_max(x, cols, lane);
     if (m == -INFINITY) {  // fully masked row: zeros, not NaN
       for (int64_t c = lane; c < cols; c += 32) y[c] = T(0);
       continue;
@@ -312,13 +320,7 @@ __global__ void log_softmax_pick_kernel(const T* in, int64_t rows, int64_t cols,
   const int64_t warps = (static_cast<int64_t>(gridDim.x) * blockDim.x) >> 5;
   for (int64_t r = first; r < rows; r += warps) {
     const T* x = in + r * cols;
-    T m = -INFINITY;
-    for (int64_t c = lane; c < cols; c += 32) m = formula::nan_max(m, x[c]);
-#pragma unroll
-    for (int s = 16; s > 0; s >>= 1) {
-      const T other = __shfl_xor_sync(0xffffffffu, m, s);
-      m = formula::nan_max(m, other);
-    }
+    const T m = warp_row_max(x, cols, lane);
     if (m == -INFINITY) {  // fully masked row: log_softmax's zeros
       if (lane == 0) {
         shift[r] = m;
