@@ -414,6 +414,14 @@ CLI::Option* add_threads_option(CLI::App* cmd, int& threads) {
 
 void apply_threads(int threads) { set_cpu_threads(threads); }
 
+void create_out_folder(const std::string& out) {
+  std::error_code ec;
+  std::filesystem::create_directories(out, ec);
+  if (ec || !std::filesystem::is_directory(out))
+    throw std::runtime_error(
+        fmt::format("--out {}: cannot create that folder ({})", out, ec ? ec.message() : "a file is in the way"));
+}
+
 std::vector<std::string> sentence_words(const std::string& sentence, const std::string& where) {
   if (!data::valid_utf8(sentence)) throw std::runtime_error("the sentence is not valid UTF-8");
   const std::vector<std::string> typed = data::tokenize(sentence);

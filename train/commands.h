@@ -60,6 +60,10 @@ CLI::Validator number_in(double lo, double hi);
 CLI::Option* add_threads_option(CLI::App* cmd, int& threads);
 void apply_threads(int threads);
 
+// Creates the --out folder `out` (and its parents), or throws "--out OUT: cannot create that folder
+// (why)": for commands that make their folder before any work, so that a bad --out fails at once.
+void create_out_folder(const std::string& out);
+
 // A sentence as typed: UTF-8, not empty, normalised (data::normalize_english); says on stderr
 // what it was read as when that differs ("note: read as ..."), prefixed by `where` if given.
 std::vector<std::string> sentence_words(const std::string& sentence, const std::string& where = "");

@@ -497,7 +497,7 @@ void run_demo(const DemoOptions& o) {
     if (d.dataset.has(name)) d.report_splits.push_back(name);
   d.grid_text = grid_text(o);
   d.grid = parse_ablation_tsv(d.grid_text, o.grid.empty() ? "tools/demo/ablation_grid.tsv" : o.grid);  // before any training
-  fs::create_directories(o.out);
+  create_out_folder(o.out);
   const std::vector<DemoModelSpec> specs = demo_model_specs(o);
   // As many models at a time as the demo has threads (--threads, QKV_THREADS, one per core), each on one.
   const int jobs = std::min(cpu_threads(), static_cast<int>(specs.size()));

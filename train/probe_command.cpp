@@ -129,13 +129,7 @@ void register_probe(CLI::App& app) {
     apply_threads(o->threads);
     if (o->split.empty() || o->split.find('/') != std::string::npos)
       throw std::runtime_error(fmt::format("--split '{}' must name a split of --data (train, test, ...)", o->split));
-    if (!o->out.empty()) {  // an --out that cannot be a folder is refused before any work
-      std::error_code ec;
-      fs::create_directories(o->out, ec);
-      if (ec || !fs::is_directory(o->out))
-        throw std::runtime_error(fmt::format("--out {}: cannot create that folder ({})", o->out,
-                                             ec ? ec.message() : "a file is in the way"));
-    }
+    if (!o->out.empty()) create_out_folder(o->out);  // an --out that cannot be a folder is refused before any work
     std::vector<std::string> checkpoints = {*checkpoint};
     checkpoints.insert(checkpoints.end(), compare->begin(), compare->end());
     const std::vector<ProbeResult> results = run_probes(*o, checkpoints);

@@ -322,6 +322,9 @@ printf 'cell\tattention\ttoken_embeddings\tblocks\tgeneralisation_mean\nx\tlearn
 expect_error "demo --grid with a bad line" "bad_grid.tsv:2: blocks 'one'" "$QKV" demo --data "$gen" --grid "$work/bad_grid.tsv" --out "$work/o7"
 expect_absent "demo --grid refused before training" "$work/o7"
 expect_error "demo --grid missing" "--grid $work/no_grid.tsv: cannot open file" "$QKV" demo --data "$gen" --grid "$work/no_grid.tsv" --out "$work/o8"
+touch "$work/a_file"
+expect_error "demo --out that cannot be a folder" "--out $work/a_file/demo: cannot create that folder \\(Not a directory\\)" \
+  "$QKV" demo --data "$gen" --out "$work/a_file/demo"
 
 # ---- ablate: the grid, cached per cell, a TSV/JSON table and a plot ----
 ablate=(ablate --data "$gen" --blocks 2,1 --epochs 1 --d-model 8 --d-k 4 --d-ff 16 --out "$work/ablate")
