@@ -169,6 +169,46 @@ const std::vector<SentencePair>& Dataset::split(const std::string& name) const {
   throw std::runtime_error(fmt::format("unknown split '{}' (expected one of {})", name, choices));
 }
 
+// The NAME of each NAME.tsv in `dir` that holds sentence pairs (not cues.tsv), sorted.
+static std::vector<std::string> tsv_names(const std::string& dir) {
+  std::vector<std::string> names;
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(dir, ec)) {
+    const fs::path path = entry.path();
+    if (path.extension() == ".tsv" && path.stem() != "cues" && entry.is_regular_file(ec)) names.push_back(path.stem().string());
+  }
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+std::vector<std::string> evaluation_split_names(const std::string& dir) {
+  if (!fs::is_directory(dir))
+    throw std::runtime_error(fmt::format("data directory '{}' does not exist (run from the qkv folder, or give --data DIR)", dir));
+  const std::vector<std::string> present = tsv_names(dir);
+  auto has = [&](const std::string& n) { return std::find(present.begin(), present.end(), n) != present.end(); };
+  std::vector<std::string> names;
+  for (const auto& n : all_split_names())
+    if (n != "train" && has(n)) names.push_back(n);
+  for (const auto& n : present)
+    if (n != "train" && std::find(names.begin(), names.end(), n) == names.end()) names.push_back(n);
+  return names;
+}
+
+NamedSplit read_split(const std::string& dir, const std::string& name) {
+  if (name.empty()) throw std::runtime_error("--split is empty: give a split name (test, valid, ...) or a .tsv file");
+  const bool is_path = name.find('/') != std::string::npos || fs::path(name).extension() == ".tsv";
+  const std::string path = is_path ? name : split_path(dir, name);
+  if (!fs::is_regular_file(path)) {
+    if (is_path) throw std::runtime_error(fmt::format("split file '{}' does not exist", path));
+    std::string choices;
+    if (fs::is_directory(dir))
+      for (const auto& n : evaluation_split_names(dir)) choices += (choices.empty() ? "" : ", ") + n;
+    throw std::runtime_error(fmt::format("split '{}' is not in {}: {} does not exist (this folder has: {}; or give a "
+                                         "path to a .tsv file)", name, dir, path, choices.empty() ? "none" : choices));
+  }
+  return {name, load_pairs(path)};
+}
+
 Dataset load_dataset(const std::string& dir) {
   if (!fs::is_directory(dir))
     throw std::runtime_error(fmt::format("data directory '{}' does not exist (run from the qkv folder, or give --data DIR)", dir));

@@ -66,6 +66,19 @@ struct Dataset {
   // generalisation split whose file was absent.
   const std::vector<SentencePair>& split(const std::string& name) const;
 };
+// A split a user names, for evaluation: NAME is a path to a file when it ends in .tsv or holds a '/',
+// else a split the dataset loaded, else DIR/NAME.tsv for any other NAME. A missing file throws
+// naming it and the splits the folder has; a malformed one throws its file:line.
+struct NamedSplit {
+  std::string name;  // as given
+  std::vector<SentencePair> pairs;
+};
+NamedSplit read_split(const std::string& dir, const std::string& name);
+// The splits `eval --split all` covers: every NAME.tsv in DIR but train.tsv and cues.tsv (the cue
+// table, another format): valid, test, the generalisation splits in report order, then any others
+// in name order.
+std::vector<std::string> evaluation_split_names(const std::string& dir);
+
 // Loads DIR/train.tsv, DIR/valid.tsv and DIR/test.tsv (required) and every generalisation split
 // file that exists. Words unknown to a vocabulary are not an error here (they become <unk>).
 Dataset load_dataset(const std::string& dir);

@@ -120,6 +120,20 @@ struct RaggedLayout {
 // attention() gives them in a padded (B, T, H) form, where the padding adds exact zeros.
 Tensor attention_ragged(const Tensor& q, const Tensor& k, const Tensor& v, const RaggedLayout& layout, double scale);
 
+// ---- rotary position embedding (ops_nn.cpp) ----
+// RoPE (Su et al., 2021) in the half-split form of GPT-NeoX and Llama: for x (..., H), H even, the
+// pairs (x[i], x[i + H/2]) turn by the angles whose cos and sin are given, (..., H/2) broadcastable
+// to x's leading dims: out = [x1 cos - x2 sin, x2 cos + x1 sin]. Composed of slice, mul, sub, add
+// and concat, whose backwards give its gradient (the turn by the opposite angle).
+Tensor rotary(const Tensor& x, const Tensor& cos, const Tensor& sin);
+// rotary's tables for rows at `positions`: cos and sin of p * base^(-i / half), i = 0 .. half - 1,
+// shaped `rows` + (half) (rows' product must be positions.size()); no gradient.
+struct RotaryTables {
+  Tensor cos, sin;
+};
+RotaryTables rotary_tables(const std::vector<int64_t>& positions, const Shape& rows, int64_t half, DType dtype,
+                           Device device, double base = 10000.0);
+
 // Zeroes each element with probability p and scales the rest by 1/(1-p) when training.
 Tensor dropout(const Tensor& x, double p, bool training, Generator& gen);
 

@@ -1,5 +1,5 @@
 // framework/ops_nn.cpp — softmax, log_softmax, masked_fill, embedding, layer_norm, fused
-// cross-entropy and dropout: forwards on backend primitives, backwards directly below each.
+// cross-entropy, dropout and the rotary position embedding (composed): forwards on backend primitives, backwards directly below each.
 #include <cmath>
 #include <limits>
 
@@ -193,6 +193,40 @@ Tensor dropout(const Tensor& x, double p, bool training, Generator& gen) {
   for (double& k : keep) k = gen.uniform() >= p ? scale : 0.0;
   Tensor mask = Tensor::from_vector(keep, x.shape(), x.dtype(), x.device());
   return mul(x, mask);  // d x = g * mask, through mul's backward
+}
+
+Tensor rotary(const Tensor& x, const Tensor& cos, const Tensor& sin) {
+  check_float(x, "rotary");
+  const int64_t H = x.dim() == 0 ? 0 : x.size(-1);
+  if (H == 0 || H % 2 != 0)
+    throw std::runtime_error(fmt::format("rotary: the last dim must be even and positive, got {}", shape_str(x.shape())));
+  if (!cos.defined() || !sin.defined() || cos.shape() != sin.shape() || cos.size(-1) != H / 2)
+    throw std::runtime_error(fmt::format("rotary: cos and sin must both be (..., {}) for x {}, got {} and {}", H / 2,
+                                         shape_str(x.shape()), cos.defined() ? shape_str(cos.shape()) : "none",
+                                         sin.defined() ? shape_str(sin.shape()) : "none"));
+  const Tensor x1 = slice(x, -1, 0, H / 2), x2 = slice(x, -1, H / 2, H);  // (..., H/2) each
+  return concat({sub(mul(x1, cos), mul(x2, sin)), add(mul(x2, cos), mul(x1, sin))}, -1);
+}
+
+RotaryTables rotary_tables(const std::vector<int64_t>& positions, const Shape& rows, int64_t half, DType dtype,
+                           Device device, double base) {
+  int64_t count = 1;
+  for (int64_t n : rows) count *= n;
+  if (half <= 0 || count != static_cast<int64_t>(positions.size()))
+    throw std::runtime_error(fmt::format("rotary_tables: {} positions for rows {} and half width {}", positions.size(),
+                                         shape_str(rows), half));
+  std::vector<double> cos_cells, sin_cells;
+  cos_cells.reserve(positions.size() * half);
+  sin_cells.reserve(positions.size() * half);
+  for (int64_t p : positions)
+    for (int64_t i = 0; i < half; ++i) {
+      const double angle = static_cast<double>(p) * std::pow(base, -static_cast<double>(i) / static_cast<double>(half));
+      cos_cells.push_back(std::cos(angle));
+      sin_cells.push_back(std::sin(angle));
+    }
+  Shape shape = rows;
+  shape.push_back(half);
+  return {Tensor::from_vector(cos_cells, shape, dtype, device), Tensor::from_vector(sin_cells, shape, dtype, device)};
 }
 
 }  // namespace qkv

@@ -26,6 +26,22 @@ AttentionMode parse_attention_mode(const std::string& text) {
   throw std::runtime_error("unknown attention mode '" + text + "' (expected learned, static or none)");
 }
 
+std::string positions_name(Positions positions) {
+  switch (positions) {
+    case Positions::Absolute: return "absolute";
+    case Positions::Rotary: return "rotary";
+    case Positions::AbsoluteRotary: return "absolute+rotary";
+  }
+  return "?";
+}
+
+Positions parse_positions(const std::string& text) {
+  if (text == "absolute") return Positions::Absolute;
+  if (text == "rotary") return Positions::Rotary;
+  if (text == "absolute+rotary") return Positions::AbsoluteRotary;
+  throw std::runtime_error("unknown positions '" + text + "' (expected absolute, rotary or absolute+rotary)");
+}
+
 std::string activation_name(Activation activation) { return activation == Activation::Gelu ? "gelu" : "relu"; }
 
 Activation parse_activation(const std::string& text) {

@@ -16,6 +16,16 @@ enum class AttentionMode { Learned, Static, None };
 std::string attention_mode_name(AttentionMode mode);
 AttentionMode parse_attention_mode(const std::string& text);  // learned | static | none
 
+// Where a token's position enters the model. absolute: a learned (S + T_tgt, D) embedding added to
+// the input, which ties the model to the layout it was built with. rotary: RoPE on every layer's
+// queries and keys (where q meets k), so scores depend only on how far apart two tokens are and the
+// same weights read longer sentences. absolute+rotary: both.
+enum class Positions { Absolute, Rotary, AbsoluteRotary };
+std::string positions_name(Positions positions);
+Positions parse_positions(const std::string& text);  // absolute | rotary | absolute+rotary
+inline bool has_position_embedding(Positions p) { return p != Positions::Rotary; }
+inline bool has_rotary(Positions p) { return p != Positions::Absolute; }
+
 // The feed-forward layer's activation: relu, or gelu (exact erf form).
 enum class Activation { Relu, Gelu };
 std::string activation_name(Activation activation);

@@ -24,6 +24,7 @@ std::string TranslatorConfig::to_json() const {
   j["d_k"] = d_k;
   j["d_ff"] = d_ff;
   j["activation"] = activation_name(activation);
+  if (positions != Positions::Absolute) j["positions"] = positions_name(positions);  // absent means absolute
   j["source_vocab"] = source_vocab;
   j["target_vocab"] = target_vocab;
   j["max_source"] = layout.max_source;
@@ -61,6 +62,14 @@ TranslatorConfig TranslatorConfig::from_json(const std::string& text) {
   } catch (const std::runtime_error& e) {
     throw std::runtime_error(std::string("model config: ") + e.what());
   }
+  // checkpoints written before the option existed used absolute positions
+  if (j.contains("positions") && !j["positions"].is_string())
+    throw std::runtime_error("model config: 'positions' is not a string (absolute, rotary or absolute+rotary)");
+  try {
+    c.positions = parse_positions(j.contains("positions") ? j["positions"].get<std::string>() : "absolute");
+  } catch (const std::runtime_error& e) {
+    throw std::runtime_error(std::string("model config: ") + e.what());
+  }
   c.source_vocab = integer("source_vocab");
   c.target_vocab = integer("target_vocab");
   c.layout.max_source = integer("max_source");
@@ -81,11 +90,16 @@ void TranslatorConfig::validate() const {
   positive("target_vocab", target_vocab);
   positive("max_source", layout.max_source);
   positive("max_target", layout.max_target);
+  if (has_rotary(positions) && head_width() % 2 != 0)
+    throw std::runtime_error(fmt::format("model config: {} positions turn pairs of query and key features, so the head "
+                                         "width must be even, got {} ({})", positions_name(positions), head_width(),
+                                         attention == AttentionMode::Learned ? "--d-k" : "--d-model"));
 }
 
 int64_t TranslatorConfig::parameter_count() const {
   const int64_t D = d_model, H = d_k, F = d_ff;
-  int64_t count = (source_vocab + target_vocab + layout.length()) * D;  // token and position embeddings
+  int64_t count = (source_vocab + target_vocab) * D;                            // token embeddings
+  if (has_position_embedding(positions)) count += layout.length() * D;           // position embedding
   const int64_t attention = this->attention == AttentionMode::Learned ? 3 * D * H + H * D : 0;  // W_q, W_k, W_v, W_o
   const int64_t block = attention + 2 * D + (D * F + F) + (F * D + D);  // + LayerNorm, fc1, fc2
   count += layers * block;
@@ -133,7 +147,9 @@ Translator::Translator(const TranslatorConfig& config, Generator& gen)
     : config_(checked(config)),
       src_embed(config.source_vocab, config.d_model, gen),
       tgt_embed(config.target_vocab, config.d_model, gen),
-      pos_embed(config.layout.length(), config.d_model, gen),
+      pos_embed(has_position_embedding(config.positions)
+                    ? std::make_unique<nn::Embedding>(config.layout.length(), config.d_model, gen)
+                    : nullptr),
       blocks_(static_cast<size_t>(config.layers)) {
   // Generator draws: the embeddings, then layer 0's feed-forward, the head and layer 0's
   // attention (the order of the original single-block model, so that one-layer checkpoints stay
@@ -153,14 +169,15 @@ Translator::Translator(const TranslatorConfig& config, Generator& gen)
 
   register_module("src_embed", src_embed);
   register_module("tgt_embed", tgt_embed);
-  register_module("pos_embed", pos_embed);
+  if (pos_embed) register_module("pos_embed", *pos_embed);
   // Embeddings start at N(0, 1/D) instead of nn.Embedding's N(0, 1): with unit entries a token's
   // score with itself (|x|^2 / sqrt D ~ 2 sqrt D) dwarfs every other, so parameter-free attention
   // would start (and, its gradients vanishing, stay) one-hot on the token itself.
   {
     NoGradGuard no_grad;
     const double scale = 1.0 / std::sqrt(static_cast<double>(config.d_model));
-    for (nn::Embedding* e : {&src_embed, &tgt_embed, &pos_embed}) e->weight.copy_(mul_scalar(e->weight, scale));
+    for (nn::Embedding* e : {&src_embed, &tgt_embed, pos_embed.get()})
+      if (e) e->weight.copy_(mul_scalar(e->weight, scale));
   }
   // Layer 0 keeps the single-block names; layer l >= 1 is prefixed "layers.l.". Static and none
   // attention have no parameters, so "attn" names nothing for them.
@@ -181,8 +198,24 @@ const Tensor& Translator::last_attention(int64_t layer) const {
   return static_cast<size_t>(layer) < last_attention_.size() ? last_attention_[layer] : none;
 }
 
+data::Layout Translator::layout_fitting(int64_t source_words, int64_t target_positions) const {
+  const data::Layout own = config_.layout;
+  if (source_words <= own.max_source && target_positions <= own.max_target) return own;
+  if (!reads_longer())
+    throw std::runtime_error(fmt::format("a sentence of {} words and {} target positions is longer than this model's "
+                                         "layout ({} source, {} target positions): its {} positions cannot read past "
+                                         "it (a rotary model can)", source_words, target_positions, own.max_source,
+                                         own.max_target, positions_name(config_.positions)));
+  return {std::max(own.max_source, source_words), std::max(own.max_target, target_positions)};
+}
+
+int64_t Translator::decode_length(int64_t S) const {
+  const data::Layout own = config_.layout;
+  return reads_longer() && S > own.max_source ? own.max_target + 2 * (S - own.max_source) : own.max_target;
+}
+
 Tensor Translator::attention_mask(const data::Batch& batch) const {
-  const int64_t B = batch.size(), S = config_.layout.max_source, T = S + batch.target_input.size(1);
+  const int64_t B = batch.size(), S = batch.source.size(1), T = S + batch.target_input.size(1);
   std::vector<double> keep(static_cast<size_t>(B * T * T), 0.0);
   for (int64_t b = 0; b < B; ++b) {
     const int64_t n_src = batch.source_lengths.at(b);
@@ -204,6 +237,36 @@ Tensor Translator::attention_mask(const data::Batch& batch) const {
 
 namespace {
 
+// Rotary positions where q meets k: the tables of a set of rows, or none (absolute positions
+// alone), when apply hands x back unchanged. Every context turns its queries and keys by their
+// positions before the attention op, so the fused, ragged, cached and composed paths and every
+// knockout see the same turned vectors, and the cache holds turned keys.
+struct Turn {
+  RotaryTables tables;
+  Tensor apply(const Tensor& x) const { return tables.cos.defined() && x.defined() ? rotary(x, tables.cos, tables.sin) : x; }
+  Turn rows(int64_t axis, int64_t begin, int64_t end) const {  // the tables of a slice of the rows
+    if (!tables.cos.defined()) return {};
+    return {{slice(tables.cos, axis, begin, end), slice(tables.sin, axis, begin, end)}};
+  }
+};
+
+Turn make_turn(const TranslatorConfig& config, const std::vector<int64_t>& positions, const Shape& rows, DType dtype,
+               Device device) {
+  if (!has_rotary(config.positions)) return {};
+  return {rotary_tables(positions, rows, config.head_width() / 2, dtype, device)};
+}
+
+// The rotary position of each slot of a (B, S + Tt) sequence: English word i at i and target slot t
+// right after its own sentence, at n_src + t, so that the distance between two tokens is their
+// distance in [english ; <sep> hindi] whatever the padding (a padding slot keeps its index; no real
+// query sees it).
+std::vector<int64_t> sequence_positions(int64_t S, int64_t Tt, const std::vector<int64_t>& source_lengths) {
+  std::vector<int64_t> positions;
+  for (int64_t n_src : source_lengths)
+    for (int64_t p = 0; p < S + Tt; ++p) positions.push_back(p < S ? p : n_src + (p - S));
+  return positions;
+}
+
 // forward's: the whole (B, T, D) sequence through the fused op, or through the composed path with
 // the (B, T, T) keep mask (to record the weights, and for none with a knockout), or, for none
 // otherwise, self_only: each position sees only itself, so its attended value is its own value (the
@@ -213,21 +276,23 @@ namespace {
 class SequenceContext final : public AttentionContext {
  public:
   SequenceContext(int64_t S, int64_t T, size_t layers, Tensor keep, AttentionMask mask, bool trim_last,
-                  const Knockout& knockout, bool self_only = false)
+                  const Knockout& knockout, bool self_only, Turn turn)
       : S_(S), T_(T), layers_(layers), keep_(std::move(keep)), mask_(std::move(mask)), trim_last_(trim_last),
-        knockout_(knockout), self_only_(self_only) {
+        knockout_(knockout), self_only_(self_only), turn_(std::move(turn)), target_turn_(turn_.rows(1, S, T)) {
     if (keep_.defined() && knockout_.active()) keep_knocked_ = knocked_keep(keep_, knockout_);
   }
   bool target_only(size_t layer) const { return trim_last_ && layer + 1 == layers_; }
   Tensor query_rows(size_t layer, const Tensor& x) const override {
     return target_only(layer) ? slice(x, 1, S_, T_) : x;  // (B, Tq, D), Tq = T_tgt or T
   }
-  Tensor attend(size_t layer, const Tensor& queries, const Tensor& keys, const Tensor& values,
+  Tensor attend(size_t layer, const Tensor& plain_queries, const Tensor& plain_keys, const Tensor& values,
                 Tensor* weights_out) override {
     if (self_only_) {
       if (weights_out) throw std::logic_error("translator: self-only attention forms no weights to record");
       return target_only(layer) ? slice(values, 1, S_, T_) : values;  // (B, Tq, H)
     }
+    const Tensor queries = (target_only(layer) ? target_turn_ : turn_).apply(plain_queries);
+    const Tensor keys = turn_.apply(plain_keys);
     if (keep_.defined())
       return models::attend(queries, keys, values, knockout_.applies_to(layer) ? keep_knocked_ : keep_, weights_out);
     if (weights_out) throw std::logic_error("translator: the fused attention op forms no weights to record");
@@ -245,6 +310,7 @@ class SequenceContext final : public AttentionContext {
   bool trim_last_;
   Knockout knockout_;
   bool self_only_;
+  Turn turn_, target_turn_;  // (B, T, H/2) and its target slots (B, T_tgt, H/2), with rotary positions
 };
 
 // packed_loss's real positions: batch entry b's n_src source rows, then its n_tgt target rows.
@@ -257,6 +323,9 @@ struct PackedRows {
   Tensor target_position_ids;  // (N_tgt): b * Tt + t of each target row
   Tensor row_slots;            // (B * T): row_of
   Tensor target_slots;         // (B * Tt): target_row_of
+  // each row's rotary position (its index within its entry's [source ; target] rows), all rows and
+  // the target rows
+  std::vector<int64_t> row_positions, target_row_positions;
   // The ragged attention over the rows: every row queries (all_queries) or the target rows alone
   // (target_queries, the last layer); the keys are every row, the source a prefix before causal targets.
   RaggedLayout all_queries, target_queries;
@@ -281,7 +350,9 @@ PackedRows pack_rows(const data::Batch& batch, int64_t S, Device device) {
       const bool real = p < S ? p < n_src : p - S < n_tgt;
       row_of[b * T + p] = real ? static_cast<int64_t>(positions.size()) : -1;
       if (!real) continue;
+      r.row_positions.push_back(p < S ? p : n_src + (p - S));
       if (p >= S) {
+        r.target_row_positions.push_back(n_src + (p - S));
         target_row_of[b * Tt + (p - S)] = static_cast<int64_t>(target_rows.size());
         target_rows.push_back(static_cast<int64_t>(positions.size()));
         target_positions.push_back(b * Tt + (p - S));
@@ -317,13 +388,17 @@ Tensor unpack_rows(const Tensor& rows, const Tensor& slot, int64_t B, int64_t le
 // last layer's queries are the target rows alone (the head reads nothing else).
 class PackedContext final : public AttentionContext {
  public:
-  PackedContext(const PackedRows& rows, int64_t S, size_t layers, AttentionMask mask, const Knockout& knockout)
-      : rows_(rows), S_(S), layers_(layers), mask_(std::move(mask)), knockout_(knockout) {}
+  PackedContext(const PackedRows& rows, int64_t S, size_t layers, AttentionMask mask, const Knockout& knockout,
+                Turn turn, Turn target_turn)
+      : rows_(rows), S_(S), layers_(layers), mask_(std::move(mask)), knockout_(knockout), turn_(std::move(turn)),
+        target_turn_(std::move(target_turn)) {}
   Tensor query_rows(size_t layer, const Tensor& x) const override {
     return last(layer) ? embedding(x, rows_.target_row_ids) : x;  // (N_q, D)
   }
-  Tensor attend(size_t layer, const Tensor& q, const Tensor& k, const Tensor& v, Tensor* weights_out) override {
+  Tensor attend(size_t layer, const Tensor& plain_q, const Tensor& plain_k, const Tensor& v,
+                Tensor* weights_out) override {
     if (weights_out) throw std::logic_error("translator: the packed loss forms no attention weights to record");
+    const Tensor q = (last(layer) ? target_turn_ : turn_).apply(plain_q), k = turn_.apply(plain_k);
     if (knockout_.applies_to(layer)) return attend_padded(layer, q, k, v);
     const RaggedLayout& layout = last(layer) ? rows_.target_queries : rows_.all_queries;
     return attention_ragged(q, k, v, layout, attention_scale(q));  // (N_q, H)
@@ -350,6 +425,7 @@ class PackedContext final : public AttentionContext {
   size_t layers_;
   AttentionMask mask_;
   Knockout knockout_;
+  Turn turn_, target_turn_;  // (N, H/2) and (N_tgt, H/2), with rotary positions
 };
 
 // decode's: every layer's keys and values in buffers of S + Tt positions. First the source rows
@@ -363,12 +439,19 @@ class CachedContext final : public AttentionContext {
                 const Knockout& knockout)
       : B_(B), S_(S), Tt_(Tt), source_lengths_(std::move(source_lengths)), device_(device), keys_(layers),
         values_(layers), knockout_(knockout) {}
-  void move_to(int64_t position) { position_ = position; }  // where the next rows go: 0, then S + t
+  // where the next rows go: 0 (the source), then S + t; turn holds their rotary tables, (S, H/2)
+  // for the source and (B, 1, H/2) for a step
+  void move_to(int64_t position, Turn turn) {
+    position_ = position;
+    turn_ = std::move(turn);
+  }
   Tensor query_rows(size_t layer, const Tensor& x) const override {
     return position_ == 0 && layer + 1 == keys_.size() ? Tensor() : x;
   }
-  Tensor attend(size_t layer, const Tensor& q, const Tensor& k, const Tensor& v, Tensor* weights_out) override {
+  Tensor attend(size_t layer, const Tensor& plain_q, const Tensor& plain_k, const Tensor& v,
+                Tensor* weights_out) override {
     if (weights_out) throw std::logic_error("translator: cached decoding forms no attention weights to record");
+    const Tensor q = turn_.apply(plain_q), k = turn_.apply(plain_k);  // the cache holds turned keys
     if (position_ == 0) {
       keys_[layer] = Tensor::zeros({B_, S_ + Tt_, k.size(-1)}, k.dtype(), device_);
       values_[layer] = Tensor::zeros({B_, S_ + Tt_, v.size(-1)}, v.dtype(), device_);
@@ -387,6 +470,7 @@ class CachedContext final : public AttentionContext {
   Device device_;
   std::vector<Tensor> keys_, values_;  // one (B, S + Tt, H) per layer
   Knockout knockout_;
+  Turn turn_;
 };
 
 }  // namespace
@@ -398,10 +482,24 @@ BlockOptions Translator::block_options(bool record_attention) {
 }
 
 Tensor Translator::embed(const data::Batch& batch) const {
-  const int64_t T = config_.layout.max_source + batch.target_input.size(1);
+  const int64_t T = batch.source.size(1) + batch.target_input.size(1);
   Tensor tokens = concat({src_embed.forward(batch.source), tgt_embed.forward(batch.target_input)}, 1);
-  Tensor positions = T == config_.layout.length() ? pos_embed.weight : slice(pos_embed.weight, 0, 0, T);
+  if (!pos_embed) return tokens;  // rotary positions enter where q meets k
+  Tensor positions = T == config_.layout.length() ? pos_embed->weight : slice(pos_embed->weight, 0, 0, T);
   return add(tokens, positions);
+}
+
+// The batch's (S, T_tgt) checked against the model: T_tgt at least 1; with a position embedding the
+// layout's S and at most its T_tgt (without one, any S at least the longest sentence).
+static void check_batch_layout(const data::Batch& batch, const TranslatorConfig& config, bool any_length) {
+  const int64_t S = batch.source.size(1), Tt = batch.target_input.size(1);
+  const bool fits = any_length ? S >= 1 && Tt >= 1
+                               : S == config.layout.max_source && Tt >= 1 && Tt <= config.layout.max_target;
+  bool lengths_fit = true;
+  for (int64_t n : batch.source_lengths) lengths_fit = lengths_fit && n >= 0 && n <= S;
+  if (!fits || !lengths_fit)
+    throw std::runtime_error(fmt::format("translator: batch layout ({}, {}) does not fit the model's ({}, {})", S, Tt,
+                                         config.layout.max_source, config.layout.max_target));
 }
 
 Tensor Translator::run_blocks(Tensor x, AttentionContext& context, const BlockOptions& options,
@@ -417,12 +515,8 @@ Tensor Translator::run_blocks(Tensor x, AttentionContext& context, const BlockOp
 
 Tensor Translator::forward(const data::Batch& batch, const ForwardOptions& options) {
   // The target part may be shorter than the layout's (greedy decoding grows it one step at a time).
-  const int64_t S = config_.layout.max_source, T = S + batch.target_input.size(1);
-  if (batch.source.size(1) != S || batch.target_input.size(1) < 1 ||
-      batch.target_input.size(1) > config_.layout.max_target)
-    throw std::runtime_error(fmt::format("translator: batch layout ({}, {}) does not fit the model's ({}, {})",
-                                         batch.source.size(1), batch.target_input.size(1), S,
-                                         config_.layout.max_target));
+  check_batch_layout(batch, config_, reads_longer());
+  const int64_t S = batch.source.size(1), T = S + batch.target_input.size(1);
   options.knockout.validate(T, layers());
   Tensor embedded = embed(batch);  // (B, T, D)
   last_embeddings_ = embedded.detach();
@@ -434,7 +528,9 @@ Tensor Translator::forward(const data::Batch& batch, const ForwardOptions& optio
   const bool composed = !self_only && (options.record_attention || !mixes_tokens());
   const bool trim_last = !composed && !options.keep_source_positions && !options.layer_outputs;
   SequenceContext context(S, T, blocks_.size(), composed ? attention_mask(batch) : Tensor(),
-                          AttentionMask::prefix_lm(S, batch.source_lengths), trim_last, options.knockout, self_only);
+                          AttentionMask::prefix_lm(S, batch.source_lengths), trim_last, options.knockout, self_only,
+                          make_turn(config_, sequence_positions(S, T - S, batch.source_lengths), {batch.size(), T},
+                                    embedded.dtype(), device()));
   last_attention_.assign(blocks_.size(), Tensor());
   last_contextual_ = Tensor();
   if (options.layer_outputs) *options.layer_outputs = {embedded.detach()};
@@ -448,7 +544,7 @@ Tensor Translator::forward(const data::Batch& batch, const ForwardOptions& optio
 }
 
 Tensor Translator::loss(const data::Batch& batch, const ForwardOptions& options) {
-  const int64_t B = batch.size(), S = config_.layout.max_source, Tt = batch.target_input.size(1);
+  const int64_t B = batch.size(), S = batch.source.size(1), Tt = batch.target_input.size(1);
   const bool packed = !options.record_attention && !options.keep_source_positions && mixes_tokens();
   if (packed && static_cast<int64_t>(batch.target_lengths.size()) == B &&
       static_cast<int64_t>(batch.source_lengths.size()) == B) {
@@ -466,10 +562,8 @@ Tensor Translator::loss(const data::Batch& batch, const ForwardOptions& options)
 }
 
 Tensor Translator::packed_loss(const data::Batch& batch, const Knockout& knockout) {
-  const int64_t S = config_.layout.max_source, Tt = batch.target_input.size(1);
-  if (batch.source.size(1) != S || Tt < 1 || Tt > config_.layout.max_target)
-    throw std::runtime_error(fmt::format("translator: batch layout ({}, {}) does not fit the model's ({}, {})",
-                                         batch.source.size(1), Tt, S, config_.layout.max_target));
+  check_batch_layout(batch, config_, reads_longer());
+  const int64_t S = batch.source.size(1), Tt = batch.target_input.size(1);
   knockout.validate(S + Tt, layers());
   const PackedRows rows = pack_rows(batch, S, device());
   Tensor embedded = embed(batch);  // (B, T, D)
@@ -479,7 +573,11 @@ Tensor Translator::packed_loss(const data::Batch& batch, const Knockout& knockou
   // the real rows of the embedded sequence   (N, D)
   Tensor x = dropout(embedding(reshape(embedded, {rows.B * rows.T, config_.d_model}), rows.position_ids), dropout_,
                      training(), dropout_gen_);
-  PackedContext context(rows, S, blocks_.size(), AttentionMask::prefix_lm(S, batch.source_lengths), knockout);
+  const Shape all_rows = {static_cast<int64_t>(rows.row_positions.size())},
+              target_rows = {static_cast<int64_t>(rows.target_row_positions.size())};
+  PackedContext context(rows, S, blocks_.size(), AttentionMask::prefix_lm(S, batch.source_lengths), knockout,
+                        make_turn(config_, rows.row_positions, all_rows, embedded.dtype(), device()),
+                        make_turn(config_, rows.target_row_positions, target_rows, embedded.dtype(), device()));
   x = run_blocks(x, context, block_options(false));  // (N_tgt, D)
   // The head over the target rows, placed back in (B, Tt, vocab) with zeros at the padding, which
   // cross_entropy ignores.
@@ -492,18 +590,30 @@ void Translator::decode(const Tensor& source, const std::vector<int64_t>& source
   NoGradGuard no_grad;
   const bool cached = decode_cache_ && !options.record_attention && (!training() || dropout_ == 0.0) && mixes_tokens();
   if (!cached) return decode_recomputing(source, source_lengths, choose, options);
-  const int64_t B = source.size(0), S = config_.layout.max_source, Tt = config_.layout.max_target;
+  const int64_t B = source.size(0), S = source.size(1), Tt = decode_length(S);
+  if (pos_embed && S != config_.layout.max_source)
+    throw std::runtime_error(fmt::format("translator: a source of {} slots does not fit the model's {}", S,
+                                         config_.layout.max_source));
   options.knockout.validate(S + Tt, layers());
   const Device device = this->device();
+  const DType dtype = src_embed.weight.dtype();
   std::vector<int64_t> inputs(static_cast<size_t>(B), data::Vocab::SEP);  // this step's target input per row
   CachedContext context(B, S, Tt, blocks_.size(), source_lengths, device, options.knockout);
   const BlockOptions block = block_options(false);
-  run_blocks(add(src_embed.forward(source), slice(pos_embed.weight, 0, 0, S)), context, block);  // (B, S, D)
+  // the rows' position embedding, when the model has one
+  auto placed = [&](Tensor tokens, int64_t from, int64_t to) {
+    return pos_embed ? add(tokens, slice(pos_embed->weight, 0, from, to)) : tokens;
+  };
+  std::vector<int64_t> source_positions(static_cast<size_t>(S));
+  for (int64_t p = 0; p < S; ++p) source_positions[p] = p;
+  context.move_to(0, make_turn(config_, source_positions, {S}, dtype, device));
+  run_blocks(placed(src_embed.forward(source), 0, S), context, block);  // (B, S, D)
   for (int64_t t = 0; t < Tt; ++t) {
     const int64_t position = S + t;
-    context.move_to(position);
-    Tensor x = add(tgt_embed.forward(Tensor::from_ids(inputs, {B, 1}, device)),
-                   slice(pos_embed.weight, 0, position, position + 1));  // (B, 1, D)
+    std::vector<int64_t> step_positions;  // each row's target slot t sits right after its sentence
+    for (int64_t n_src : source_lengths) step_positions.push_back(n_src + t);
+    context.move_to(position, make_turn(config_, step_positions, {B, 1}, dtype, device));
+    Tensor x = placed(tgt_embed.forward(Tensor::from_ids(inputs, {B, 1}, device)), position, position + 1);  // (B, 1, D)
     if (choose(head->forward(run_blocks(x, context, block)), t, inputs)) return;  // (B, 1, vocab)
   }
 }
@@ -511,7 +621,7 @@ void Translator::decode(const Tensor& source, const std::vector<int64_t>& source
 void Translator::decode_recomputing(const Tensor& source, const std::vector<int64_t>& source_lengths,
                                     const ChooseNext& choose, const ForwardOptions& options) {
   // The mask is causal, so only the first t + 1 target slots can influence position t.
-  const int64_t B = source.size(0), Tt = config_.layout.max_target;
+  const int64_t B = source.size(0), S = source.size(1), Tt = decode_length(S);
   std::vector<int64_t> inputs(static_cast<size_t>(B), data::Vocab::SEP);  // this step's target input per row
   std::vector<int64_t> prefix_ids;
   data::Batch batch;
@@ -527,9 +637,9 @@ void Translator::decode_recomputing(const Tensor& source, const std::vector<int6
     batch.target_input = Tensor::from_ids(prefix_ids, {B, t + 1}, device());
     // a knockout of queries past this prefix is cut to it (forward checks against the prefix's length)
     ForwardOptions step = options;
-    step.knockout.query_to = std::min(step.knockout.query_to, config_.layout.max_source + t + 1);
+    step.knockout.query_to = std::min(step.knockout.query_to, S + t + 1);
     if (step.knockout.active() && step.knockout.query_from >= step.knockout.query_to) step.knockout = Knockout{};
-    if (step.knockout.key >= config_.layout.max_source + t + 1) step.knockout = Knockout{};  // a key not there yet
+    if (step.knockout.key >= S + t + 1) step.knockout = Knockout{};  // a key not there yet
     if (choose(slice(forward(batch, step), 1, t, t + 1), t, inputs)) return;
   }
 }
@@ -556,16 +666,21 @@ std::vector<std::vector<std::string>> Translator::translate(
     const data::Vocab& hindi_vocab, const ForwardOptions& options) {
   NoGradGuard no_grad;
   const int64_t B = static_cast<int64_t>(english.size());
-  const int64_t S = config_.layout.max_source, Tt = config_.layout.max_target;
   std::vector<std::vector<std::string>> out(B);
   if (B == 0) return out;
+  int64_t longest = 0;
+  for (const auto& sentence : english) {
+    if (sentence.empty()) throw std::runtime_error("translate: the sentence is empty");
+    longest = std::max(longest, static_cast<int64_t>(sentence.size()));
+  }
+  if (longest > config_.layout.max_source && !reads_longer())
+    throw std::runtime_error(fmt::format("translate: the sentence has {} words; this model reads at most {} (its {} "
+                                         "positions cannot read past them)", longest, config_.layout.max_source,
+                                         positions_name(config_.positions)));
+  const int64_t S = std::max(longest, config_.layout.max_source), Tt = decode_length(S);
   std::vector<int64_t> src(B * S, data::Vocab::PAD), lengths;
   for (int64_t b = 0; b < B; ++b) {
     const auto& sentence = english[b];
-    if (sentence.empty()) throw std::runtime_error("translate: the sentence is empty");
-    if (static_cast<int64_t>(sentence.size()) > S)
-      throw std::runtime_error(fmt::format("translate: the sentence has {} words; this model reads at most {}",
-                                           sentence.size(), S));
     for (size_t i = 0; i < sentence.size(); ++i) src[b * S + i] = english_vocab.id(sentence[i]);
     lengths.push_back(static_cast<int64_t>(sentence.size()));
   }
@@ -594,9 +709,7 @@ Tensor source_token_vector(Translator& model, const std::vector<std::string>& en
                            const data::Vocab& english_vocab, size_t position, TokenVector kind) {
   if (position >= english.size())
     throw std::runtime_error(fmt::format("token position {} is past the end of a {}-word sentence", position, english.size()));
-  const int64_t S = model.config().layout.max_source;
-  if (static_cast<int64_t>(english.size()) > S)
-    throw std::runtime_error(fmt::format("the sentence has {} words; this model reads at most {}", english.size(), S));
+  const int64_t S = model.layout_fitting(static_cast<int64_t>(english.size()), 1).max_source;
   NoGradGuard no_grad;
   std::vector<int64_t> ids(S, data::Vocab::PAD);
   for (size_t i = 0; i < english.size(); ++i) ids[i] = english_vocab.id(english[i]);
@@ -616,7 +729,9 @@ std::vector<std::vector<std::vector<double>>> source_word_states(Translator& mod
                                                                  const data::Vocab& english_vocab) {
   if (english.size() != positions.size())
     throw std::runtime_error(fmt::format("source_word_states: {} sentences but {} positions", english.size(), positions.size()));
-  const int64_t S = model.config().layout.max_source, D = model.config().d_model, chunk = 256;
+  int64_t longest = 0;
+  for (const auto& words : english) longest = std::max(longest, static_cast<int64_t>(words.size()));
+  const int64_t S = model.layout_fitting(longest, 1).max_source, D = model.config().d_model, chunk = 256;
   std::vector<std::vector<std::vector<double>>> states(model.layers() + 1);
   NoGradGuard no_grad;
   for (size_t first = 0; first < english.size(); first += chunk) {
@@ -659,7 +774,8 @@ AttentionTrace trace_attention(Translator& model, const std::vector<std::string>
   trace.english = english;
   trace.hindi = model.translate({english}, english_vocab, hindi_vocab)[0];
   // One teacher-forced pass over the model's own translation exposes the weights used for it.
-  const data::Layout layout = model.config().layout;
+  const data::Layout layout =
+      model.layout_fitting(static_cast<int64_t>(english.size()), static_cast<int64_t>(trace.hindi.size()) + 1);
   data::SentencePair pair{english, trace.hindi, "<sentence>"};
   NoGradGuard no_grad;
   const data::Batch batch = data::make_batch({pair}, {0}, english_vocab, hindi_vocab, layout, model.device());

@@ -26,6 +26,10 @@ struct TranslatorConfig {
   int64_t layers = 5;  // stacked blocks, 1..kMaxLayers
   int64_t d_model = 64, d_k = 64, d_ff = 128;
   Activation activation = Activation::Relu;  // of the feed-forward layer
+  // Where positions enter (block.h). "positions" is written only when it is not absolute, so
+  // checkpoints of absolute models stay byte-identical to those written before the option existed;
+  // from_json reads a missing "positions" as absolute.
+  Positions positions = Positions::Absolute;
   int64_t source_vocab = 0, target_vocab = 0;
   data::Layout layout;
   // "layers" is written only when it is not 1, so one-layer checkpoints stay byte-identical to
@@ -36,6 +40,8 @@ struct TranslatorConfig {
   // The number of parameters a Translator with this config has, computed without building it
   // (a checkpoint's config is checked against its tensors before any model is allocated).
   int64_t parameter_count() const;
+  // The width of each layer's queries and keys: d_k for learned attention, d_model for static and none.
+  int64_t head_width() const { return attention == AttentionMode::Learned ? d_k : d_model; }
 };
 
 // Attention knockout, the causal test of what attention is used for: in layer `layer` (0-based; -1:
@@ -129,10 +135,21 @@ class Translator : public nn::Module {
 
   const TranslatorConfig& config() const { return config_; }
   Device device() const { return src_embed.weight.device(); }
+  // True when no position embedding ties the model to its layout (rotary positions alone): it
+  // then reads and writes sentences longer than the layout it was trained with.
+  bool reads_longer() const { return !pos_embed; }
+  // The layout for sentences of up to `source_words` English words and `target_positions` target
+  // positions (words + <eos>): the model's own, grown to fit when reads_longer(). A model with a
+  // position embedding throws naming the lengths and its layout when they do not fit.
+  data::Layout layout_fitting(int64_t source_words, int64_t target_positions) const;
+  // The most target positions greedy decoding writes after a source of S slots: the layout's, and
+  // for a model that reads longer sentences two more for each source slot past the layout's.
+  int64_t decode_length(int64_t S) const;
 
  private:
   TranslatorConfig config_;
-  nn::Embedding src_embed, tgt_embed, pos_embed;
+  nn::Embedding src_embed, tgt_embed;
+  std::unique_ptr<nn::Embedding> pos_embed;  // (S + T_tgt, D), only with absolute positions
   std::vector<Block> blocks_;
   std::unique_ptr<nn::Linear> head;
   std::vector<Tensor> last_attention_;  // one (B, T, T) per layer
@@ -147,6 +164,7 @@ class Translator : public nn::Module {
   // The block options of this call: recording as asked, the model's dropout while training.
   BlockOptions block_options(bool record_attention);
   // [src_embed(source) ; tgt_embed(target_input)] + pos_embed   (B, T, D), T = S + target length
+  // (without absolute positions, the token embeddings alone)
   Tensor embed(const data::Batch& batch) const;
   // The one layer loop that forward, packed_loss and decode share: x through every block in
   // `context`; observe (when set) sees each block's output. Stops after a block without query rows.

@@ -628,6 +628,26 @@ inline const std::vector<OpCase>& op_cases() {
           .expect({1, 2}, {20, 21});
     }
 
+    // ---- rotary: the tables from positions (constants), broadcast over leading dims ----
+    {
+      auto turned = [](std::vector<int64_t> positions, Shape rows) {
+        return [positions, rows](const V& x) {
+          const RotaryTables t = rotary_tables(positions, rows, x[0].size(-1) / 2, x[0].dtype(), x[0].device());
+          return rotary(x[0], t.cos, t.sin);
+        };
+      };
+      // (B, T, H) with one table per (b, t), the translator's packed-sequence positions
+      add_case(make("rotary (2,3,8), a position per row", {"rotary", "rotary_tables"}, randoms({{2, 3, 8}}),
+                    turned({0, 1, 2, 3, 7, 4}, {2, 3})));
+      // (B, T, H) with a (T, H/2) table shared by every batch entry, and far positions
+      add_case(make("rotary (2,4,6), a table broadcast over the batch", {"rotary", "rotary_tables"},
+                    randoms({{2, 4, 6}}), turned({0, 5, 40, 311}, {4})));
+      // H = 2, base^0 = 1: row 0 turns by 0, row 1 by 1 radian (3 cos 1 - 4 sin 1, 4 cos 1 + 3 sin 1)
+      add_case(make("rotary values (2,2)", {"rotary", "rotary_tables"}, literals({{{1, 2, 3, 4}, {2, 2}}}),
+                    turned({0, 1}, {2})))
+          .expect({2, 2}, {1, 2, -1.7449770216271667, 4.685622177896248});
+    }
+
     // ---- layer_norm: weight and bias, either alone, or neither (undefined tensors) ----
     {
       auto ln_all = [](const V& x) { return layer_norm(x[0], x[1], x[2]); };

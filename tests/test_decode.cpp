@@ -46,15 +46,18 @@ double worst_difference(const std::vector<double>& a, const std::vector<double>&
 }  // namespace
 
 TEST_SUITE("decode") {
-  TEST_CASE("the cache gives the same logits at every step, for learned and static, 1 and 3 layers") {
+  TEST_CASE("the cache gives the same logits at every step, for learned and static, 1 and 3 layers, every position scheme") {
+    for (const auto positions : {models::Positions::Absolute, models::Positions::Rotary, models::Positions::AbsoluteRotary})
     for (const auto mode : {models::AttentionMode::Learned, models::AttentionMode::Static})
       for (const int64_t layers : {1, 3})
         for (const int64_t width : {16, 6}) {  // 16: the blocked float32 kernels; 6: the plain loops
+          CAPTURE(models::positions_name(positions));
           CAPTURE(models::attention_mode_name(mode));
           CAPTURE(layers);
           CAPTURE(width);
-          const models::TranslatorConfig c = qkv::testing::test_config(
+          models::TranslatorConfig c = qkv::testing::test_config(
               {mode == models::AttentionMode::Static ? width : 12, width, 20}, 30, 25, {7, 9}, mode, layers);
+          c.positions = positions;
           Generator gen(5);
           models::Translator model(c, gen);
           model.train(false);

@@ -53,9 +53,17 @@ struct TinyData {
   data::Batch batch() const { return data::make_batch(pairs, {0, 1, 2}, english, hindi, layout); }
 };
 
-models::TranslatorConfig tiny_config(const TinyData& d, int64_t layers, models::AttentionMode mode) {
-  return qkv::testing::test_config({4, 3, 6}, d.english.size(), d.hindi.size(), d.layout, mode, layers);
+// H = 3 with absolute positions; rotary turns pairs of features, so it takes H = 4.
+models::TranslatorConfig tiny_config(const TinyData& d, int64_t layers, models::AttentionMode mode,
+                                     models::Positions positions = models::Positions::Absolute) {
+  models::TranslatorConfig c = qkv::testing::test_config({4, models::has_rotary(positions) ? 4 : 3, 6}, d.english.size(),
+                                                         d.hindi.size(), d.layout, mode, layers);
+  c.positions = positions;
+  return c;
 }
+
+constexpr models::Positions kEveryPositions[] = {models::Positions::Absolute, models::Positions::Rotary,
+                                                 models::Positions::AbsoluteRotary};
 
 std::vector<std::string> names_of(const nn::Module& m) {
   std::vector<std::string> names;
@@ -74,17 +82,20 @@ const std::vector<std::string> kOneLayerNames = {
     "attn.W_v.weight",  "attn.W_o.weight",  "ln1.weight",       "ln1.bias",        "ffn.fc1.weight",
     "ffn.fc1.bias",     "ffn.fc2.weight",   "ffn.fc2.bias",     "head.weight",     "head.bias"};
 
-// fn(model, layers) for a float64 model (seed `seed`) of 1 and of 2 layers, learned and static.
+// fn(model, layers) for a float64 model (seed `seed`) of 1 and of 2 layers, learned and static,
+// under every position scheme.
 void for_each_float64_model(const TinyData& d, uint64_t seed, const std::function<void(models::Translator&, int64_t)>& fn) {
-  for (int64_t layers : {1, 2})
-    for (auto mode : {models::AttentionMode::Learned, models::AttentionMode::Static}) {
-      CAPTURE(layers);
-      CAPTURE(models::attention_mode_name(mode));
-      Generator gen(seed);
-      models::Translator model(tiny_config(d, layers, mode), gen);
-      model.to(DType::F64);
-      fn(model, layers);
-    }
+  for (auto positions : kEveryPositions)
+    for (int64_t layers : {1, 2})
+      for (auto mode : {models::AttentionMode::Learned, models::AttentionMode::Static}) {
+        CAPTURE(models::positions_name(positions));
+        CAPTURE(layers);
+        CAPTURE(models::attention_mode_name(mode));
+        Generator gen(seed);
+        models::Translator model(tiny_config(d, layers, mode, positions), gen);
+        model.to(DType::F64);
+        fn(model, layers);
+      }
 }
 
 // Every parameter's gradient after `loss_fn()` runs backward from zeroed gradients (an empty
@@ -113,13 +124,15 @@ void check_same_gradients(const std::vector<std::vector<double>>& a, const std::
 }  // namespace
 
 TEST_SUITE("layers") {
-  TEST_CASE("a float64 gradient check of the whole two-layer model's loss (learned and static)") {
+  TEST_CASE("a float64 gradient check of the whole two-layer model's loss (learned and static, every position scheme)") {
     const TinyData d;
     const data::Batch batch = d.batch();
+    for (auto positions : kEveryPositions)
     for (auto mode : {models::AttentionMode::Learned, models::AttentionMode::Static}) {
+      CAPTURE(models::positions_name(positions));
       CAPTURE(models::attention_mode_name(mode));
       Generator gen(7);
-      models::Translator model(tiny_config(d, 2, mode), gen);
+      models::Translator model(tiny_config(d, 2, mode, positions), gen);
       model.to(DType::F64);
       model.train(true);
       const auto params = model.named_parameters();

@@ -361,6 +361,18 @@ TEST_SUITE("pytorch_twin") {
     g_variant = "";
   }
 
+  TEST_CASE("pytorch_twin: a two-layer rotary model matches PyTorch too (RoPE on q and k, no position embedding)") {
+    g_variant = "_rotary";
+    {
+      const models::LoadedTranslator loaded = models::load_translator(model_path());
+      REQUIRE(loaded.model->config().positions == models::Positions::Rotary);
+      REQUIRE(loaded.model->layers() == 2);
+    }
+    check_against_reference(DType::F64, 1e-6, 1e-6);
+    check_against_reference(DType::F32, 1e-4, 1.0);
+    g_variant = "";
+  }
+
   TEST_CASE("pytorch_twin: 10 steps of train_step (AdamW, warm-up + cosine, clipping) follow PyTorch's losses") {
     for (const char* variant : {"", "_gelu", "_layers2"}) {
       g_variant = variant;

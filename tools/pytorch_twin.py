@@ -113,9 +113,20 @@ class SelfAttention(nn.Module):
         self.W_v = nn.Linear(d_model, d_k, bias=False)
         self.W_o = nn.Linear(d_k, d_model, bias=False)
 
-    def forward(self, x, keep):
-        a, weights = attend(self.W_q(x), self.W_k(x), self.W_v(x), keep)
+    def forward(self, x, keep, turn):
+        a, weights = attend(turn(self.W_q(x)), turn(self.W_k(x)), self.W_v(x), keep)
         return self.W_o(a), weights
+
+
+def rotary(x, positions, base=10000.0):
+    """RoPE in the half-split form (GPT-NeoX, Llama): the pairs (x[i], x[i + H/2]) of each row turned
+    by positions * base^(-i / (H/2)); positions (B, T) -> x (B, T, H)."""
+    half = x.shape[-1] // 2
+    exponents = torch.arange(half, dtype=torch.float64) / half
+    angles = positions.to(torch.float64)[..., None] * torch.pow(torch.tensor(base, dtype=torch.float64), -exponents)
+    cos, sin = torch.cos(angles).to(x.dtype), torch.sin(angles).to(x.dtype)  # tables rounded to x's dtype, as qkv's
+    x1, x2 = x[..., :half], x[..., half:]
+    return torch.cat([x1 * cos - x2 * sin, x2 * cos + x1 * sin], dim=-1)
 
 
 def attend(queries, keys, values, keep):
@@ -152,11 +163,11 @@ class Block(nn.Module):
         self.ln1 = nn.LayerNorm(D, eps=1e-5)
         self.ffn = FeedForward(D, config["d_ff"], config.get("activation", "gelu"))
 
-    def forward(self, x, keep):
+    def forward(self, x, keep, turn):
         if self.attention == "learned":
-            mixed, weights = self.attn(x, keep)
+            mixed, weights = self.attn(x, keep, turn)
         else:                                             # static: Q = K = V = x; none: identity weights
-            mixed, weights = attend(x, x, x, keep)
+            mixed, weights = attend(turn(x), turn(x), x, keep)
         h = self.ln1(x + mixed)
         return h + self.ffn(h), weights
 
@@ -171,7 +182,12 @@ class Translator(nn.Module):
         self.S, self.T_tgt = config["max_source"], config["max_target"]
         self.src_embed = nn.Embedding(config["source_vocab"], D)
         self.tgt_embed = nn.Embedding(config["target_vocab"], D)
-        self.pos_embed = nn.Embedding(self.S + self.T_tgt, D)
+        # where word order enters (models/block.h): a learned embedding, RoPE on q and k, or both
+        self.positions = config.get("positions", "absolute")
+        if self.positions not in ("absolute", "rotary", "absolute+rotary"):
+            raise SystemExit(f"unknown positions '{self.positions}'")
+        if self.positions != "rotary":
+            self.pos_embed = nn.Embedding(self.S + self.T_tgt, D)
         # Layer 0's pieces sit at the top level (attn, ln1, ffn), as in one-layer checkpoints;
         # layer l >= 1 is layers.l.* ("layers" absent from the config means one layer).
         n_layers = config.get("layers", 1)
@@ -201,11 +217,18 @@ class Translator(nn.Module):
 
     def forward(self, source, target_input, source_lengths):
         tokens = torch.cat([self.src_embed(source), self.tgt_embed(target_input)], dim=1)
-        x = tokens + self.pos_embed.weight                # (B, T, D) + (T, D)
+        x = tokens
+        if self.positions != "rotary":
+            x = x + self.pos_embed.weight                 # (B, T, D) + (T, D)
+        # rotary positions: English word i at i, target slot t at n_src + t (right after its sentence)
+        T = tokens.shape[1]
+        slots = torch.arange(T)
+        positions = torch.stack([torch.where(slots < self.S, slots, n_src + slots - self.S) for n_src in source_lengths])
+        turn = (lambda r: rotary(r, positions)) if self.positions != "absolute" else (lambda r: r)
         keep = self.attention_mask(source_lengths)
         all_weights = []
         for block in self.blocks:
-            x, weights = block(x, keep)
+            x, weights = block(x, keep, turn)
             all_weights.append(weights)
         return self.head(x[:, self.S:, :]), all_weights   # (B, T_tgt, V), one (B, T, T) per layer
 

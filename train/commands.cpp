@@ -82,7 +82,8 @@ static bool translate_lines(models::Translator& model, const models::LoadedTrans
   }
   std::istream& in = path.empty() ? std::cin : file;
   const std::string name = path.empty() ? "stdin" : path;
-  const int64_t max_words = model.config().layout.max_source;
+  // a model tied to its layout reads at most its source positions; a rotary one any sentence
+  const int64_t max_words = model.reads_longer() ? data::kMaxSentenceWords : model.config().layout.max_source;
   constexpr size_t kBatch = 256;
   bool all_ok = true, noted = false;
   int64_t line_no = 0, translated = 0;
@@ -226,10 +227,10 @@ static void register_eval(CLI::App& app) {
   auto device = std::make_shared<std::string>("cpu");
   auto* eval = app.add_subcommand("eval", "report loss, token accuracy and greedy exact-match");
   eval->add_option("--checkpoint", *checkpoint, "model.safetensors written by qkv train")->required();
-  std::vector<std::string> split_choices = data::all_split_names();
-  split_choices.push_back("all");
-  eval->add_option("--split", *split, "a split of --data, or all (every split present except train)")
-      ->check(CLI::IsMember(split_choices))->capture_default_str();
+  eval->add_option("--split", *split,
+                   "a split of --data by name (NAME reads DIR/NAME.tsv), a path to a .tsv file, or all (every .tsv "
+                   "in --data except train)")
+      ->capture_default_str();
   eval->add_option("--data", *data_dir, "dataset directory")->capture_default_str();
   eval->add_option("--device", *device, "cpu | cuda | cuda:N")->capture_default_str();
   auto eval_format = std::make_shared<std::string>("text");
@@ -247,15 +248,12 @@ static void register_eval(CLI::App& app) {
     const Device dev = Device::parse(*device);
     models::LoadedTranslator loaded = models::load_translator(*checkpoint, dev);
     loaded.model->set_decode_cache(!*no_cache);
-    const data::Dataset ds = data::load_dataset(*data_dir);
-    // "all": every split present but train (60,000 greedy decodes take minutes; ask for it by name)
-    std::vector<std::string> names{*split};
-    if (*split == "all") {
-      names.clear();
-      for (const auto& name : ds.available())
-        if (name != "train") names.push_back(name);
-    }
-    for (const auto& name : names) ds.split(name);  // a missing split file fails before any work
+    // "all": every split file but train (60,000 greedy decodes take minutes; ask for it by name).
+    // Every split is read before any work, so a missing or malformed file fails first.
+    const std::vector<std::string> names = *split == "all" ? data::evaluation_split_names(*data_dir)
+                                                           : std::vector<std::string>{*split};
+    std::vector<data::NamedSplit> splits;
+    for (const auto& name : names) splits.push_back(data::read_split(*data_dir, name));
     // One aligned row per split; exact match is greedy decoding of the whole sentence.
     const bool json = *eval_format == "json";
     nlohmann::ordered_json report;
@@ -265,8 +263,10 @@ static void register_eval(CLI::App& app) {
     if (!json)
       fmt::print("{:<14} {:>9} {:>8} {:>8} {:>10} {:>12} {:>14}\n", "split", "sentences", "tokens", "loss", "token acc",
                  "exact match", "decoded/s");
-    for (const auto& name : names) {
-      const EvalResult r = evaluate(*loaded.model, ds.split(name), loaded.english, loaded.hindi);
+    std::vector<std::string> notes;  // the sentences a model tied to its layout skipped, said after the table
+    for (const auto& [name, pairs] : splits) {
+      const EvalResult r = evaluate(*loaded.model, pairs, loaded.english, loaded.hindi);
+      if (r.skipped > 0) notes.push_back(skipped_note(name, r.skipped, loaded.model->config()));
       const double per_second = r.decode_seconds > 0 ? static_cast<double>(r.sentences) / r.decode_seconds : 0.0;
       if (json) {
         nlohmann::ordered_json row;
@@ -277,6 +277,7 @@ static void register_eval(CLI::App& app) {
         row["token_accuracy"] = r.token_accuracy;
         row["exact_match"] = r.exact_match;
         row["sentences_per_second"] = per_second;
+        row["skipped"] = r.skipped;
         report["splits"].push_back(row);
         continue;
       }
@@ -285,6 +286,7 @@ static void register_eval(CLI::App& app) {
       std::fflush(stdout);
     }
     if (json) fmt::print("{}\n", report.dump(2));
+    for (const auto& note : notes) fmt::print(stderr, "{}\n", note);
   });
 }
 
@@ -318,7 +320,7 @@ static void register_translate(CLI::App& app) {
       return;
     }
     const std::vector<std::string> words = sentence_words(sentence);
-    check_sentence(words, loaded.model->config().layout.max_source, loaded.english);
+    check_sentence(words, *loaded.model, loaded.english);
     const auto out = loaded.model->translate({words}, loaded.english, loaded.hindi);
     fmt::print("{}\n", join(out[0], " "));
   });
@@ -444,9 +446,15 @@ std::string unknown_words(const std::vector<std::string>& words, const data::Voc
   return unknown;
 }
 
-void check_sentence(const std::vector<std::string>& words, int64_t max_words, const data::Vocab& vocab) {
-  if (static_cast<int64_t>(words.size()) > max_words)
-    throw std::runtime_error(fmt::format("the sentence has {} words; this model reads at most {}", words.size(), max_words));
+void check_sentence(const std::vector<std::string>& words, const models::Translator& model, const data::Vocab& vocab) {
+  const int64_t max_words = model.config().layout.max_source;
+  if (static_cast<int64_t>(words.size()) > max_words && !model.reads_longer())
+    throw std::runtime_error(fmt::format("the sentence has {} words; this model reads at most {} (its {} positions "
+                                         "cannot read past them; a model trained with --positions rotary can)",
+                                         words.size(), max_words, models::positions_name(model.config().positions)));
+  if (static_cast<int64_t>(words.size()) > data::kMaxSentenceWords)
+    throw std::runtime_error(fmt::format("the sentence has {} words; qkv reads at most {}", words.size(),
+                                         data::kMaxSentenceWords));
   const std::string unknown = unknown_words(words, vocab);
   if (!unknown.empty()) fmt::print(stderr, "warning: unknown words mapped to <unk>: {}\n", unknown);
 }

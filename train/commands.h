@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "data/dataset.h"
+#include "models/translator.h"
 
 namespace qkv::app {
 
@@ -70,9 +71,10 @@ std::vector<std::string> sentence_words(const std::string& sentence, const std::
 // The words vocab lacks, quoted, each with its nearest vocabulary words ("did you mean ...").
 std::string unknown_words(const std::vector<std::string>& words, const data::Vocab& vocab);
 
-// Checks that the words fit the model (throws otherwise), then prints one warning line naming
-// every word the vocabulary does not know (they become <unk>).
-void check_sentence(const std::vector<std::string>& words, int64_t max_words, const data::Vocab& vocab);
+// Checks that the words fit the model (a model tied to its layout reads at most its source
+// positions; throws otherwise), then prints one warning line naming every word the vocabulary
+// does not know (they become <unk>).
+void check_sentence(const std::vector<std::string>& words, const models::Translator& model, const data::Vocab& vocab);
 
 // "qkv VERSION" and the build configuration (CUDA, BLAS, compiler), for --version.
 std::string version_text();

@@ -148,7 +148,7 @@ static void run_knockout(const AttendOptions& o, const std::vector<std::string>&
   const auto [query, key] = parse_knockout(o.knockout);
   models::LoadedTranslator loaded = models::load_translator(o.checkpoint, Device::parse(o.device));
   models::Translator& model = *loaded.model;
-  check_sentence(words, model.config().layout.max_source, loaded.english);
+  check_sentence(words, model, loaded.english);
   int64_t layer = -1;
   if (o.knockout_layer != "all") {
     const bool digits = !o.knockout_layer.empty() && o.knockout_layer.size() <= 3 &&
@@ -168,7 +168,7 @@ static void run_knockout(const AttendOptions& o, const std::vector<std::string>&
   if (query >= rows || key >= rows)
     throw std::runtime_error(fmt::format("--knockout {}: the map of '{}' -> '{}' has rows and columns 0 to {}",
                                          o.knockout, join(words, " "), join(plain, " "), rows - 1));
-  const int64_t S = model.config().layout.max_source;
+  const int64_t S = std::max(model.config().layout.max_source, n);  // the source slots translate lays out
   const auto position = [&](int64_t label) { return label < n ? label : S + (label - n); };
   models::ForwardOptions options;
   options.knockout = {.key = position(key), .query_from = position(query), .query_to = position(query) + 1,
@@ -215,7 +215,7 @@ static void run_attend(const AttendOptions& o) {
     models::LoadedTranslator loaded = models::load_translator(checkpoints[k], Device::parse(o.device));
     models::check_attention_maps_fit(loaded.model->config(), checkpoints[k]);  // (T, T) per layer, from the file
     const int64_t layer = chosen_layer(o, *loaded.model, checkpoints[k]);
-    if (k == 0) check_sentence(words, loaded.model->config().layout.max_source, loaded.english);
+    if (k == 0) check_sentence(words, *loaded.model, loaded.english);
     traces.push_back(models::trace_attention(*loaded.model, words, loaded.english, loaded.hindi, layer));
     modes.push_back(models::attention_mode_name(loaded.model->config().attention));
   }

@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <stdexcept>
 
+#include <fmt/format.h>
+
 namespace qkv::app {
 
 data::Layout layout_for(const data::Dataset& ds) {
@@ -25,17 +27,39 @@ models::TranslatorConfig translator_config(const TrainOptions& o, const data::Da
   config.d_k = o.d_k;
   config.d_ff = o.d_ff;
   config.activation = o.activation;
+  config.positions = o.positions;
   config.source_vocab = english.size();
   config.target_vocab = hindi.size();
-  config.layout = layout_for(ds);
+  const data::Layout train_layout = layout_for(ds);
+  config.layout = train_layout;
+  // The layout is a setting: train's longest sentence unless asked for more (never less: a train
+  // sentence must fit).
+  if (o.max_source > 0) {
+    if (o.max_source < train_layout.max_source)
+      throw std::runtime_error(fmt::format("--max-source {} is shorter than the longest train sentence ({} words): "
+                                           "give at least {}, or 0 for train's longest", o.max_source,
+                                           train_layout.max_source, train_layout.max_source));
+    config.layout.max_source = o.max_source;
+  }
+  if (o.max_target > 0) {
+    if (o.max_target < train_layout.max_target)
+      throw std::runtime_error(fmt::format("--max-target {} is shorter than the longest train translation ({} "
+                                           "positions with <eos>): give at least {}, or 0 for train's longest",
+                                           o.max_target, train_layout.max_target, train_layout.max_target));
+    config.layout.max_target = o.max_target;
+  }
   config.validate();  // e.g. --layers out of range, before anything is written
-  for (const std::string& name : ds.available())
-    for (const auto& p : ds.split(name)) {
-      if (static_cast<int64_t>(p.english.size()) > config.layout.max_source ||
-          static_cast<int64_t>(p.hindi.size()) + 1 > config.layout.max_target)
-        throw std::runtime_error(p.source + ": sentence is longer than every training sentence");
-    }
   return config;
+}
+
+int64_t sentences_past_layout(const models::Translator& model, const std::vector<data::SentencePair>& pairs) {
+  if (model.reads_longer()) return 0;
+  const data::Layout layout = model.config().layout;
+  int64_t past = 0;
+  for (const auto& p : pairs)
+    past += static_cast<int64_t>(p.english.size()) > layout.max_source ||
+            static_cast<int64_t>(p.hindi.size()) + 1 > layout.max_target;
+  return past;
 }
 
 }  // namespace qkv::app

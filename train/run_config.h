@@ -11,9 +11,15 @@ namespace qkv::app {
 // The layout that fits every sentence of the training split.
 data::Layout layout_for(const data::Dataset& ds);
 
-// The run's model config: the options' architecture, the vocabularies' sizes and the layout of the
-// training split, which every split present must fit (a longer sentence throws naming its file).
+// The run's model config: the options' architecture and positions, the vocabularies' sizes and the
+// layout: --max-source and --max-target, or the training split's longest (a value shorter than a
+// train sentence throws naming the fix). Valid and test sentences may be longer: evaluation skips
+// them for a model tied to its layout (sentences_past_layout) and reads them otherwise.
 models::TranslatorConfig translator_config(const TrainOptions& o, const data::Dataset& ds, const data::Vocab& english,
                                            const data::Vocab& hindi);
+
+// How many of `pairs` the model cannot read: longer than its layout when it has a position
+// embedding (absolute positions), else none.
+int64_t sentences_past_layout(const models::Translator& model, const std::vector<data::SentencePair>& pairs);
 
 }  // namespace qkv::app

@@ -73,6 +73,14 @@ constexpr Bounds at_least(double low) { return {low, std::numeric_limits<double>
     "keep token embeddings at their random start (the seed's static embeddings)")                                  \
   /* the data-parallel exactness test trains in float64 */                                                         \
   X(DType, dtype, DType::F32, "--dtype", LaterSetting, unbounded(), "float32 | float64 (parameters and arithmetic)") \
+  X(models::Positions, positions, models::TranslatorConfig{}.positions, "--positions", LaterSetting, unbounded(),    \
+    "where word order enters: absolute (a learned embedding) | rotary (RoPE on queries and keys; reads longer "     \
+    "sentences) | absolute+rotary")                                                                                \
+  /* 0: the longest train sentence; a longer valid or test sentence is then skipped (absolute) or read (rotary) */ \
+  X(int64_t, max_source, 0, "--max-source", LaterSetting, from_to(0, data::kMaxSentenceWords),                      \
+    "English positions of the model's layout (0 = train's longest sentence)")                                      \
+  X(int64_t, max_target, 0, "--max-target", LaterSetting, from_to(0, data::kMaxSentenceWords + 1),                  \
+    "Hindi positions of the model's layout, with <eos> (0 = train's longest sentence + 1)")                        \
   /* 0: keep the count set before (apply_threads: QKV_THREADS, else one per core) */                               \
   X(int, threads, 0, "--threads", Run, from_to(0, 256),                                                             \
     "CPU threads for gemm and the loops (0 = QKV_THREADS when set, else one per core; results are the same for "   \
@@ -132,6 +140,12 @@ struct Choices<models::AttentionMode> {
   static constexpr models::AttentionMode values[] = {models::AttentionMode::Learned, models::AttentionMode::Static,
                                                      models::AttentionMode::None};
   static std::string name(models::AttentionMode v) { return models::attention_mode_name(v); }
+};
+template <>
+struct Choices<models::Positions> {
+  static constexpr models::Positions values[] = {models::Positions::Absolute, models::Positions::Rotary,
+                                                 models::Positions::AbsoluteRotary};
+  static std::string name(models::Positions v) { return models::positions_name(v); }
 };
 template <>
 struct Choices<models::Activation> {

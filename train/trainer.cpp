@@ -57,19 +57,49 @@ static data::Layout trimmed_layout(const data::Layout& layout, const std::vector
   return trimmed;
 }
 
-EvalResult evaluate(models::Translator& model, const std::vector<data::SentencePair>& pairs,
+// The layout for evaluating pairs[idx]: the model's, grown to fit them when it reads longer
+// sentences (rotary positions), then trimmed as above.
+static data::Layout evaluation_layout(const models::Translator& model, const std::vector<data::SentencePair>& pairs,
+                                      const std::vector<size_t>& idx) {
+  int64_t source = 1, target = 1;
+  for (size_t i : idx) {
+    source = std::max(source, static_cast<int64_t>(pairs[i].english.size()));
+    target = std::max(target, static_cast<int64_t>(pairs[i].hindi.size()) + 1);
+  }
+  const data::Layout own = model.config().layout;
+  const data::Layout fitting =
+      model.reads_longer() ? model.layout_fitting(source, target) : own;  // a tied model's pairs were filtered
+  return trimmed_layout(fitting, pairs, idx);
+}
+
+EvalResult evaluate(models::Translator& model, const std::vector<data::SentencePair>& all_pairs,
                     const data::Vocab& english, const data::Vocab& hindi, int64_t batch_size) {
   NoGradGuard no_grad;
   const bool was_training = model.training();
   model.train(false);
   EvalResult r;
+  // A model tied to its layout (a position embedding) cannot read a longer sentence: those are
+  // counted and skipped. One that reads longer sentences takes them all.
+  std::vector<data::SentencePair> readable;
+  const bool filter = sentences_past_layout(model, all_pairs) > 0;
+  if (filter) {
+    const data::Layout layout = model.config().layout;
+    for (const auto& p : all_pairs) {
+      if (static_cast<int64_t>(p.english.size()) <= layout.max_source &&
+          static_cast<int64_t>(p.hindi.size()) + 1 <= layout.max_target)
+        readable.push_back(p);
+      else
+        ++r.skipped;
+    }
+  }
+  const std::vector<data::SentencePair>& pairs = filter ? readable : all_pairs;
   double loss_sum = 0;
   int64_t correct_tokens = 0, exact = 0;
   for (size_t start = 0; start < pairs.size(); start += batch_size) {
     std::vector<size_t> idx;
     for (size_t i = start; i < std::min(pairs.size(), start + batch_size); ++i) idx.push_back(i);
     const data::Batch batch =
-        data::make_batch(pairs, idx, english, hindi, trimmed_layout(model.config().layout, pairs, idx), model.device());
+        data::make_batch(pairs, idx, english, hindi, evaluation_layout(model, pairs, idx), model.device());
     // teacher-forced loss and token accuracy over real target tokens (incl. <eos>)
     Tensor logits = model.forward(batch);
     const std::vector<int64_t> targets = batch.target_output.to_ids();
@@ -95,6 +125,13 @@ EvalResult evaluate(models::Translator& model, const std::vector<data::SentenceP
   r.exact_match = r.sentences ? static_cast<double>(exact) / r.sentences : 0;
   model.train(was_training);
   return r;
+}
+
+std::string skipped_note(const std::string& split, int64_t skipped, const models::TranslatorConfig& config) {
+  return fmt::format("{}: {} sentence{} longer than the model's {} source and {} target positions skipped (its {} "
+                     "positions cannot read past them; train with --positions rotary, or a larger --max-source and "
+                     "--max-target)", split, skipped, skipped == 1 ? "" : "s", config.layout.max_source,
+                     config.layout.max_target, models::positions_name(config.positions));
 }
 
 static std::string format_eta(double seconds) {
@@ -377,6 +414,11 @@ static TrainingProgress console_progress(const TrainingRun& run) {
                models::attention_mode_name(o.attention), o.layers, o.layers == 1 ? "" : "s", ranks, run.ds.train.size(), run.ds.valid.size(),
                run.model.parameter_count(), run.model.attention_parameter_count(), total_steps);
     if (o.resume) fmt::print("resuming {} at epoch {}, step {} of {}\n", o.out_dir, run.st.epoch, run.st.step, total_steps);
+    for (const auto& name : run.ds.available()) {
+      if (name == "train") continue;
+      const int64_t past = sentences_past_layout(run.model, run.ds.split(name));
+      if (past > 0) fmt::print("{}\n", skipped_note(name, past, run.model.config()));
+    }
   };
   if (live)
     p.step = [&run, total, last_draw](int64_t epoch, const Tensor& loss, double elapsed) {

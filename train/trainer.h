@@ -25,7 +25,8 @@ void install_interrupt_handlers();
 
 struct EvalResult {
   double loss = 0, token_accuracy = 0, exact_match = 0;
-  int64_t sentences = 0, tokens = 0;
+  int64_t sentences = 0, tokens = 0;  // evaluated
+  int64_t skipped = 0;  // sentences longer than the layout of a model tied to it (absolute positions), not evaluated
   double decode_seconds = 0;  // wall time of the greedy decoding alone
 };
 
@@ -46,7 +47,12 @@ TrainResult train_translator(const TrainOptions& options);
 
 // Teacher-forced loss and token accuracy, and greedy exact-match, over a split. Words unknown to
 // the vocabularies become <unk>; an unknown target word never counts as correctly predicted.
-// A sentence longer than the model's layout throws naming its file:line.
+// A sentence longer than the model's layout is skipped and counted when the model is tied to its
+// layout (absolute positions), and evaluated when it reads longer sentences (rotary).
+// The line that says a split's sentences were skipped: "test: 3 sentences longer than the model's
+// 14 source and 17 target positions skipped (...)".
+std::string skipped_note(const std::string& split, int64_t skipped, const models::TranslatorConfig& config);
+
 EvalResult evaluate(models::Translator& model, const std::vector<data::SentencePair>& pairs,
                     const data::Vocab& english, const data::Vocab& hindi, int64_t batch_size = 256);
 

@@ -190,10 +190,28 @@ else
 fi
 "$QKV" eval --checkpoint "$two" --data "$gen" --split role_swap >"$work/out" 2>&1
 if [ $? -eq 0 ] && grep -qE '^role_swap +2 ' "$work/out" && [ "$(wc -l <"$work/out")" -eq 2 ]; then pass; else fail "eval --split role_swap: $(cat "$work/out")"; fi
-expect_error "eval --split deeper without deeper.tsv" "split 'deeper' is not in this dataset: $gen/deeper.tsv does not exist" \
+expect_error "eval --split deeper without deeper.tsv" "split 'deeper' is not in $gen: $gen/deeper.tsv does not exist \(this folder has: valid, test, idiom_context, sense_context, role_swap; or give a path to a .tsv file\)" \
   "$QKV" eval --checkpoint "$two" --data "$gen" --split deeper
-expect_error "eval --split bogus" "--split: bogus not in \{train,valid,test,idiom_context,sense_context,role_swap,deeper,noun_roles,verb_objects,coordination,all\}" \
+expect_error "eval --split bogus" "split 'bogus' is not in $gen: $gen/bogus.tsv does not exist" \
   "$QKV" eval --checkpoint "$two" --data "$gen" --split bogus
+expect_error "eval --split a missing file" "split file '$work/nowhere/x.tsv' does not exist" \
+  "$QKV" eval --checkpoint "$two" --data "$gen" --split "$work/nowhere/x.tsv"
+printf 'money bank grows\tपैसा बढ़ता है\nno tab here\n' >"$work/broken.tsv"
+expect_error "eval --split a malformed file" "broken.tsv:2: missing tab" "$QKV" eval --checkpoint "$two" --split "$work/broken.tsv"
+# any NAME.tsv of --data is a split, and any .tsv file by its path
+printf 'money bank grows\tपैसा बढ़ता है\nriver bank flows\tनदी बहती है\nhe sat on the bank\tवह किनारे पर बैठा\n' >"$work/mine.tsv"
+"$QKV" eval --checkpoint "$two" --split "$work/mine.tsv" >"$work/out" 2>&1
+if [ $? -eq 0 ] && grep -qE "^$work/mine.tsv +3 " "$work/out"; then pass; else fail "eval --split FILE.tsv: $(cat "$work/out")"; fi
+cp "$work/mine.tsv" "$gen/mytest.tsv"
+"$QKV" eval --checkpoint "$two" --data "$gen" --split mytest >"$work/out" 2>&1
+if [ $? -eq 0 ] && grep -qE '^mytest +3 ' "$work/out"; then pass; else fail "eval --split mytest (DIR/mytest.tsv): $(cat "$work/out")"; fi
+"$QKV" eval --checkpoint "$two" --data "$gen" >"$work/out" 2>"$work/err"
+if [ $? -eq 0 ] && [ "$(awk '{ print $1 }' "$work/out" | tr '\n' ' ')" = "split valid test idiom_context sense_context role_swap mytest " ]; then
+  pass
+else
+  fail "eval --split all covers every .tsv but train, the user's own last: $(cat "$work/out" "$work/err")"
+fi
+rm -f "$gen/mytest.tsv"
 expect_error "attend --layer past the last" "--layer 3 is out of range: .*two/model.safetensors has 2 layers \(valid: 1 to 2\)" \
   "$QKV" attend --checkpoint "$two" --layer 3 "money bank grows"
 expect_error "attend --layer 0" "--layer 0 is out of range: .* \(valid: 1 to 2\)" "$QKV" attend --checkpoint "$two" --layer 0 "money bank grows"
@@ -203,14 +221,60 @@ expect_error "attend --layer 2 of a one-layer model" "--layer 2 is out of range:
 grep -q '"layer": 1,' "$work/out" && grep -q '"layers": 2,' "$work/out" && pass || fail "attend --layer 1 --format json: $(head -c 300 "$work/out")"
 "$QKV" attend --checkpoint "$two" --format text "money bank grows" >"$work/out" 2>&1
 grep -q "layer 2 of 2" "$work/out" && pass || fail "attend shows the last layer by default: $(head -n 1 "$work/out")"
-printf 'money bank grows and river bank flows fast\tपैसा\n' >"$gen/deeper.tsv"   # longer than every training sentence
-expect_error "eval: a split sentence longer than the model reads" "deeper.tsv:1: english has 8 tokens, the model reads at most 7" \
-  "$QKV" eval --checkpoint "$two" --data "$gen" --split deeper
-expect_error "train: a split sentence longer than every training sentence" "deeper.tsv:1: sentence is longer than every training sentence" \
-  "$QKV" train "${small[@]}" --out "$work/o5"
-expect_absent "too-long split sentence" "$work/o5"
+# a split sentence longer than every training sentence: an absolute model skips it, saying so once
+# per split; a rotary one reads and translates it
+printf 'money bank grows and river bank flows fast\tपैसा\nmoney bank grows\tपैसा बढ़ता है\n' >"$gen/deeper.tsv"
+"$QKV" eval --checkpoint "$two" --data "$gen" --split deeper >"$work/out" 2>"$work/err"
+if [ $? -eq 0 ] && grep -qE '^deeper +1 ' "$work/out" && [ "$(wc -l <"$work/err")" -eq 1 ] &&
+   grep -q "deeper: 1 sentence longer than the model's 7 source and 7 target positions skipped (its absolute positions" "$work/err"; then
+  pass
+else
+  fail "eval: an absolute model skips a longer split sentence with one line: $(cat "$work/out" "$work/err")"
+fi
+if "$QKV" train "${small[@]}" --out "$work/o5" >"$work/out" 2>&1 && grep -q "deeper: 1 sentence longer than the model's 7 source" "$work/out"; then
+  pass
+else
+  fail "train: a split with a longer sentence is trained beside, its sentence skipped: $(tail -n 3 "$work/out")"
+fi
+if "$QKV" train "${small[@]}" --positions rotary --out "$work/rotary" >"$work/out" 2>&1 && ! grep -q "skipped" "$work/out"; then
+  pass
+else
+  fail "train --positions rotary with a longer split sentence: $(tail -n 3 "$work/out")"
+fi
+"$QKV" eval --checkpoint "$work/rotary/model.safetensors" --data "$gen" --split deeper >"$work/out" 2>"$work/err"
+if [ $? -eq 0 ] && grep -qE '^deeper +2 ' "$work/out" && [ ! -s "$work/err" ]; then pass; else fail "eval: a rotary model reads the longer sentence: $(cat "$work/out" "$work/err")"; fi
+longer="money bank grows and river bank flows fast and she ate a piece of cake"  # 15 words, train's longest 7
+if "$QKV" translate --checkpoint "$work/rotary/model.safetensors" "$longer" >"$work/out" 2>"$work/err" && [ -s "$work/out" ]; then
+  pass
+else
+  fail "translate: a rotary model translates past its layout: $(cat "$work/err")"
+fi
+expect_error "translate: an absolute model refuses past its layout" "the sentence has 15 words; this model reads at most 7 \(its absolute positions cannot read past them" \
+  "$QKV" translate --checkpoint "$two" "$longer"
+"$QKV" attend --checkpoint "$work/rotary/model.safetensors" --format text "$longer" >"$work/out" 2>&1 &&
+  grep -q "fast" "$work/out" && pass || fail "attend: a rotary model draws a sentence past its layout: $(head -n 3 "$work/out")"
+grep -qF '\"positions\":\"rotary\"' "$work/rotary/model.safetensors" && ! grep -qF '\"positions\"' "$two" && pass ||
+  fail "the config names rotary positions, and absolute ones only by their absence"
+# the layout is a setting: more positions than train needs, never fewer
+if "$QKV" train "${small[@]}" --max-source 9 --max-target 12 --out "$work/wide" >/dev/null 2>&1 &&
+   grep -qF '\"max_source\":9,\"max_target\":12' "$work/wide/model.safetensors"; then
+  pass
+else
+  fail "train --max-source 9 --max-target 12 lays out 9 and 12 positions"
+fi
+expect_error "--max-source shorter than train" "--max-source 3 is shorter than the longest train sentence \(7 words\): give at least 7, or 0 for train's longest" \
+  "$QKV" train "${small[@]}" --max-source 3 --out "$work/o6"
+expect_absent "--max-source shorter than train" "$work/o6"
+expect_error "--max-target shorter than train" "--max-target 2 is shorter than the longest train translation" \
+  "$QKV" train "${small[@]}" --max-target 2 --out "$work/o6"
+expect_error "--positions sideways" "--positions: 'sideways' is not one of absolute, rotary, absolute\+rotary|positions" \
+  "$QKV" train "${small[@]}" --positions sideways --out "$work/o6"
+expect_error "--positions rotary with an odd head width" "head width must be even, got 3 \(--d-k\)" \
+  "$QKV" train --epochs 1 --d-model 8 --d-k 3 --d-ff 16 --data "$gen" --positions rotary --out "$work/o6"
+expect_absent "bad --positions" "$work/o6"
 printf 'money bank grows\tपैसा\nno tab\n' >"$gen/deeper.tsv"
-expect_error "malformed generalisation split" "deeper.tsv:2: missing tab" "$QKV" train "${small[@]}" --out "$work/o5"
+expect_error "malformed generalisation split" "deeper.tsv:2: missing tab" "$QKV" train "${small[@]}" --out "$work/o9"
+expect_absent "malformed generalisation split" "$work/o9"
 
 # ---- reproducibility: same seed, same flags, bit-identical checkpoint ----
 # (on the small data dir, which nothing else changes while the tests run)

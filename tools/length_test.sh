@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# tools/length_test.sh — the length test behind RESULTS.md: a data folder whose train and valid
+# pairs have at most SHORT English words (from data/idioms), whose test.tsv holds the test pairs of
+# the same length and long.tsv the test pairs of LONG_FROM to LONG_TO words; the default model is
+# trained on it under each --positions scheme (absolute with a layout wide enough to read the long
+# pairs, so its untrained positions are measured rather than skipped), and each split's exact
+# match is printed as a markdown row.
+#   QKV=build/qkv SCHEMES="absolute rotary absolute+rotary" SEEDS="1" OUT=/tmp/length bash tools/length_test.sh
+set -euo pipefail
+QKV=${QKV:-build/qkv}
+SCHEMES=${SCHEMES:-"absolute rotary absolute+rotary"}
+SEEDS=${SEEDS:-1}
+SHORT=${SHORT:-8}
+LONG_FROM=${LONG_FROM:-10}
+LONG_TO=${LONG_TO:-14}
+LANES=${LANES:-2}
+OUT=${OUT:-/tmp/length}
+SRC=${SRC:-data/idioms}
+data="$OUT/data"
+mkdir -p "$data"
+words() { awk -F'\t' -v lo="$1" -v hi="$2" '{ n = split($1, w, " "); if (n >= lo && n <= hi) print }' "$3"; }
+words 1 "$SHORT" "$SRC/train.tsv" >"$data/train.tsv"
+words 1 "$SHORT" "$SRC/valid.tsv" >"$data/valid.tsv"
+words 1 "$SHORT" "$SRC/test.tsv" >"$data/test.tsv"
+words "$LONG_FROM" "$LONG_TO" "$SRC/test.tsv" >"$data/long.tsv"
+# a layout that reads the long pairs: LONG_TO English words and the longest Hindi of long.tsv + <eos>
+max_target=$(awk -F'\t' '{ n = split($2, w, " "); if (n > m) m = n } END { print m + 1 }' "$data/long.tsv" "$data/train.tsv")
+echo "length test: $(wc -l <"$data/train.tsv") train pairs of at most $SHORT words; long.tsv: $(wc -l <"$data/long.tsv") pairs of $LONG_FROM-$LONG_TO words" >&2
+
+run_one() {  # scheme seed
+  local scheme=$1 seed=$2 dir="$OUT/${1/+/_}-$2"
+  [ -f "$dir/eval.json" ] && return
+  local layout=()
+  if [ "$scheme" != rotary ]; then layout=(--max-source "$LONG_TO" --max-target "$max_target"); fi
+  "$QKV" train --data "$data" --positions "$scheme" --seed "$seed" --threads 1 "${layout[@]}" --out "$dir" --force >"$dir.log" 2>&1
+  "$QKV" eval --checkpoint "$dir/model.safetensors" --data "$data" --split all --format json --threads 1 >"$dir/eval.json.tmp"
+  mv "$dir/eval.json.tmp" "$dir/eval.json"
+}
+for scheme in $SCHEMES; do
+  for seed in $SEEDS; do
+    while [ "$(jobs -rp | wc -l)" -ge "$LANES" ]; do sleep 2; done
+    run_one "$scheme" "$seed" &
+  done
+done
+wait
+python3 - "$OUT" "$SCHEMES" "$SEEDS" <<'PY'
+import json, os, sys
+out, schemes, seeds = sys.argv[1], sys.argv[2].split(), sys.argv[3].split()
+header = None
+for scheme in schemes:
+    cells = {}
+    for seed in seeds:
+        for row in json.load(open(os.path.join(out, f"{scheme.replace('+', '_')}-{seed}", "eval.json")))["splits"]:
+            cells.setdefault(row["split"], []).append(100 * row["exact_match"])
+    if header is None:
+        header = list(cells)
+        print("| positions | " + " | ".join(header) + " |")
+        print("|---|" + "---|" * len(header))
+    print(f"| {scheme} | " + " | ".join(f"{sum(v) / len(v):.1f} ({min(v):.1f}–{max(v):.1f})" for v in (cells[h] for h in header)) + " |")
+PY

@@ -1,0 +1,63 @@
+#!/usr/bin/env bash
+# tools/positions_table.sh — the measurement behind RESULTS.md's position-scheme table: trains the
+# default model under each --positions scheme, learned and static attention, for each seed, then
+# evaluates every split (`qkv eval --split all`) and prints one markdown row per (scheme, mode) with
+# each split's exact match as the mean and range over the seeds. Runs LANES trainings at a time at
+# one thread each.
+#   QKV=build/qkv SCHEMES="absolute rotary absolute+rotary" MODES="learned static" SEEDS="1 2 3" \
+#     LANES=2 OUT=/tmp/positions bash tools/positions_table.sh [extra qkv train options]
+set -euo pipefail
+QKV=${QKV:-build/qkv}
+SCHEMES=${SCHEMES:-"absolute rotary absolute+rotary"}
+MODES=${MODES:-"learned static"}
+SEEDS=${SEEDS:-"1 2 3"}
+LANES=${LANES:-2}
+OUT=${OUT:-/tmp/positions}
+mkdir -p "$OUT"
+
+run_one() {  # scheme mode seed extra...
+  local scheme=$1 mode=$2 seed=$3; shift 3
+  local dir="$OUT/${scheme/+/_}-$mode-$seed"
+  if [ ! -f "$dir/eval.json" ]; then
+    "$QKV" train --positions "$scheme" --attention "$mode" --seed "$seed" --threads 1 --out "$dir" --force "$@" \
+      > "$dir.log" 2>&1
+    "$QKV" eval --checkpoint "$dir/model.safetensors" --split all --format json --threads 1 > "$dir/eval.json.tmp"
+    mv "$dir/eval.json.tmp" "$dir/eval.json"
+  fi
+}
+
+jobs_running() { jobs -rp | wc -l; }
+for scheme in $SCHEMES; do
+  for mode in $MODES; do
+    for seed in $SEEDS; do
+      while [ "$(jobs_running)" -ge "$LANES" ]; do sleep 2; done
+      run_one "$scheme" "$mode" "$seed" "$@" &
+    done
+  done
+done
+wait
+
+python3 - "$OUT" "$SCHEMES" "$MODES" "$SEEDS" <<'PY'
+import json, os, sys
+out, schemes, modes, seeds = sys.argv[1], sys.argv[2].split(), sys.argv[3].split(), sys.argv[4].split()
+splits = None
+rows = []
+for scheme in schemes:
+    for mode in modes:
+        per_split = {}
+        for seed in seeds:
+            path = os.path.join(out, f"{scheme.replace('+', '_')}-{mode}-{seed}", "eval.json")
+            report = json.load(open(path))
+            for row in report["splits"]:
+                per_split.setdefault(row["split"], []).append(100 * row["exact_match"])
+        if splits is None:
+            splits = list(per_split)
+        cells = []
+        for name in splits:
+            v = per_split[name]
+            cells.append(f"{sum(v) / len(v):.1f} ({min(v):.1f}–{max(v):.1f})")
+        rows.append(f"| {scheme} | {mode} | " + " | ".join(cells) + " |")
+print("| positions | attention | " + " | ".join(splits) + " |")
+print("|---|---|" + "---|" * len(splits))
+print("\n".join(rows))
+PY
