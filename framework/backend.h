@@ -63,6 +63,10 @@ struct AttentionShape {
   std::vector<int64_t> key_lengths;  // host values, one per batch entry, or empty
   std::vector<int64_t> query_starts, key_starts;  // ragged: host row offsets, batch + 1 each; else empty
   double scale = 1.0;
+  // ALiBi: each visible score (after the scale) gets -distance_slope * |pos(i) - pos(j)|, with pos(x)
+  // = x < prefix ? x : length + (x - prefix) for the entry's prefix and length (query i at
+  // query_offset + i, or at keys - queries + i in a ragged entry); 0: none (ops.h, AttentionMask).
+  double distance_slope = 0;
 };
 
 // The primitives, each declared once in backend_primitives.def (with what it computes).

@@ -94,6 +94,11 @@ struct AttentionMask {
   // (a query's position is query_offset + its index), so their rows renormalise over the other
   // keys; -1 knocks nothing out. The causal test of what attention is used for.
   int64_t knockout_key = -1, knockout_from = 0, knockout_to = 0;
+  // ALiBi (Press et al., 2022): every visible score gets -distance_slope * |pos(query) - pos(key)|
+  // after the scale, where pos(x) = x before the prefix and length + (x - prefix) after it (length:
+  // the entry's key_lengths, or the prefix), so the keys after a padded prefix sit right after its
+  // real words. 0: no bias.
+  double distance_slope = 0;
   static AttentionMask none() { return {}; }                          // every key
   static AttentionMask causal() { return {0, {}, 0}; }                // keys at or before the query
   static AttentionMask padding(std::vector<int64_t> lengths) { return {INT64_MAX, std::move(lengths), 0}; }
@@ -114,6 +119,9 @@ Tensor attention(const Tensor& q, const Tensor& k, const Tensor& v, const Attent
 struct RaggedLayout {
   std::vector<int64_t> query_starts, key_starts;  // B + 1 each, from 0 up to the row count
   std::vector<int64_t> prefix;                    // B, each at most the entry's key count
+  // ALiBi as in AttentionMask: -distance_slope * |i' - j| with key j at j and query i at
+  // (Tk_b - Tq_b) + i (each entry's rows are its own positions). 0: no bias.
+  double distance_slope = 0;
 };
 // The same softmax(q k^T * scale, masked) v for q (Nq, H), k (Nk, H), v (Nk, Hv) -> (Nq, Hv) and
 // the same kernels as attention(). Up to 64 keys per sequence (one key tile) its rows get the bits

@@ -29,7 +29,8 @@ Tensor fused_attention(const Tensor& q, const Tensor& k, const Tensor& v, const 
     backend_of(q).attention_forward(q.dtype(), shape, q.data_ptr(), k.data_ptr(), v.data_ptr(), out.data_ptr(),
                                     lse.data_ptr());
   }
-  // With P = softmax(S), S = q k^T * scale (masked), recomputed from lse as P = exp(S - lse):
+  // With P = softmax(S), S = q k^T * scale + bias (masked; the ALiBi bias is a constant), recomputed
+  // from lse as P = exp(S - lse):
   //   d v = P^T g,   dP = g v^T,   dS = P * (dP - delta),  delta_i = sum_j P_ij dP_ij = g_i . out_i
   //   d q = scale * dS k,   d k = scale * dS^T q
   Tensor q_saved = q.detach(), k_saved = k.detach(), v_saved = v.detach(), out_saved = out.detach();
@@ -75,6 +76,7 @@ Tensor attention(const Tensor& q, const Tensor& k, const Tensor& v, const Attent
     throw std::runtime_error(fmt::format("attention: q {}, k {} and v {} do not fit (B, Tq, H), (B, Tk, H), (B, Tk, Hv)",
                                          shape_str(q.shape()), shape_str(k.shape()), shape_str(v.shape())));
   check_scale(scale, "attention");
+  check_scale(mask.distance_slope, "attention (distance slope)");
   if (mask.prefix < 0 || mask.query_offset < 0)
     throw std::runtime_error(fmt::format("attention: mask prefix {} and query offset {} must be >= 0", mask.prefix,
                                          mask.query_offset));
@@ -101,6 +103,7 @@ Tensor attention(const Tensor& q, const Tensor& k, const Tensor& v, const Attent
   shape.knockout_from = mask.knockout_from;
   shape.knockout_to = mask.knockout_to;
   shape.scale = scale;
+  shape.distance_slope = mask.distance_slope;
   return fused_attention(q, k, v, shape, "attention");
 }
 
@@ -111,6 +114,7 @@ Tensor attention_ragged(const Tensor& q, const Tensor& k, const Tensor& v, const
     throw std::runtime_error(fmt::format("attention_ragged: q {}, k {} and v {} do not fit (Nq, H), (Nk, H), (Nk, Hv)",
                                          shape_str(q.shape()), shape_str(k.shape()), shape_str(v.shape())));
   check_scale(scale, "attention_ragged");
+  check_scale(layout.distance_slope, "attention_ragged (distance slope)");
   const int64_t B = static_cast<int64_t>(layout.prefix.size());
   AttentionShape shape;
   shape.batch = B;
@@ -128,6 +132,7 @@ Tensor attention_ragged(const Tensor& q, const Tensor& k, const Tensor& v, const
   shape.query_starts = layout.query_starts;
   shape.key_starts = layout.key_starts;
   shape.scale = scale;
+  shape.distance_slope = layout.distance_slope;
   return fused_attention(q, k, v, shape, "attention_ragged");
 }
 

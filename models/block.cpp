@@ -31,6 +31,7 @@ std::string positions_name(Positions positions) {
     case Positions::Absolute: return "absolute";
     case Positions::Rotary: return "rotary";
     case Positions::AbsoluteRotary: return "absolute+rotary";
+    case Positions::Alibi: return "alibi";
   }
   return "?";
 }
@@ -39,7 +40,8 @@ Positions parse_positions(const std::string& text) {
   if (text == "absolute") return Positions::Absolute;
   if (text == "rotary") return Positions::Rotary;
   if (text == "absolute+rotary") return Positions::AbsoluteRotary;
-  throw std::runtime_error("unknown positions '" + text + "' (expected absolute, rotary or absolute+rotary)");
+  if (text == "alibi") return Positions::Alibi;
+  throw std::runtime_error("unknown positions '" + text + "' (expected absolute, rotary, absolute+rotary or alibi)");
 }
 
 std::string activation_name(Activation activation) { return activation == Activation::Gelu ? "gelu" : "relu"; }
@@ -53,9 +55,10 @@ Activation parse_activation(const std::string& text) {
 double attention_scale(const Tensor& queries) { return 1.0 / std::sqrt(static_cast<double>(queries.size(-1))); }
 
 Tensor attend(const Tensor& queries, const Tensor& keys, const Tensor& values, const Tensor& keep,
-              Tensor* weights_out) {
+              Tensor* weights_out, const Tensor& bias) {
   const double scale = attention_scale(queries);
   Tensor scores = mul_scalar(matmul(queries, keys, false, true), scale);  // (B, T, H) @ (B, T, H)^T -> (B, T, T)
+  if (bias.defined()) scores = add(scores, bias);                         // ALiBi, a constant
   scores = masked_fill(scores, keep, -std::numeric_limits<double>::infinity());
   Tensor weights = softmax(scores);                                       // rows sum to 1 over keys
   if (weights_out) *weights_out = weights.detach();

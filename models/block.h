@@ -19,12 +19,18 @@ AttentionMode parse_attention_mode(const std::string& text);  // learned | stati
 // Where a token's position enters the model. absolute: a learned (S + T_tgt, D) embedding added to
 // the input, which ties the model to the layout it was built with. rotary: RoPE on every layer's
 // queries and keys (where q meets k), so scores depend only on how far apart two tokens are and the
-// same weights read longer sentences. absolute+rotary: both.
-enum class Positions { Absolute, Rotary, AbsoluteRotary };
+// same weights read longer sentences. absolute+rotary: both. alibi: no embedding and no turn; every
+// score gets -kAlibiSlope * |distance| (ALiBi, an additive relative bias inside the attention op).
+enum class Positions { Absolute, Rotary, AbsoluteRotary, Alibi };
 std::string positions_name(Positions positions);
-Positions parse_positions(const std::string& text);  // absolute | rotary | absolute+rotary
-inline bool has_position_embedding(Positions p) { return p != Positions::Rotary; }
-inline bool has_rotary(Positions p) { return p != Positions::Absolute; }
+Positions parse_positions(const std::string& text);  // absolute | rotary | absolute+rotary | alibi
+inline bool has_position_embedding(Positions p) { return p == Positions::Absolute || p == Positions::AbsoluteRotary; }
+inline bool has_rotary(Positions p) { return p == Positions::Rotary || p == Positions::AbsoluteRotary; }
+// ALiBi's slope for our one head: 2^-3, one of the slopes of ALiBi's 8-head sequence (2^-1 .. 2^-8),
+// so the bias spans about 4 nats over a 30-position sentence pair. (The paper's rule for one head,
+// 2^-8, would leave a 30-position pair almost without word order.)
+inline constexpr double kAlibiSlope = 0.125;
+inline double distance_slope(Positions p) { return p == Positions::Alibi ? kAlibiSlope : 0.0; }
 
 // The feed-forward layer's activation: relu, or gelu (exact erf form).
 enum class Activation { Relu, Gelu };
@@ -33,10 +39,11 @@ Activation parse_activation(const std::string& text);  // relu | gelu
 
 // 1 / sqrt(H) for queries (..., H): the seed's score scale.
 double attention_scale(const Tensor& queries);
-// softmax(masked(scores)) @ values with the (B, T, T) weights formed (the composed path); keep is
-// 1 where a query may see a key. weights_out, when given, gets the weights (detached).
+// softmax(masked(scores + bias)) @ values with the (B, T, T) weights formed (the composed path);
+// keep is 1 where a query may see a key; bias (B, T, T), when defined, is ALiBi's. weights_out, when
+// given, gets the weights (detached).
 Tensor attend(const Tensor& queries, const Tensor& keys, const Tensor& values, const Tensor& keep,
-              Tensor* weights_out);
+              Tensor* weights_out, const Tensor& bias = Tensor());
 
 // Where one pass over the layers finds each layer's keys and values, and how it lays out rows: the
 // whole (B, T, D) sequence (forward), the real positions packed as rows (N, D) (the loss), or a

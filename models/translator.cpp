@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include <cmath>
+#include <cstdlib>
 #include <limits>
 #include <nlohmann/json.hpp>
 #include <stdexcept>
@@ -204,7 +205,7 @@ data::Layout Translator::layout_fitting(int64_t source_words, int64_t target_pos
   if (!reads_longer())
     throw std::runtime_error(fmt::format("a sentence of {} words and {} target positions is longer than this model's "
                                          "layout ({} source, {} target positions): its {} positions cannot read past "
-                                         "it (a rotary model can)", source_words, target_positions, own.max_source,
+                                         "it (a rotary or alibi model can)", source_words, target_positions, own.max_source,
                                          own.max_target, positions_name(config_.positions)));
   return {std::max(own.max_source, source_words), std::max(own.max_target, target_positions)};
 }
@@ -256,6 +257,20 @@ Turn make_turn(const TranslatorConfig& config, const std::vector<int64_t>& posit
   return {rotary_tables(positions, rows, config.head_width() / 2, dtype, device)};
 }
 
+// The (B, T, T) ALiBi bias of the composed path, -slope * |pos(i) - pos(j)| for the sequence's
+// positions (B * T of them), or undefined without ALiBi: the fused op adds the same inside its tiles.
+Tensor distance_bias(const TranslatorConfig& config, const std::vector<int64_t>& positions, int64_t B, int64_t T,
+                     DType dtype, Device device) {
+  const double slope = distance_slope(config.positions);
+  if (slope == 0) return Tensor();
+  std::vector<double> cells(static_cast<size_t>(B * T * T));
+  for (int64_t b = 0; b < B; ++b)
+    for (int64_t i = 0; i < T; ++i)
+      for (int64_t j = 0; j < T; ++j)
+        cells[(b * T + i) * T + j] = -slope * static_cast<double>(std::llabs(positions[b * T + i] - positions[b * T + j]));
+  return Tensor::from_vector(cells, {B, T, T}, dtype, device);
+}
+
 // The rotary position of each slot of a (B, S + Tt) sequence: English word i at i and target slot t
 // right after its own sentence, at n_src + t, so that the distance between two tokens is their
 // distance in [english ; <sep> hindi] whatever the padding (a padding slot keeps its index; no real
@@ -276,9 +291,10 @@ std::vector<int64_t> sequence_positions(int64_t S, int64_t Tt, const std::vector
 class SequenceContext final : public AttentionContext {
  public:
   SequenceContext(int64_t S, int64_t T, size_t layers, Tensor keep, AttentionMask mask, bool trim_last,
-                  const Knockout& knockout, bool self_only, Turn turn)
+                  const Knockout& knockout, bool self_only, Turn turn, Tensor bias)
       : S_(S), T_(T), layers_(layers), keep_(std::move(keep)), mask_(std::move(mask)), trim_last_(trim_last),
-        knockout_(knockout), self_only_(self_only), turn_(std::move(turn)), target_turn_(turn_.rows(1, S, T)) {
+        knockout_(knockout), self_only_(self_only), turn_(std::move(turn)), target_turn_(turn_.rows(1, S, T)),
+        bias_(std::move(bias)) {
     if (keep_.defined() && knockout_.active()) keep_knocked_ = knocked_keep(keep_, knockout_);
   }
   bool target_only(size_t layer) const { return trim_last_ && layer + 1 == layers_; }
@@ -294,7 +310,8 @@ class SequenceContext final : public AttentionContext {
     const Tensor queries = (target_only(layer) ? target_turn_ : turn_).apply(plain_queries);
     const Tensor keys = turn_.apply(plain_keys);
     if (keep_.defined())
-      return models::attend(queries, keys, values, knockout_.applies_to(layer) ? keep_knocked_ : keep_, weights_out);
+      return models::attend(queries, keys, values, knockout_.applies_to(layer) ? keep_knocked_ : keep_, weights_out,
+                            bias_);
     if (weights_out) throw std::logic_error("translator: the fused attention op forms no weights to record");
     AttentionMask layer_mask = knockout_.applied(mask_, layer);
     if (target_only(layer)) layer_mask.query_offset = S_;
@@ -311,6 +328,7 @@ class SequenceContext final : public AttentionContext {
   Knockout knockout_;
   bool self_only_;
   Turn turn_, target_turn_;  // (B, T, H/2) and its target slots (B, T_tgt, H/2), with rotary positions
+  Tensor bias_;              // (B, T, T) ALiBi bias of the composed path, or undefined
 };
 
 // packed_loss's real positions: batch entry b's n_src source rows, then its n_tgt target rows.
@@ -331,7 +349,7 @@ struct PackedRows {
   RaggedLayout all_queries, target_queries;
 };
 
-PackedRows pack_rows(const data::Batch& batch, int64_t S, Device device) {
+PackedRows pack_rows(const data::Batch& batch, int64_t S, Device device, double distance_slope) {
   PackedRows r;
   r.B = batch.size();
   r.Tt = batch.target_input.size(1);
@@ -373,6 +391,7 @@ PackedRows pack_rows(const data::Batch& batch, int64_t S, Device device) {
   r.all_queries.key_starts = r.all_queries.query_starts;
   r.target_queries.key_starts = r.all_queries.query_starts;
   r.target_queries.prefix = r.all_queries.prefix;
+  r.all_queries.distance_slope = r.target_queries.distance_slope = distance_slope;  // ALiBi's, or 0
   return r;
 }
 
@@ -436,9 +455,9 @@ class PackedContext final : public AttentionContext {
 class CachedContext final : public AttentionContext {
  public:
   CachedContext(int64_t B, int64_t S, int64_t Tt, size_t layers, std::vector<int64_t> source_lengths, Device device,
-                const Knockout& knockout)
+                const Knockout& knockout, double distance_slope)
       : B_(B), S_(S), Tt_(Tt), source_lengths_(std::move(source_lengths)), device_(device), keys_(layers),
-        values_(layers), knockout_(knockout) {}
+        values_(layers), knockout_(knockout), distance_slope_(distance_slope) {}
   // where the next rows go: 0 (the source), then S + t; turn holds their rotary tables, (S, H/2)
   // for the source and (B, 1, H/2) for a step
   void move_to(int64_t position, Turn turn) {
@@ -459,7 +478,8 @@ class CachedContext final : public AttentionContext {
     keys_[layer].write_at_(1, position_, k);
     values_[layer].write_at_(1, position_, v);
     if (!q.defined()) return Tensor();
-    const AttentionMask mask = knockout_.applied({S_, source_lengths_, position_}, layer);  // first query at position_
+    AttentionMask mask = knockout_.applied({S_, source_lengths_, position_}, layer);  // first query at position_
+    mask.distance_slope = distance_slope_;
     if (position_ == 0) return attention(q, k, v, mask, attention_scale(q));  // the source sees only the source
     return attention(q, keys_[layer], values_[layer], mask, attention_scale(q));  // (B, 1, H)
   }
@@ -471,6 +491,7 @@ class CachedContext final : public AttentionContext {
   std::vector<Tensor> keys_, values_;  // one (B, S + Tt, H) per layer
   Knockout knockout_;
   Turn turn_;
+  double distance_slope_;  // ALiBi's, or 0
 };
 
 }  // namespace
@@ -527,10 +548,14 @@ Tensor Translator::forward(const data::Batch& batch, const ForwardOptions& optio
   const bool self_only = !mixes_tokens() && !options.record_attention && !options.knockout.active();
   const bool composed = !self_only && (options.record_attention || !mixes_tokens());
   const bool trim_last = !composed && !options.keep_source_positions && !options.layer_outputs;
-  SequenceContext context(S, T, blocks_.size(), composed ? attention_mask(batch) : Tensor(),
-                          AttentionMask::prefix_lm(S, batch.source_lengths), trim_last, options.knockout, self_only,
-                          make_turn(config_, sequence_positions(S, T - S, batch.source_lengths), {batch.size(), T},
-                                    embedded.dtype(), device()));
+  const std::vector<int64_t> positions = sequence_positions(S, T - S, batch.source_lengths);
+  AttentionMask mask = AttentionMask::prefix_lm(S, batch.source_lengths);
+  mask.distance_slope = distance_slope(config_.positions);
+  SequenceContext context(S, T, blocks_.size(), composed ? attention_mask(batch) : Tensor(), mask, trim_last,
+                          options.knockout, self_only,
+                          make_turn(config_, positions, {batch.size(), T}, embedded.dtype(), device()),
+                          composed ? distance_bias(config_, positions, batch.size(), T, embedded.dtype(), device())
+                                   : Tensor());
   last_attention_.assign(blocks_.size(), Tensor());
   last_contextual_ = Tensor();
   if (options.layer_outputs) *options.layer_outputs = {embedded.detach()};
@@ -565,7 +590,7 @@ Tensor Translator::packed_loss(const data::Batch& batch, const Knockout& knockou
   check_batch_layout(batch, config_, reads_longer());
   const int64_t S = batch.source.size(1), Tt = batch.target_input.size(1);
   knockout.validate(S + Tt, layers());
-  const PackedRows rows = pack_rows(batch, S, device());
+  const PackedRows rows = pack_rows(batch, S, device(), distance_slope(config_.positions));
   Tensor embedded = embed(batch);  // (B, T, D)
   last_embeddings_ = embedded.detach();
   last_contextual_ = Tensor();
@@ -575,7 +600,9 @@ Tensor Translator::packed_loss(const data::Batch& batch, const Knockout& knockou
                      training(), dropout_gen_);
   const Shape all_rows = {static_cast<int64_t>(rows.row_positions.size())},
               target_rows = {static_cast<int64_t>(rows.target_row_positions.size())};
-  PackedContext context(rows, S, blocks_.size(), AttentionMask::prefix_lm(S, batch.source_lengths), knockout,
+  AttentionMask mask = AttentionMask::prefix_lm(S, batch.source_lengths);
+  mask.distance_slope = distance_slope(config_.positions);
+  PackedContext context(rows, S, blocks_.size(), mask, knockout,
                         make_turn(config_, rows.row_positions, all_rows, embedded.dtype(), device()),
                         make_turn(config_, rows.target_row_positions, target_rows, embedded.dtype(), device()));
   x = run_blocks(x, context, block_options(false));  // (N_tgt, D)
@@ -598,7 +625,8 @@ void Translator::decode(const Tensor& source, const std::vector<int64_t>& source
   const Device device = this->device();
   const DType dtype = src_embed.weight.dtype();
   std::vector<int64_t> inputs(static_cast<size_t>(B), data::Vocab::SEP);  // this step's target input per row
-  CachedContext context(B, S, Tt, blocks_.size(), source_lengths, device, options.knockout);
+  CachedContext context(B, S, Tt, blocks_.size(), source_lengths, device, options.knockout,
+                        distance_slope(config_.positions));
   const BlockOptions block = block_options(false);
   // the rows' position embedding, when the model has one
   auto placed = [&](Tensor tokens, int64_t from, int64_t to) {

@@ -47,7 +47,8 @@ double worst_difference(const std::vector<double>& a, const std::vector<double>&
 
 TEST_SUITE("decode") {
   TEST_CASE("the cache gives the same logits at every step, for learned and static, 1 and 3 layers, every position scheme") {
-    for (const auto positions : {models::Positions::Absolute, models::Positions::Rotary, models::Positions::AbsoluteRotary})
+    for (const auto positions : {models::Positions::Absolute, models::Positions::Rotary, models::Positions::AbsoluteRotary,
+                                 models::Positions::Alibi})
     for (const auto mode : {models::AttentionMode::Learned, models::AttentionMode::Static})
       for (const int64_t layers : {1, 3})
         for (const int64_t width : {16, 6}) {  // 16: the blocked float32 kernels; 6: the plain loops

@@ -63,7 +63,7 @@ models::TranslatorConfig tiny_config(const TinyData& d, int64_t layers, models::
 }
 
 constexpr models::Positions kEveryPositions[] = {models::Positions::Absolute, models::Positions::Rotary,
-                                                 models::Positions::AbsoluteRotary};
+                                                 models::Positions::AbsoluteRotary, models::Positions::Alibi};
 
 std::vector<std::string> names_of(const nn::Module& m) {
   std::vector<std::string> names;

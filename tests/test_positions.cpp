@@ -1,6 +1,6 @@
 // tests/test_positions.cpp — where word order enters the translator: the config's "positions" field
-// (absolute when missing), rotary positions that depend on distances alone (the same logits
-// whatever the padding), the layout a model reads (a rotary model reads and translates sentences
+// (absolute when missing), rotary and ALiBi positions that depend on distances alone (the same
+// logits whatever the padding; ALiBi's bias measured in the weights), the layout a model reads (a rotary model reads and translates sentences
 // longer than its layout; an absolute one refuses them by name), and knockouts under rotary.
 // Packed, cached, fused and composed paths under every scheme are tests/test_layers.cpp's and
 // tests/test_decode.cpp's; the rotary op's gradient check is in the op table.
@@ -54,13 +54,13 @@ TEST_SUITE("positions") {
     models::TranslatorConfig c = small_config(models::Positions::Absolute);
     CHECK(c.to_json().find("positions") == std::string::npos);  // absolute checkpoints stay byte-identical
     CHECK(models::TranslatorConfig::from_json(c.to_json()).positions == models::Positions::Absolute);
-    for (auto p : {models::Positions::Rotary, models::Positions::AbsoluteRotary}) {
+    for (auto p : {models::Positions::Rotary, models::Positions::AbsoluteRotary, models::Positions::Alibi}) {
       c.positions = p;
       CHECK(c.to_json().find("\"positions\":\"" + models::positions_name(p) + "\"") != std::string::npos);
       CHECK(models::TranslatorConfig::from_json(c.to_json()).positions == p);
     }
     std::string bad = c.to_json();
-    bad.replace(bad.find("absolute+rotary"), 15, "sinusoid");
+    bad.replace(bad.find("alibi"), 5, "sinusoid");
     CHECK(error_of([&] { models::TranslatorConfig::from_json(bad); }).find("unknown positions 'sinusoid'") != std::string::npos);
     // rotary turns pairs of features: an odd head width is refused naming the option
     models::TranslatorConfig odd = small_config(models::Positions::Rotary);
@@ -76,10 +76,11 @@ TEST_SUITE("positions") {
     CHECK(absolute.parameter_count() - rotary.parameter_count() == 9 * 8);  // (S + T_tgt) x D
   }
 
-  TEST_CASE("rotary logits depend on distances alone: the same whatever the source padding") {
+  TEST_CASE("rotary and alibi logits depend on distances alone: the same whatever the source padding") {
     // English word i sits at i and target slot t at n_src + t, so padding the source to more slots
-    // moves no token's rotary position. With an absolute embedding the padding is the layout.
-    for (auto positions : {models::Positions::Rotary, models::Positions::Absolute}) {
+    // moves no token's rotary position or ALiBi distance. With an absolute embedding the padding is
+    // the layout.
+    for (auto positions : {models::Positions::Rotary, models::Positions::Alibi, models::Positions::Absolute}) {
       CAPTURE(models::positions_name(positions));
       Generator gen(3);
       models::Translator model(small_config(positions), gen);
@@ -145,23 +146,51 @@ TEST_SUITE("positions") {
           std::string::npos);
   }
 
-  TEST_CASE("rotary: a knockout takes effect and the fused and composed paths agree under it") {
-    Generator gen(9);
-    models::Translator model(small_config(models::Positions::Rotary), gen);
+  TEST_CASE("rotary and alibi: a knockout takes effect and the fused and composed paths agree under it") {
+    for (auto positions : {models::Positions::Rotary, models::Positions::Alibi}) {
+      CAPTURE(models::positions_name(positions));
+      Generator gen(9);
+      models::Translator model(small_config(positions), gen);
+      model.to(DType::F64);
+      model.train(false);
+      NoGradGuard no_grad;
+      const data::Batch b = padded_batch({5, 9, 7}, {data::Vocab::SEP, 6, 11}, 4);
+      const models::ForwardOptions knock{.knockout = {.key = 1, .query_from = 4, .query_to = 7, .layer = -1}};
+      const std::vector<double> plain = model.forward(b).to_vector();
+      const std::vector<double> fused = model.forward(b, knock).to_vector();
+      models::ForwardOptions composed = knock;
+      composed.record_attention = true;
+      const std::vector<double> recorded = model.forward(b, composed).to_vector();
+      CHECK(largest_difference(fused, recorded) < 1e-12);
+      CHECK(largest_difference(plain, fused) > 1e-6);
+      // the recorded weights hide the key from the target queries
+      const std::vector<double> w = model.last_attention(1).to_vector();  // (1, 7, 7)
+      for (int64_t q = 4; q < 7; ++q) CHECK(w[q * 7 + 1] == 0.0);
+    }
+  }
+
+  TEST_CASE("alibi: the recorded weights carry the bias -1/8 per word of distance") {
+    // A static model whose embeddings are zero has equal scores everywhere, so each row's weights
+    // are softmax(-|pos(i) - pos(j)| / 8) over its visible keys alone: the bias, measured.
+    models::TranslatorConfig c = small_config(models::Positions::Alibi, 1);
+    c.attention = models::AttentionMode::Static;
+    Generator gen(2);
+    models::Translator model(c, gen);
     model.to(DType::F64);
     model.train(false);
     NoGradGuard no_grad;
-    const data::Batch b = padded_batch({5, 9, 7}, {data::Vocab::SEP, 6, 11}, 4);
-    const models::ForwardOptions knock{.knockout = {.key = 1, .query_from = 4, .query_to = 7, .layer = -1}};
-    const std::vector<double> plain = model.forward(b).to_vector();
-    const std::vector<double> fused = model.forward(b, knock).to_vector();
-    models::ForwardOptions composed = knock;
-    composed.record_attention = true;
-    const std::vector<double> recorded = model.forward(b, composed).to_vector();
-    CHECK(largest_difference(fused, recorded) < 1e-12);
-    CHECK(largest_difference(plain, fused) > 1e-6);
-    // the recorded weights hide the key from the target queries
-    const std::vector<double> w = model.last_attention(1).to_vector();  // (1, 7, 7)
-    for (int64_t q = 4; q < 7; ++q) CHECK(w[q * 7 + 1] == 0.0);
+    for (auto& [name, p] : model.named_parameters())
+      if (name.find("embed") != std::string::npos) p.copy_(mul_scalar(p, 0.0));
+    const data::Batch b = padded_batch({5, 9}, {data::Vocab::SEP, 6}, 4);  // n_src = 2, 2 padding slots
+    model.forward(b, {.record_attention = true});
+    const std::vector<double> w = model.last_attention(0).to_vector();  // (1, 6, 6)
+    // the target query at slot 1 (sequence index 5, position n_src + 1 = 3) sees English 0, 1 and
+    // target slots 0, 1 (positions 2, 3): distances 3, 2, 1, 0
+    const double e3 = std::exp(-3 * 0.125), e2 = std::exp(-2 * 0.125), e1 = std::exp(-0.125), total = e3 + e2 + e1 + 1;
+    CHECK(w[5 * 6 + 0] == doctest::Approx(e3 / total).epsilon(1e-12));
+    CHECK(w[5 * 6 + 1] == doctest::Approx(e2 / total).epsilon(1e-12));
+    CHECK(w[5 * 6 + 4] == doctest::Approx(e1 / total).epsilon(1e-12));
+    CHECK(w[5 * 6 + 5] == doctest::Approx(1 / total).epsilon(1e-12));
+    CHECK(w[5 * 6 + 2] == 0.0);  // padding
   }
 }

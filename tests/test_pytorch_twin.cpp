@@ -373,6 +373,17 @@ TEST_SUITE("pytorch_twin") {
     g_variant = "";
   }
 
+  TEST_CASE("pytorch_twin: a two-layer alibi model matches PyTorch too (a distance bias on every score)") {
+    g_variant = "_alibi";
+    {
+      const models::LoadedTranslator loaded = models::load_translator(model_path());
+      REQUIRE(loaded.model->config().positions == models::Positions::Alibi);
+    }
+    check_against_reference(DType::F64, 1e-6, 1e-6);
+    check_against_reference(DType::F32, 1e-4, 1.0);
+    g_variant = "";
+  }
+
   TEST_CASE("pytorch_twin: 10 steps of train_step (AdamW, warm-up + cosine, clipping) follow PyTorch's losses") {
     for (const char* variant : {"", "_gelu", "_layers2"}) {
       g_variant = variant;

@@ -113,8 +113,8 @@ class SelfAttention(nn.Module):
         self.W_v = nn.Linear(d_model, d_k, bias=False)
         self.W_o = nn.Linear(d_k, d_model, bias=False)
 
-    def forward(self, x, keep, turn):
-        a, weights = attend(turn(self.W_q(x)), turn(self.W_k(x)), self.W_v(x), keep)
+    def forward(self, x, keep, turn, bias):
+        a, weights = attend(turn(self.W_q(x)), turn(self.W_k(x)), self.W_v(x), keep, bias)
         return self.W_o(a), weights
 
 
@@ -129,8 +129,10 @@ def rotary(x, positions, base=10000.0):
     return torch.cat([x1 * cos - x2 * sin, x2 * cos + x1 * sin], dim=-1)
 
 
-def attend(queries, keys, values, keep):
+def attend(queries, keys, values, keep, bias=None):
     scores = queries @ keys.transpose(-2, -1) / math.sqrt(queries.shape[-1])  # (B, T, T)
+    if bias is not None:
+        scores = scores + bias                                                  # ALiBi, a constant
     scores = scores.masked_fill(keep == 0, float("-inf"))
     weights = torch.softmax(scores, dim=-1)
     return weights @ values, weights
@@ -163,11 +165,11 @@ class Block(nn.Module):
         self.ln1 = nn.LayerNorm(D, eps=1e-5)
         self.ffn = FeedForward(D, config["d_ff"], config.get("activation", "gelu"))
 
-    def forward(self, x, keep, turn):
+    def forward(self, x, keep, turn, bias):
         if self.attention == "learned":
-            mixed, weights = self.attn(x, keep, turn)
+            mixed, weights = self.attn(x, keep, turn, bias)
         else:                                             # static: Q = K = V = x; none: identity weights
-            mixed, weights = attend(turn(x), turn(x), x, keep)
+            mixed, weights = attend(turn(x), turn(x), x, keep, bias)
         h = self.ln1(x + mixed)
         return h + self.ffn(h), weights
 
@@ -184,9 +186,9 @@ class Translator(nn.Module):
         self.tgt_embed = nn.Embedding(config["target_vocab"], D)
         # where word order enters (models/block.h): a learned embedding, RoPE on q and k, or both
         self.positions = config.get("positions", "absolute")
-        if self.positions not in ("absolute", "rotary", "absolute+rotary"):
+        if self.positions not in ("absolute", "rotary", "absolute+rotary", "alibi"):
             raise SystemExit(f"unknown positions '{self.positions}'")
-        if self.positions != "rotary":
+        if self.positions in ("absolute", "absolute+rotary"):
             self.pos_embed = nn.Embedding(self.S + self.T_tgt, D)
         # Layer 0's pieces sit at the top level (attn, ln1, ffn), as in one-layer checkpoints;
         # layer l >= 1 is layers.l.* ("layers" absent from the config means one layer).
@@ -218,17 +220,21 @@ class Translator(nn.Module):
     def forward(self, source, target_input, source_lengths):
         tokens = torch.cat([self.src_embed(source), self.tgt_embed(target_input)], dim=1)
         x = tokens
-        if self.positions != "rotary":
+        if self.positions in ("absolute", "absolute+rotary"):
             x = x + self.pos_embed.weight                 # (B, T, D) + (T, D)
         # rotary positions: English word i at i, target slot t at n_src + t (right after its sentence)
         T = tokens.shape[1]
         slots = torch.arange(T)
         positions = torch.stack([torch.where(slots < self.S, slots, n_src + slots - self.S) for n_src in source_lengths])
-        turn = (lambda r: rotary(r, positions)) if self.positions != "absolute" else (lambda r: r)
+        turn = (lambda r: rotary(r, positions)) if self.positions in ("rotary", "absolute+rotary") else (lambda r: r)
+        # ALiBi (models::kAlibiSlope = 1/8): -slope * |pos(i) - pos(j)| on every score
+        bias = None
+        if self.positions == "alibi":
+            bias = (-0.125 * (positions[:, :, None] - positions[:, None, :]).abs().to(torch.float64)).to(tokens.dtype)
         keep = self.attention_mask(source_lengths)
         all_weights = []
         for block in self.blocks:
-            x, weights = block(x, keep, turn)
+            x, weights = block(x, keep, turn, bias)
             all_weights.append(weights)
         return self.head(x[:, self.S:, :]), all_weights   # (B, T_tgt, V), one (B, T, T) per layer
 

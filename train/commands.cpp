@@ -450,7 +450,7 @@ void check_sentence(const std::vector<std::string>& words, const models::Transla
   const int64_t max_words = model.config().layout.max_source;
   if (static_cast<int64_t>(words.size()) > max_words && !model.reads_longer())
     throw std::runtime_error(fmt::format("the sentence has {} words; this model reads at most {} (its {} positions "
-                                         "cannot read past them; a model trained with --positions rotary can)",
+                                         "cannot read past them; a model trained with --positions rotary or alibi can)",
                                          words.size(), max_words, models::positions_name(model.config().positions)));
   if (static_cast<int64_t>(words.size()) > data::kMaxSentenceWords)
     throw std::runtime_error(fmt::format("the sentence has {} words; qkv reads at most {}", words.size(),

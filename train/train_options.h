@@ -75,7 +75,8 @@ constexpr Bounds at_least(double low) { return {low, std::numeric_limits<double>
   X(DType, dtype, DType::F32, "--dtype", LaterSetting, unbounded(), "float32 | float64 (parameters and arithmetic)") \
   X(models::Positions, positions, models::TranslatorConfig{}.positions, "--positions", LaterSetting, unbounded(),    \
     "where word order enters: absolute (a learned embedding) | rotary (RoPE on queries and keys; reads longer "     \
-    "sentences) | absolute+rotary")                                                                                \
+    "sentences) | absolute+rotary | alibi (a bias of -1/8 per word of distance on every score; reads longer "      \
+    "sentences)")                                                                                                  \
   /* 0: the longest train sentence; a longer valid or test sentence is then skipped (absolute) or read (rotary) */ \
   X(int64_t, max_source, 0, "--max-source", LaterSetting, from_to(0, data::kMaxSentenceWords),                      \
     "English positions of the model's layout (0 = train's longest sentence)")                                      \
@@ -144,7 +145,7 @@ struct Choices<models::AttentionMode> {
 template <>
 struct Choices<models::Positions> {
   static constexpr models::Positions values[] = {models::Positions::Absolute, models::Positions::Rotary,
-                                                 models::Positions::AbsoluteRotary};
+                                                 models::Positions::AbsoluteRotary, models::Positions::Alibi};
   static std::string name(models::Positions v) { return models::positions_name(v); }
 };
 template <>

@@ -47,6 +47,16 @@ void for_each_task(int64_t n, bool parallel, Fn&& task) {
 struct Visibility {
   int64_t prefix, query_offset, length;  // length: visible prefix keys of this batch entry
   int64_t knockout_key, knockout_from, knockout_to;
+  double distance_slope;  // ALiBi (backend.h): 0, or each score gets -slope * |pos(i) - pos(j)|
+  // A key's (or a query's) position: the prefix's slots, then the rest right after its real words.
+  int64_t position(int64_t x) const { return x < prefix ? x : length + (x - prefix); }
+  // The ALiBi bias of query i and key j (0 without a slope).
+  template <typename T>
+  T bias(int64_t i, int64_t j) const {
+    if (distance_slope == 0) return T(0);
+    const int64_t distance = position(query_offset + i) - position(j);
+    return static_cast<T>(-distance_slope * static_cast<double>(distance < 0 ? -distance : distance));
+  }
   bool operator()(int64_t i, int64_t j) const {
     if (j == knockout_key && query_offset + i >= knockout_from && query_offset + i < knockout_to) return false;
     return j < prefix ? j < length : j <= query_offset + i;
@@ -70,11 +80,12 @@ Entry entry_of(const AttentionShape& s, int64_t b) {
   if (s.query_starts.empty()) {
     const int64_t length = s.key_lengths.empty() ? s.prefix : s.key_lengths[b];
     return {b * s.queries, s.queries, b * s.keys, s.keys,
-            Visibility{s.prefix, s.query_offset, length, s.knockout_key, s.knockout_from, s.knockout_to}};
+            Visibility{s.prefix, s.query_offset, length, s.knockout_key, s.knockout_from, s.knockout_to,
+                       s.distance_slope}};
   }
   const int64_t q0 = s.query_starts[b], nq = s.query_starts[b + 1] - q0;
   const int64_t k0 = s.key_starts[b], nk = s.key_starts[b + 1] - k0, prefix = s.key_lengths[b];
-  return {q0, nq, k0, nk, Visibility{prefix, nk - nq, prefix, -1, 0, 0}};
+  return {q0, nq, k0, nk, Visibility{prefix, nk - nq, prefix, -1, 0, 0, s.distance_slope}};
 }
 
 // All rows of q (the padded batch's or the ragged entries').
@@ -329,7 +340,7 @@ void exp_in_place(T* x, int64_t n) {
   for (int64_t i = 0; i < n; ++i) x[i] = std::exp(x[i]);
 }
 
-// probs = exp(scores * scale - lse) where visible, else 0 (also 0 for a query that sees nothing).
+// probs = exp(scores * scale + bias - lse) where visible, else 0 (also 0 for a query that sees nothing).
 template <typename T>
 void recompute_probs(const Visibility& vis, int64_t i0, int64_t nq, int64_t j0, int64_t nk, T scale,
                      const T* lse, T* scores, T* probs) {
@@ -339,7 +350,11 @@ void recompute_probs(const Visibility& vis, int64_t i0, int64_t nq, int64_t j0, 
     T* p = probs + ii * kTile;
     for (int64_t jj = 0; jj < nk; ++jj) {
       const bool seen = vis(i0 + ii, j0 + jj) && l != neg_inf;
-      p[jj] = seen ? scores[ii * kTile + jj] * scale - l : neg_inf;
+      // without a slope, exactly the expression the op had before ALiBi (the same bits)
+      if (vis.distance_slope == 0)
+        p[jj] = seen ? scores[ii * kTile + jj] * scale - l : neg_inf;
+      else
+        p[jj] = seen ? (scores[ii * kTile + jj] * scale + vis.bias<T>(i0 + ii, j0 + jj)) - l : neg_inf;
     }
     exp_in_place(p, nk);
   }
@@ -373,6 +388,7 @@ void forward_typed(const AttentionShape& s, const T* q, const T* k, const T* v, 
         T tile_max = neg_inf;
         for (int64_t jj = 0; jj < nk; ++jj) {
           row[jj] = vis(i0 + ii, j0 + jj) ? row[jj] * scale : neg_inf;
+          if (vis.distance_slope != 0 && row[jj] != neg_inf) row[jj] += vis.bias<T>(i0 + ii, j0 + jj);
           if (row[jj] > tile_max || row[jj] != row[jj]) tile_max = row[jj];  // a NaN score makes the row NaN
         }
         const T old_max = w.row_max[ii];

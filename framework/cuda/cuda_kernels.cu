@@ -394,6 +394,7 @@ struct AttnDims {
   const int64_t* lengths;  // device, one per batch entry, or null
   int64_t knockout_key, knockout_from, knockout_to;  // key hidden from queries at [from, to); -1: none
   const int64_t *query_starts, *key_starts;  // device, batch + 1 each when ragged, else null
+  double distance_slope;  // ALiBi (backend.h): 0, or each score gets -slope * |pos(i) - pos(j)|
 };
 
 // One batch entry (backend.h, AttentionShape): its queries are rows [q0, q0 + nq) of q, out, lse and
@@ -431,6 +432,15 @@ __device__ __forceinline__ AttnBlock attn_block(const AttnDims& d, bool per_key)
 __device__ __forceinline__ bool attn_visible(const AttnDims& d, const AttnEntry& e, int64_t i, int64_t j) {
   if (j == d.knockout_key && e.query_offset + i >= d.knockout_from && e.query_offset + i < d.knockout_to) return false;
   return j < e.prefix ? j < e.length : j <= e.query_offset + i;
+}
+// The ALiBi bias of query i and key j: positions are the prefix's slots, then the rest right after
+// its real words (backend.h); 0 without a slope.
+template <typename T>
+__device__ __forceinline__ T attn_bias(const AttnDims& d, const AttnEntry& e, int64_t i, int64_t j) {
+  if (d.distance_slope == 0) return T(0);
+  const int64_t qi = e.query_offset + i;
+  const int64_t pi = qi < e.prefix ? qi : e.length + (qi - e.prefix), pj = j < e.prefix ? j : e.length + (j - e.prefix);
+  return static_cast<T>(-d.distance_slope * static_cast<double>(pi > pj ? pi - pj : pj - pi));
 }
 // Whether any key of [j0, j1) is visible to any query before i_end.
 __device__ __forceinline__ bool attn_any(const AttnEntry& e, int64_t i_end, int64_t j0, int64_t j1) {
@@ -470,6 +480,7 @@ __global__ void attention_forward_kernel(AttnDims d, T scale, const T* q, const 
       T s = T(0);
       for (int64_t c = 0; c < K; ++c) s += q_row[c] * k_tile[jj * kAttnMaxWidth + c];
       s *= scale;
+      if (d.distance_slope != 0) s += attn_bias<T>(d, e, i, j0 + jj);
       if (s > m) {  // a new running max: rescale what was summed so far
         const T rescale = m == -INFINITY ? T(0) : exp_of(m - s);
         l *= rescale;
@@ -535,7 +546,7 @@ __global__ void attention_dkv_kernel(AttnDims d, T scale, const T* q, const T* k
       T s = T(0), dp = T(0);
       for (int64_t c = 0; c < K; ++c) s += q_tile[ii * kAttnMaxWidth + c] * k_row[c];
       for (int64_t c = 0; c < Kv; ++c) dp += g_tile[ii * kAttnMaxWidth + c] * v_row[c];
-      const T p = exp_of(s * scale - l);
+      const T p = d.distance_slope == 0 ? exp_of(s * scale - l) : exp_of((s * scale + attn_bias<T>(d, e, i, j)) - l);
       const T ds = p * (dp - delta[e.q0 + i]);
       for (int64_t c = 0; c < Kv; ++c) dv[c] += p * g_tile[ii * kAttnMaxWidth + c];
       for (int64_t c = 0; c < K; ++c) dk[c] += ds * q_tile[ii * kAttnMaxWidth + c];
@@ -575,7 +586,8 @@ __global__ void attention_dq_kernel(AttnDims d, T scale, const T* q, const T* k,
       T s = T(0), dp = T(0);
       for (int64_t c = 0; c < K; ++c) s += q_row[c] * k_tile[jj * kAttnMaxWidth + c];
       for (int64_t c = 0; c < Kv; ++c) dp += g_row[c] * v_tile[jj * kAttnMaxWidth + c];
-      const T ds = exp_of(s * scale - l) * (dp - delta_i);
+      const T p = d.distance_slope == 0 ? exp_of(s * scale - l) : exp_of((s * scale + attn_bias<T>(d, e, i, j0 + jj)) - l);
+      const T ds = p * (dp - delta_i);
       for (int64_t c = 0; c < K; ++c) dq[c] += ds * k_tile[jj * kAttnMaxWidth + c];
     }
   }
@@ -638,7 +650,7 @@ AttnDims attn_dims(const AttentionShape& s, const int64_t* lengths, const int64_
                              ", got " + std::to_string(s.width) + " and " + std::to_string(s.value_width));
   return AttnDims{s.batch,  s.queries, s.keys,         s.width,         s.value_width, s.query_offset,
                   s.prefix, lengths,   s.knockout_key, s.knockout_from, s.knockout_to,  query_starts,
-                  key_starts};
+                  key_starts, s.distance_slope};
 }
 
 // A device copy of an attention call's host values (key lengths, ragged row offsets) for one call

@@ -1,8 +1,9 @@
 """tests/browser/compare.py — checks the explorer page's results (from chromium --dump-dom) against
 qkv translate (TSV) and qkv attend --format json, written by tests/browser/run.sh into WORK.
-Usage: compare.py WORK COUNT DOM_FILE TOLERANCE WEIGHTS ALLOWED: at most ALLOWED translations (of
-COUNT x 2) may differ from qkv translate's, and where they agree every attention weight must be
-within TOLERANCE; WEIGHTS (float32 or float16) names the page's weights in the messages."""
+Usage: compare.py WORK COUNT DOM_FILE TOLERANCE WEIGHTS ALLOWED [MODELS]: at most ALLOWED translations
+(of COUNT x the models) may differ from qkv translate's, and where they agree every attention weight
+must be within TOLERANCE; WEIGHTS (float32 or float16) names the page's weights in the messages.
+MODELS lists the page's models as INDEX:LAYERS (default 0:2,1:1)."""
 import html
 import json
 import re
@@ -10,6 +11,7 @@ import sys
 
 work, count, dom_file, tolerance, weights = sys.argv[1], int(sys.argv[2]), sys.argv[3], float(sys.argv[4]), sys.argv[5]
 allowed = int(sys.argv[6])
+models = [tuple(int(x) for x in spec.split(":")) for spec in (sys.argv[7] if len(sys.argv) > 7 else "0:2,1:1").split(",")]
 dom = open(f"{work}/{dom_file}", encoding="utf-8").read()
 found = re.search(r'<pre id="qkv-test-output"[^>]*>(.*?)</pre>', dom, re.S)
 if not found or not found.group(1).strip():
@@ -18,8 +20,8 @@ page = json.loads(html.unescape(found.group(1)))
 sentences = [line.rstrip("\n") for line in open(f"{work}/sentences.txt", encoding="utf-8")]
 assert len(page) == len(sentences) == count, (len(page), len(sentences), count)
 
-problems, different, matched, compared, worst = [], [], [0, 0], 0, 0.0
-for m, layers in ((0, 2), (1, 1)):
+problems, different, matched, compared, worst = [], [], [0] * len(models), 0, 0.0
+for m, layers in models:
     tsv = [line.rstrip("\n").split("\t") for line in open(f"{work}/translate.{m}.tsv", encoding="utf-8")]
     attends = {layer: [json.loads(l) for l in open(f"{work}/attend.{m}.{layer}.jsonl", encoding="utf-8")]
                for layer in range(1, layers + 1)}
@@ -54,9 +56,9 @@ for m, layers in ((0, 2), (1, 1)):
 for p in problems[:10]:
     print(p)
 for d in different[:10]:
-    print(f"{weights}: a different translation ({len(different)} of {2 * count}, at most {allowed} allowed): {d}")
-summary = (f"with {weights} weights, translations equal to qkv translate's: model 0 {matched[0]}/{count}, "
-           f"model 1 {matched[1]}/{count}")
+    print(f"{weights}: a different translation ({len(different)} of {len(models) * count}, at most {allowed} allowed): {d}")
+summary = f"with {weights} weights, translations equal to qkv translate's: " + ", ".join(
+    f"model {m} {matched[m]}/{count}" for m, _ in models)
 if problems:
     sys.exit(f"{len(problems)} disagreement(s) with {weights} weights in the page; {summary}")
 if len(different) > allowed:

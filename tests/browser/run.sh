@@ -78,6 +78,25 @@ python3 tests/browser/compare.py "$work" "$count" dom16.html 0.01 float16 2 ||
   fail "the page with float16 weights and the C++ forward pass disagree (above)"
 echo "explorer browser test: page size $size32 bytes with float32 weights, $size16 with float16"
 
+# An alibi model (its distance bias on every score) alone on a page of its own, checked the same way.
+mkdir -p "$work/alibi"
+cp "$work/sentences.txt" "$work/alibi/sentences.txt"
+"$QKV" train "${small[@]}" --layers 1 --positions alibi --out "$work/alibi/run" >"$work/log" 2>&1 ||
+  { cat "$work/log"; fail "training the alibi model"; }
+"$QKV" explore --checkpoint "$work/alibi/run/model.safetensors" --out "$work/alibi/page.html" >/dev/null || fail "qkv explore (alibi)"
+"$QKV" translate --checkpoint "$work/alibi/run/model.safetensors" --input "$work/sentences.txt" >"$work/alibi/translate.0.tsv" \
+  2>/dev/null || fail "qkv translate --input (alibi)"
+: >"$work/alibi/attend.0.1.jsonl"
+while IFS= read -r s; do
+  "$QKV" attend --checkpoint "$work/alibi/run/model.safetensors" --format json "$s" 2>/dev/null |
+    python3 -c 'import json,sys; print(json.dumps(json.load(sys.stdin)))' >>"$work/alibi/attend.0.1.jsonl" ||
+    fail "qkv attend (alibi) on '$s'"
+done <"$work/sentences.txt"
+timeout 120 "$CHROMIUM" --headless --no-sandbox --disable-gpu --dump-dom "file://$work/alibi/page.html#test=$fragment" \
+  >"$work/alibi/dom.html" 2>"$work/chromium.log" || { tail -5 "$work/chromium.log"; fail "chromium --dump-dom (alibi)"; }
+python3 tests/browser/compare.py "$work/alibi" "$count" dom.html 1e-5 float32 0 0:1 ||
+  fail "the page and the C++ forward pass disagree for an alibi model (above)"
+
 # The controls, through the DevTools protocol: the layer selector, clicks on rows, the line view, widths.
 timeout 300 python3 tests/browser/interact.py "$CHROMIUM" "$work/page32.html" || fail "the page's controls (above)"
 

@@ -249,6 +249,12 @@ if "$QKV" translate --checkpoint "$work/rotary/model.safetensors" "$longer" >"$w
 else
   fail "translate: a rotary model translates past its layout: $(cat "$work/err")"
 fi
+if "$QKV" train "${small[@]}" --positions alibi --out "$work/alibi" >/dev/null 2>&1 &&
+   "$QKV" translate --checkpoint "$work/alibi/model.safetensors" "$longer" >"$work/out" 2>"$work/err" && [ -s "$work/out" ]; then
+  pass
+else
+  fail "translate: an alibi model translates past its layout: $(cat "$work/err")"
+fi
 expect_error "translate: an absolute model refuses past its layout" "the sentence has 15 words; this model reads at most 7 \(its absolute positions cannot read past them" \
   "$QKV" translate --checkpoint "$two" "$longer"
 "$QKV" attend --checkpoint "$work/rotary/model.safetensors" --format text "$longer" >"$work/out" 2>&1 &&
@@ -267,7 +273,7 @@ expect_error "--max-source shorter than train" "--max-source 3 is shorter than t
 expect_absent "--max-source shorter than train" "$work/o6"
 expect_error "--max-target shorter than train" "--max-target 2 is shorter than the longest train translation" \
   "$QKV" train "${small[@]}" --max-target 2 --out "$work/o6"
-expect_error "--positions sideways" "--positions: 'sideways' is not one of absolute, rotary, absolute\+rotary|positions" \
+expect_error "--positions sideways" "--positions: sideways not in \{absolute,rotary,absolute\+rotary,alibi\}" \
   "$QKV" train "${small[@]}" --positions sideways --out "$work/o6"
 expect_error "--positions rotary with an odd head width" "head width must be even, got 3 \(--d-k\)" \
   "$QKV" train --epochs 1 --d-model 8 --d-k 3 --d-ff 16 --data "$gen" --positions rotary --out "$work/o6"
