@@ -55,22 +55,18 @@ TranslatorConfig TranslatorConfig::from_json(const std::string& text) {
   c.d_model = integer("d_model");
   c.d_k = integer("d_k");
   c.d_ff = integer("d_ff");
-  // checkpoints written before the option existed used gelu
-  if (j.contains("activation") && !j["activation"].is_string())
-    throw std::runtime_error("model config: 'activation' is not a string (relu or gelu)");
-  try {
-    c.activation = parse_activation(j.contains("activation") ? j["activation"].get<std::string>() : "gelu");
-  } catch (const std::runtime_error& e) {
-    throw std::runtime_error(std::string("model config: ") + e.what());
-  }
-  // checkpoints written before the option existed used absolute positions
-  if (j.contains("positions") && !j["positions"].is_string())
-    throw std::runtime_error("model config: 'positions' is not a string (absolute, rotary or absolute+rotary)");
-  try {
-    c.positions = parse_positions(j.contains("positions") ? j["positions"].get<std::string>() : "absolute");
-  } catch (const std::runtime_error& e) {
-    throw std::runtime_error(std::string("model config: ") + e.what());
-  }
+  // A choice added after the first checkpoints: its spelling, or `before` (what those checkpoints used).
+  auto later_choice = [&](const char* key, const char* before, auto parse) {
+    if (j.contains(key) && !j[key].is_string())
+      throw std::runtime_error(fmt::format("model config: '{}' is not a string", key));
+    try {
+      return parse(j.contains(key) ? j[key].get<std::string>() : std::string(before));
+    } catch (const std::runtime_error& e) {
+      throw std::runtime_error(std::string("model config: ") + e.what());
+    }
+  };
+  c.activation = later_choice("activation", "gelu", parse_activation);
+  c.positions = later_choice("positions", "absolute", parse_positions);
   c.source_vocab = integer("source_vocab");
   c.target_vocab = integer("target_vocab");
   c.layout.max_source = integer("max_source");

@@ -532,6 +532,11 @@ inline const std::vector<OpCase>& op_cases() {
         int64_t B, Tq, Tk, K, Kv;
         double scale;
       };
+      // ALiBi: -slope * |pos(i) - pos(j)| on every visible score, positions placed by the prefix
+      auto sloped = [](AttentionMask m, double slope) {
+        m.distance_slope = slope;
+        return m;
+      };
       const std::vector<Att> att = {
           {"none", AttentionMask::none(), 2, 4, 4, 3, 2, 0.0},
           {"causal", AttentionMask::causal(), 2, 5, 5, 3, 2, 0.0},
@@ -551,26 +556,12 @@ inline const std::vector<OpCase>& op_cases() {
           {"target queries after a 40-key prefix, two tiles", AttentionMask{40, {33, 40}, 40}, 2, 30, 70, 4, 2, 0.35},
           // more than four tiles: the CPU backward's two passes instead of one pass per entry
           {"causal over five tiles", AttentionMask::causal(), 1, 260, 260, 2, 1, 0.35},
-      };
-      // ALiBi: -slope * |pos(i) - pos(j)| on every visible score, positions placed by the prefix
-      auto sloped = [](AttentionMask m, double slope) {
-        m.distance_slope = slope;
-        return m;
-      };
-      const std::vector<Att> alibi = {
           {"ALiBi over a prefix", sloped(AttentionMask::prefix_lm(3, {2, 0}), 0.5), 2, 6, 6, 3, 2, 0.0},
           {"ALiBi, a decoding step after a cache", sloped(AttentionMask{20, {5, 20}, 33}, 0.25), 2, 1, 34, 8, 8, 0.35},
           {"ALiBi, target queries after a 40-key prefix, two tiles", sloped(AttentionMask{40, {33, 40}, 40}, 0.3), 2, 30,
            70, 4, 2, 0.35},
           {"ALiBi, causal over five tiles", sloped(AttentionMask::causal(), 0.05), 1, 260, 260, 2, 1, 0.35},
       };
-      for (const Att& a : alibi) {
-        const AttentionMask mask = a.mask;
-        const double scale = a.scale != 0.0 ? a.scale : 1.0 / std::sqrt(static_cast<double>(a.K));
-        add_case(make(std::string("attention, ") + a.name, {"attention"},
-                      randoms({{a.B, a.Tq, a.K}, {a.B, a.Tk, a.K}, {a.B, a.Tk, a.Kv}}),
-                      [mask, scale](const V& x) { return attention(x[0], x[1], x[2], mask, scale); }));
-      }
       // q = 0: the weights are softmax of the bias alone, 0, -ln 2, -2 ln 2 -> 4/7, 2/7, 1/7 of v = 1, 2, 3
       add_case(make("attention values, ALiBi alone", {"attention"},
                     literals({{{0}, {1, 1, 1}}, {{0.5, -1, 2}, {1, 3, 1}}, {{1, 2, 3}, {1, 3, 1}}}),

@@ -301,6 +301,20 @@ double check_trajectory(DType dtype, double tol) {
 
 }  // namespace
 
+// The fixture pair of `variant` (a two-layer model with `positions`) against PyTorch: float64 to
+// 1e-6, float32 to 1e-4 of each tensor's scale.
+static void check_variant(const char* variant, models::Positions positions) {
+  g_variant = variant;
+  {
+    const models::LoadedTranslator loaded = models::load_translator(model_path());
+    REQUIRE(loaded.model->layers() == 2);
+    REQUIRE(loaded.model->config().positions == positions);
+  }
+  check_against_reference(DType::F64, 1e-6, 1e-6);
+  check_against_reference(DType::F32, 1e-4, 1.0);
+  g_variant = "";
+}
+
 TEST_SUITE("pytorch_twin") {
   TEST_CASE("pytorch_twin: the fixture batch is what data::make_batch builds from the same sentences") {
     const Reference ref = load_reference();
@@ -351,37 +365,15 @@ TEST_SUITE("pytorch_twin") {
   }
 
   TEST_CASE("pytorch_twin: a two-layer model matches PyTorch too, every layer's attention included") {
-    g_variant = "_layers2";
-    {
-      const models::LoadedTranslator loaded = models::load_translator(model_path());
-      REQUIRE(loaded.model->layers() == 2);
-    }
-    check_against_reference(DType::F64, 1e-6, 1e-6);
-    check_against_reference(DType::F32, 1e-4, 1.0);
-    g_variant = "";
+    check_variant("_layers2", models::Positions::Absolute);
   }
 
   TEST_CASE("pytorch_twin: a two-layer rotary model matches PyTorch too (RoPE on q and k, no position embedding)") {
-    g_variant = "_rotary";
-    {
-      const models::LoadedTranslator loaded = models::load_translator(model_path());
-      REQUIRE(loaded.model->config().positions == models::Positions::Rotary);
-      REQUIRE(loaded.model->layers() == 2);
-    }
-    check_against_reference(DType::F64, 1e-6, 1e-6);
-    check_against_reference(DType::F32, 1e-4, 1.0);
-    g_variant = "";
+    check_variant("_rotary", models::Positions::Rotary);
   }
 
   TEST_CASE("pytorch_twin: a two-layer alibi model matches PyTorch too (a distance bias on every score)") {
-    g_variant = "_alibi";
-    {
-      const models::LoadedTranslator loaded = models::load_translator(model_path());
-      REQUIRE(loaded.model->config().positions == models::Positions::Alibi);
-    }
-    check_against_reference(DType::F64, 1e-6, 1e-6);
-    check_against_reference(DType::F32, 1e-4, 1.0);
-    g_variant = "";
+    check_variant("_alibi", models::Positions::Alibi);
   }
 
   TEST_CASE("pytorch_twin: 10 steps of train_step (AdamW, warm-up + cosine, clipping) follow PyTorch's losses") {

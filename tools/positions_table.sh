@@ -3,12 +3,14 @@
 # default model under each --positions scheme, learned and static attention, for each seed, then
 # evaluates every split (`qkv eval --split all`) and prints one markdown row per (scheme, mode) with
 # each split's exact match as the mean and range over the seeds. Runs LANES trainings at a time at
-# one thread each.
-#   QKV=build/qkv SCHEMES="absolute rotary absolute+rotary" MODES="learned static" SEEDS="1 2 3" \
-#     LANES=2 OUT=/tmp/positions bash tools/positions_table.sh [extra qkv train options]
+# one thread each. EXTRA names hand-written .tsv files scored too (one column each).
+#   QKV=build/qkv SCHEMES="absolute rotary absolute+rotary alibi" MODES="learned static" SEEDS="1 2 3" \
+#     EXTRA="data/recombination.tsv data/independent.tsv" LANES=2 OUT=/tmp/positions \
+#     bash tools/positions_table.sh [extra qkv train options]
 set -euo pipefail
 QKV=${QKV:-build/qkv}
-SCHEMES=${SCHEMES:-"absolute rotary absolute+rotary"}
+SCHEMES=${SCHEMES:-"absolute rotary absolute+rotary alibi"}
+EXTRA=${EXTRA:-"data/recombination.tsv data/independent.tsv"}
 MODES=${MODES:-"learned static"}
 SEEDS=${SEEDS:-"1 2 3"}
 LANES=${LANES:-2}
@@ -23,6 +25,17 @@ run_one() {  # scheme mode seed extra...
       > "$dir.log" 2>&1
     "$QKV" eval --checkpoint "$dir/model.safetensors" --split all --format json --threads 1 > "$dir/eval.json.tmp"
     mv "$dir/eval.json.tmp" "$dir/eval.json"
+  fi
+  if [ -n "$EXTRA" ] && [ ! -f "$dir/extra.json" ]; then
+    for file in $EXTRA; do
+      "$QKV" eval --checkpoint "$dir/model.safetensors" --split "$file" --format json --threads 1
+    done | python3 -c 'import json,sys; d=json.JSONDecoder(); t=sys.stdin.read(); out=[]; i=0
+while i < len(t):
+    t_i = t[i:].lstrip(); i = len(t) - len(t_i)
+    if not t_i: break
+    o, n = d.raw_decode(t_i); out += o["splits"]; i += n
+json.dump({"splits": out}, open(sys.argv[1], "w"))' "$dir/extra.json.tmp"
+    mv "$dir/extra.json.tmp" "$dir/extra.json"
   fi
 }
 
@@ -47,9 +60,12 @@ for scheme in schemes:
         per_split = {}
         for seed in seeds:
             path = os.path.join(out, f"{scheme.replace('+', '_')}-{mode}-{seed}", "eval.json")
-            report = json.load(open(path))
-            for row in report["splits"]:
-                per_split.setdefault(row["split"], []).append(100 * row["exact_match"])
+            rows = json.load(open(path))["splits"]
+            extra = os.path.join(os.path.dirname(path), "extra.json")
+            if os.path.exists(extra):
+                rows += json.load(open(extra))["splits"]
+            for row in rows:
+                per_split.setdefault(os.path.basename(row["split"]), []).append(100 * row["exact_match"])
         if splits is None:
             splits = list(per_split)
         cells = []
