@@ -60,11 +60,11 @@ for scheme in schemes:
         per_split = {}
         for seed in seeds:
             path = os.path.join(out, f"{scheme.replace('+', '_')}-{mode}-{seed}", "eval.json")
-            rows = json.load(open(path))["splits"]
+            split_rows = json.load(open(path))["splits"]
             extra = os.path.join(os.path.dirname(path), "extra.json")
             if os.path.exists(extra):
-                rows += json.load(open(extra))["splits"]
-            for row in rows:
+                split_rows += json.load(open(extra))["splits"]
+            for row in split_rows:
                 per_split.setdefault(os.path.basename(row["split"]), []).append(100 * row["exact_match"])
         if splits is None:
             splits = list(per_split)

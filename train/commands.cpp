@@ -281,8 +281,11 @@ static void register_eval(CLI::App& app) {
         report["splits"].push_back(row);
         continue;
       }
-      fmt::print("{:<14} {:>9} {:>8} {:>8.4f} {:>9.2f}% {:>11.2f}% {:>14.0f}\n", name, r.sentences, r.tokens, r.loss,
-                 100 * r.token_accuracy, 100 * r.exact_match, per_second);
+      if (r.sentences == 0)  // every sentence skipped (or an empty file): no figure to show
+        fmt::print("{:<14} {:>9} {:>8} {:>8} {:>10} {:>12} {:>14}\n", name, 0, 0, "-", "-", "-", "-");
+      else
+        fmt::print("{:<14} {:>9} {:>8} {:>8.4f} {:>9.2f}% {:>11.2f}% {:>14.0f}\n", name, r.sentences, r.tokens, r.loss,
+                   100 * r.token_accuracy, 100 * r.exact_match, per_second);
       std::fflush(stdout);
     }
     if (json) fmt::print("{}\n", report.dump(2));

@@ -207,13 +207,14 @@ static EvalResult evaluate_across_ranks(dist::ProcessGroup& group, models::Trans
   const EvalResult local = evaluate(model, mine, english, hindi);
   Tensor sums = Tensor::from_vector({local.loss * local.tokens, local.token_accuracy * local.tokens,
                                      local.exact_match * local.sentences, static_cast<double>(local.sentences),
-                                     static_cast<double>(local.tokens)},
-                                    {5}, DType::F64);
+                                     static_cast<double>(local.tokens), static_cast<double>(local.skipped)},
+                                    {6}, DType::F64);
   group.all_reduce_sum(sums);
   const std::vector<double> s = sums.to_vector();
   EvalResult all;
   all.sentences = static_cast<int64_t>(std::llround(s[3]));
   all.tokens = static_cast<int64_t>(std::llround(s[4]));
+  all.skipped = static_cast<int64_t>(std::llround(s[5]));
   all.loss = all.tokens ? s[0] / s[4] : 0;
   all.token_accuracy = all.tokens ? s[1] / s[4] : 0;
   all.exact_match = all.sentences ? std::round(s[2]) / s[3] : 0;
