@@ -286,6 +286,7 @@ def person_object(d):
     if other is None or not distinct(subj, other):
         return None
     record_pair(d, subj, other)
+    other = reflexive(other, subj)  # a coordinated object may hold a possessive: we saw our friends -> अपने दोस्तों
     tenses = [t for t in TENSES if not (verb == "see" and t == "prog")]
     tense = pick_tense(d, tenses)
     negative = d.chance(0.2)
@@ -306,6 +307,7 @@ def meet(d):
     if other is None or not distinct(subj, other):
         return None
     record_pair(d, subj, other)
+    other = reflexive(other, subj)  # we meet our friend and amit -> हम अपने दोस्त और अमित से मिलते हैं
     tense = pick_tense(d)
     negative = d.chance(0.2)
     d.feats["verb"] = "meet"

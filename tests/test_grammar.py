@@ -299,6 +299,34 @@ class RoleFreedom(unittest.TestCase):
         self.assertTrue(g.refers_to_subject("their", g.np_agr(g.coord(name("ravi"), name("amit")))))
         self.assertFalse(g.refers_to_subject("his", g.np_agr(name("priya"))))
 
+    def test_apna_inside_a_coordinated_person_object(self):
+        # see/call and meet coordinate their person objects; a conjunct's possessive that refers to
+        # the subject is अपना there too (the generator once wrote हमारे/उनके here)
+        self.assertEqual(hindi_of("meet", "we meet our friend and amit"), "हम अपने दोस्त और अमित से मिलते हैं")
+        self.assertEqual(hindi_of("person_object", "they call their doctor and this farmer"),
+                         "वे अपने डॉक्टर और इस किसान को बुलाते हैं")
+
+    def test_the_corpus_keeps_rule_17_for_i_we_and_they(self):
+        # Every committed pair whose subject is i, we or they and which has my, our or their after
+        # the subject writes अपना for it, never मेरा/हमारा/उनका (for those three the possessive can
+        # only refer to the subject; his and her may refer to someone else).
+        own = {"i": ("my", ("मेरा", "मेरे", "मेरी")), "we": ("our", ("हमारा", "हमारे", "हमारी")),
+               "they": ("their", ("उनका", "उनके", "उनकी"))}
+        folder = os.path.join(ROOT, "data", "idioms")
+        checked, wrong = 0, []
+        for file in sorted(os.listdir(folder)):
+            if not file.endswith(".tsv") or file == "cues.tsv":
+                continue
+            for line in open(os.path.join(folder, file), encoding="utf-8"):
+                english, hindi = line.rstrip("\n").split("\t")
+                words, hindi_words = english.split(), hindi.split()
+                if words[0] in own and words[1] != "and" and own[words[0]][0] in words[1:]:
+                    checked += 1
+                    if any(form in hindi_words for form in own[words[0]][1]):
+                        wrong.append(f"{file}: {english} -> {hindi}")
+        self.assertGreater(checked, 100)
+        self.assertEqual(wrong, [])
+
     def test_animals_are_subjects(self):
         self.assertEqual(role("eat", noun("cat"), "past", frames.PIECE_OF_CAKE),
                          ("the cat ate a piece of cake", "बिल्ली ने केक का एक टुकड़ा खाया"))
