@@ -82,7 +82,10 @@ Tensor embedding(const Tensor& table, const Tensor& ids);
 // Normalises over the last axis; weight and bias (D) may be undefined tensors.
 Tensor layer_norm(const Tensor& x, const Tensor& weight, const Tensor& bias, double eps = 1e-5);
 // Mean cross-entropy of logits (..., vocab) against int64 targets (...), skipping ignore_index.
-Tensor cross_entropy(const Tensor& logits, const Tensor& targets, int64_t ignore_index = -100);
+// label_smoothing in [0, 1] as PyTorch's: (1 - e) * that + e * the counted rows' mean of
+// -mean_c log_softmax(logits)[c] (the cross-entropy against the uniform distribution).
+Tensor cross_entropy(const Tensor& logits, const Tensor& targets, int64_t ignore_index = -100,
+                     double label_smoothing = 0.0);
 // ---- fused attention (ops_attention.cpp) ----
 // Which keys each query may see. Query i sits at key position query_offset + i; key j is visible
 // to it iff j < prefix ? (key_lengths empty or j < key_lengths[b]) : j <= query_offset + i.

@@ -125,8 +125,10 @@ Tensor layer_norm(const Tensor& x, const Tensor& weight, const Tensor& bias, dou
   });
 }
 
-Tensor cross_entropy(const Tensor& logits, const Tensor& targets, int64_t ignore_index) {
+Tensor cross_entropy(const Tensor& logits, const Tensor& targets, int64_t ignore_index, double label_smoothing) {
   check_float(logits, "cross_entropy");
+  if (!(label_smoothing >= 0.0 && label_smoothing <= 1.0))
+    throw std::runtime_error(fmt::format("cross_entropy: label_smoothing must be in [0, 1], got {}", label_smoothing));
   check_defined(targets, "cross_entropy");
   if (targets.dtype() != DType::I64)
     throw std::runtime_error("cross_entropy: targets must be int64, got " + dtype_name(targets.dtype()));
@@ -173,14 +175,20 @@ Tensor cross_entropy(const Tensor& logits, const Tensor& targets, int64_t ignore
   // (rows, classes): softmax(logits_i)[c] = exp(logits_i[c] - shift_i), and the per-row factor
   // valid_i * g / count is formed first (valid_i is 0 or 1, so the product has the same bits as
   // (softmax * valid) * (g / count)).
-  return record(loss, "cross_entropy", {logits},
-                [x, shift, index, weights, count, rows, classes, logits_shape](const Tensor& g) -> std::vector<Tensor> {
+  Tensor nll = record(loss, "cross_entropy", {logits},
+                      [x, shift, index, weights, count, rows, classes, logits_shape](const Tensor& g) -> std::vector<Tensor> {
     const Tensor factor = mul(weights, div(g, count));  // (rows, 1)
     Tensor d = Tensor::empty(logits_shape, g.dtype(), g.device());
     backend_for(g.device()).softmax_minus_onehot(g.dtype(), x.data_ptr(), shift.data_ptr(), index.data<int64_t>(),
                                                  factor.data_ptr(), rows, classes, d.data_ptr());
     return {d};
   });
+  if (label_smoothing == 0.0) return nll;
+  // The smoothing term, composed of differentiable ops (its gradient comes from theirs): each counted
+  // row's -mean_c log_softmax, averaged over the counted rows (weights and count are constants).
+  const Tensor uniform_nll = neg(mean(log_softmax(reshape(logits, {rows, classes})), -1, true));  // (rows, 1)
+  const Tensor smooth = div(sum(mul(uniform_nll, weights)), count);
+  return add(mul_scalar(nll, 1.0 - label_smoothing), mul_scalar(smooth, label_smoothing));
 }
 
 Tensor dropout(const Tensor& x, double p, bool training, Generator& gen) {

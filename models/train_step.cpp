@@ -18,7 +18,7 @@ StepResult train_step(Translator& model, optim::Optimizer& optimizer, const std:
   optimizer.zero_grad();
   StepResult r;
   if (batch.source.defined()) {
-    r.loss = model.loss(batch);
+    r.loss = model.loss(batch, {.label_smoothing = options.label_smoothing});
     if (options.loss_scale) r.loss = mul_scalar(r.loss, *options.loss_scale);
     r.loss.backward();
   }

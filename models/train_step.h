@@ -20,6 +20,7 @@ struct StepOptions {
   std::optional<double> lr;          // set on the optimiser first (a schedule's value); unset keeps its lr
   double clip = 1.0;                 // max joint gradient norm (optim::clip_grad_norm); <= 0 skips clipping
   std::optional<double> loss_scale;  // multiplies the loss before backward (a data-parallel rank's share)
+  double label_smoothing = 0.0;      // of the loss's cross-entropy (ForwardOptions::label_smoothing)
   // Runs after backward, before clipping (the trainer's all-reduce); it may replace the loss, which
   // is undefined when the batch has no rows.
   std::function<void(Tensor& loss)> after_backward;

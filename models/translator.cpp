@@ -577,12 +577,12 @@ Tensor Translator::loss(const data::Batch& batch, const ForwardOptions& options)
                                              "batch holds {} and {}", b, n_src, n_tgt, S, Tt));
       real += n_src + n_tgt;
     }
-    if (real < B * (S + Tt)) return packed_loss(batch, options.knockout);  // else every position is real: no rows to skip
+    if (real < B * (S + Tt)) return packed_loss(batch, options.knockout, options.label_smoothing);  // else every position is real: no rows to skip
   }
-  return cross_entropy(forward(batch, options), batch.target_output, data::Vocab::PAD);
+  return cross_entropy(forward(batch, options), batch.target_output, data::Vocab::PAD, options.label_smoothing);
 }
 
-Tensor Translator::packed_loss(const data::Batch& batch, const Knockout& knockout) {
+Tensor Translator::packed_loss(const data::Batch& batch, const Knockout& knockout, double label_smoothing) {
   check_batch_layout(batch, config_, reads_longer());
   const int64_t S = batch.source.size(1), Tt = batch.target_input.size(1);
   knockout.validate(S + Tt, layers());
@@ -605,7 +605,7 @@ Tensor Translator::packed_loss(const data::Batch& batch, const Knockout& knockou
   // The head over the target rows, placed back in (B, Tt, vocab) with zeros at the padding, which
   // cross_entropy ignores.
   Tensor logits = unpack_rows(head->forward(x), rows.target_slots, rows.B, Tt);
-  return cross_entropy(logits, batch.target_output, data::Vocab::PAD);
+  return cross_entropy(logits, batch.target_output, data::Vocab::PAD, label_smoothing);
 }
 
 void Translator::decode(const Tensor& source, const std::vector<int64_t>& source_lengths, const ChooseNext& choose,

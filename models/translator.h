@@ -79,6 +79,8 @@ struct ForwardOptions {
   // When set, forward stores every layer's (B, T, D) output here, detached: [0] the input (token +
   // position embedding), [l] block l's output (l = 1 .. layers). Every position goes through every layer.
   std::vector<Tensor>* layer_outputs = nullptr;
+  // loss() only: PyTorch's label smoothing of the cross-entropy (0: none; see framework/ops.h).
+  double label_smoothing = 0.0;
 };
 
 class Translator : public nn::Module {
@@ -176,7 +178,7 @@ class Translator : public nn::Module {
   // neither reaches a counted logit. Attention reads each sentence's rows in place (the ragged
   // form of the fused op), except in a knocked-out layer, which runs on (B, T, H) tensors rebuilt
   // from the rows (zeros at the padding); everything else runs on the rows alone.
-  Tensor packed_loss(const data::Batch& batch, const Knockout& knockout);
+  Tensor packed_loss(const data::Batch& batch, const Knockout& knockout, double label_smoothing);
   // Greedy decoding by recomputing the whole target prefix through forward() at every step.
   void decode_recomputing(const Tensor& source, const std::vector<int64_t>& source_lengths, const ChooseNext& choose,
                           const ForwardOptions& options);

@@ -709,6 +709,20 @@ inline const std::vector<OpCase>& op_cases() {
     add_case(make("cross_entropy ignore_index -100 (3,37)", {"cross_entropy"},
                   [](InputMaker& m) { return V{m.randn({3, 37}), InputMaker::ids({36, -100, 8}, {3})}; },
                   [](const V& x) { return cross_entropy(x[0], x[1], -100); }));
+    // label smoothing (PyTorch's): the ignored rows stay out of the smoothing term too
+    add_case(make("cross_entropy label_smoothing 0.1, ignore_index -100 (4,5)", {"cross_entropy"},
+                  [](InputMaker& m) { return V{m.randn({4, 5}), InputMaker::ids({2, -100, 0, 4}, {4})}; },
+                  [](const V& x) { return cross_entropy(x[0], x[1], -100, 0.1); }));
+    // torch.nn.functional.cross_entropy(x, t, ignore_index=1, label_smoothing=0.1) and 1.0
+    const Literal smoothed{{1, 2, 3, 0.5, -1, 2, 0, 0, 0, 3, -2, 1}, {4, 3}};
+    add_case(make("cross_entropy values, label_smoothing 0.1", {"cross_entropy"},
+                  [smoothed](InputMaker& m) { return V{m.values(smoothed.first, smoothed.second), InputMaker::ids({2, 0, 1, 1}, {4})}; },
+                  [](const V& x) { return cross_entropy(x[0], x[1], 1, 0.1); }))
+        .expect({}, {1.124458630550769});
+    add_case(make("cross_entropy values, label_smoothing 1", {"cross_entropy"},
+                  [smoothed](InputMaker& m) { return V{m.values(smoothed.first, smoothed.second), InputMaker::ids({2, 0, 1, 1}, {4})}; },
+                  [](const V& x) { return cross_entropy(x[0], x[1], 1, 1.0); }))
+        .expect({}, {1.5744586305507688});
     add_case(make("cross_entropy ignore_index 9 (2,3,3)", {"cross_entropy"},
                   [](InputMaker& m) { return V{m.randn({2, 3, 3}), InputMaker::ids({1, 0, 0, 2, 9, 9}, {2, 3})}; },
                   [](const V& x) { return cross_entropy(x[0], x[1], 9); }));

@@ -192,6 +192,23 @@ TEST_SUITE("layers") {
     });
   }
 
+  TEST_CASE("label smoothing: the packed loss equals the padded one, value and gradients, and moves the loss") {
+    const TinyData d;
+    const data::Batch batch = d.batch();
+    for_each_float64_model(d, 17, [&](models::Translator& model, int64_t) {
+      const auto params = model.parameters();
+      double packed = 0, padded = 0, plain = 0;
+      const auto grads_packed = gradients_of(params, [&] { return model.loss(batch, {.label_smoothing = 0.1}); }, &packed);
+      const auto grads_padded = gradients_of(params, [&] {
+        return cross_entropy(model.forward(batch), batch.target_output, data::Vocab::PAD, 0.1);
+      }, &padded);
+      CHECK(packed == doctest::Approx(padded).epsilon(1e-12));
+      check_same_gradients(grads_packed, grads_padded);
+      gradients_of(params, [&] { return model.loss(batch); }, &plain);
+      CHECK(plain != doctest::Approx(packed).epsilon(1e-9));
+    });
+  }
+
   TEST_CASE("none: each position's own value, without an attention op, equals the composed identity weights") {
     // Translator::forward hands none's positions their own values (self-only, the last layer's
     // target rows only); recording the weights runs the composed path with the identity mask.

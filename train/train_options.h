@@ -82,6 +82,8 @@ constexpr Bounds at_least(double low) { return {low, std::numeric_limits<double>
     "English positions of the model's layout (0 = train's longest sentence)")                                      \
   X(int64_t, max_target, 0, "--max-target", LaterSetting, from_to(0, data::kMaxSentenceWords + 1),                  \
     "Hindi positions of the model's layout, with <eos> (0 = train's longest sentence + 1)")                        \
+  X(double, label_smoothing, 0.0, "--label-smoothing", LaterSetting, from_to(0, 1),                                \
+    "label smoothing of the training loss, as PyTorch's CrossEntropyLoss (validation reports the plain loss)")     \
   /* 0: keep the count set before (apply_threads: QKV_THREADS, else one per core) */                               \
   X(int, threads, 0, "--threads", Run, from_to(0, 256),                                                             \
     "CPU threads for gemm and the loops (0 = QKV_THREADS when set, else one per core; results are the same for "   \

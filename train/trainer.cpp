@@ -601,6 +601,7 @@ static Tensor train_one_batch(TrainingRun& run, const StepPlan& plan, int64_t ep
   models::StepOptions step_options;
   step_options.lr = optim::scheduled_learning_rate(step, plan.total_steps, plan.warmup_steps, o.lr, o.schedule);
   step_options.clip = o.clip;
+  step_options.label_smoothing = o.label_smoothing;
   if (run.group) step_options.loss_scale = mine.share;
   step_options.after_backward = [&](Tensor& loss) {
     if (run.group) saver.set_ranks_interrupted(all_reduce_step(run, loss));

@@ -273,6 +273,8 @@ expect_error "--max-source shorter than train" "--max-source 3 is shorter than t
 expect_absent "--max-source shorter than train" "$work/o6"
 expect_error "--max-target shorter than train" "--max-target 2 is shorter than the longest train translation" \
   "$QKV" train "${small[@]}" --max-target 2 --out "$work/o6"
+expect_error "--label-smoothing 2" "--label-smoothing: must be from 0 to 1, got 2 \(see" \
+  "$QKV" train "${small[@]}" --label-smoothing 2 --out "$work/o6"
 expect_error "--positions sideways" "--positions: sideways not in \{absolute,rotary,absolute\+rotary,alibi\}" \
   "$QKV" train "${small[@]}" --positions sideways --out "$work/o6"
 expect_error "--positions rotary with an odd head width" "head width must be even, got 3 \(--d-k\)" \
