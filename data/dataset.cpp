@@ -201,10 +201,13 @@ NamedSplit read_split(const std::string& dir, const std::string& name) {
   if (!fs::is_regular_file(path)) {
     if (is_path) throw std::runtime_error(fmt::format("split file '{}' does not exist", path));
     std::string choices;
-    if (fs::is_directory(dir))
-      for (const auto& n : evaluation_split_names(dir)) choices += (choices.empty() ? "" : ", ") + n;
-    throw std::runtime_error(fmt::format("split '{}' is not in {}: {} does not exist (this folder has: {}; or give a "
-                                         "path to a .tsv file)", name, dir, path, choices.empty() ? "none" : choices));
+    std::vector<std::string> names = fs::is_directory(dir) ? evaluation_split_names(dir) : std::vector<std::string>{};
+    for (const auto& n : names) choices += (choices.empty() ? "" : ", ") + n;
+    const std::vector<std::string> near = nearest_strings(name, names, 1);  // --split coordnation
+    throw std::runtime_error(fmt::format("split '{}' is not in {}: {} does not exist{} (this folder has: {}; or give a "
+                                         "path to a .tsv file)", name, dir, path,
+                                         near.empty() ? "" : "; did you mean '" + near[0] + "'?",
+                                         choices.empty() ? "none" : choices));
   }
   return {name, load_pairs(path)};
 }

@@ -1163,7 +1163,7 @@ THINGS = [k for k, v in NOUNS.items() if "thing" in v[4]]
 BREAKABLE = ["plate", "watch", "toy", "doll", "box", "robot", "car"]
 WASHABLE = ["car", "shirt", "plate", "egg", "vegetable", "ball", "doll", "bag", "toy", "box", "sack", "robot"]
 HITTABLE = ["ball", "box", "car", "bag", "robot", "doll", "snake", "cat"]  # never the sack or the books
-CATCHABLE = ["ball", "cat", "snake", "mouse_animal"]
+CATCHABLE = ["ball", "cat", "snake", "mouse_animal", "bat_animal"]
 KEEPABLE = ["book", "bag", "box", "watch", "ball", "toy", "doll", "shirt", "money", "apple", "egg", "cake"]
 KEEP_PLACES = ["box", "bag", "room", "kitchen", "house", "office", "car", "table", "shop", "sack"]
 CONTAINER_DETS = ["the", "the", "a", "this", "that", "my", "his", "her", "our", "their"]
@@ -1173,7 +1173,7 @@ ROLE_VERBS = {
     "eat": (["cat", "mouse_animal", "snake"], FOODS + ["piece_of_cake"]),
     "drink": (["cat"], DRINKS),  # a cat drinks milk or water (see patient)
     "see": (["cat"], SEEABLE + ["person"]),
-    "buy": ([], THINGS + DRINKS + ["piece_of_cake"]),
+    "buy": ([], THINGS + DRINKS + ["piece_of_cake", "bat_cricket", "mouse_device"]),
     "cook": ([], ["egg", "vegetable", "bean"]),
     "wash": ([], WASHABLE),
     "hit": ([], HITTABLE + ["person"]),
@@ -1194,11 +1194,31 @@ BENEFICIARY_VERBS = {"buy", "cook", "write", "wash"}
 RECIPIENT_VERBS = {"give", "send", "show"}
 ANIMAL_PLACES = ["garden", "house", "room", "kitchen", "village", "field", "forest", "cave", "tree", "park"]
 OWNER_DETS = ["my", "his", "her", "our", "their"]
-SENSE_OF = {"mouse_animal": ("mouse", "animal"), "bat_animal": ("bat", "animal")}
+# The ambiguous words a role clause may take as object: its verb decides the sense (buy a bat: the
+# cricket bat; catch a bat: the animal), so short sentences whose only cue is the verb occur too.
+SENSE_OF = {"mouse_animal": ("mouse", "animal"), "bat_animal": ("bat", "animal"),
+            "bat_cricket": ("bat", "cricket"), "mouse_device": ("mouse", "device")}
+OWN_P = 0.85  # the chance that a possessive on a non-subject noun is the subject's own (rule 17)
+
+
+def subject_possessive(subj):
+    """The possessive that refers back to a person subject: i -> my, ravi -> his, the girls -> their."""
+    if subj is None or not is_person(subj):
+        return None
+    if subj["kind"] == "pron":
+        return {"i": "my", "we": "our", "he": "his", "she": "her", "they": "their"}[subj["key"]]
+    gender, number, _ = np_agr(subj)
+    return "their" if number == "pl" else "her" if gender == "f" else "his"
+
+
+def owner_det(d, subj):
+    """A possessive for a non-subject noun: most often the subject's own (अपना), else any."""
+    own = subject_possessive(subj)
+    return own if own and d.chance(OWN_P) else d.pick(OWNER_DETS)
 
 
 def plain_np(d, key, role, dets_sg=("the", "the", "a", "this", "that"), dets_pl=("the", None, "this", "that"),
-             adj_p=0.15, owner_p=0.0):
+             adj_p=0.15, owner_p=0.0, subj=None):
     """A noun phrase of any noun: mass nouns take no "a" and no plural; adjectives by its kind."""
     entry = NOUNS[key]
     if key in ("moon", "sky"):
@@ -1209,9 +1229,10 @@ def plain_np(d, key, role, dets_sg=("the", "the", "a", "this", "that"), dets_pl=
         number = "pl" if key == "bean" or d.chance(0.3) else "sg"
         det = d.pick(list(dets_sg if number == "sg" else dets_pl))
         if d.chance(owner_p):
-            det = d.pick(OWNER_DETS)
+            det = owner_det(d, subj)
     adjs = []
-    pool = (DRINK_ADJECTIVES if "drink" in entry[4] else ["big", "small"] if "animal" in entry[4] or key in SENSE_OF
+    pool = (DRINK_ADJECTIVES if "drink" in entry[4] else THING_ADJECTIVES if key in ("bat_cricket", "mouse_device")
+            else ["big", "small"] if "animal" in entry[4] or key in SENSE_OF
             else [] if "sky" in entry[4] else THING_ADJECTIVES)
     if pool and d.chance(adj_p):
         adjs.append(d.pick(pool))
@@ -1229,7 +1250,7 @@ def conjunct(d, kind, role):
     if kind == "person":
         np = person_np(d, allow_pronoun=False, adj_p=0.1)
         return note_role(d, np, role) if role != "subj" else np
-    return plain_np(d, kind, role, adj_p=0.0)
+    return plain_np(d, kind, role, adj_p=0.1)
 
 
 def coordinated(d, kind_a, kind_b, role):
@@ -1300,7 +1321,7 @@ def patient(d, verb, subj):
         d.feats["idiom"] = ("cake", "literal")
         return PIECE_OF_CAKE
     if key == "person":
-        obj = person_argument(d, subj, "obj", coord_p=0.25, owner_p=0.2)
+        obj = person_argument(d, subj, "obj", coord_p=0.25, owner_p=0.35)
         if obj is None:
             return None
     elif verb in ("eat", "drink", "buy", "give", "wash", "break") and d.chance(0.12):
@@ -1309,7 +1330,8 @@ def patient(d, verb, subj):
         if obj is None:
             return None
     else:
-        obj = plain_np(d, key, "obj", owner_p=0.2 if "thing" in NOUNS[key][4] and verb != "buy" else 0.0, adj_p=0.15)
+        obj = plain_np(d, key, "obj", owner_p=0.3 if "thing" in NOUNS[key][4] and verb != "buy" else 0.0, adj_p=0.15,
+                       subj=subj)
     if key != "person":
         d.feats["object"] = key
     return reflexive(obj, subj)
@@ -1324,7 +1346,7 @@ def person_argument(d, subj, role, coord_p, owner_p):
     else:
         who = person_np(d, role="obj", adj_p=0.1)
         if owner_p and who["kind"] == "noun" and who["key"] in POSSESSABLE and d.chance(owner_p):
-            who["det"] = d.pick(OWNER_DETS)
+            who["det"] = owner_det(d, subj)
     if who is None or not distinct(subj, who):
         return None
     record_pair(d, subj, who)
@@ -1333,7 +1355,7 @@ def person_argument(d, subj, role, coord_p, owner_p):
 
 def beneficiary(d, subj):
     """for X -> X के लिए (for him -> उसके लिए; for ravi and priya -> रवि और प्रिया के लिए)."""
-    who = person_argument(d, subj, "ben", coord_p=0.3, owner_p=0.25)
+    who = person_argument(d, subj, "ben", coord_p=0.3, owner_p=0.35)
     if who is not None:
         d.depth += 1
     return who
@@ -1341,7 +1363,7 @@ def beneficiary(d, subj):
 
 def recipient(d, subj):
     """to X -> X को (coordinated: रवि और प्रिया को)."""
-    return person_argument(d, subj, "rec", coord_p=0.3, owner_p=0.0)
+    return person_argument(d, subj, "rec", coord_p=0.3, owner_p=0.25)
 
 
 # manner adverbs each verb takes (none for a spill, a sight, a purchase or a breakage)
@@ -1378,9 +1400,20 @@ def container_phrase(d, key, subj):
     """in a box, in his bag, on the table: a container or room with any determiner; a possessive
     that refers to the subject is अपना (रवि अपने थैले में सेब रखेगा)."""
     det = d.pick(CONTAINER_DETS) if NOUNS[key][1] is not None else d.pick(["the", "the", "my", "his", "her", "our", "their"])
+    if det in OWNER_DETS:
+        det = owner_det(d, subj)
     np = reflexive(noun(key, "sg", det), subj)
     post = PLACE_POSTPOSITION.get(key, "में")
     return [PLACE_PREPOSITION.get(key, "in")] + np_en(np), np_hi(np, oblique=True) + [post]
+
+
+def instrument_words(tools):
+    """with a stick -> डंडे से; with a stick and a stone -> डंडे और पत्थर से (oblique, से once)."""
+    en, hi = ["with"], []
+    for i, t in enumerate(tools):
+        en += (["and"] if i else []) + ["a", t]
+        hi += (["और"] if i else []) + [INSTRUMENTS[t][0]]
+    return en, hi + ["से"]
 
 
 def realize_role_clause(verb, subj, tense, negative, obj, to=None, tool=None, how=None, ben=None, loc=([], []),
@@ -1390,7 +1423,7 @@ def realize_role_clause(verb, subj, tense, negative, obj, to=None, tool=None, ho
     The perfective agrees with an unmarked object, the other tenses with the subject."""
     obj_en, obj_hi, obj_agr = object_words(verb, obj)
     to_en, to_hi = (["to"] + np_en(to, "obj"), dative_hi(to)) if to else ([], [])
-    with_en, with_hi = (["with", "a", tool], [INSTRUMENTS[tool][0], "से"]) if tool else ([], [])
+    with_en, with_hi = instrument_words(tool) if tool else ([], [])
     m_en, m_hi = manner_words(how)
     for_en, for_words = (["for"] + np_en(ben, "obj"), for_hi(ben)) if ben else ([], [])
     en = (np_en(subj) + verb_en(verb, tense, negative, np_agr(subj)) + obj_en + loc[0] + to_en + with_en + m_en +
@@ -1430,13 +1463,16 @@ def role_clause(d):
             return None
     tool = None
     if verb == "hit" and d.chance(0.45):
-        tool = d.pick(list(INSTRUMENTS))
-        if tool == "bat":
+        tool = (d.pick(list(INSTRUMENTS)),)
+        if tool[0] == "bat":
             if "sense" in d.feats:
                 return None
             d.feats["sense"] = ("bat", "cricket")
             d.feats["cue"] = "hit"
-        d.feats["tool"] = tool
+        elif d.chance(0.2):  # with a stick and a stone -> डंडे और पत्थर से (never the ambiguous bat)
+            tool += (d.pick([t for t in INSTRUMENTS if t not in ("bat",) + tool]),)
+            d.feats["coord"] = d.feats.get("coord", ()) + ("tool",)
+        d.feats["tool"] = tool[0]
         d.depth += 1
     ben = None
     if verb in BENEFICIARY_VERBS and d.chance(0.25):

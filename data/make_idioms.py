@@ -89,8 +89,8 @@ NOUN_ROLE_HOLD = [("subj", "snake"), ("subj", "ball"), ("obj", "child")]
 # verbs, never together.
 VERB_OBJECT_HOLD = [("hit", "box"), ("break", "watch"), ("spill", "juice"), ("wash", "doll"), ("catch", "cat"),
                     ("cook", "bean")]
-# coordination (structural): train coordinates subjects, direct objects, recipients, places, events
-# and destinations (X and Y -> X और Y; to the boy and the girl -> लड़के और लड़की को; in the kitchen
+# coordination (structural): train coordinates subjects, direct objects, recipients, places, events,
+# destinations and instruments (X and Y -> X और Y; to the boy and the girl -> लड़के और लड़की को; in the kitchen
 # and the garden -> रसोई और बगीचे में); the split coordinates beneficiaries (for X and Y -> X और Y
 # के लिए), a position train never coordinates.
 COORD_HOLD = {"ben"}
