@@ -88,6 +88,10 @@ GPU_TEST_SRC := $(wildcard tests/gpu/*.cpp)
 # none is found, sm_75 and its PTX, which every GPU from Turing (2018) on runs. `make
 # CUDA_ARCHS="80 90"` chooses; a change of architectures rebuilds the CUDA objects.
 CUDA_SRC  := $(wildcard framework/cuda/*.cu)
+# A CPU-only build on a machine that has nvcc says so when asked for --device cuda.
+ifeq ($(CUDA)$(CUDA_FOUND),01)
+override CXXFLAGS += -DQKV_CPU_ONLY_BESIDE_NVCC
+endif
 ifeq ($(CUDA),1)
 ifneq ($(CUDA_SRC),)
 ifeq ($(origin CUDA_ARCHS),undefined)
@@ -297,10 +301,19 @@ test: $(BUILD)/qkv $(BUILD)/qkv_framework_tests $(BUILD)/qkv_tests $(if $(LIB_CU
 	$(MAKE) --no-print-directory gpu-emu-test
 
 # The demo trains on the CPU, so where CUDA would be built but no build/qkv exists yet, `make demo`
-# builds and runs the CPU-only program instead (no nvcc: a faster first run); a CUDA build that
-# exists is used as it is.
+# builds and runs the CPU-only program instead (no nvcc: a faster first run), and links build/qkv
+# to it so that the README's commands work; `make` later replaces the link with the CUDA program.
+# A CUDA build that exists is used as it is. The demo says which program it runs.
+ifneq ($(LIB_CU_OBJ),)
+ifneq ($(shell test -L $(BUILD)/qkv && echo link),)
+$(shell rm -f $(BUILD)/qkv)
+endif
+endif
 ifeq ($(and $(LIB_CU_OBJ),$(if $(wildcard $(BUILD)/qkv),,not-built-yet)),)
+comma := ,
 demo: $(BUILD)/qkv
+	$(if $(filter build/%,$(BUILD)),@if [ ! -e build/qkv ] || [ -L build/qkv ]; then ln -sfn $(patsubst build/%,%,$(BUILD))/qkv build/qkv; fi)
+	@echo "make demo: running $(BUILD)/qkv ($(if $(LIB_CU_OBJ),built with CUDA,CPU only$(if $(filter 1,$(CUDA_FOUND)),$(comma) although nvcc is installed: make builds the CUDA one))$(if $(filter build/%,$(BUILD)),; build/qkv links to it))"
 	$(BUILD)/qkv demo --out demo_out
 else
 demo:

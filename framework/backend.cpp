@@ -27,8 +27,14 @@ Backend& backend_for(Device device) {
   auto found = cuda_backends.find(device.index);
   if (found != cuda_backends.end()) return *found->second;
   if (!g_cuda_factory)
+#ifdef QKV_CPU_ONLY_BESIDE_NVCC
+    throw std::runtime_error("no CUDA device available: this is the CPU-only build of qkv (made with CUDA=0, as "
+                             "`make demo` does), although nvcc is installed; `make` builds the CUDA one as build/qkv; "
+                             "or use --device cpu");
+#else
     throw std::runtime_error("no CUDA device available (this qkv was built without CUDA: nvcc was not found at build time); "
                              "use --device cpu");
+#endif
   Backend* backend = g_cuda_factory(device.index);  // throws a clear error when unusable
   cuda_backends[device.index] = backend;
   return *backend;

@@ -790,20 +790,20 @@ std::vector<std::vector<std::vector<double>>> source_word_states(Translator& mod
 
 AttentionTrace trace_attention(Translator& model, const std::vector<std::string>& english,
                                const data::Vocab& english_vocab, const data::Vocab& hindi_vocab,
-                               int64_t layer) {
+                               int64_t layer, const Knockout& knockout) {
   model.last_attention(layer);  // checks the range before any work
   AttentionTrace trace;
   trace.layer = layer;
   trace.layers = model.layers();
   trace.english = english;
-  trace.hindi = model.translate({english}, english_vocab, hindi_vocab)[0];
+  trace.hindi = model.translate({english}, english_vocab, hindi_vocab, {.knockout = knockout})[0];
   // One teacher-forced pass over the model's own translation exposes the weights used for it.
   const data::Layout layout =
       model.layout_fitting(static_cast<int64_t>(english.size()), static_cast<int64_t>(trace.hindi.size()) + 1);
   data::SentencePair pair{english, trace.hindi, "<sentence>"};
   NoGradGuard no_grad;
   const data::Batch batch = data::make_batch({pair}, {0}, english_vocab, hindi_vocab, layout, model.device());
-  model.forward(batch, {.record_attention = true});
+  model.forward(batch, {.record_attention = true, .knockout = knockout});
   const Tensor keep = model.attention_mask(batch);
   const std::vector<double> weights = model.last_attention(layer).to_vector();
   const std::vector<double> allowed = keep.to_vector();

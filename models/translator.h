@@ -200,7 +200,8 @@ std::vector<std::vector<std::vector<double>>> source_word_states(Translator& mod
 
 // Greedy decoding with the final forward pass's attention in layer `layer` (0-based): the
 // sentence, its translation and the (T, T) weights over [source ; <sep> translation] (padding
-// removed). A `layer` out of range throws naming the valid range.
+// removed). A `layer` out of range throws naming the valid range. With a knockout, both the
+// decoding and the traced pass run with it (its positions are the model's, as in Knockout).
 struct AttentionTrace {
   int64_t layer = 0, layers = 1;            // which layer (0-based) of how many
   std::vector<std::string> english, hindi;  // hindi without <eos>
@@ -210,6 +211,6 @@ struct AttentionTrace {
 };
 AttentionTrace trace_attention(Translator& model, const std::vector<std::string>& english,
                                const data::Vocab& english_vocab, const data::Vocab& hindi_vocab,
-                               int64_t layer);
+                               int64_t layer, const Knockout& knockout = {});
 
 }  // namespace qkv::models

@@ -158,6 +158,12 @@ TEST_CASE("English as people type it: lower case, sentence punctuation off, sugg
   CHECK(data::nearest_words("cak", vocab) == std::vector<std::string>{"cake", "car", "cat"});
   CHECK(data::nearest_words("exma", vocab) == std::vector<std::string>{"exam"});
   CHECK(data::nearest_words("zorbleflax", vocab).empty());
+  // a swap of two neighbouring letters is one edit (Damerau): bank comes first, before the words
+  // two substitutions away (issue 36)
+  const std::vector<std::string> b_words = {"bat", "book", "break", "bank", "back"};
+  CHECK(data::nearest_words("bnak", b_words, 1) == std::vector<std::string>{"bank"});
+  CHECK(data::nearest_words("teh", {"the", "ten", "tea"}) == std::vector<std::string>{"the", "ten", "tea"});
+  CHECK(data::nearest_words("hte", {"tea", "the"}, 1) == std::vector<std::string>{"the"});
   const auto near_pad = data::nearest_words("<pad", vocab);  // specials are never suggested
   CHECK(std::find(near_pad.begin(), near_pad.end(), "<pad>") == near_pad.end());
 }

@@ -128,6 +128,8 @@ static bool translate_lines(models::Translator& model, const models::LoadedTrans
     }
     const std::string unknown = unknown_words(words, loaded.english);
     if (!unknown.empty()) fmt::print(stderr, "{}: warning: unknown words mapped to <unk>: {}\n", where, unknown);
+    if (every_word_unknown(words, loaded.english))
+      fmt::print(stderr, "{}: warning: {}\n", where, kMeaninglessTranslation);
     lines.push_back(join(words, " "));
     batch.push_back(words);
     if (batch.size() == kBatch) flush();
@@ -438,6 +440,10 @@ std::vector<std::string> sentence_words(const std::string& sentence, const std::
   return words;
 }
 
+bool every_word_unknown(const std::vector<std::string>& words, const data::Vocab& vocab) {
+  return std::none_of(words.begin(), words.end(), [&](const std::string& w) { return vocab.contains(w); });
+}
+
 std::string unknown_words(const std::vector<std::string>& words, const data::Vocab& vocab) {
   std::string unknown;
   for (const auto& w : words) {
@@ -460,6 +466,7 @@ void check_sentence(const std::vector<std::string>& words, const models::Transla
                                          data::kMaxSentenceWords));
   const std::string unknown = unknown_words(words, vocab);
   if (!unknown.empty()) fmt::print(stderr, "warning: unknown words mapped to <unk>: {}\n", unknown);
+  if (every_word_unknown(words, vocab)) fmt::print(stderr, "warning: {}\n", kMeaninglessTranslation);
 }
 
 std::string version_text() {

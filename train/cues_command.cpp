@@ -25,7 +25,7 @@ namespace fs = std::filesystem;
 namespace {
 
 struct CuesOptions {
-  std::string checkpoint, split = "sense_context", cues = "data/idioms/cues.tsv", out, device = "cpu";
+  std::string checkpoint, split = "sense_context", data_dir = "data/idioms", cues, out, device = "cpu";  // cues empty: DATA/cues.tsv
   std::vector<std::string> compare;
   uint64_t seed = 1;
   int threads = 0;
@@ -90,23 +90,28 @@ render::Series histogram(const std::vector<double>& values, int bins, const std:
   return s;
 }
 
+// One panel per model, side by side; in each, one colour per layer (the cue solid, the other
+// words dashed), so that no two layers share a colour and the legend fits its panel.
 void write_histogram(const std::vector<CueResult>& results, const CuesOptions& o, const std::string& path) {
-  static const render::RGB palette[] = {{31, 119, 180}, {214, 39, 40}, {44, 160, 44}, {148, 103, 189},
-                                        {255, 127, 14}, {140, 86, 75}, {227, 119, 194}, {127, 127, 127}};
-  render::LinePlotSpec spec;
-  spec.title = fmt::format("cue attention on {}: the cue's peak weight over the target queries (solid)\nagainst "
-                           "the other source words' mean peak (dashed)", o.split);
-  spec.x_label = "peak attention weight (20 bins)";
-  spec.y_label = "fraction of sentences";
-  size_t colour = 0;
-  for (const CueResult& r : results)
-    for (const models::CueLayer& l : r.report.layers) {
-      const render::RGB c = palette[colour++ % std::size(palette)];
-      const std::string name = fmt::format("{} L{}", r.mode, l.layer + 1);
-      spec.series.push_back(histogram(l.cue_peaks, 20, name + " cue", c, false));
-      spec.series.push_back(histogram(l.baseline_peaks, 20, name + " others", c, true));
+  std::vector<render::Image> panels;
+  for (const CueResult& r : results) {
+    render::LinePlotSpec spec;
+    spec.title = fmt::format("{} ({}): cue attention on {}\nthe cue's peak weight over the target queries (solid)\n"
+                             "against the other source words' mean peak (dashed)", r.mode,
+                             std::filesystem::path(r.checkpoint).parent_path().filename().string(), o.split);
+    spec.x_label = "peak attention weight (20 bins)";
+    spec.y_label = "fraction of sentences";
+    spec.width = 640;
+    const size_t layers = r.report.layers.size(), shown = std::min<size_t>(layers, 10);  // tab10 has 10 colours
+    for (size_t i = layers - shown; i < layers; ++i) {
+      const models::CueLayer& l = r.report.layers[i];
+      const render::RGB c = render::tab10(static_cast<int>(i - (layers - shown)));
+      spec.series.push_back(histogram(l.cue_peaks, 20, fmt::format("L{} cue", l.layer + 1), c, false));
+      spec.series.push_back(histogram(l.baseline_peaks, 20, fmt::format("L{} others", l.layer + 1), c, true));
     }
-  render::write_png(render::render_line_plot(spec), path);
+    panels.push_back(render::render_line_plot(spec));
+  }
+  render::write_png(render::hstack(panels, 16), path);
 }
 
 }  // namespace
@@ -127,7 +132,8 @@ std::string knockout_table(const std::vector<CueResult>& results) {
 
 namespace {
 
-void run_cues(const CuesOptions& o) {
+void run_cues(CuesOptions o) {
+  if (o.cues.empty()) o.cues = (std::filesystem::path(o.data_dir) / "cues.tsv").string();
   std::vector<data::CueSentence> sentences;
   for (data::CueSentence& s : data::load_cues(o.cues))
     if (s.split == o.split) sentences.push_back(std::move(s));
@@ -173,7 +179,8 @@ void register_cues(CLI::App& app) {
   cmd->add_option("--compare", o->compare, "more checkpoints, measured the same way (e.g. static)");
   cmd->add_option("--split", o->split, "sense_context | idiom_context | test")
       ->check(CLI::IsMember({"sense_context", "idiom_context", "test"}))->capture_default_str();
-  cmd->add_option("--cues", o->cues, "the cue file (python3 data/make_idioms.py writes it)")->capture_default_str();
+  cmd->add_option("--data", o->data_dir, "dataset directory, whose cues.tsv is read")->capture_default_str();
+  cmd->add_option("--cues", o->cues, "the cue file (python3 data/make_idioms.py writes it) [default: DATA/cues.tsv]");
   cmd->add_option("--out", o->out, "also write DIR/cues_SPLIT.tsv, .json and .png");
   cmd->add_option("--seed", o->seed, "seed of the random knocked-out word")->check(seed_value())->capture_default_str();
   cmd->add_option("--device", o->device, "cpu | cuda | cuda:N")->capture_default_str();

@@ -86,7 +86,8 @@ struct Demo {
 
 std::string html_escape(const std::string& s) {
   std::string out;
-  for (char c : s) out += c == '<' ? "&lt;" : c == '>' ? "&gt;" : c == '&' ? "&amp;" : std::string(1, c);
+  for (char c : s)
+    out += c == '<' ? "&lt;" : c == '>' ? "&gt;" : c == '&' ? "&amp;" : c == '"' ? "&quot;" : c == '\'' ? "&#39;" : std::string(1, c);
   return out;
 }
 
@@ -479,8 +480,8 @@ void write_page(Demo& d) {
                          fmt::format("{}: train loss per step and valid loss per epoch", r.label)});
   std::string figures;
   for (const auto& [file, caption] : d.figures)
-    figures += fmt::format("<figure><img src=\"{}\" alt=\"{}\"><figcaption>{}</figcaption></figure>\n", file,
-                           html_escape(caption), html_escape(caption));
+    figures += fmt::format("<figure><a href=\"{}\"><img src=\"{}\" alt=\"{}\"></a><figcaption>{}</figcaption></figure>\n",
+                           html_escape(file), html_escape(file), html_escape(caption), html_escape(caption));
   d.page["FIGURES"] = figures;
   std::vector<std::string> checkpoints;
   for (const DemoModel& r : d.defaults) checkpoints.push_back(r.train.checkpoint);

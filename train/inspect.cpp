@@ -129,37 +129,58 @@ struct AttendOptions {
   std::string knockout_layer = "all";  // 1-based layer or all
 };
 
-// QUERY:KEY as two whole numbers; the message names the text given.
+// Which queries --knockout hides its key from: one row of the map, every target row, or all rows.
+constexpr int64_t kAllQueries = -1, kTargetQueries = -2;
+
+// QUERY:KEY: QUERY a whole number, `target` or `all`, KEY a whole number; the message names the text.
 static std::pair<int64_t, int64_t> parse_knockout(const std::string& text) {
   const size_t colon = text.find(':');
   const auto number = [&](const std::string& part) {
     if (part.empty() || part.size() > 6 || part.find_first_not_of("0123456789") != std::string::npos)
-      throw std::runtime_error(fmt::format("--knockout: expected QUERY:KEY, two whole numbers (rows and columns of "
-                                           "attend's map, 0-based), got '{}'", text));
+      throw std::runtime_error(fmt::format("--knockout: expected QUERY:KEY, QUERY a whole number, target or all and "
+                                           "KEY a whole number (rows and columns of attend's map, 0-based), got '{}'",
+                                           text));
     return static_cast<int64_t>(std::stoll(part));
   };
   if (colon == std::string::npos) number("");
-  return {number(text.substr(0, colon)), number(text.substr(colon + 1))};
+  const std::string query = text.substr(0, colon);
+  const int64_t q = query == "all" ? kAllQueries : query == "target" ? kTargetQueries : number(query);
+  return {q, number(text.substr(colon + 1))};
+}
+
+// Why `query` never attends to `key` (empty when it may): a knockout there removes nothing.
+static std::string never_sees(const models::Translator& model, int64_t query, int64_t key, int64_t n) {
+  if (query < 0) return "";
+  if (model.config().attention == models::AttentionMode::None && key != query)
+    return "a model without attention lets each position see only itself";
+  if (query < n && key >= n) return "a source word sees only the source";
+  if (query >= n && key > query) return "a target position sees the source and the target positions up to itself";
+  return "";
+}
+
+// The 0-based layer of --knockout-layer, or -1 for all.
+static int64_t knockout_layer(const AttendOptions& o, const models::Translator& model) {
+  if (o.knockout_layer == "all") return -1;
+  const bool digits = !o.knockout_layer.empty() && o.knockout_layer.size() <= 3 &&
+                      o.knockout_layer.find_first_not_of("0123456789") == std::string::npos;
+  const int64_t layer = digits ? std::stoll(o.knockout_layer) : 0;
+  if (layer < 1 || layer > model.layers())
+    throw std::runtime_error(fmt::format("--knockout-layer '{}': expected all or 1 to {} ({} has {} layer{})",
+                                         o.knockout_layer, model.layers(), o.checkpoint, model.layers(),
+                                         model.layers() == 1 ? "" : "s"));
+  return layer - 1;
 }
 
 // attend --knockout: the translation without and with the knockout. QUERY and KEY number the
-// labels of the map (the English words, <sep>, the translation's words), as `--format text` shows.
+// labels of the map (the English words, <sep>, the translation's words), as `--format text` shows;
+// QUERY `target` hides the key from every target row, `all` from every row. With --format json it
+// writes both translations and every layer's weights of the knocked-out pass (the explorer's test).
 static void run_knockout(const AttendOptions& o, const std::vector<std::string>& words) {
   const auto [query, key] = parse_knockout(o.knockout);
   models::LoadedTranslator loaded = models::load_translator(o.checkpoint, Device::parse(o.device));
   models::Translator& model = *loaded.model;
   check_sentence(words, model, loaded.english);
-  int64_t layer = -1;
-  if (o.knockout_layer != "all") {
-    const bool digits = !o.knockout_layer.empty() && o.knockout_layer.size() <= 3 &&
-                        o.knockout_layer.find_first_not_of("0123456789") == std::string::npos;
-    layer = digits ? std::stoll(o.knockout_layer) : 0;
-    if (layer < 1 || layer > model.layers())
-      throw std::runtime_error(fmt::format("--knockout-layer '{}': expected all or 1 to {} ({} has {} layer{})",
-                                           o.knockout_layer, model.layers(), o.checkpoint, model.layers(),
-                                           model.layers() == 1 ? "" : "s"));
-    layer -= 1;
-  }
+  const int64_t layer = knockout_layer(o, model);
   const std::vector<std::string> plain = model.translate({words}, loaded.english, loaded.hindi)[0];
   std::vector<std::string> labels = words;
   labels.push_back("<sep>");
@@ -170,14 +191,39 @@ static void run_knockout(const AttendOptions& o, const std::vector<std::string>&
                                          o.knockout, join(words, " "), join(plain, " "), rows - 1));
   const int64_t S = std::max(model.config().layout.max_source, n);  // the source slots translate lays out
   const auto position = [&](int64_t label) { return label < n ? label : S + (label - n); };
-  models::ForwardOptions options;
-  options.knockout = {.key = position(key), .query_from = position(query), .query_to = position(query) + 1,
-                      .layer = layer};
-  const std::vector<std::string> knocked = model.translate({words}, loaded.english, loaded.hindi, options)[0];
-  fmt::print("{}\nwithout knockout: {}\nknockout of key {} '{}' from query {} '{}' ({}): {}\n{}\n", join(words, " "),
-             join(plain, " "), key, labels[key], query, labels[query],
-             layer < 0 ? "every layer" : fmt::format("layer {}", layer + 1), join(knocked, " "),
-             knocked == plain ? "unchanged" : "changed");
+  const int64_t T = S + model.decode_length(S);  // the layout translate decodes in
+  const auto [from, to] = query == kAllQueries ? std::pair<int64_t, int64_t>{0, T}
+                          : query == kTargetQueries ? std::pair<int64_t, int64_t>{S, T}
+                                                    : std::pair<int64_t, int64_t>{position(query), position(query) + 1};
+  const models::Knockout knock = {.key = position(key), .query_from = from, .query_to = to, .layer = layer};
+  const std::string queries = query == kAllQueries ? "every query" : query == kTargetQueries ? "the target queries"
+                              : fmt::format("query {} '{}'", query, labels[query]);
+  const std::string where = layer < 0 ? "every layer" : fmt::format("layer {}", layer + 1);
+  if (o.format == "json") {
+    nlohmann::ordered_json j = {{"sentence", join(words, " ")}, {"translation", join(plain, " ")},
+                                {"knockout", {{"key", key}, {"queries", query == kAllQueries ? "all" : query == kTargetQueries
+                                                                           ? "target" : std::to_string(query)},
+                                              {"layer", layer < 0 ? "all" : std::to_string(layer + 1)}}}};
+    for (int64_t l = 0; l < model.layers(); ++l) {
+      const models::AttentionTrace t = models::trace_attention(model, words, loaded.english, loaded.hindi, l, knock);
+      j["knocked_translation"] = join(t.hindi, " ");
+      j["labels"] = t.labels;
+      const size_t size = t.labels.size();
+      nlohmann::ordered_json weights = nlohmann::ordered_json::array();
+      for (size_t i = 0; i < size; ++i)
+        weights.push_back(std::vector<double>(t.weights.begin() + i * size, t.weights.begin() + (i + 1) * size));
+      j["weights"].push_back(weights);
+    }
+    fmt::print("{}\n", j.dump(2));
+    return;
+  }
+  const std::vector<std::string> knocked = model.translate({words}, loaded.english, loaded.hindi, {.knockout = knock})[0];
+  const std::string never = never_sees(model, query, key, n);
+  fmt::print("{}\nwithout knockout: {}\nknockout of key {} '{}' from {} ({}): {}\n{}\n", join(words, " "),
+             join(plain, " "), key, labels[key], queries, where, join(knocked, " "),
+             !never.empty() ? fmt::format("unchanged: query {} never sees key {} ({}), so this knockout removes nothing",
+                                          query, key, never)
+             : knocked == plain ? "unchanged" : "changed");
 }
 
 // The 0-based layer to trace in `model`: --layer N (1-based) or, when not given, the last one.
@@ -263,8 +309,8 @@ void register_inspection(CLI::App& app) {
   attend->add_option("sentence", *attend_words, "the English sentence, quoted or not (lower-cased, punctuation dropped)")
       ->required();
   attend->add_option("--knockout", a->knockout,
-                     "QUERY:KEY: hide key KEY from query QUERY (rows and columns of the text map, 0-based) and print "
-                     "the translation with and without it");
+                     "QUERY:KEY: hide key KEY from query QUERY (rows and columns of the text map, 0-based; QUERY "
+                     "target: every target row, all: every row) and print the translation with and without it");
   auto* knockout_layer = attend->add_option("--knockout-layer", a->knockout_layer, "the layer of --knockout, 1-based, or all")
                              ->capture_default_str();
   add_threads_option(attend, a->threads);
@@ -272,9 +318,11 @@ void register_inspection(CLI::App& app) {
     apply_threads(a->threads);
     if (a->knockout.empty() && knockout_layer->count() > 0)
       throw std::runtime_error("--knockout-layer needs --knockout QUERY:KEY");
-    if (!a->knockout.empty() && (layer->count() > 0 || !a->out.empty() || !a->format.empty() || !a->compare.empty()))
-      throw std::runtime_error("--knockout prints two translations: it takes no --layer (use --knockout-layer), "
-                               "--out, --format or --compare");
+    if (!a->knockout.empty() && (layer->count() > 0 || !a->out.empty() || (!a->format.empty() && a->format != "json") ||
+                                 !a->compare.empty()))
+      throw std::runtime_error("--knockout prints two translations (or, with --format json, them and every layer's "
+                               "weights): it takes no --layer (use --knockout-layer), --out, --format other than json "
+                               "or --compare");
     a->sentence = join(*attend_words, " ");
     a->layer_given = layer->count() > 0;
     if (!a->out.empty()) check_output_file(a->out);  // a device, pipe or folder is refused before any work

@@ -38,6 +38,10 @@ int main(int argc, char** argv) {
 }
 
 static int run(CLI::App& app, int argc, char** argv) {
+  if (argc == 1) {  // plain `qkv`: the help, as `qkv --help` prints it, rather than an error
+    std::fputs(app.help().c_str(), stdout);
+    return 0;
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -95,7 +99,7 @@ static std::string did_you_mean(CLI::App& app, int argc, char** argv) {
     token = token.substr(2, token.find('=') == std::string::npos ? std::string::npos : token.find('=') - 2);
     if (std::find(flags.begin(), flags.end(), token) != flags.end()) continue;
     const auto near = qkv::nearest_strings(token, flags, 1);
-    if (!near.empty()) return fmt::format("; did you mean --{}?", near[0]);
+    if (!near.empty()) return fmt::format("; --{} is not an option of qkv {}: did you mean --{}?", token, command, near[0]);
   }
   return "";
 }

@@ -12,7 +12,7 @@
 namespace qkv::app {
 
 struct ProbeOptions {
-  std::string data_dir = "data/idioms", split = "train", cues = "data/idioms/cues.tsv", out, device = "cpu";
+  std::string data_dir = "data/idioms", split = "train", cues, out, device = "cpu";  // cues empty: DATA/cues.tsv
   int64_t per_sense = 300;  // sentences of each sense of each word
   uint64_t seed = 1;
   int threads = 0;

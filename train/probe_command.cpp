@@ -22,16 +22,21 @@ namespace qkv::app {
 
 namespace fs = std::filesystem;
 
+// --cues, or the cue file of --data (probe and cues follow --data like every other command).
+static std::string cue_file(const ProbeOptions& o) {
+  return o.cues.empty() ? (fs::path(o.data_dir) / "cues.tsv").string() : o.cues;
+}
+
 std::vector<data::SenseWord> load_sense_words(const ProbeOptions& o) {
   const std::vector<data::SentencePair> pairs = data::load_pairs((fs::path(o.data_dir) / (o.split + ".tsv")).string());
-  return data::sense_examples(pairs, data::load_cues(o.cues), o.per_sense, o.seed);
+  return data::sense_examples(pairs, data::load_cues(cue_file(o)), o.per_sense, o.seed);
 }
 
 std::vector<ProbeResult> run_probes(const ProbeOptions& o, const std::vector<std::string>& checkpoints) {
   const std::vector<data::SenseWord> words = load_sense_words(o);
   if (words.empty())
     throw std::runtime_error(fmt::format("{}: no word of {} with two senses has sentences of both senses in split {}",
-                                         o.data_dir, o.cues, o.split));
+                                         o.data_dir, cue_file(o), o.split));
   std::vector<ProbeResult> results;
   for (const std::string& path : checkpoints) {
     models::LoadedTranslator loaded = models::load_translator(path, Device::parse(o.device));
@@ -102,6 +107,7 @@ void write_probe_files(const std::vector<ProbeResult>& results, const ProbeOptio
   chance.y = {50, 50};
   plot.series.push_back(chance);
   plot.width = 1000;
+  plot.integer_x = true;
   const std::string stem = (fs::path(dir) / "sense_probe").string();
   write_file_atomic(stem + ".tsv", tsv);
   write_file_atomic(stem + ".json", j.dump(2) + "\n");
@@ -118,7 +124,7 @@ void register_probe(CLI::App& app) {
   cmd->add_option("--compare", *compare, "more checkpoints, probed the same way (e.g. static)");
   cmd->add_option("--data", o->data_dir, "dataset directory")->capture_default_str();
   cmd->add_option("--split", o->split, "the split whose sentences are probed")->capture_default_str();
-  cmd->add_option("--cues", o->cues, "the cue file, whose labels give each word's senses")->capture_default_str();
+  cmd->add_option("--cues", o->cues, "the cue file, whose labels give each word's senses [default: DATA/cues.tsv]");
   cmd->add_option("--per-sense", o->per_sense, "sentences of each sense of each word (half fit, half score)")
       ->check(whole_number_in(4, 100000))->capture_default_str();
   cmd->add_option("--seed", o->seed, "seed of the sentence draw")->check(seed_value())->capture_default_str();

@@ -149,7 +149,7 @@ static void write_loss_plot(const std::string& path, const std::vector<EpochReco
   spec.y_label = "cross-entropy loss (log scale)";
   spec.log_y = true;
   render::Series steps{"train loss, every few steps", {}, {}, {174, 199, 232}};
-  render::Series train{"train loss, epoch mean", {}, {}, {31, 119, 180}};
+  render::Series train{"train loss, epoch mean (over the epoch)", {}, {}, {31, 119, 180}};
   render::Series valid{"valid loss", {}, {}, {255, 127, 14}};
   render::LinePlotSpec rate;
   rate.title = title + ": learning rate";
@@ -169,13 +169,15 @@ static void write_loss_plot(const std::string& path, const std::vector<EpochReco
     }
     begin = end;
   }
-  for (const auto& e : history) {
-    train.x.push_back(static_cast<double>(e.epoch) - 0.5);  // the mean over the epoch, drawn at its middle
-    train.y.push_back(e.train_loss);
+  for (const auto& e : history) {  // the mean over an epoch is a level across that epoch, not a point
+    train.x.insert(train.x.end(), {static_cast<double>(e.epoch) - 1, static_cast<double>(e.epoch)});
+    train.y.insert(train.y.end(), {e.train_loss, e.train_loss});
     valid.x.push_back(static_cast<double>(e.epoch));
     valid.y.push_back(e.valid.loss);
   }
-  train.markers = valid.markers = true;
+  valid.markers = true;
+  steps.markers = steps.x.size() < 2;  // a run of one logged step still shows its point
+  lr.markers = lr.x.size() < 2;
   spec.series = {steps, train, valid};
   if (lr.x.empty()) {
     render::write_png(render::render_line_plot(spec), path);

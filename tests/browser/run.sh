@@ -98,7 +98,21 @@ python3 tests/browser/compare.py "$work/alibi" "$count" dom.html 1e-5 float32 0 
   fail "the page and the C++ forward pass disagree for an alibi model (above)"
 
 # The controls, through the DevTools protocol: the layer selector, clicks on rows, the line view, widths.
-timeout 300 python3 tests/browser/interact.py "$CHROMIUM" "$work/page32.html" || fail "the page's controls (above)"
+read_as="The Bnak opens."  # read as the CLI reads it: 'the bnak opens', with bank suggested for bnak
+"$QKV" translate --checkpoint "${models[0]}" "$read_as" >"$work/read.out" 2>"$work/read.err" || fail "qkv translate '$read_as'"
+# Knockout by hand: for 5 sentences and both models, the word the page hides (a click) must give
+# the translation and weights of `qkv attend --knockout target:K --format json`.
+: >"$work/knockouts.jsonl"
+{ cut -f1 data/idioms/sense_context.tsv | head -n 3; cut -f1 data/idioms/test.tsv | head -n 2; } >"$work/knock_sentences.txt"
+while IFS= read -r s; do
+  for m in 0 1; do
+    "$QKV" attend --checkpoint "${models[$m]}" --knockout target:1 --format json "$s" 2>/dev/null |
+      python3 -c 'import json,sys; d=json.load(sys.stdin); d["model"]=int(sys.argv[1]); print(json.dumps(d, ensure_ascii=False))' "$m" \
+      >>"$work/knockouts.jsonl" || fail "qkv attend --knockout target:1 --format json '$s'"
+  done
+done <"$work/knock_sentences.txt"
+timeout 300 python3 tests/browser/interact.py "$CHROMIUM" "$work/page32.html" "$read_as" "$work/read.out" "$work/read.err" \
+  "$work/knockouts.jsonl" || fail "the page's controls (above)"
 
 # Hostile inputs (issue 26): markup and U+2028 in the starting sentences, in a vocabulary word and
 # in the checkpoint's file name. The page must still run its script and translate, and a script

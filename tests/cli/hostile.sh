@@ -194,6 +194,16 @@ expect_error "explore --out a pipe" "fifo.html: a pipe, not a regular file" \
 rc=$( ("$QKV" attend --checkpoint "$ckpt" --format text --out /proc/self/fd/1 "river bank" 2>"$work/err" | cat >"$work/out"); echo "${PIPESTATUS[0]}")
 if grep -q "/proc/self/fd/1: a pipe, not a regular file" "$work/err" && [ ! -s "$work/out" ]; then pass; else
   fail "attend --out /proc/self/fd/1 on a pipe: $(cat "$work/err")"; fi
+# a link to stdout on a regular file: attend and explore refuse it, as train does, and the link stays a link
+ln -s /proc/self/fd/1 "$work/stdout.png"
+for cmd in "attend --checkpoint $ckpt --format text --out $work/stdout.png river bank" \
+           "explore --checkpoint $ckpt --out $work/stdout.png"; do
+  # shellcheck disable=SC2086
+  "$QKV" $cmd >"$work/out" 2>"$work/err"; rc=$?
+  if [ "$rc" -ne 0 ] && grep -q "stdout.png: a symbolic link" "$work/err" && [ -L "$work/stdout.png" ] && [ ! -s "$work/out" ]; then pass; else
+    fail "${cmd%% *} --out a link to /proc/self/fd/1 (rc $rc): $(cat "$work/err")"; fi
+done
+expect_error "train --out a link to /proc/self/fd/1" "is not a directory" "$QKV" train "${run[@]}" --out "$work/stdout.png"
 [ -L "$work/null.png" ] && [ -p "$work/fifo.html" ] && [ -c /dev/null ] && pass || fail "an output that is not a file was replaced"
 expect_error "train --out a link to /dev/null" "is not a directory" "$QKV" train "${run[@]}" --out "$work/null.png"
 rm -rf "$work/forced" && mkdir -p "$work/forced/model.safetensors"

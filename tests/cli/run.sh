@@ -356,6 +356,24 @@ if "$QKV" demo --data "$gen" --epochs 1 --layers 2 --out "$work/demo" >"$work/ou
     grep -q 'href="explore.html"' "$work/demo/index.html" && pass ||
     fail "demo: explore.html embeds the three modes and index.html links to it"
   # the recorded grid is drawn, with the command that made it, and this run's cells sit beside it
+  # every picture's alt text is its whole caption, quotes and all (a sentence in "..." once cut it short)
+  python3 - "$work/demo/index.html" <<'PY' && pass || fail "demo: index.html's alt texts are not the captions (above)"
+import html.parser, sys
+class Figures(html.parser.HTMLParser):
+    def __init__(self):
+        super().__init__(); self.alts, self.captions, self.in_caption = [], [], False
+    def handle_starttag(self, tag, attrs):
+        if tag == "img": self.alts.append(dict(attrs).get("alt", ""))
+        if tag == "figcaption": self.in_caption = True; self.captions.append("")
+    def handle_endtag(self, tag):
+        if tag == "figcaption": self.in_caption = False
+    def handle_data(self, data):
+        if self.in_caption: self.captions[-1] += data
+f = Figures(); f.feed(open(sys.argv[1], encoding="utf-8").read())
+figure_alts = f.alts[-len(f.captions):]
+quoted = [c for c in f.captions if '"' in c]
+assert f.captions and quoted and figure_alts == f.captions and all(f.alts), (f.alts, f.captions)
+PY
   [ -s "$work/demo/ablation.png" ] && grep -q "qkv ablate --data data/idioms --blocks 1,2,3,4,5" "$work/demo/index.html" &&
     grep -q "learned, 1 block, frozen embeddings .* 11.4%" "$work/out" && pass ||
     fail "demo: the ablation grid section: $(grep -A12 'ablation grid' "$work/out")"
@@ -639,6 +657,9 @@ expect_error "explore: a --sentence that is not UTF-8" "not valid UTF-8" "$QKV" 
 "$QKV" attend --checkpoint "$ckpt" --knockout 4:0 "river bank flows" >"$work/out" 2>/dev/null &&
   grep -q "^without knockout: " "$work/out" && grep -q "^knockout of key 0 'river' from query 4" "$work/out" &&
   grep -Eq "^(changed|unchanged)$" "$work/out" && pass || fail "attend --knockout prints both translations: $(cat "$work/out")"
+"$QKV" attend --checkpoint "$ckpt" --knockout 0:5 "river bank flows" >"$work/out" 2>/dev/null &&
+  grep -q "^unchanged: query 0 never sees key 5 (a source word sees only the source)" "$work/out" && pass ||
+  fail "attend --knockout of a key the query never sees says so: $(cat "$work/out")"
 expect_error "attend --knockout not QUERY:KEY" "--knockout: expected QUERY:KEY" "$QKV" attend --checkpoint "$ckpt" --knockout 4-0 "river bank flows"
 expect_error "attend --knockout past the map" "has rows and columns 0 to" "$QKV" attend --checkpoint "$ckpt" --knockout 40:0 "river bank flows"
 expect_error "attend --knockout-layer out of range" "--knockout-layer '2': expected all or 1 to 1" \
@@ -664,6 +685,30 @@ expect_error "cues: cue on the ambiguous word" "bad_cues.tsv:2: the cue position
 expect_error "cues: a split without cue sentences" "--split idiom_context: .* has no sentence of that split" \
   "$QKV" cues --checkpoint "$ckpt" --cues "$work/cues.tsv" --split idiom_context
 expect_error "cues: unknown split" "--split" "$QKV" cues --checkpoint "$ckpt" --split role_swap
+
+# ---- a first run's rough edges (issue 36) ----
+# cues and probe follow --data from any folder: DIR/cues.tsv, not data/idioms/cues.tsv
+mkdir -p "$work/cue_data" && cp "$work/cues.tsv" "$work/cue_data/cues.tsv" && head -n 2000 data/idioms/train.tsv >"$work/cue_data/train.tsv"
+abs_ckpt=$(realpath "$ckpt") abs_qkv=$(realpath "$QKV")
+(cd /tmp && "$abs_qkv" cues --checkpoint "$abs_ckpt" --data "$work/cue_data") >"$work/out" 2>&1 &&
+  grep -q "5 sentences of $work/cue_data/cues.tsv" "$work/out" && pass || fail "cues --data DIR reads DIR/cues.tsv: $(head -3 "$work/out")"
+(cd /tmp && "$abs_qkv" probe --checkpoint "$abs_ckpt" --data "$work/cue_data" --per-sense 4) >"$work/out" 2>&1
+grep -q "data/idioms/cues.tsv" "$work/out" && fail "probe --data DIR still reads data/idioms/cues.tsv: $(head -3 "$work/out")" || pass
+# suggestions: a swap is one edit; each unknown word with its own; a mistyped flag and split named
+"$QKV" translate --checkpoint "$ckpt" "the bnak flows" >/dev/null 2>"$work/err"
+grep -q "'bnak' (did you mean 'bank'" "$work/err" && pass || fail "bnak suggests bank first: $(cat "$work/err")"
+"$QKV" translate --checkpoint "$ckpt" "zorblax bnak" >/dev/null 2>"$work/err"
+grep -q "every word is unknown to this model" "$work/err" && pass || fail "a sentence of unknown words only: no warning: $(cat "$work/err")"
+expect_error "mistyped flag named" "--chekpoint is not an option of qkv translate: did you mean --checkpoint\?" \
+  "$QKV" translate --chekpoint "$ckpt" "river bank flows"
+expect_error "mistyped split" "did you mean 'coordination'\?" "$QKV" eval --checkpoint "$ckpt" --split coordnation
+"$QKV" >"$work/out" 2>"$work/err" && grep -q "Subcommands:\|SUBCOMMANDS\|Commands:" "$work/out" && [ ! -s "$work/err" ] && pass ||
+  fail "plain qkv prints the help: $(head -3 "$work/out") $(cat "$work/err")"
+# a CPU-only build on a machine with nvcc says which build it is and how to make the CUDA one
+if "$QKV" --version | grep -qi "cuda *off" && { command -v nvcc >/dev/null || [ -x /usr/local/cuda/bin/nvcc ]; }; then
+  expect_error "--device cuda on the CPU-only build beside nvcc" "CPU-only build of qkv.*make. builds the CUDA one" \
+    "$QKV" translate --checkpoint "$ckpt" --device cuda "river bank flows"
+fi
 
 echo "cli: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]

@@ -26,6 +26,14 @@ for program in qkv qkv_tests qkv_framework_tests; do
   grep -qE -- "-o $work/b/$program( |$)" <<<"$plan" && pass || fail "plain make does not link $program"
 done
 
+# ---- make demo where nvcc exists but nothing is built: the CPU-only program, linked as build/qkv (issue 36) ----
+demo_plan=$(make --no-print-directory -n BUILD="$work/bb" CUDA=1 NVCC=/bin/true demo 2>/dev/null)
+grep -q "CUDA=0 demo" <<<"$demo_plan" && pass || fail "make demo with nvcc and no program built does not fall back to CUDA=0: $demo_plan"
+demo_plan2=$(make --no-print-directory -n BUILD=build/cpu-only CUDA=0 NVCC=/bin/true demo 2>/dev/null)
+grep -q "ln -sfn cpu-only/qkv build/qkv" <<<"$demo_plan2" && grep -q "running build/cpu-only/qkv (CPU only, although nvcc is installed" <<<"$demo_plan2" &&
+  grep -q "build/qkv links to it" <<<"$demo_plan2" && pass ||
+  fail "make demo's CPU-only program is not linked as build/qkv, or the demo does not say which program it runs: $demo_plan2"
+
 # ---- the unity build: each folder's files compile together, and UNITY=0 compiles them one by one ----
 grep -qE -- "-c $work/b/unity/app_a.cpp" <<<"$plan" && grep -qE -- "-c $work/b/unity/framework.cpp" <<<"$plan" \
   && pass || fail "plain make does not compile the unity groups"

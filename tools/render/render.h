@@ -154,7 +154,8 @@ struct LinePlotSpec {
   std::string title, x_label, y_label;  // title may contain '\n'
   std::vector<Series> series;
   bool log_x = false, log_y = false;  // non-positive values are skipped on a log axis
-  int width = 800, height = 500;
+  bool integer_x = false;  // x counts something (layers, blocks): ticks only at whole numbers
+  int width = 800, height = 500;  // the height grows when the legend needs more room
 };
 
 Image render_line_plot(const LinePlotSpec&);

@@ -102,10 +102,11 @@ Axis make_axis(bool log, const std::vector<double>& values, bool pad_linear, int
 }  // namespace
 
 Image render_line_plot(const LinePlotSpec& spec) {
-  const int W = std::max(spec.width, 200), H = std::max(spec.height, 150);
-  Image img(W, H);
+  const int W = std::max(spec.width, 200);
+  int H = std::max(spec.height, 150);
   const Font title_f(17.0f), label_f(14.0f), tick_f(12.0f);
   const int pad = 12;
+  const int legend_row_h = static_cast<int>(std::lround(label_f.pixel_height() * 1.6));
 
   std::vector<double> xs, ys;
   for (const auto& s : spec.series) {
@@ -121,13 +122,15 @@ Image render_line_plot(const LinePlotSpec& spec) {
   const int tick_h = static_cast<int>(std::lround(tick_f.pixel_height() * 1.4));
   const int xlabel_h = spec.x_label.empty() ? 0 : static_cast<int>(std::lround(label_f.pixel_height() * 1.5));
   const int py0 = top + 6;
-  const int py1 = H - pad - xlabel_h - tick_h - 8;
 
-  // Legend (right of the plot area).
+  // Legend (right of the plot area); the image grows downwards until every entry fits.
   int legend_w = 0;
   std::vector<const Series*> named;
   for (const auto& s : spec.series)
     if (!s.name.empty()) named.push_back(&s);
+  if (!named.empty()) H = std::max(H, py0 + 8 + legend_row_h * static_cast<int>(named.size()) + pad);
+  Image img(W, H);
+  const int py1 = H - pad - xlabel_h - tick_h - 8;
   for (const auto* s : named) legend_w = std::max(legend_w, label_f.text_width(s->name));
   if (!named.empty()) legend_w += 28 + 8 + 16;
 
@@ -140,7 +143,17 @@ Image render_line_plot(const LinePlotSpec& spec) {
   const int px1 = W - pad - (legend_w ? legend_w + 12 : 8);
   if (px1 - px0 < 40 || py1 - py0 < 40) throw std::invalid_argument("line plot: image too small for its labels");
   const int xmax_ticks = std::clamp((px1 - px0) / 70, 2, 12);
-  const Axis ax = make_axis(spec.log_x, xs, false, xmax_ticks);
+  // Dots are drawn whole: a series with markers pads the x axis (a last point is not cut in half).
+  const bool dots = std::any_of(spec.series.begin(), spec.series.end(), [](const Series& s) { return s.markers; });
+  Axis ax = make_axis(spec.log_x, xs, dots, xmax_ticks);
+  if (spec.integer_x && !spec.log_x) {  // layers 0 and 1 get the ticks 0 and 1, never 0.2 ... 0.8
+    for (size_t i = ax.major.size(); i-- > 0;)
+      if (std::fabs(ax.major[i] - std::round(ax.major[i])) > 1e-9) {
+        ax.major.erase(ax.major.begin() + static_cast<long>(i));
+        ax.labels.erase(ax.labels.begin() + static_cast<long>(i));
+      }
+    for (auto& label : ax.labels) label = format_fixed(std::stod(label), 0);
+  }
 
   const auto map_x = [&](double t) { return px0 + (t - ax.lo) / (ax.hi - ax.lo) * (px1 - px0); };
   const auto map_y = [&](double t) { return py1 - (t - ay.lo) / (ay.hi - ay.lo) * (py1 - py0); };
@@ -238,7 +251,7 @@ Image render_line_plot(const LinePlotSpec& spec) {
   // Legend box.
   if (!named.empty()) {
     const int lx0 = px1 + 12, ly0 = py0;
-    const int row_h = static_cast<int>(std::lround(label_f.pixel_height() * 1.6));
+    const int row_h = legend_row_h;
     const int lx1 = lx0 + legend_w, ly1 = ly0 + 8 + row_h * static_cast<int>(named.size());
     img.stroke_rect(lx0, ly0, lx1, ly1, {190, 190, 190});
     for (size_t i = 0; i < named.size(); ++i) {
