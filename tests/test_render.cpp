@@ -505,6 +505,35 @@ TEST_CASE("line plots: log axes, legend, dashed series") {
     CHECK(std::fabs(ym - expect) < 3.0);
     CHECK(yb < ya);  // increasing upwards
   }
+  SUBCASE("the image grows until a long legend fits, and a dot on the axis's end is drawn whole (issue 36)") {
+    LinePlotSpec many;
+    many.height = 300;
+    for (int i = 0; i < 20; ++i) many.series.push_back({"series " + std::to_string(i), {0, 1}, {0, 1}, tab10(i)});
+    const Image tall = render_line_plot(many);
+    CHECK(tall.height > 300);
+    int last_row = -1;  // the legend's last sample line (series 19's colour) lies inside the image
+    for (int y = 0; y < tall.height; ++y)
+      for (int x = tall.width - 200; x < tall.width; ++x)
+        if (tall.get(x, y) == tab10(19)) last_row = y;
+    CHECK(last_row > 300 - 40);
+    LinePlotSpec dots;  // three single dots at x = 0, 1, 2: the end ones as whole as the middle one
+    const RGB colours[] = {{200, 0, 0}, {0, 150, 0}, {0, 0, 200}};
+    for (int i = 0; i < 3; ++i) {
+      Series one{"", {static_cast<double>(i)}, {1.0}, colours[i]};
+      one.markers = true;
+      dots.series.push_back(one);
+    }
+    const Image img = render_line_plot(dots);
+    const auto pixels = [&](RGB c) {
+      int n = 0;
+      for (int y = 0; y < img.height; ++y)
+        for (int x = 0; x < img.width; ++x) n += colour_distance(img.get(x, y), c) < 60;
+      return n;
+    };
+    CHECK(pixels(colours[1]) > 10);
+    CHECK(std::abs(pixels(colours[2]) - pixels(colours[1])) <= 3);
+    CHECK(std::abs(pixels(colours[0]) - pixels(colours[1])) <= 3);
+  }
   SUBCASE("empty plot still renders") {
     LinePlotSpec empty;
     const Image img = render_line_plot(empty);

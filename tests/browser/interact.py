@@ -195,6 +195,22 @@ try:
     check(chosen == "1" and opened["selected"] == [0] and len(opened["lines"]) == words,
           f"a click on layer 2's small map should open layer 2 with row 0: layer {chosen}, {opened}")
 
+    # The keyboard: a focused row shows its tooltip, ArrowDown moves the chosen query, and Enter on a
+    # small map opens its layer; SVGs have a role and a label, Hindi text lang="hi".
+    choose_layer("0")
+    js("""document.querySelector('.model[data-model="0"] .layer-view .query-row[data-query="0"]').focus()""")
+    tip = js("document.getElementById('tooltip').style.display")
+    browser.command("Input.dispatchKeyEvent", type="keyDown", key="ArrowDown", code="ArrowDown", windowsVirtualKeyCode=40)
+    moved = js("[view.selected[0], document.activeElement?.dataset?.query]")
+    check(tip == "block" and moved == [1, "1"], f"keyboard: tooltip on focus {tip!r}, ArrowDown from row 0 gave {moved}")
+    choose_layer("all")
+    js("""document.querySelector('.model[data-model="0"] .layer-grid figure:nth-child(2)').focus()""")
+    browser.command("Input.dispatchKeyEvent", type="keyDown", key="Enter", code="Enter", windowsVirtualKeyCode=13)
+    check(js("document.getElementById('layer').value") == "1", "keyboard: Enter on layer 2's small map does not open it")
+    roles = js("[...document.querySelectorAll('svg.attention-map')].every(s => s.getAttribute('role') && s.getAttribute('aria-label'))")
+    hindi = js("[...document.querySelectorAll('.translation')].every(p => p.lang === 'hi')")
+    check(roles and hindi, f"SVGs with role and label: {roles}; translations lang=hi: {hindi}")
+
     # Narrow windows: nothing wider than 620 px; at 420 px the models stack.
     for width in (620, 420):
         browser.command("Emulation.setDeviceMetricsOverride", width=width, height=900, deviceScaleFactor=1, mobile=False)
@@ -202,6 +218,17 @@ try:
         check(box["scroll"] <= width, f"at {width} px the page is {box['scroll']} px wide")
     first, second = box["panels"][:2]
     check(second["top"] >= first["bottom"], f"at 420 px the models do not stack: {box['panels']}")
+    # A 13-word sentence at 420 and 1500 px: the map's labels stay at 11 px or more (the map scrolls).
+    long = "the farmer and his old friends bought a new bat for the match"
+    for width in (420, 1500):
+        browser.command("Emulation.setDeviceMetricsOverride", width=width, height=900, deviceScaleFactor=1, mobile=False)
+        js(f"document.getElementById('sentence').value = {json.dumps(long)}")
+        click_element("#go")
+        choose_layer("0")
+        size = js("""(() => { const v = document.querySelector('.model[data-model="0"] .layer-view svg');
+          return 12 * v.getBoundingClientRect().width / +v.getAttribute('viewBox').split(' ')[2]; })()""")
+        wide = js("document.documentElement.scrollWidth")
+        check(size >= 10.99 and wide <= width, f"13 words at {width} px: labels at {size:.1f} px, page {wide} px wide")
 finally:
     browser.close()
 

@@ -674,6 +674,9 @@ head -n 6 data/idioms/cues.tsv >"$work/cues.tsv"
   python3 -c 'import json, sys; d = json.load(open(sys.argv[1])); assert len(d["models"]) == 2 and d["models"][0]["sentences"] == 5' \
     "$work/cues_out/cues_sense_context.json" && [ "$(wc -l <"$work/cues_out/cues_sense_context.tsv")" -eq 3 ] && pass ||
   fail "cues writes the table, TSV, JSON and PNG: $(head -5 "$work/out")"
+# the histogram has one panel per model (two here, 640 px each), so no two models share a colour
+python3 -c 'import struct, sys; w = struct.unpack(">I", open(sys.argv[1], "rb").read()[16:20])[0]; sys.exit(w < 1280)' \
+  "$work/cues_out/cues_sense_context.png" && pass || fail "cues: the histogram is not one panel per model"
 printf 'split\tenglish\n' >"$work/bad_cues.tsv"
 expect_error "cues: wrong header" "bad_cues.tsv:1: expected the header" "$QKV" cues --checkpoint "$ckpt" --cues "$work/bad_cues.tsv"
 { head -n 1 data/idioms/cues.tsv; printf 'sense_context\triver bank flows\t1\t9\triver\tbank:river\tकिनारा\n'; } >"$work/bad_cues.tsv"
