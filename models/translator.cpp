@@ -26,6 +26,7 @@ std::string TranslatorConfig::to_json() const {
   j["d_ff"] = d_ff;
   j["activation"] = activation_name(activation);
   if (positions != Positions::Absolute) j["positions"] = positions_name(positions);  // absent means absolute
+  if (frozen_embeddings) j["frozen_embeddings"] = true;  // absent means trained
   j["source_vocab"] = source_vocab;
   j["target_vocab"] = target_vocab;
   j["max_source"] = layout.max_source;
@@ -67,6 +68,11 @@ TranslatorConfig TranslatorConfig::from_json(const std::string& text) {
   };
   c.activation = later_choice("activation", "gelu", parse_activation);
   c.positions = later_choice("positions", "absolute", parse_positions);
+  if (j.contains("frozen_embeddings")) {
+    if (!j["frozen_embeddings"].is_boolean())
+      throw std::runtime_error("model config: 'frozen_embeddings' is not true or false");
+    c.frozen_embeddings = j["frozen_embeddings"].get<bool>();
+  }
   c.source_vocab = integer("source_vocab");
   c.target_vocab = integer("target_vocab");
   c.layout.max_source = integer("max_source");

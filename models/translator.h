@@ -30,6 +30,9 @@ struct TranslatorConfig {
   // checkpoints of absolute models stay byte-identical to those written before the option existed;
   // from_json reads a missing "positions" as absolute.
   Positions positions = Positions::Absolute;
+  // Trained with its token embeddings frozen at their initial values (qkv train --freeze-embeddings):
+  // written only when true, so other checkpoints stay byte-identical; the explorer labels it.
+  bool frozen_embeddings = false;
   int64_t source_vocab = 0, target_vocab = 0;
   data::Layout layout;
   // "layers" is written only when it is not 1, so one-layer checkpoints stay byte-identical to

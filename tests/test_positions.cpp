@@ -59,6 +59,15 @@ TEST_SUITE("positions") {
       CHECK(c.to_json().find("\"positions\":\"" + models::positions_name(p) + "\"") != std::string::npos);
       CHECK(models::TranslatorConfig::from_json(c.to_json()).positions == p);
     }
+    // frozen embeddings (issue 36): written only when true, read back, and checked
+    CHECK(c.to_json().find("frozen_embeddings") == std::string::npos);
+    models::TranslatorConfig frozen = c;
+    frozen.frozen_embeddings = true;
+    CHECK(models::TranslatorConfig::from_json(frozen.to_json()).frozen_embeddings);
+    std::string not_bool = frozen.to_json();
+    not_bool.replace(not_bool.find("true"), 4, "1");
+    CHECK(error_of([&] { models::TranslatorConfig::from_json(not_bool); }).find("'frozen_embeddings' is not true or false") !=
+          std::string::npos);
     std::string bad = c.to_json();
     bad.replace(bad.find("alibi"), 5, "sinusoid");
     CHECK(error_of([&] { models::TranslatorConfig::from_json(bad); }).find("unknown positions 'sinusoid'") != std::string::npos);

@@ -28,6 +28,7 @@ models::TranslatorConfig translator_config(const TrainOptions& o, const data::Da
   config.d_ff = o.d_ff;
   config.activation = o.activation;
   config.positions = o.positions;
+  config.frozen_embeddings = o.freeze_embeddings;
   config.source_vocab = english.size();
   config.target_vocab = hindi.size();
   const data::Layout train_layout = layout_for(ds);

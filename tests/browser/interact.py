@@ -70,7 +70,8 @@ try:
     check(all(s["translation"] for s in state), f"a model wrote no translation: {state}")
     labels = js("""[...document.querySelectorAll('.model')].map(p => [p.querySelector('h2').textContent,
       p.querySelector('p.about')?.textContent || ''])""")
-    check([("learned" in h and "2 blocks" in h and "rotary" in h, "W_q" in a) for h, a in labels[:1]] == [(True, True)] and
+    check([("learned" in h and "2 blocks" in h and "rotary" in h and "trained embeddings" in h, "W_q" in a)
+           for h, a in labels[:1]] == [(True, True)] and
           "static" in labels[1][0] and "Q = K = V" in labels[1][1], f"each panel says what its model is: {labels}")
     options = js("[...document.getElementById('layer').options].map(o => o.textContent)")
     check(options == ["all layers", "layer 1", "layer 2"], f"layer selector offers {options}")

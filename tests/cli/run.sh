@@ -352,6 +352,10 @@ if "$QKV" demo --data "$gen" --epochs 1 --layers 2 --out "$work/demo" >"$work/ou
   [ "$(grep -c '^\(learned\|static\|none\) \+1 frozen' "$work/out")" -eq 3 ] &&
     [ "$(grep -c '^\(learned\|static\) \+2 trained' "$work/out")" -eq 2 ] && pass ||
     fail "demo: expected three 1-block frozen rows and two 2-block trained rows: $(head -n 30 "$work/out")"
+  # the seed's setting's models say that their embeddings were frozen, and the page labels them so
+  grep -q '"frozen_embeddings":true' "$work/demo/explore.html" && grep -q 'frozen" : "trained"} embeddings' "$work/demo/explore.html" &&
+    grep -aq 'frozen_embeddings' "$work/demo/seed_learned/model.safetensors" && ! grep -aq 'frozen_embeddings' "$work/demo/learned/model.safetensors" && pass ||
+    fail "demo: the frozen-embedding models are not labelled so"
   [ "$(grep -o '"attention":"\(learned\|static\|none\)"' "$work/demo/explore.html" | sort -u | wc -l)" -eq 3 ] &&
     grep -q 'href="explore.html"' "$work/demo/index.html" && pass ||
     fail "demo: explore.html embeds the three modes and index.html links to it"
