@@ -1475,7 +1475,7 @@ def role_clause(d):
         d.feats["tool"] = tool[0]
         d.depth += 1
     ben = None
-    if verb in BENEFICIARY_VERBS and d.chance(0.25):
+    if verb in BENEFICIARY_VERBS and d.chance(0.5):
         ben = beneficiary(d, subj)
         if ben is None:
             return None

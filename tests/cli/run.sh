@@ -378,6 +378,9 @@ figure_alts = f.alts[-len(f.captions):]
 quoted = [c for c in f.captions if '"' in c]
 assert f.captions and quoted and figure_alts == f.captions and all(f.alts), (f.alts, f.captions)
 PY
+  # each figure's picture is a link to itself, so that a phone opens it full size
+  [ "$(grep -c '<figure><a href="\([^"]*\)"><img src="\1"' "$work/demo/index.html")" -ge 10 ] && pass ||
+    fail "demo: the figures' pictures do not link to themselves"
   [ -s "$work/demo/ablation.png" ] && grep -q "qkv ablate --data data/idioms --blocks 1,2,3,4,5" "$work/demo/index.html" &&
     grep -q "learned, 1 block, frozen embeddings .* 11.4%" "$work/out" && pass ||
     fail "demo: the ablation grid section: $(grep -A12 'ablation grid' "$work/out")"
