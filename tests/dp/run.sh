@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # tests/dp/run.sh — data-parallel training under mpirun, 2 ranks on this machine: a 2-rank run
 # matches a 1-process run with the same global batch (float64 checkpoints to 1e-10 relative,
-# float32 losses to 1e-5 over 50 steps), reruns are byte-identical, resume works with the same
+# float32 losses to 1e-5 of each loss over 50 steps), reruns are byte-identical, resume works with the same
 # number of ranks, and a dead rank, different flags or a different dataset stop every rank with
 # a clear line. Skipped (and passing) where qkv was built without MPI.
 set -u
