@@ -124,7 +124,7 @@ void register_probe(CLI::App& app) {
   cmd->add_option("--compare", *compare, "more checkpoints, probed the same way (e.g. static)");
   cmd->add_option("--data", o->data_dir, "dataset directory")->capture_default_str();
   cmd->add_option("--split", o->split, "the split whose sentences are probed")->capture_default_str();
-  cmd->add_option("--cues", o->cues, "the cue file, whose labels give each word's senses [default: DATA/cues.tsv]");
+  cmd->add_option("--cues", o->cues, "the cue file, whose labels give each word's senses [DATA/cues.tsv]");
   cmd->add_option("--per-sense", o->per_sense, "sentences of each sense of each word (half fit, half score)")
       ->check(whole_number_in(4, 100000))->capture_default_str();
   cmd->add_option("--seed", o->seed, "seed of the sentence draw")->check(seed_value())->capture_default_str();
