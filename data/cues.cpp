@@ -84,6 +84,10 @@ std::vector<CueSentence> parse_cues(std::istream& in, const std::string& path) {
   return rows;
 }
 
+std::string cue_file_of(const std::string& data_dir) {
+  return (std::filesystem::path(data_dir) / "cues.tsv").string();
+}
+
 std::vector<CueSentence> load_cues(const std::string& path) {
   std::error_code ec;
   if (std::filesystem::exists(path, ec) && !std::filesystem::is_regular_file(path, ec))

@@ -23,6 +23,8 @@ struct CueSentence {
   std::string source;                    // "file:line", for messages
 };
 
+// The cue file of a dataset directory (DIR/cues.tsv), which `qkv cues`, `qkv probe` and the demo read.
+std::string cue_file_of(const std::string& data_dir);
 // Reads the file (header line first); every error names file:line and the value at fault.
 std::vector<CueSentence> load_cues(const std::string& path);
 std::vector<CueSentence> parse_cues(std::istream& in, const std::string& path);

@@ -133,7 +133,7 @@ std::string knockout_table(const std::vector<CueResult>& results) {
 namespace {
 
 void run_cues(CuesOptions o) {
-  if (o.cues.empty()) o.cues = (std::filesystem::path(o.data_dir) / "cues.tsv").string();
+  if (o.cues.empty()) o.cues = data::cue_file_of(o.data_dir);
   std::vector<data::CueSentence> sentences;
   for (data::CueSentence& s : data::load_cues(o.cues))
     if (s.split == o.split) sentences.push_back(std::move(s));

@@ -354,7 +354,7 @@ void grid_section(Demo& d) {
 
 // Cue attention and the knockout test on the default learned and static models (sense_context).
 void cue_section(Demo& d) {
-  const fs::path cues_path = fs::path(d.options.data_dir) / "cues.tsv";
+  const fs::path cues_path = data::cue_file_of(d.options.data_dir);
   std::vector<data::CueSentence> sentences;
   if (fs::is_regular_file(cues_path))
     for (data::CueSentence& s : data::load_cues(cues_path.string()))
@@ -397,7 +397,7 @@ void cue_section(Demo& d) {
 void probe_section(Demo& d) {
   ProbeOptions p;
   p.data_dir = d.options.data_dir;
-  p.cues = (fs::path(d.options.data_dir) / "cues.tsv").string();
+  p.cues = data::cue_file_of(d.options.data_dir);
   p.seed = d.options.seed;
   // A small --data directory may have no cues.tsv, or no word with two senses: the section says so.
   const std::vector<data::SenseWord> words =

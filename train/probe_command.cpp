@@ -24,7 +24,7 @@ namespace fs = std::filesystem;
 
 // --cues, or the cue file of --data (probe and cues follow --data like every other command).
 static std::string cue_file(const ProbeOptions& o) {
-  return o.cues.empty() ? (fs::path(o.data_dir) / "cues.tsv").string() : o.cues;
+  return o.cues.empty() ? data::cue_file_of(o.data_dir) : o.cues;
 }
 
 std::vector<data::SenseWord> load_sense_words(const ProbeOptions& o) {
