@@ -76,7 +76,7 @@ DIST_FLAGS_FILE := $(BUILD)/distributed.flags
 # program) and tests/ goes into libqkv.a.
 FRAMEWORK_SRC := $(wildcard framework/*.cpp framework/cpu/*.cpp)
 LIB_SRC  := $(FRAMEWORK_SRC) $(wildcard data/*.cpp models/*.cpp tools/render/*.cpp)
-APP_SRC  := $(wildcard train/*.cpp)
+APP_SRC  := $(wildcard train/*/*.cpp)
 FRAMEWORK_TEST_SRC := tests/main.cpp $(wildcard $(addprefix tests/,test_attention.cpp test_autograd.cpp test_errors.cpp \
                       test_forward.cpp test_gradcheck.cpp test_nn.cpp test_op_cases.cpp test_optim.cpp \
                       test_safetensors.cpp test_threads.cpp test_block_cache.cpp test_integrity.cpp))
@@ -173,12 +173,12 @@ $(BUILD)/obj/unity/%.o: $(BUILD)/unity/%.cpp
 	$(CXX) $(CXXFLAGS) -c $< -o $@
 
 # The explorer page (tools/explorer/explorer.html) becomes a C++ raw string literal that
-# train/explore.cpp includes, so build/qkv carries the page with it.
+# train/cli/explore.cpp includes, so build/qkv carries the page with it.
 $(BUILD)/gen/explorer_page.inc: tools/explorer/explorer.html
 	@mkdir -p $(dir $@)
 	{ printf 'R"QKVPAGE('; cat $<; printf ')QKVPAGE"\n'; } >$@.tmp && mv $@.tmp $@
 
-# The demo's page (tools/demo/index.html) the same way, for train/demo.cpp, less its leading
+# The demo's page (tools/demo/index.html) the same way, for train/cli/demo.cpp, less its leading
 # comment (up to the first line that ends with "-->"), which is for people reading the template.
 $(BUILD)/gen/demo_page.inc: tools/demo/index.html
 	@mkdir -p $(dir $@)
@@ -187,7 +187,7 @@ $(BUILD)/gen/demo_page.inc: tools/demo/index.html
 $(BUILD)/gen/demo_grid.inc: tools/demo/ablation_grid.tsv
 	@mkdir -p $(dir $@)
 	{ printf 'R"QKVGRID('; cat $<; printf ')QKVGRID"\n'; } >$@.tmp && mv $@.tmp $@
-# train/explore.cpp and train/demo.cpp include them (in either build, unity or file by file).
+# train/cli/explore.cpp and train/cli/demo.cpp include them (in either build, unity or file by file).
 $(APP_OBJ): $(BUILD)/gen/explorer_page.inc $(BUILD)/gen/demo_page.inc $(BUILD)/gen/demo_grid.inc
 $(APP_OBJ): override CXXFLAGS += -I$(BUILD)/gen
 
@@ -239,7 +239,7 @@ FUZZ_SAN     := -fsanitize=address,undefined -fno-sanitize-recover=undefined
 FUZZ_CXXFLAGS := -g -O1 -std=c++20 -I. $(DEPS_CFLAGS) $(FUZZ_SAN) -fsanitize=fuzzer-no-link -Wno-unknown-pragmas -MMD -MP
 # The pieces of train/ (the program) that harnesses read: the training state, the run's config and
 # the explorer data's embedding.
-FUZZ_APP_SRC := train/run_state.cpp train/run_config.cpp train/explore_data.cpp
+FUZZ_APP_SRC := train/run/run_state.cpp train/run/run_config.cpp train/experiments/explore_data.cpp
 FUZZ_LIB_SRC := $(wildcard framework/*.cpp framework/cpu/*.cpp data/*.cpp models/*.cpp) $(FUZZ_APP_SRC)
 FUZZ_LIB_OBJ := $(FUZZ_LIB_SRC:%.cpp=$(FUZZ_DIR)/obj/%.o)
 FUZZ_TARGETS := checkpoint dataset train_state explorer_data

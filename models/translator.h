@@ -20,7 +20,7 @@ namespace qkv::models {
 struct TranslatorConfig {
   // The largest model qkv trains or loads (the bounds of qkv train's --layers, --d-model, --d-k, --d-ff).
   static constexpr int64_t kMaxLayers = 16, kMaxWidth = 4096, kMaxFeedForward = 16384;
-  // The defaults are qkv train's (train/train_options.h takes them from here), chosen by measurement
+  // The defaults are qkv train's (train/run/train_options.h takes them from here), chosen by measurement
   // on data/idioms (RESULTS.md, "How the defaults were chosen").
   AttentionMode attention = AttentionMode::Learned;
   int64_t layers = 5;  // stacked blocks, 1..kMaxLayers

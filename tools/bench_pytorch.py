@@ -37,7 +37,7 @@ import torch  # noqa: E402
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import pytorch_twin  # noqa: E402
 
-SIZES = {  # name: (B, S, T_tgt, D, K, F, V), as in train/bench.cpp
+SIZES = {  # name: (B, S, T_tgt, D, K, F, V), as in train/cli/bench.cpp
     "toy": (64, 10, 11, 64, 64, 256, 300),
     "large": (16, 64, 64, 256, 256, 1024, 1024),
 }

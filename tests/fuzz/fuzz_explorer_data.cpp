@@ -1,5 +1,5 @@
 // tests/fuzz/fuzz_explorer_data.cpp — libFuzzer harness for the explorer page's data embedding
-// (train/explore_data.cpp): the first byte chooses where the rest goes (a starting sentence, a
+// (train/experiments/explore_data.cpp): the first byte chooses where the rest goes (a starting sentence, a
 // vocabulary word or a checkpoint's path), the data is made as qkv explore makes it, and the text
 // that goes inside the page's <script> block must hold no "</script", "<!--", raw '<', U+2028 or
 // U+2029 and parse back to the same data. Invalid UTF-8 must be refused with a std::exception (as
@@ -14,7 +14,7 @@
 #include <string>
 
 #include "data/dataset.h"
-#include "train/explore_data.h"
+#include "train/experiments/explore_data.h"
 
 namespace {
 
@@ -33,7 +33,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   nlohmann::ordered_json page;
   std::string embedded;
   try {
-    if (slot == 0) {  // qkv explore --sentence: sentence_words' checks (train/commands.cpp)
+    if (slot == 0) {  // qkv explore --sentence: sentence_words' checks (train/cli/commands.cpp)
       if (!qkv::data::valid_utf8(text)) throw std::runtime_error("the sentence is not valid UTF-8");
       if (qkv::data::normalize_english(qkv::data::tokenize(text)).empty()) throw std::runtime_error("the sentence is empty");
     }

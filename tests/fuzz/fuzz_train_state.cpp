@@ -21,8 +21,8 @@
 #include "framework/safetensors.h"
 #include "models/memory_budget.h"
 #include "models/translator.h"
-#include "train/run_config.h"
-#include "train/run_state.h"
+#include "train/run/run_config.h"
+#include "train/run/run_state.h"
 
 namespace {
 

@@ -37,14 +37,14 @@ grep -q "ln -sfn cpu-only/qkv build/qkv" <<<"$demo_plan2" && grep -q "running bu
 # ---- the unity build: each folder's files compile together, and UNITY=0 compiles them one by one ----
 grep -qE -- "-c $work/b/unity/app_a.cpp" <<<"$plan" && grep -qE -- "-c $work/b/unity/framework.cpp" <<<"$plan" \
   && pass || fail "plain make does not compile the unity groups"
-for f in train/*.cpp framework/*.cpp models/*.cpp data/*.cpp tools/render/*.cpp; do
+for f in train/*/*.cpp framework/*.cpp models/*.cpp data/*.cpp tools/render/*.cpp; do
   case $f in framework/distributed.cpp) continue ;; esac  # its own flags: compiled alone
   n=$(cat "$work"/b/unity/*.cpp 2>/dev/null | grep -c "^#include \"$f\"$")
   [ "$n" = 1 ] || fail "$f is in $n unity groups, not 1"
 done
 pass
 plan0=$(make --no-print-directory -n BUILD="$work/b0" CUDA=0 MPI=0 UNITY=0 2>/dev/null)
-grep -qE -- "-c train/main.cpp" <<<"$plan0" && ! grep -q "unity/" <<<"$plan0" \
+grep -qE -- "-c train/cli/main.cpp" <<<"$plan0" && ! grep -q "unity/" <<<"$plan0" \
   && pass || fail "make UNITY=0 does not compile file by file"
 
 # ---- parallel unless -j is given ----

@@ -1,5 +1,5 @@
-// train/cues_command.h — what `qkv cues` shares with the demo: one checkpoint's cue report and the
-// knockout table (cues_command.cpp).
+// train/experiments/cue_report.h — what `qkv cues` shares with the demo: one checkpoint's cue report and the
+// knockout table (cues.cpp).
 #pragma once
 
 #include <string>

@@ -1,10 +1,10 @@
-// train/run_config.h — a training run's model config from its options and dataset (the trainer
+// train/run/run_config.h — a training run's model config from its options and dataset (the trainer
 // builds its model from it; a resumed run's state must hold the same).
 #pragma once
 
 #include "data/dataset.h"
 #include "models/translator.h"
-#include "trainer.h"
+#include "train/run/trainer.h"
 
 namespace qkv::app {
 

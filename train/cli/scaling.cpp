@@ -1,4 +1,4 @@
-// train/scaling_command.cpp — `qkv scaling`: the seed's sqrt(d_k) section reproduced with qkv. Prints the
+// train/cli/scaling.cpp — `qkv scaling`: the seed's sqrt(d_k) section reproduced with qkv. Prints the
 // variance, softmax-saturation and gradient tables and writes DIR/scaling.png (two panels).
 #include <fmt/format.h>
 
@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "commands.h"
+#include "train/cli/commands.h"
 #include "models/scaling_experiment.h"
 #include "tools/render/render.h"
 

@@ -1,5 +1,5 @@
-// train/train_options.cpp — the checks made from the option table (see train_options.h).
-#include "train_options.h"
+// train/run/train_options.cpp — the checks made from the option table (see train_options.h).
+#include "train/run/train_options.h"
 
 #include <fmt/format.h>
 

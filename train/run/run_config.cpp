@@ -1,6 +1,6 @@
-// train/run_config.cpp — a training run's model config from its options and dataset (see
+// train/run/run_config.cpp — a training run's model config from its options and dataset (see
 // run_config.h).
-#include "run_config.h"
+#include "train/run/run_config.h"
 
 #include <algorithm>
 #include <stdexcept>

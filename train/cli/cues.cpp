@@ -1,4 +1,4 @@
-// train/cues_command.cpp — `qkv cues`: cue attention and the knockout flip rates of one or more
+// train/cli/cues.cpp — `qkv cues`: cue attention and the knockout flip rates of one or more
 // checkpoints over a split of data/idioms/cues.tsv, as a table, TSV, JSON and a histogram PNG.
 // The measuring is models/cue_analysis; this file only reads options and writes the results.
 #include <fmt/format.h>
@@ -10,8 +10,8 @@
 #include <string>
 #include <vector>
 
-#include "commands.h"
-#include "cues_command.h"
+#include "train/cli/commands.h"
+#include "train/experiments/cue_report.h"
 #include "data/cues.h"
 #include "framework/file_util.h"
 #include "models/cue_analysis.h"

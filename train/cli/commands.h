@@ -1,4 +1,4 @@
-// train/commands.h — registers every `qkv` subcommand on the CLI11 app. Each command's callback
+// train/cli/commands.h — registers every `qkv` subcommand on the CLI11 app. Each command's callback
 // runs inside the parse call, so exceptions reach main's single error handler.
 #pragma once
 
@@ -19,14 +19,14 @@ std::shared_ptr<CLI::Formatter> help_formatter();
 // Individual groups, each in its own file.
 void register_example(CLI::App& app);      // commands.cpp
 void register_translator(CLI::App& app);   // commands.cpp: train, eval, translate
-void register_inspection(CLI::App& app);   // inspect.cpp: attend
+void register_inspection(CLI::App& app);   // attend.cpp: attend
 void register_demo(CLI::App& app);         // demo.cpp: the seed's experiment in one command
-void register_scaling(CLI::App& app);      // scaling_command.cpp: the sqrt(d_k) experiment
+void register_scaling(CLI::App& app);      // scaling.cpp: the sqrt(d_k) experiment
 void register_bench(CLI::App& app);        // bench.cpp: matmul overhead and training throughput
 void register_explore(CLI::App& app);      // explore.cpp: the offline explorer page
 void register_ablate(CLI::App& app);       // ablate.cpp: the blocks x attention x embeddings grid
-void register_cues(CLI::App& app);         // cues_command.cpp: cue attention and knockout flip rates
-void register_probe(CLI::App& app);        // probe_command.cpp: the sense probe per layer
+void register_cues(CLI::App& app);         // cues.cpp: cue attention and knockout flip rates
+void register_probe(CLI::App& app);        // probe.cpp: the sense probe per layer
 
 // The demo's showcase sentences (name, sentence): the demo's pictures and the explorer's start.
 const std::vector<std::pair<std::string, std::string>>& demo_showcase();

@@ -1,11 +1,11 @@
-// train/help_format.cpp — how `qkv COMMAND --help` lists an option: `--layers N  stacked blocks,
+// train/cli/help_format.cpp — how `qkv COMMAND --help` lists an option: `--layers N  stacked blocks,
 // 1 to 16 [5]`, a short type (N, X, TEXT or the choices) and the default in brackets at the end.
 #include <CLI/CLI.hpp>
 
 #include <memory>
 #include <string>
 
-#include "commands.h"
+#include "train/cli/commands.h"
 
 namespace qkv::app {
 

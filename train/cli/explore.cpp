@@ -1,4 +1,4 @@
-// train/explore.cpp — `qkv explore`: one self-contained offline HTML page that embeds trained
+// train/cli/explore.cpp — `qkv explore`: one self-contained offline HTML page that embeds trained
 // checkpoints (weights as base64 float16 or float32, config, vocabularies) and translates in the browser.
 // The page and its JavaScript forward pass live in tools/explorer/explorer.html.
 #include <fmt/format.h>
@@ -8,12 +8,12 @@
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 
-#include "commands.h"
-#include "explore_data.h"
+#include "train/cli/commands.h"
+#include "train/experiments/explore_data.h"
 #include "framework/file_util.h"
 #include "models/translator_io.h"
 #include "tools/render/render.h"
-#include "trainer.h"
+#include "train/run/trainer.h"
 
 namespace qkv::app {
 

@@ -1,4 +1,4 @@
-// train/ablate.h — what `qkv ablate` shares with the demo: one cell's result as a point of the
+// train/experiments/ablation.h — what `qkv ablate` shares with the demo: one cell's result as a point of the
 // ablation plot, the plot itself, and the reader of an ablation.tsv (the demo draws a recorded grid).
 #pragma once
 

@@ -1,4 +1,4 @@
-// train/ablate.cpp — `qkv ablate`: the seed's experiment as a grid. Blocks x attention mode x token
+// train/cli/ablate.cpp — `qkv ablate`: the seed's experiment as a grid. Blocks x attention mode x token
 // embeddings (trained or frozen), plus an equal-parameter control, each trained with the same budget;
 // one cached cell per folder, a TSV and JSON table, and a line plot of generalisation against blocks.
 #include <fmt/format.h>
@@ -15,12 +15,12 @@
 #include <string>
 #include <vector>
 
-#include "commands.h"
+#include "train/cli/commands.h"
 #include "framework/file_util.h"
 #include "models/translator_io.h"
 #include "tools/render/render.h"
-#include "ablate.h"
-#include "trainer.h"
+#include "train/experiments/ablation.h"
+#include "train/run/trainer.h"
 
 namespace qkv::app {
 

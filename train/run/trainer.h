@@ -1,4 +1,4 @@
-// train/trainer.h — training and evaluation of the translator, shared by `qkv train`,
+// train/run/trainer.h — training and evaluation of the translator, shared by `qkv train`,
 // `qkv eval` and `qkv demo`. Progress goes to stdout; files are written atomically.
 #pragma once
 
@@ -8,7 +8,7 @@
 
 #include "data/dataset.h"
 #include "models/translator.h"
-#include "train_options.h"
+#include "train/run/train_options.h"
 
 namespace qkv::app {
 

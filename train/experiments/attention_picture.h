@@ -1,4 +1,4 @@
-// train/inspect.h — what `attend` (inspect.cpp) shares with the demo: the heatmap of one traced
+// train/experiments/attention_picture.h — what `attend` (attend.cpp) shares with the demo: the heatmap of one traced
 // attention matrix.
 #pragma once
 

@@ -1,6 +1,6 @@
-// train/trainer.cpp — the AdamW training loop with live progress, per-epoch validation, best-
+// train/run/trainer.cpp — the AdamW training loop with live progress, per-epoch validation, best-
 // epoch checkpointing and metrics.csv; and the evaluation used by every command.
-#include "trainer.h"
+#include "train/run/trainer.h"
 
 #include <fmt/format.h>
 #include <unistd.h>
@@ -31,8 +31,8 @@
 #include "models/memory_budget.h"
 #include "models/train_step.h"
 #include "models/translator_io.h"
-#include "run_config.h"
-#include "run_state.h"
+#include "train/run/run_config.h"
+#include "train/run/run_state.h"
 #include "tools/render/render.h"
 
 namespace qkv::app {

@@ -1,4 +1,4 @@
-// train/bench.cpp — `qkv bench`: speed measured as ratios against a reference run in the same
+// train/cli/bench.cpp — `qkv bench`: speed measured as ratios against a reference run in the same
 // process (qkv matmul vs a raw cblas_sgemm call), and training throughput of the translator at
 // two sizes on every available device. Speed lives here, never in tests.
 #include <cblas.h>
@@ -16,7 +16,7 @@
 #include <stdexcept>
 #include <vector>
 
-#include "commands.h"
+#include "train/cli/commands.h"
 #include "framework/autograd.h"
 #include "framework/backend.h"
 #include "framework/distributed.h"

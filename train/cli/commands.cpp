@@ -1,4 +1,4 @@
-// train/commands.cpp — the `example`, `train`, `eval` and `translate` commands.
+// train/cli/commands.cpp — the `example`, `train`, `eval` and `translate` commands.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -16,7 +16,7 @@
 #include <stdexcept>
 #include <type_traits>
 
-#include "commands.h"
+#include "train/cli/commands.h"
 #include "framework/distributed.h"
 #include "framework/text_util.h"
 
@@ -25,7 +25,7 @@
 #include "framework/backend.h"
 #include "models/seed_example.h"
 #include "models/translator_io.h"
-#include "trainer.h"
+#include "train/run/trainer.h"
 
 namespace qkv::app {
 

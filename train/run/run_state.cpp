@@ -1,6 +1,6 @@
-// train/run_state.cpp — a resumable run's DIR/train_state.safetensors: its options as JSON, saving,
+// train/run/run_state.cpp — a resumable run's DIR/train_state.safetensors: its options as JSON, saving,
 // and restoring it exactly (see run_state.h).
-#include "run_state.h"
+#include "train/run/run_state.h"
 
 #include <fmt/format.h>
 

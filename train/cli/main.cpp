@@ -1,4 +1,4 @@
-// train/main.cpp — the `qkv` command-line program: option parsing (CLI11) and the top-level
+// train/cli/main.cpp — the `qkv` command-line program: option parsing (CLI11) and the top-level
 // error handler that turns every exception into one line on stderr and a non-zero exit.
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
@@ -10,10 +10,10 @@
 #include <string>
 #include <vector>
 
-#include "commands.h"
+#include "train/cli/commands.h"
 #include "framework/text_util.h"
 #include "framework/distributed.h"
-#include "trainer.h"
+#include "train/run/trainer.h"
 
 static int run(CLI::App& app, int argc, char** argv);
 static std::string one_line(const std::string& message);

@@ -1,5 +1,5 @@
-// train/explore_data.h — the explorer page's data as text that sits inside its
-// <script type="application/json"> block (train/explore.cpp writes the page).
+// train/experiments/explore_data.h — the explorer page's data as text that sits inside its
+// <script type="application/json"> block (train/cli/explore.cpp writes the page).
 #pragma once
 
 #include <nlohmann/json.hpp>

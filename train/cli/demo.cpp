@@ -1,4 +1,4 @@
-// train/demo.cpp — `qkv demo`: the seed's argument in one command. The seed's own setting first (one
+// train/cli/demo.cpp — `qkv demo`: the seed's argument in one command. The seed's own setting first (one
 // block, frozen token embeddings: learned against static against none), then the default model
 // (learned against static), the recorded ablation grid, cue attention with the knockout test, the
 // sense probe, showcase translations with attention maps, and an offline index.html. With more
@@ -18,19 +18,19 @@
 #include <sstream>
 #include <stdexcept>
 
-#include "ablate.h"
-#include "child_jobs.h"
-#include "commands.h"
-#include "cues_command.h"
+#include "train/experiments/ablation.h"
+#include "train/experiments/child_jobs.h"
+#include "train/cli/commands.h"
+#include "train/experiments/cue_report.h"
 #include "framework/backend.h"
 #include "framework/file_util.h"
 #include "framework/text_util.h"
-#include "inspect.h"
+#include "train/experiments/attention_picture.h"
 #include "models/cue_analysis.h"
 #include "models/translator_io.h"
-#include "probe.h"
+#include "train/experiments/probe.h"
 #include "tools/render/render.h"
-#include "trainer.h"
+#include "train/run/trainer.h"
 
 namespace qkv::app {
 

@@ -1,5 +1,5 @@
-// train/inspect.cpp — the inspection command `attend`: attention maps as PNG, text, CSV or JSON, and
-// the knockout of one key from one query (the demo is train/demo.cpp).
+// train/cli/attend.cpp — the inspection command `attend`: attention maps as PNG, text, CSV or JSON, and
+// the knockout of one key from one query (the demo is train/cli/demo.cpp).
 #include <fmt/format.h>
 #include <unistd.h>
 
@@ -13,8 +13,8 @@
 #include <set>
 #include <stdexcept>
 
-#include "commands.h"
-#include "inspect.h"
+#include "train/cli/commands.h"
+#include "train/experiments/attention_picture.h"
 #include "framework/autograd.h"
 #include "framework/file_util.h"
 #include "framework/ops.h"
@@ -23,7 +23,7 @@
 #include "models/memory_budget.h"
 #include "models/translator_io.h"
 #include "tools/render/render.h"
-#include "trainer.h"
+#include "train/run/trainer.h"
 
 namespace qkv::app {
 

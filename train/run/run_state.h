@@ -1,4 +1,4 @@
-// train/run_state.h — a resumable run: what DIR/train_state.safetensors holds (current weights,
+// train/run/run_state.h — a resumable run: what DIR/train_state.safetensors holds (current weights,
 // AdamW moments, generators, position, best so far, metrics so far), and how it is saved and restored.
 #pragma once
 
@@ -12,7 +12,7 @@
 #include "framework/random.h"
 #include "framework/safetensors.h"
 #include "models/translator.h"
-#include "trainer.h"
+#include "train/run/trainer.h"
 
 namespace qkv::app {
 

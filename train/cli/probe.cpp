@@ -1,4 +1,4 @@
-// train/probe_command.cpp — `qkv probe`: the sense probe (models/sense_probe) of one or more checkpoints:
+// train/cli/probe.cpp — `qkv probe`: the sense probe (models/sense_probe) of one or more checkpoints:
 // held-out accuracy per layer of a logistic regression that reads an ambiguous word's sense from its
 // vector, as a table, TSV, JSON and a line plot. This file reads options and writes results only.
 #include <fmt/format.h>
@@ -11,11 +11,11 @@
 #include <string>
 #include <vector>
 
-#include "commands.h"
+#include "train/cli/commands.h"
 #include "framework/file_util.h"
 #include "models/sense_probe.h"
 #include "models/translator_io.h"
-#include "probe.h"
+#include "train/experiments/probe.h"
 #include "tools/render/render.h"
 
 namespace qkv::app {
