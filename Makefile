@@ -202,6 +202,18 @@ $(BUILD)/framework_layers.ok: $(wildcard framework/*.h framework/*.cpp framework
 	  echo "framework/ must not include data/, models/, train/ or tools/ (above)"; exit 1; fi
 	@touch $@
 
+# train/'s layers: run/ (the training run) includes nothing from experiments/ or cli/,
+# experiments/ (what the commands share) nothing from cli/, and no command includes another: a file
+# of cli/ includes only cli/commands.h (the options and validators every command shares).
+$(BUILD)/train_layers.ok: $(wildcard train/*/*.h train/*/*.cpp)
+	@mkdir -p $(dir $@)
+	@if grep -nE '^\s*#\s*include\s*"train/(cli|experiments)/' $(filter train/run/%,$^) \
+	  || grep -nE '^\s*#\s*include\s*"train/cli/' $(filter train/experiments/%,$^) \
+	  || grep -nE '^\s*#\s*include\s*"train/cli/' $(filter train/cli/%,$^) | grep -v 'train/cli/commands\.h"'; then \
+	  echo "train/: run/ must not include experiments/ or cli/, experiments/ not cli/, and a command no other command"; \
+	  exit 1; fi
+	@touch $@
+
 $(FRAMEWORK_LIB): $(FRAMEWORK_OBJ) $(BUILD)/framework_layers.ok Makefile
 	@mkdir -p $(dir $@)
 	rm -f $@ && ar rcs $@ $(FRAMEWORK_OBJ)
@@ -211,7 +223,7 @@ $(LIB): $(filter-out $(FRAMEWORK_OBJ),$(LIB_OBJ)) Makefile
 	@mkdir -p $(dir $@)
 	rm -f $@ && ar rcs $@ $(filter %.o,$^)
 
-$(BUILD)/qkv: $(APP_OBJ) $(LIB) $(FRAMEWORK_LIB)
+$(BUILD)/qkv: $(APP_OBJ) $(LIB) $(FRAMEWORK_LIB) $(BUILD)/train_layers.ok
 	$(CXX) -o $@ $(APP_OBJ) $(LINK_LIBS) $(LDLIBS)
 
 # The engine's own tests, linked against libqkv_framework.a alone.

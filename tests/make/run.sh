@@ -47,6 +47,25 @@ plan0=$(make --no-print-directory -n BUILD="$work/b0" CUDA=0 MPI=0 UNITY=0 2>/de
 grep -qE -- "-c train/cli/main.cpp" <<<"$plan0" && ! grep -q "unity/" <<<"$plan0" \
   && pass || fail "make UNITY=0 does not compile file by file"
 
+# ---- train/'s layers: run/ < experiments/ < cli/, and no command includes another ----
+layer_check() {  # a copy of train/ with one line added to FILE; prints make's exit status
+  rm -rf "$work/layers" && mkdir -p "$work/layers" && cp -r train "$work/layers/"
+  echo "$2" >>"$work/layers/train/$1"
+  make --no-print-directory -s -f "$PWD/Makefile" -C "$work/layers" BUILD="$work/layers/b" CUDA=0 MPI=0 \
+    "$work/layers/b/train_layers.ok" >/dev/null 2>&1
+  echo $?
+}
+[ "$(layer_check cli/attend.cpp '#include "train/experiments/probe.h"')" = 0 ] && pass ||
+  fail "the train layer check refuses a command that includes experiments/"
+[ "$(layer_check cli/attend.cpp '#include "train/cli/commands.h"')" = 0 ] && pass ||
+  fail "the train layer check refuses cli/commands.h"
+[ "$(layer_check cli/attend.cpp '#include "train/cli/demo.h"')" != 0 ] && pass ||
+  fail "the train layer check lets one command include another"
+[ "$(layer_check run/trainer.h '#include "train/experiments/probe.h"')" != 0 ] && pass ||
+  fail "the train layer check lets run/ include experiments/"
+[ "$(layer_check experiments/probe.h '#include "train/cli/commands.h"')" != 0 ] && pass ||
+  fail "the train layer check lets experiments/ include cli/"
+
 # ---- parallel unless -j is given ----
 jobs=$(nproc)
 jflag() { database CUDA=0 "$@" | sed -n 's/^MAKEFLAGS = //p' | grep -oE -- '-j[0-9]*' | head -1; }

@@ -29,26 +29,6 @@ namespace qkv::app {
 
 namespace fs = std::filesystem;
 
-// "layer 2 of 3": the traced layer, 1-based as the --layer option counts.
-static std::string layer_name(const models::AttentionTrace& trace) {
-  return fmt::format("layer {} of {}", trace.layer + 1, trace.layers);
-}
-
-render::HeatmapSpec attention_heatmap(const models::AttentionTrace& trace, const std::string& mode,
-                                       const std::string& checkpoint) {
-  render::HeatmapSpec spec;
-  spec.title = fmt::format("{}\n-> {}\n{} attention · {} · {}", join(trace.english, " "), join(trace.hindi, " "),
-                           mode, layer_name(trace), checkpoint);
-  spec.row_labels = trace.labels;
-  spec.col_labels = trace.labels;
-  spec.values = trace.weights;
-  spec.masked = trace.masked;
-  spec.vmin = 0;
-  spec.vmax = 1;
-  spec.colorbar_label = "attention weight (rows: queries, columns: keys)";
-  return spec;
-}
-
 // Prints the weights as a terminal heatmap: colour blocks on a terminal, numbers otherwise.
 static std::string text_heatmap(const models::AttentionTrace& t, bool colour) {
   std::string out;

@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "data/dataset.h"
-#include "models/translator.h"
+#include "train/experiments/explorer_page.h"
+#include "train/experiments/sentences.h"
 
 namespace qkv::app {
 
@@ -27,17 +27,6 @@ void register_explore(CLI::App& app);      // explore.cpp: the offline explorer 
 void register_ablate(CLI::App& app);       // ablate.cpp: the blocks x attention x embeddings grid
 void register_cues(CLI::App& app);         // cues.cpp: cue attention and knockout flip rates
 void register_probe(CLI::App& app);        // probe.cpp: the sense probe per layer
-
-// The demo's showcase sentences (name, sentence): the demo's pictures and the explorer's start.
-const std::vector<std::pair<std::string, std::string>>& demo_showcase();
-// How the explorer page stores the weights: the checkpoint's float32 (the page then translates
-// exactly as `qkv translate`) or IEEE half floats (about half the size; a near tie between two
-// words can then go the other way, see README).
-enum class PageWeights { float32, float16 };
-// Writes the explorer page (atomically) for these checkpoints, side by side in this order;
-// no starting sentences means the demo's showcase. Every checkpoint is checked first.
-void write_explorer_page(const std::vector<std::string>& checkpoints, const std::vector<std::string>& starting_sentences,
-                         const std::string& out, bool quiet, PageWeights weights = PageWeights::float32);
 
 // Option validators shared by the commands. finite_number(): the text parses as a finite number
 // (rejects nan and inf, which pass CLI11's range checks because every comparison with NaN is false).
@@ -64,23 +53,5 @@ void apply_threads(int threads);
 // Creates the --out folder `out` (and its parents), or throws "--out OUT: cannot create that folder
 // (why)": for commands that make their folder before any work, so that a bad --out fails at once.
 void create_out_folder(const std::string& out);
-
-// A sentence as typed: UTF-8, not empty, normalised (data::normalize_english); says on stderr
-// what it was read as when that differs ("note: read as ..."), prefixed by `where` if given.
-std::vector<std::string> sentence_words(const std::string& sentence, const std::string& where = "");
-// True when no word is in vocab: the model then reads only <unk>, and its output means nothing.
-bool every_word_unknown(const std::vector<std::string>& words, const data::Vocab& vocab);
-inline constexpr const char* kMeaninglessTranslation =
-    "every word is unknown to this model, so the translation cannot depend on what you typed and means nothing";
-// The words vocab lacks, quoted, each with its nearest vocabulary words ("did you mean ...").
-std::string unknown_words(const std::vector<std::string>& words, const data::Vocab& vocab);
-
-// Checks that the words fit the model (a model tied to its layout reads at most its source
-// positions; throws otherwise), then prints one warning line naming every word the vocabulary
-// does not know (they become <unk>).
-void check_sentence(const std::vector<std::string>& words, const models::Translator& model, const data::Vocab& vocab);
-
-// "qkv VERSION" and the build configuration (CUDA, BLAS, compiler), for --version.
-std::string version_text();
 
 }  // namespace qkv::app

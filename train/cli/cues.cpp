@@ -114,24 +114,6 @@ void write_histogram(const std::vector<CueResult>& results, const CuesOptions& o
   render::write_png(render::hstack(panels, 16), path);
 }
 
-}  // namespace
-
-std::string knockout_table(const std::vector<CueResult>& results) {
-  std::string table = fmt::format("{:<8} {:>7} {:>12} {:>15} {:>14} {:>17} {:>19} {:>22}  {}\n", "mode", "trials",
-                                  "cue KO flip", "random KO flip", "cue KO change", "random KO change",
-                                  "cue KO flip, all q", "random KO flip, all q", "checkpoint");
-  for (const CueResult& r : results) {
-    const models::CueReport& k = r.report;
-    table += fmt::format("{:<8} {:>7} {:>11.1f}% {:>14.1f}% {:>13.1f}% {:>16.1f}% {:>18.1f}% {:>21.1f}%  {}\n", r.mode,
-                         k.trials, 100 * k.cue_flip_rate(), 100 * k.random_flip_rate(),
-                         100 * k.rate(k.cue_changes, k.trials), 100 * k.rate(k.random_changes, k.trials),
-                         100 * k.cue_flip_rate_all_queries(), 100 * k.random_flip_rate_all_queries(), r.checkpoint);
-  }
-  return table;
-}
-
-namespace {
-
 void run_cues(CuesOptions o) {
   if (o.cues.empty()) o.cues = data::cue_file_of(o.data_dir);
   std::vector<data::CueSentence> sentences;

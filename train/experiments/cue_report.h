@@ -1,5 +1,5 @@
-// train/experiments/cue_report.h — what `qkv cues` shares with the demo: one checkpoint's cue report and the
-// knockout table (cues.cpp).
+// train/experiments/cue_report.h — what `qkv cues` shares with the demo: one checkpoint's cue report
+// and the knockout table (cue_report.cpp).
 #pragma once
 
 #include <string>

@@ -1,0 +1,23 @@
+// train/experiments/cue_report.cpp — the knockout table of one or more checkpoints' cue reports, as
+// `qkv cues` and the demo print it.
+#include "train/experiments/cue_report.h"
+
+#include <fmt/format.h>
+
+namespace qkv::app {
+
+std::string knockout_table(const std::vector<CueResult>& results) {
+  std::string table = fmt::format("{:<8} {:>7} {:>12} {:>15} {:>14} {:>17} {:>19} {:>22}  {}\n", "mode", "trials",
+                                  "cue KO flip", "random KO flip", "cue KO change", "random KO change",
+                                  "cue KO flip, all q", "random KO flip, all q", "checkpoint");
+  for (const CueResult& r : results) {
+    const models::CueReport& k = r.report;
+    table += fmt::format("{:<8} {:>7} {:>11.1f}% {:>14.1f}% {:>13.1f}% {:>16.1f}% {:>18.1f}% {:>21.1f}%  {}\n", r.mode,
+                         k.trials, 100 * k.cue_flip_rate(), 100 * k.random_flip_rate(),
+                         100 * k.rate(k.cue_changes, k.trials), 100 * k.rate(k.random_changes, k.trials),
+                         100 * k.cue_flip_rate_all_queries(), 100 * k.random_flip_rate_all_queries(), r.checkpoint);
+  }
+  return table;
+}
+
+}  // namespace qkv::app
