@@ -454,7 +454,7 @@ expect_error "demo --out that cannot be a folder" "--out $work/a_file/demo: cann
   "$QKV" demo --data "$gen" --out "$work/a_file/demo"
 
 # ---- ablate: the grid, cached per cell, a TSV/JSON table and a plot ----
-ablate=(ablate --data "$gen" --blocks 2,1 --epochs 1 --d-model 8 --d-k 4 --d-ff 16 --out "$work/ablate")
+ablate=(ablate --data "$gen" --layers 2,1 --epochs 1 --d-model 8 --d-k 4 --d-ff 16 --out "$work/ablate")
 if "$QKV" "${ablate[@]}" >"$work/out" 2>"$work/err"; then
   # 2 block counts x (3 modes x trained/frozen + the equal-parameter control) = 14 cells, one row each
   [ "$(tail -n +2 "$work/ablate/ablation.tsv" | wc -l)" -eq 14 ] && [ -s "$work/ablate/ablation.png" ] &&
@@ -476,8 +476,8 @@ else
 fi
 expect_error "ablate --rerun of an unknown cell" "--rerun: no cell 'learned-L9' in this grid" \
   "$QKV" "${ablate[@]}" --rerun learned-L9
-expect_error "ablate --blocks 0" "--blocks" "$QKV" ablate --blocks 0 --data "$gen" --out "$work/o8"
-expect_absent "ablate --blocks 0" "$work/o8"
+expect_error "ablate --layers 0" "--layers" "$QKV" ablate --layers 0 --data "$gen" --out "$work/o8"
+expect_absent "ablate --layers 0" "$work/o8"
 
 # ---- non-finite numbers and untrusted files (issue 11) ----
 expect_error "a learning rate that blows up" "training stopped: the (valid )?loss was nan .*no checkpoint was written" \

@@ -231,20 +231,18 @@ void register_ablate(CLI::App& app) {
   auto* cmd = app.add_subcommand(
       "ablate", "the seed's experiment as a grid: blocks x learned/static/none x trained/frozen embeddings, cached per cell");
   cmd->add_option("--out", o->out, "output directory (cells/NAME per model, ablation.tsv, .json, .png)")->capture_default_str();
-  cmd->add_option("--data", o->data_dir, "dataset directory")->capture_default_str();
-  cmd->add_option("--blocks", o->blocks, "block counts, comma-separated, each 1 to 16")
+  add_data_option(cmd, o->data_dir);
+  cmd->add_option("--layers,--blocks", o->blocks, "numbers of blocks (qkv train --layers), comma-separated, each 1 to 16")
       ->delimiter(',')->check(whole_number_in(1, models::TranslatorConfig::kMaxLayers))->capture_default_str();
   cmd->add_option("--modes", o->modes, "attention modes, comma-separated: learned, static, none")
       ->delimiter(',')->check(CLI::IsMember({"learned", "static", "none"}))->capture_default_str();
   cmd->add_flag("--no-frozen", o->no_frozen, "skip the cells with frozen token embeddings");
   cmd->add_flag("--no-control", o->no_control, "skip the equal-parameter control (static with a wider feed-forward)");
-  cmd->add_option("--epochs", o->epochs, "epochs per cell (the same budget for every cell)")
-      ->check(whole_number_in(1, 100000))->capture_default_str();
-  cmd->add_option("--d-model", o->d_model, "model width D")->check(whole_number_in(1, 4096))->capture_default_str();
-  cmd->add_option("--d-k", o->d_k, "head width H")->check(whole_number_in(1, 4096))->capture_default_str();
-  cmd->add_option("--d-ff", o->d_ff, "feed-forward width F (the control's is wider)")
-      ->check(whole_number_in(1, 16384))->capture_default_str();
-  cmd->add_option("--seed", o->seed, "random seed, the same for every cell")->check(seed_value())->capture_default_str();
+  add_option_of_row(cmd, &TrainOptions::epochs, o->epochs, "epochs per cell (the same budget for every cell)");
+  add_option_of_row(cmd, &TrainOptions::d_model, o->d_model);
+  add_option_of_row(cmd, &TrainOptions::d_k, o->d_k);
+  add_option_of_row(cmd, &TrainOptions::d_ff, o->d_ff, "feed-forward width F (the control's is wider)");
+  add_seed_option(cmd, o->seed, "random seed, the same for every cell");
   cmd->add_option("--rerun", o->rerun, "train these cells again although cached (names as printed, e.g. learned-frozen-L2)")
       ->delimiter(',');
   add_threads_option(cmd, o->threads);

@@ -274,17 +274,17 @@ static void run_attend(const AttendOptions& o) {
   else write_file_atomic(o.out, text), fmt::print("wrote {}\n", o.out);
 }
 
-void register_inspection(CLI::App& app) {
+void register_attend(CLI::App& app) {
   auto a = std::make_shared<AttendOptions>();
   auto* attend = app.add_subcommand("attend", "show the attention weights for a sentence and its greedy translation");
-  attend->add_option("--checkpoint", a->checkpoint, "model.safetensors")->required();
+  add_checkpoint_option(attend, a->checkpoint);
   attend->add_option("--compare", a->compare, "a second checkpoint (e.g. static) drawn on the left");
   attend->add_option("--out", a->out, "write to this file (PNG by default) instead of stdout");
   attend->add_option("--format", a->format, "png | text | csv | json (default: png with --out, else text)")
       ->check(CLI::IsMember({"png", "text", "csv", "json"}));
   auto* layer = attend->add_option("--layer", a->layer, "which layer's attention to show, 1-based (default: the last)")
                     ->check(whole_number());
-  attend->add_option("--device", a->device, "cpu | cuda | cuda:N")->capture_default_str();
+  add_device_option(attend, a->device);
   auto attend_words = std::make_shared<std::vector<std::string>>();
   attend->add_option("sentence", *attend_words, "the English sentence, quoted or not (lower-cased, punctuation dropped)")
       ->required();

@@ -157,15 +157,15 @@ void run_cues(CuesOptions o) {
 void register_cues(CLI::App& app) {
   auto o = std::make_shared<CuesOptions>();
   auto* cmd = app.add_subcommand("cues", "cue attention and attention-knockout flip rates over the cue file of --data (DATA/cues.tsv)");
-  cmd->add_option("--checkpoint", o->checkpoint, "model.safetensors")->required();
+  add_checkpoint_option(cmd, o->checkpoint);
   cmd->add_option("--compare", o->compare, "more checkpoints, measured the same way (e.g. static)");
   cmd->add_option("--split", o->split, "sense_context | idiom_context | test")
       ->check(CLI::IsMember({"sense_context", "idiom_context", "test"}))->capture_default_str();
-  cmd->add_option("--data", o->data_dir, "dataset directory, whose cues.tsv is read")->capture_default_str();
+  add_data_option(cmd, o->data_dir, "dataset directory, whose cues.tsv is read");
   cmd->add_option("--cues", o->cues, "the cue file (python3 data/make_idioms.py writes it) [DATA/cues.tsv]");
   cmd->add_option("--out", o->out, "also write DIR/cues_SPLIT.tsv, .json and .png");
-  cmd->add_option("--seed", o->seed, "seed of the random knocked-out word")->check(seed_value())->capture_default_str();
-  cmd->add_option("--device", o->device, "cpu | cuda | cuda:N")->capture_default_str();
+  add_seed_option(cmd, o->seed, "seed of the random knocked-out word");
+  add_device_option(cmd, o->device);
   add_threads_option(cmd, o->threads);
   cmd->callback([o] {
     apply_threads(o->threads);

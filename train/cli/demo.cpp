@@ -521,11 +521,10 @@ void register_demo(CLI::App& app) {
   auto* demo = app.add_subcommand("demo", "the seed's experiment in one command: learned, static and no attention, "
                                           "compared, measured and drawn");
   demo->add_option("--out", d->out, "output directory")->capture_default_str();
-  demo->add_option("--data", d->data_dir, "dataset directory")->capture_default_str();
-  demo->add_option("--epochs", d->epochs, "epochs per model")->check(whole_number_in(1, 100000))->capture_default_str();
-  demo->add_option("--layers", d->layers, "blocks of the default model (as qkv train --layers)")
-      ->check(whole_number_in(int64_t{1}, models::TranslatorConfig::kMaxLayers))->capture_default_str();
-  demo->add_option("--seed", d->seed, "random seed")->check(seed_value())->capture_default_str();
+  add_data_option(demo, d->data_dir);
+  add_option_of_row(demo, &TrainOptions::epochs, d->epochs, "epochs per model");
+  add_option_of_row(demo, &TrainOptions::layers, d->layers, "stacked blocks of the default model");
+  add_seed_option(demo, d->seed, "random seed");
   demo->add_option("--grid", d->grid, "an ablation.tsv of qkv ablate to draw instead of the recorded grid");
   add_threads_option(demo, d->threads);
   demo->callback([d] {

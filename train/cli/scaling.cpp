@@ -125,7 +125,7 @@ void register_scaling(CLI::App& app) {
   auto o = std::make_shared<ScalingCommandOptions>();
   auto* cmd = app.add_subcommand("scaling", "why scores are divided by sqrt(d_k): variance, saturation, gradients");
   cmd->add_option("--out", o->out, "output directory for scaling.png")->capture_default_str();
-  cmd->add_option("--seed", o->seed, "random seed (same seed, same numbers)")->check(seed_value())->capture_default_str();
+  add_seed_option(cmd, o->seed, "random seed (same seed, same numbers)");
   cmd->add_option("--pairs", o->pairs, "sampled (q, k) pairs per dimension")
       ->check(whole_number_in(int64_t{2}, int64_t{100000000}))->capture_default_str();
   cmd->add_option("--max-d", o->max_d, "largest head width (a power of two; d = 1, 2, 4, ..., max)")

@@ -13,6 +13,8 @@
 #include <string>
 #include <vector>
 
+#include "data/dataset.h"
+
 namespace qkv::app {
 
 std::string AblationPoint::series() const {
