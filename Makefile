@@ -287,7 +287,7 @@ fuzz-replay: $(FUZZ_TARGETS:%=$(BUILD)/fuzz_replay_%)
 
 # The Makefile's own checks (tests/make/run.sh), no function in models/ or train/ longer than 80
 # lines (tests/function_length.py), unit tests (doctest), then the program's bad-input checks,
-# README.md's `qkv train` option list against --help (tests/readme_options.py), --threads and
+# train/README.md's option list of every command against its --help (tests/readme_options.py), --threads and
 # QKV_THREADS (tests/cli/threads.sh), a training run killed at each of its file operations and
 # resumed (tests/cli/kills.sh, with strace), crafted states, checkpoints, outputs and lines
 # (tests/cli/hostile.sh), the explorer page in headless Chromium (skipped where it is not

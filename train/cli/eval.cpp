@@ -42,7 +42,7 @@ void register_eval(CLI::App& app) {
     const Device dev = Device::parse(*device);
     models::LoadedTranslator loaded = models::load_translator(*checkpoint, dev);
     loaded.model->set_decode_cache(!*no_cache);
-    // "all": every split file but train (60,000 greedy decodes take minutes; ask for it by name).
+    // "all": every split file but train (80,000 greedy decodes take minutes; ask for it by name).
     // Every split is read before any work, so a missing or malformed file fails first.
     const std::vector<std::string> names = *split == "all" ? data::evaluation_split_names(*data_dir)
                                                            : std::vector<std::string>{*split};

@@ -1,6 +1,6 @@
 // train/run/train_options.h — every option of `qkv train`, declared once. QKV_TRAIN_OPTIONS is the
 // table; from it come TrainOptions (the fields and their defaults), the command line with its
-// range checks and --help (register_train, commands.cpp), the settings that --resume refuses, the
+// range checks and --help (register_train, train/cli/train.cpp), the settings that --resume refuses, the
 // options' JSON in a saved state (options_json and options_from_json, run_state.cpp) and the check
 // of options built in code (check_option_bounds). Adding an option is one row here plus its use.
 #pragma once
