@@ -114,8 +114,8 @@ BlockOutput Block::forward(const Tensor& x, AttentionContext& context, const Blo
   const Tensor x_queries = context.query_rows(index, x);  // (.., Tq, D)
   const Tensor mixed = attention->forward(index, x_queries, x, context, options.record_attention ? &r.weights : nullptr);
   if (!mixed.defined()) return r;  // this layer only supplied keys and values
-  r.context = add(x_queries, apply_dropout(mixed, options));
-  Tensor h = ln1->forward(r.context);                                // residual + LayerNorm
+  const Tensor contextual = add(x_queries, apply_dropout(mixed, options));  // (.., Tq, D)
+  Tensor h = ln1->forward(contextual);                               // residual + LayerNorm
   r.out = add(h, apply_dropout(ffn->forward(h), options));           // feed-forward + residual
   return r;
 }

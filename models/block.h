@@ -130,7 +130,6 @@ struct BlockOptions {
 
 struct BlockOutput {
   Tensor out;      // (.., Tq, D): h + dropout(FFN(h)); undefined when the layer had no query rows
-  Tensor context;  // (.., Tq, D): x_queries + dropout(attention), the contextual vectors
   Tensor weights;  // (B, Tq, T), detached, when recorded
 };
 

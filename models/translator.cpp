@@ -559,12 +559,10 @@ Tensor Translator::forward(const data::Batch& batch, const ForwardOptions& optio
                           composed ? distance_bias(config_, positions, batch.size(), T, embedded.dtype(), device())
                                    : Tensor());
   last_attention_.assign(blocks_.size(), Tensor());
-  last_contextual_ = Tensor();
   if (options.layer_outputs) *options.layer_outputs = {embedded.detach()};
   x = run_blocks(x, context, block_options(options.record_attention), [&](size_t layer, const BlockOutput& output) {
     if (options.record_attention) last_attention_[layer] = output.weights;
     if (options.layer_outputs) options.layer_outputs->push_back(output.out.detach());
-    if (layer == 0 && !context.target_only(0)) last_contextual_ = output.context.detach();
   });
   Tensor target_part = trim_last ? x : slice(x, 1, S, T);  // (B, T_tgt, D)
   return head->forward(target_part);                        // (B, T_tgt, vocab)
@@ -595,7 +593,6 @@ Tensor Translator::packed_loss(const data::Batch& batch, const Knockout& knockou
   const PackedRows rows = pack_rows(batch, S, device(), distance_slope(config_.positions));
   Tensor embedded = embed(batch);  // (B, T, D)
   last_embeddings_ = embedded.detach();
-  last_contextual_ = Tensor();
   last_attention_.assign(blocks_.size(), Tensor());
   // the real rows of the embedded sequence   (N, D)
   Tensor x = dropout(embedding(reshape(embedded, {rows.B * rows.T, config_.d_model}), rows.position_ids), dropout_,
@@ -617,7 +614,7 @@ Tensor Translator::packed_loss(const data::Batch& batch, const Knockout& knockou
 void Translator::decode(const Tensor& source, const std::vector<int64_t>& source_lengths, const ChooseNext& choose,
                         const ForwardOptions& options) {
   NoGradGuard no_grad;
-  const bool cached = decode_cache_ && !options.record_attention && (!training() || dropout_ == 0.0) && mixes_tokens();
+  const bool cached = !options.recompute_prefix && !options.record_attention && (!training() || dropout_ == 0.0) && mixes_tokens();
   if (!cached) return decode_recomputing(source, source_lengths, choose, options);
   const int64_t B = source.size(0), S = source.size(1), Tt = decode_length(S);
   if (pos_embed && S != config_.layout.max_source)
@@ -733,24 +730,6 @@ std::vector<std::vector<std::string>> Translator::translate(
     return all_done;
   }, options);
   return out;
-}
-
-Tensor source_token_vector(Translator& model, const std::vector<std::string>& english,
-                           const data::Vocab& english_vocab, size_t position, TokenVector kind) {
-  if (position >= english.size())
-    throw std::runtime_error(fmt::format("token position {} is past the end of a {}-word sentence", position, english.size()));
-  const int64_t S = model.layout_fitting(static_cast<int64_t>(english.size()), 1).max_source;
-  NoGradGuard no_grad;
-  std::vector<int64_t> ids(S, data::Vocab::PAD);
-  for (size_t i = 0; i < english.size(); ++i) ids[i] = english_vocab.id(english[i]);
-  data::Batch batch;
-  batch.source = Tensor::from_ids(ids, {1, S}, model.device());
-  batch.target_input = Tensor::from_ids({data::Vocab::SEP}, {1, 1}, model.device());  // source positions ignore it
-  batch.source_lengths = {static_cast<int64_t>(english.size())};
-  model.forward(batch, {.keep_source_positions = true});  // a one-layer model would otherwise skip the source rows
-  const Tensor& all = kind == TokenVector::Embedding ? model.last_embeddings() : model.last_contextual();
-  const int64_t p = static_cast<int64_t>(position);
-  return reshape(slice(all, 1, p, p + 1), {all.size(-1)});  // (1, T, D) -> (D,)
 }
 
 std::vector<std::vector<std::vector<double>>> source_word_states(Translator& model,

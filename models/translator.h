@@ -82,6 +82,10 @@ struct ForwardOptions {
   // When set, forward stores every layer's (B, T, D) output here, detached: [0] the input (token +
   // position embedding), [l] block l's output (l = 1 .. layers). Every position goes through every layer.
   std::vector<Tensor>* layer_outputs = nullptr;
+  // Greedy decoding only: recompute the whole target prefix at every step instead of running the
+  // new position against a cache of every layer's keys and values (the same tokens, slower; for
+  // comparison: `qkv eval --no-cache` and the tests).
+  bool recompute_prefix = false;
   // loss() only: PyTorch's label smoothing of the cross-entropy (0: none; see framework/ops.h).
   double label_smoothing = 0.0;
 };
@@ -104,11 +108,6 @@ class Translator : public nn::Module {
   const Tensor& last_attention(int64_t layer) const;
   // The last layer's weights (the only layer's in a one-layer model).
   const Tensor& last_attention() const { return last_attention(layers() - 1); }
-  // The (B, T, D) output of the FIRST layer's attention sub-layer (x + attention, before
-  // LayerNorm) in the last forward pass: each token's contextual vector after one round of
-  // attention over the embeddings. The bank table compares these; later layers are not exposed.
-  // Undefined after a one-layer forward that skipped the source positions (see ForwardOptions).
-  const Tensor& last_contextual() const { return last_contextual_; }
   // The (B, T, D) input of the last forward pass: token embedding + position embedding.
   const Tensor& last_embeddings() const { return last_embeddings_; }
   // The (B, T, T) 0/1 mask used for a batch: 1 where query i may attend to key j (every layer).
@@ -116,14 +115,13 @@ class Translator : public nn::Module {
 
   // Greedy decoding of a batch of English token lists; returns Hindi tokens (without <eos>).
   // By default each step runs only the new target position against a cache of every layer's keys
-  // and values (the source's, computed once, and the earlier steps'); set_decode_cache(false)
+  // and values (the source's, computed once, and the earlier steps'); options.recompute_prefix
   // recomputes the whole prefix at every step instead (the same tokens; tests compare the two).
   // options.knockout applies to every step; options.record_attention decodes by recomputing the
   // prefix through the composed path (slower; the tests compare it with the fused, cached one).
   std::vector<std::vector<std::string>> translate(const std::vector<std::vector<std::string>>& english,
                                                   const data::Vocab& english_vocab,
                                                   const data::Vocab& hindi_vocab, const ForwardOptions& options = {});
-  void set_decode_cache(bool on) { decode_cache_ = on; }
   // Greedy decoding on ids: source (B, S) with its lengths -> each step's logits (B, 1, vocab) are
   // passed to `choose`, which returns the next input id per row and whether to stop.
   using ChooseNext = std::function<bool(const Tensor& logits, int64_t step, std::vector<int64_t>& next)>;
@@ -158,10 +156,9 @@ class Translator : public nn::Module {
   std::vector<Block> blocks_;
   std::unique_ptr<nn::Linear> head;
   std::vector<Tensor> last_attention_;  // one (B, T, T) per layer
-  Tensor last_contextual_, last_embeddings_;
+  Tensor last_embeddings_;
   double dropout_ = 0.0;
   Generator dropout_gen_{0};
-  bool decode_cache_ = true;
 
   // Whether this model's attention lets tokens see each other (not none): the fused op, the
   // packed loss and the decoding cache all need that.
@@ -186,12 +183,6 @@ class Translator : public nn::Module {
   void decode_recomputing(const Tensor& source, const std::vector<int64_t>& source_lengths, const ChooseNext& choose,
                           const ForwardOptions& options);
 };
-
-// The vector a token of an English sentence gets inside the model: its input embedding (token +
-// position, what a static embedding gives) or its contextual vector after attention (x + attention).
-enum class TokenVector { Embedding, Contextual };
-Tensor source_token_vector(Translator& model, const std::vector<std::string>& english,
-                           const data::Vocab& english_vocab, size_t position, TokenVector kind);
 
 // One English word's vector after every layer, for each sentence: [l][i] is the D-vector of
 // english[i]'s word at positions[i] after layer l (0: the input embedding, token + position; l >= 1:

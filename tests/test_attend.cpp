@@ -80,16 +80,17 @@ TEST_SUITE("attend") {
       }
   }
 
-  TEST_CASE("bank table: a static embedding gives bank the same vector in both sentences") {
+  TEST_CASE("bank table: a static embedding gives bank the same vector in both sentences, attention does not") {
     models::LoadedTranslator m = models::load_translator(kModel);
     const auto money = data::tokenize("money bank grows"), river = data::tokenize("river bank flows");
-    const double cos_static = models::cosine_similarity(
-        models::source_token_vector(*m.model, money, m.english, 1, models::TokenVector::Embedding),
-        models::source_token_vector(*m.model, river, m.english, 1, models::TokenVector::Embedding));
+    // [layer][sentence]: bank (word 1 of each) as the input embedding, then after block 1
+    const auto states = models::source_word_states(*m.model, {money, river}, {1, 1}, m.english);
+    REQUIRE(states.size() >= 2);
+    REQUIRE(states[0].size() == 2);
+    auto vector_of = [](const std::vector<double>& v) { return Tensor::from_vector(v, {static_cast<int64_t>(v.size())}); };
+    const double cos_static = models::cosine_similarity(vector_of(states[0][0]), vector_of(states[0][1]));
     CHECK(std::fabs(cos_static - 1.0) < 1e-6);
-    const double cos_context = models::cosine_similarity(
-        models::source_token_vector(*m.model, money, m.english, 1, models::TokenVector::Contextual),
-        models::source_token_vector(*m.model, river, m.english, 1, models::TokenVector::Contextual));
+    const double cos_context = models::cosine_similarity(vector_of(states[1][0]), vector_of(states[1][1]));
     CHECK(cos_context < 0.999);  // attention mixes in money vs river
   }
 

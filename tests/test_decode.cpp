@@ -22,15 +22,15 @@ namespace {
 // both paths decode every step of every row whatever the model predicts.
 std::vector<std::vector<double>> step_logits(models::Translator& model, const Tensor& source,
                                              const std::vector<int64_t>& lengths, bool cache, int64_t vocab) {
-  model.set_decode_cache(cache);
+  models::ForwardOptions options;
+  options.recompute_prefix = !cache;
   std::vector<std::vector<double>> steps;
   const int64_t B = source.size(0);
   model.decode(source, lengths, [&](const Tensor& logits, int64_t t, std::vector<int64_t>& next) {
     steps.push_back(logits.to_vector());
     for (int64_t b = 0; b < B; ++b) next[b] = 4 + (b * 7 + t * 3) % (vocab - 4);
     return false;
-  });
-  model.set_decode_cache(true);
+  }, options);
   return steps;
 }
 
@@ -87,9 +87,7 @@ TEST_SUITE("decode") {
         english.push_back(pairs[i].english);
     REQUIRE(english.size() > 100);
     const auto cached = m.model->translate(english, m.english, m.hindi);
-    m.model->set_decode_cache(false);
-    const auto recomputed = m.model->translate(english, m.english, m.hindi);
-    m.model->set_decode_cache(true);
+    const auto recomputed = m.model->translate(english, m.english, m.hindi, {.recompute_prefix = true});
     CHECK(cached == recomputed);
   }
 }

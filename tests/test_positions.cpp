@@ -137,9 +137,7 @@ TEST_SUITE("positions") {
     REQUIRE(out.size() == 2);
     CHECK(out[0].size() <= 14);  // decode_length(9) - 1 words at most
     // the cached and recomputed decodings agree past the layout too
-    rotary.set_decode_cache(false);
-    CHECK(rotary.translate({longer, {"a", "b"}}, english, hindi) == out);
-    rotary.set_decode_cache(true);
+    CHECK(rotary.translate({longer, {"a", "b"}}, english, hindi, {.recompute_prefix = true}) == out);
     // a knockout of a source word past the layout is honoured (the key exists at position 8)
     models::ForwardOptions knock;
     knock.knockout = {.key = 8, .query_from = 0, .query_to = 9 + rotary.decode_length(9), .layer = -1};

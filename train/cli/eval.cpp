@@ -41,7 +41,8 @@ void register_eval(CLI::App& app) {
     apply_threads(*eval_threads);
     const Device dev = Device::parse(*device);
     models::LoadedTranslator loaded = models::load_translator(*checkpoint, dev);
-    loaded.model->set_decode_cache(!*no_cache);
+    models::ForwardOptions decoding;
+    decoding.recompute_prefix = *no_cache;
     // "all": every split file but train (80,000 greedy decodes take minutes; ask for it by name).
     // Every split is read before any work, so a missing or malformed file fails first.
     const std::vector<std::string> names = *split == "all" ? data::evaluation_split_names(*data_dir)
@@ -59,7 +60,7 @@ void register_eval(CLI::App& app) {
                  "exact match", "decoded/s");
     std::vector<std::string> notes;  // the sentences a model tied to its layout skipped, said after the table
     for (const auto& [name, pairs] : splits) {
-      const EvalResult r = evaluate(*loaded.model, pairs, loaded.english, loaded.hindi);
+      const EvalResult r = evaluate(*loaded.model, pairs, loaded.english, loaded.hindi, 256, decoding);
       if (r.skipped > 0) notes.push_back(skipped_note(name, r.skipped, loaded.model->config()));
       const double per_second = r.decode_seconds > 0 ? static_cast<double>(r.sentences) / r.decode_seconds : 0.0;
       if (json) {

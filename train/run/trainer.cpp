@@ -73,7 +73,8 @@ static data::Layout evaluation_layout(const models::Translator& model, const std
 }
 
 EvalResult evaluate(models::Translator& model, const std::vector<data::SentencePair>& all_pairs,
-                    const data::Vocab& english, const data::Vocab& hindi, int64_t batch_size) {
+                    const data::Vocab& english, const data::Vocab& hindi, int64_t batch_size,
+                    const models::ForwardOptions& decoding) {
   NoGradGuard no_grad;
   const bool was_training = model.training();
   model.train(false);
@@ -115,7 +116,7 @@ EvalResult evaluate(models::Translator& model, const std::vector<data::SentenceP
     std::vector<std::vector<std::string>> sources;
     for (size_t i : idx) sources.push_back(pairs[i].english);
     const auto decode_start = Clock::now();
-    const auto outputs = model.translate(sources, english, hindi);
+    const auto outputs = model.translate(sources, english, hindi, decoding);
     r.decode_seconds += seconds_since(decode_start);
     for (size_t k = 0; k < idx.size(); ++k) exact += outputs[k] == pairs[idx[k]].hindi;
   }

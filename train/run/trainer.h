@@ -54,6 +54,7 @@ TrainResult train_translator(const TrainOptions& options);
 std::string skipped_note(const std::string& split, int64_t skipped, const models::TranslatorConfig& config);
 
 EvalResult evaluate(models::Translator& model, const std::vector<data::SentencePair>& pairs,
-                    const data::Vocab& english, const data::Vocab& hindi, int64_t batch_size = 256);
+                    const data::Vocab& english, const data::Vocab& hindi, int64_t batch_size = 256,
+                    const models::ForwardOptions& decoding = {});
 
 }  // namespace qkv::app
