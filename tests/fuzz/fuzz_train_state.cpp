@@ -86,7 +86,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   requested.data_dir = fx.ds.dir;
   requested.resume = true;
   requested.quiet = true;
-  const std::string path = app::state_path(requested.out_dir);
+  const std::string path = app::RunFolder(requested.out_dir).state_path();
   try {
     const SafeTensorsFile saved = safetensors_parse(bytes, path);
     app::TrainOptions o = app::saved_options(saved, path, requested);
@@ -107,7 +107,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       if (p.requires_grad()) trained.push_back(p);
     optim::AdamW optimizer(trained, {.lr = o.lr, .weight_decay = o.weight_decay});
     app::RunState st;
-    app::restore_state(&saved, path, o, fx.ds, config, model, trained, optimizer, gen, Device::cpu(), st);
+    app::TrainingRun run{o,   fx.ds,     fx.english, fx.hindi, config,  Device::cpu(), model,
+                         trained, optimizer, gen,      st,       nullptr, app::RunFolder(o.out_dir)};
+    app::restore_state(saved, path, run);
     if (verbose) std::fprintf(stderr, "restored: epoch %lld, step %lld\n", static_cast<long long>(st.epoch),
                               static_cast<long long>(st.step));
   } catch (const std::exception& e) {

@@ -112,7 +112,7 @@ nlohmann::json run_cell(const Cell& c, const AblateOptions& o, const data::Datas
   t.out_dir = dir.string();
   t.quiet = true;
   // An interrupted cell continues where it stopped; anything else in the folder is started over.
-  t.resume = fs::exists(dir / "train_state.safetensors");
+  t.resume = RunFolder(t.out_dir).has(RunFolder::kState);
   t.force = !t.resume;
   const TrainResult trained = train_translator(t);
   models::LoadedTranslator loaded = models::load_translator(trained.checkpoint);

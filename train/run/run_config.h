@@ -4,7 +4,7 @@
 
 #include "data/dataset.h"
 #include "models/translator.h"
-#include "train/run/trainer.h"
+#include "train/run/train_options.h"
 
 namespace qkv::app {
 

@@ -197,15 +197,16 @@ Tensor tensor_from(const SafeTensor& t, const Tensor& like, const std::string& p
   return like.device() == Device::cpu() ? host : host.to(like.device());
 }
 
-std::string state_path(const std::string& dir) { return (fs::path(dir) / "train_state.safetensors").string(); }
-
-void save_state(const std::string& dir, const TrainOptions& o, const models::TranslatorConfig& config,
-                models::Translator& model, const optim::AdamW& optimizer, const std::vector<Tensor>& trained,
-                RunState& st) {
+void save_state(TrainingRun& run) {
+  const TrainOptions& o = run.o;
+  const models::Translator& model = run.model;
+  const std::vector<Tensor>& trained = run.trained;
+  const optim::AdamW& optimizer = run.optimizer;
+  RunState& st = run.st;
   SafeTensorsFile file;
   file.metadata["format"] = kStateFormat;
   file.metadata["options"] = options_json(o);
-  file.metadata["config"] = config.to_json();
+  file.metadata["config"] = run.config.to_json();
   file.metadata["epoch"] = std::to_string(st.epoch);
   file.metadata["position"] = std::to_string(st.position);
   file.metadata["step"] = std::to_string(st.step);
@@ -236,7 +237,7 @@ void save_state(const std::string& dir, const TrainOptions& o, const models::Tra
   }
   if (st.loss_sum.defined()) file.tensors.emplace("loss_sum", host_tensor(st.loss_sum));
   file.metadata["adam_step"] = std::to_string(optimizer.steps_taken());
-  safetensors_write(state_path(dir), file);
+  safetensors_write(run.folder.state_path(), file);
   st.saved_step = st.step;
 }
 
@@ -247,34 +248,8 @@ const std::string& meta_of(const SafeTensorsFile& file, const std::string& key, 
 }
 
 // Stale temp files of earlier runs that were killed: the next run removes them.
-void remove_stale_temp_files(const std::string& dir) {
-  std::error_code ec;
-  for (const auto& entry : fs::directory_iterator(dir, ec)) {
-    const std::string name = entry.path().filename().string();
-    for (const char* output :
-         {"model.safetensors.tmp", "train_state.safetensors.tmp", "metrics.csv.tmp", "steps.csv.tmp", "loss.png.tmp"})
-      if (name.rfind(output, 0) == 0) fs::remove(entry.path(), ec);
-  }
-}
-
-// The files a run writes in its --out.
-static const char* const kRunFiles[] = {"model.safetensors", "train_state.safetensors", "metrics.csv", "steps.csv",
-                                        "loss.png"};
-
-static bool has_file(const std::string& dir, const char* name) {
-  std::error_code ec;
-  return fs::exists(fs::path(dir) / name, ec);
-}
-
-// A finished run: its state, written before the last model, metrics and plot and removed after
-// them, is gone and everything else is there.
-static bool run_is_complete(const std::string& dir) {
-  return !has_file(dir, "train_state.safetensors") && has_file(dir, "model.safetensors") && has_file(dir, "metrics.csv") &&
-         has_file(dir, "loss.png");
-}
-
 bool resumed_run_is_complete(const TrainOptions& requested) {
-  return requested.resume && !requested.force && run_is_complete(requested.out_dir);
+  return requested.resume && !requested.force && RunFolder(requested.out_dir).holds_finished_run();
 }
 
 TrainOptions saved_options(const SafeTensorsFile& saved, const std::string& saved_path, const TrainOptions& requested) {
@@ -289,17 +264,18 @@ TrainOptions saved_options(const SafeTensorsFile& saved, const std::string& save
 
 std::unique_ptr<SafeTensorsFile> open_saved_state(const TrainOptions& requested, TrainOptions& o) {
   const std::string& dir = requested.out_dir;
+  const RunFolder folder(dir);
   // --out is a folder (or a new name), and what the run writes in it are files (or new names).
   std::error_code ec;
   if (fs::exists(dir, ec) && !fs::is_directory(dir, ec))
     throw std::runtime_error(fmt::format("--out {} is not a directory; give a new name or a directory", dir));
-  for (const char* name : kRunFiles) check_output_file((fs::path(dir) / name).string());
+  for (const char* name : RunFolder::file_names()) check_output_file(folder.path(name));
   std::unique_ptr<SafeTensorsFile> saved;
-  const std::string saved_path = state_path(dir);
+  const std::string saved_path = folder.state_path();
   if (requested.resume) {
     if (requested.force) throw std::runtime_error("--resume and --force cannot be combined");
     if (!fs::exists(saved_path)) {
-      if (!has_file(dir, "model.safetensors") && !has_file(dir, "metrics.csv"))
+      if (!folder.has(RunFolder::kModel) && !folder.has(RunFolder::kMetrics))
         throw std::runtime_error(fmt::format(
             "{} holds no saved run to resume (a run stopped before its first save, which comes before any training, "
             "leaves none): start it again with the command that started it",
@@ -312,16 +288,16 @@ std::unique_ptr<SafeTensorsFile> open_saved_state(const TrainOptions& requested,
     saved = std::make_unique<SafeTensorsFile>(safetensors_read(saved_path));
     o = saved_options(*saved, saved_path, requested);
   } else if (!requested.force) {
-    if (has_file(dir, "train_state.safetensors"))
+    if (folder.has(RunFolder::kState))
       throw std::runtime_error(fmt::format("{} already holds a run (train_state.safetensors); continue it with qkv train "
                                            "--resume --out {}, or start over with --force",
                                            dir, dir));
-    if (run_is_complete(dir))
+    if (folder.holds_finished_run())
       throw std::runtime_error(fmt::format("{} already holds a run (model.safetensors), finished; use --force to start "
                                            "over in it, or another --out",
                                            dir));
-    for (const char* name : {"model.safetensors", "metrics.csv"})
-      if (has_file(dir, name))
+    for (const char* name : {RunFolder::kModel, RunFolder::kMetrics})
+      if (folder.has(name))
         throw std::runtime_error(fmt::format("{} already holds a run ({}) without a training state to resume; use "
                                              "--force to start over in it, or another --out",
                                              dir, name));
@@ -505,10 +481,17 @@ static RunState validated_fields(const SafeTensorsFile& file, const TrainOptions
   return r;
 }
 
-void restore_state(const SafeTensorsFile* saved, const std::string& saved_path, const TrainOptions& o,
-                   const data::Dataset& ds, const models::TranslatorConfig& config, models::Translator& model,
-                   const std::vector<Tensor>& trained, optim::AdamW& optimizer, Generator& gen, Device device,
-                   RunState& st) {
+void restore_state(const SafeTensorsFile& saved_file, const std::string& saved_path, TrainingRun& run) {
+  const SafeTensorsFile* saved = &saved_file;
+  const TrainOptions& o = run.o;
+  const data::Dataset& ds = run.ds;
+  const models::TranslatorConfig& config = run.config;
+  models::Translator& model = run.model;
+  const std::vector<Tensor>& trained = run.trained;
+  optim::AdamW& optimizer = run.optimizer;
+  Generator& gen = run.gen;
+  const Device device = run.device;
+  RunState& st = run.st;
   check_saved_config(*saved, saved_path, config, o.data_dir);
   RunState r;
   int64_t adam_step = 0;
@@ -521,10 +504,10 @@ void restore_state(const SafeTensorsFile* saved, const std::string& saved_path, 
   }
   // The model's best epoch is in model.safetensors, or, at the end of that very epoch, in the
   // state's weights (write_finished_epoch_outputs writes it).
-  if (r.best_epoch > 0 && !(r.position == 0 && r.best_epoch == r.epoch - 1) && !has_file(o.out_dir, "model.safetensors"))
+  if (r.best_epoch > 0 && !(r.position == 0 && r.best_epoch == r.epoch - 1) && !run.folder.has(RunFolder::kModel))
     throw std::runtime_error(fmt::format("{}: the saved run's best model (epoch {}) should be in {}, which is missing; "
                                          "start over with --force",
-                                         saved_path, r.best_epoch, (fs::path(o.out_dir) / "model.safetensors").string()));
+                                         saved_path, r.best_epoch, run.folder.model_path()));
 
   // Exactly the tensors a run saves at this point: every parameter, both AdamW moments of every
   // trained one (AdamW makes them, zero, before its first step), and the epoch's loss sum once it
@@ -567,13 +550,10 @@ void restore_state(const SafeTensorsFile* saved, const std::string& saved_path, 
                saved_path);
 }
 
-void write_finished_epoch_outputs(const TrainOptions& o, const RunState& st, const models::Translator& model,
-                                  const data::Vocab& english, const data::Vocab& hindi) {
+void write_finished_epoch_outputs(const TrainingRun& run) {
+  const RunState& st = run.st;
   if (st.position != 0 || st.epoch == 1) return;  // not saved at the end of an epoch
-  if (st.best_epoch == st.epoch - 1)
-    models::save_translator((fs::path(o.out_dir) / "model.safetensors").string(), model, english, hindi);
-  write_file_atomic((fs::path(o.out_dir) / "metrics.csv").string(), st.csv);
-  if (!st.steps_csv.empty()) write_file_atomic((fs::path(o.out_dir) / "steps.csv").string(), st.steps_csv);
+  run.folder.write_epoch_outputs(st.best_epoch == st.epoch - 1, run.model, run.english, run.hindi, st.csv, st.steps_csv);
 }
 
 void rethrow_noting_full_disk(const RunState& st, const std::string& dir) {
@@ -584,8 +564,7 @@ void rethrow_noting_full_disk(const RunState& st, const std::string& dir) {
   } catch (const std::runtime_error& e) {
     const std::string what = e.what();
     if (what.find(std::strerror(ENOSPC)) == std::string::npos) throw;
-    std::error_code ec;
-    if (st.saved_step >= 0 && fs::exists(state_path(dir), ec))
+    if (st.saved_step >= 0 && RunFolder(dir).has(RunFolder::kState))
       throw std::runtime_error(fmt::format("{} (the disk is full; the run is saved at step {}: free space and continue it "
                                            "with qkv train --resume --out {})",
                                            what, st.saved_step, dir));

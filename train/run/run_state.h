@@ -12,20 +12,9 @@
 #include "framework/random.h"
 #include "framework/safetensors.h"
 #include "models/translator.h"
-#include "train/run/trainer.h"
+#include "train/run/training_run.h"
 
 namespace qkv::app {
-
-// Where a run is: the trainer's loop reads and advances it; save_state writes it.
-struct RunState {
-  int64_t epoch = 1, position = 0, step = 0, best_epoch = 0, loss_count = 0, tokens_seen = 0;
-  double best_exact = -1, best_loss = 0, train_seconds = 0;
-  std::string epoch_rng, dropout_rng, csv;
-  std::string steps_csv;  // steps.csv so far: the train loss and learning rate every few steps
-  std::vector<EpochRecord> history;
-  Tensor loss_sum;
-  int64_t saved_step = -1;  // the step of the state last written to disk (-1: none yet)
-};
 
 // metrics.csv's first line.
 inline constexpr const char* kMetricsCsvHeader =
@@ -35,9 +24,6 @@ inline constexpr const char* kMetricsCsvHeader =
 inline constexpr const char* kStepsCsvHeader = "step,epoch,train_loss,learning_rate\n";
 // About 100 points per run, and the last step's.
 inline int64_t steps_logged_every(int64_t total_steps) { return std::max<int64_t>(1, total_steps / 100); }
-
-// DIR/train_state.safetensors.
-std::string state_path(const std::string& dir);
 
 // The options of a run as JSON (numbers as exact hex floats), as a state saves them; the ranks of
 // a data-parallel run compare them.
@@ -57,35 +43,27 @@ TrainOptions saved_options(const SafeTensorsFile& saved, const std::string& save
 bool resumed_run_is_complete(const TrainOptions& requested);
 
 // Writes the state atomically and records st.saved_step.
-void save_state(const std::string& dir, const TrainOptions& o, const models::TranslatorConfig& config,
-                models::Translator& model, const optim::AdamW& optimizer, const std::vector<Tensor>& trained,
-                RunState& st);
+void save_state(TrainingRun& run);
 
 // The saved run's model config must be the one its options give on this dataset (checked before
 // a model is built from the options, and again by restore_state).
 void check_saved_config(const SafeTensorsFile& saved, const std::string& saved_path,
                         const models::TranslatorConfig& config, const std::string& data_dir);
 
-// Puts everything the interrupted run had back into the model, the optimiser, the generators and
-// `st`, checked against this dataset and model (every problem throws naming saved_path): every
+// Puts everything the interrupted run had back into the run's model, optimiser, generators and
+// state, checked against its dataset and model (every problem throws naming saved_path): every
 // field for type, range, finiteness and agreement with the others, and exactly the tensors a run
 // saves at that step, before anything is copied.
-void restore_state(const SafeTensorsFile* saved, const std::string& saved_path, const TrainOptions& o,
-                   const data::Dataset& ds, const models::TranslatorConfig& config, models::Translator& model,
-                   const std::vector<Tensor>& trained, optim::AdamW& optimizer, Generator& gen, Device device,
-                   RunState& st);
+void restore_state(const SafeTensorsFile& saved, const std::string& saved_path, TrainingRun& run);
 
 // A state saved at the end of an epoch is written before that epoch's model and metrics.csv (a run
 // killed in between resumes from it): this writes them, from the restored weights, as the run
 // would have. Nothing for a state saved within an epoch.
-void write_finished_epoch_outputs(const TrainOptions& o, const RunState& st, const models::Translator& model,
-                                  const data::Vocab& english, const data::Vocab& hindi);
+void write_finished_epoch_outputs(const TrainingRun& run);
 
 // Rethrows the exception in flight; one that says the disk is full (ENOSPC) gets what is left of
 // the run: "the run is saved at step N: ... qkv train --resume --out DIR", or that nothing is.
 [[noreturn]] void rethrow_noting_full_disk(const RunState& st, const std::string& dir);
 
-// Temp files of earlier runs that were killed: the next run removes them.
-void remove_stale_temp_files(const std::string& dir);
 
 }  // namespace qkv::app

@@ -284,21 +284,7 @@ static void check_ranks_agree(dist::ProcessGroup& group, const TrainOptions& o, 
 }
 
 // Everything one training run works on: train_translator builds it, run_training advances it.
-struct TrainingRun {
-  const TrainOptions& o;
-  const data::Dataset& ds;
-  const data::Vocab& english;
-  const data::Vocab& hindi;
-  const models::TranslatorConfig& config;
-  Device device;
-  models::Translator& model;
-  const std::vector<Tensor>& trained;
-  optim::AdamW& optimizer;
-  Generator& gen;
-  RunState& st;               // where the run is: saved, and restored by --resume
-  dist::ProcessGroup* group;  // data-parallel ranks, or null
-  bool writer() const { return !group || group->rank() == 0; }  // rank 0 alone writes files
-};
+bool TrainingRun::writer() const { return !group || group->rank() == 0; }
 
 // What run_training reports as it goes (as ggml_opt_epoch's callback); an empty member is skipped.
 struct TrainingProgress {
@@ -320,7 +306,7 @@ static TrainResult run_training(TrainingRun& run, const TrainingProgress& progre
 static TrainResult completed_run(const TrainOptions& o) {
   if (!o.quiet) fmt::print("{}: the run is complete (its model, metrics and plot are there); nothing to resume\n", o.out_dir);
   TrainResult done;
-  done.checkpoint = (fs::path(o.out_dir) / "model.safetensors").string();
+  done.checkpoint = RunFolder(o.out_dir).model_path();
   return done;
 }
 
@@ -333,7 +319,7 @@ TrainResult train_translator(const TrainOptions& requested) {
   TrainOptions o = requested;
   if (resumed_run_is_complete(requested)) return completed_run(requested);  // nothing is left to do
   std::unique_ptr<SafeTensorsFile> saved = open_saved_state(requested, o);
-  const std::string saved_path = state_path(requested.out_dir);
+  const std::string saved_path = RunFolder(requested.out_dir).state_path();
   check_option_bounds(o);  // the command line's checks, for options built in code
   if (!writer) o.quiet = true;
   Device device = o.device;
@@ -364,37 +350,32 @@ TrainResult train_translator(const TrainOptions& requested) {
   optim::AdamW optimizer(trained, {.lr = o.lr, .weight_decay = o.weight_decay});
 
   RunState st;
+  TrainingRun run{o, ds, english, hindi, config, device, model, trained, optimizer, gen, st, group, RunFolder(o.out_dir)};
   if (saved) {  // everything the interrupted run had, checked against this dataset and model
-    restore_state(saved.get(), saved_path, o, ds, config, model, trained, optimizer, gen, device, st);
+    restore_state(*saved, saved_path, run);
     saved.reset();
   }
 
   if (group) check_ranks_agree(*group, o, ds, config);  // after every input check, before any output
-  TrainingRun run{o, ds, english, hindi, config, device, model, trained, optimizer, gen, st, group};
   if (!writer) return run_training(run, console_progress(run));
   const bool created_out = !fs::exists(o.out_dir);
   fs::create_directories(o.out_dir);
-  remove_stale_temp_files(o.out_dir);
-  if (o.force && !o.resume) {  // start over: nothing of the old run may be mistaken for this one
-    std::error_code ec;
-    for (const char* name : {"model.safetensors", "train_state.safetensors", "metrics.csv", "steps.csv", "loss.png"})
-      fs::remove(fs::path(o.out_dir) / name, ec);
-  }
+  run.folder.remove_stale_temp_files();
+  if (o.force && !o.resume) run.folder.remove_run_files();  // start over: nothing of the old run may be mistaken for this one
   try {
     if (o.resume) {
-      write_finished_epoch_outputs(o, st, model, english, hindi);  // a run killed at an epoch's end
+      write_finished_epoch_outputs(run);  // a run killed at an epoch's end
     } else {  // the first save, before any training: a run killed from here on can be resumed
       st.epoch_rng = gen.state();
       st.dropout_rng = model.dropout_generator().state();
       st.csv = kMetricsCsvHeader;
-      save_state(o.out_dir, o, config, model, optimizer, trained, st);
+      save_state(run);
     }
     return run_training(run, console_progress(run));
   } catch (...) {
     // A run that stops before its first checkpoint (or a saved state) leaves no directory it made.
     std::error_code ec;
-    if (created_out && !fs::exists(fs::path(o.out_dir) / "model.safetensors", ec) &&
-        (!fs::exists(state_path(o.out_dir), ec) || st.saved_step == 0))
+    if (created_out && !run.folder.has(RunFolder::kModel) && (!run.folder.has(RunFolder::kState) || st.saved_step == 0))
       fs::remove_all(o.out_dir, ec);
     rethrow_noting_full_disk(st, o.out_dir);
   }
@@ -548,7 +529,7 @@ class StateSaver {
   explicit StateSaver(TrainingRun& run) : run_(run) {}
   void save() {
     run_.st.dropout_rng = run_.model.dropout_generator().state();
-    if (run_.writer()) save_state(run_.o.out_dir, run_.o, run_.config, run_.model, run_.optimizer, run_.trained, run_.st);
+    if (run_.writer()) save_state(run_);
   }
   void set_ranks_interrupted(int count) { ranks_interrupted_ = count; }
   // After each step: the periodic save (not at an epoch's end, which saves anyway), then the interrupt.
@@ -662,9 +643,7 @@ static void finish_epoch(TrainingRun& run, int64_t epoch, TrainResult& result, S
   // (write_finished_epoch_outputs).
   start_epoch(st, epoch + 1, run.gen);
   saver.save();
-  if (better && run.writer()) models::save_translator(result.checkpoint, run.model, run.english, run.hindi);
-  if (run.writer()) write_file_atomic((fs::path(o.out_dir) / "metrics.csv").string(), st.csv);  // complete after every epoch
-  if (run.writer() && !st.steps_csv.empty()) write_file_atomic((fs::path(o.out_dir) / "steps.csv").string(), st.steps_csv);
+  if (run.writer()) run.folder.write_epoch_outputs(better, run.model, run.english, run.hindi, st.csv, st.steps_csv);
   if (progress.epoch) progress.epoch(rec, better);
 }
 
@@ -672,7 +651,7 @@ static TrainResult run_training(TrainingRun& run, const TrainingProgress& progre
   const TrainOptions& o = run.o;
   RunState& st = run.st;
   TrainResult result;
-  result.checkpoint = (fs::path(o.out_dir) / "model.safetensors").string();
+  result.checkpoint = run.folder.model_path();
   StepPlan plan;
   const int64_t steps_per_epoch = (static_cast<int64_t>(run.ds.train.size()) + o.batch - 1) / o.batch;
   plan.total_steps = steps_per_epoch * o.epochs;
@@ -705,12 +684,9 @@ static TrainResult run_training(TrainingRun& run, const TrainingProgress& progre
   if (result.best_epoch < 1 || !fs::exists(result.checkpoint))
     throw std::runtime_error(fmt::format("{}: the run ended without a model (best epoch {}); start over with --force",
                                          o.out_dir, result.best_epoch));
-  write_loss_plot((fs::path(o.out_dir) / "loss.png").string(), result.history, st.steps_csv,
+  write_loss_plot(run.folder.path(RunFolder::kPlot), result.history, st.steps_csv,
                   static_cast<double>(plan.total_steps) / o.epochs, fmt::format("{} attention", models::attention_mode_name(o.attention)));
-  {
-    std::error_code ec;
-    fs::remove(state_path(o.out_dir), ec);  // the run is complete, the last of its files written: nothing to resume
-  }
+  run.folder.remove_state();  // the run is complete, the last of its files written: nothing to resume
   if (progress.finish) progress.finish(result);
   return result;
 }

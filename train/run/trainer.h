@@ -9,39 +9,15 @@
 #include "data/dataset.h"
 #include "models/translator.h"
 #include "train/run/train_options.h"
+#include "train/run/training_run.h"
 
 namespace qkv::app {
 
-// TrainOptions, the options of a run, is made from the option table in train_options.h.
-
-// Thrown when a run is interrupted (SIGINT, SIGTERM or stop_after_steps) after its state was
-// saved; the program exits with status 130.
-struct Interrupted : std::runtime_error {
-  using std::runtime_error::runtime_error;
-};
+// TrainOptions, the options of a run, is made from the option table in train_options.h; the run's
+// results and state are in training_run.h.
 
 // Installs SIGINT and SIGTERM handlers that let the current training step finish, then save.
 void install_interrupt_handlers();
-
-struct EvalResult {
-  double loss = 0, token_accuracy = 0, exact_match = 0;
-  int64_t sentences = 0, tokens = 0;  // evaluated
-  int64_t skipped = 0;  // sentences longer than the layout of a model tied to it (absolute positions), not evaluated
-  double decode_seconds = 0;  // wall time of the greedy decoding alone
-};
-
-struct EpochRecord {
-  int64_t epoch = 0;
-  double train_loss = 0, seconds = 0;
-  EvalResult valid;
-};
-
-struct TrainResult {
-  std::vector<EpochRecord> history;
-  int64_t best_epoch = 0;
-  double seconds = 0, tokens_per_second = 0;
-  std::string checkpoint;  // DIR/model.safetensors
-};
 
 TrainResult train_translator(const TrainOptions& options);
 

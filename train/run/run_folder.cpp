@@ -1,0 +1,55 @@
+// train/run/run_folder.cpp — the files of a training run's folder: their names and the writes that
+// several places make.
+#include "train/run/run_folder.h"
+
+#include <filesystem>
+
+#include "framework/file_util.h"
+#include "models/translator_io.h"
+
+namespace qkv::app {
+
+namespace fs = std::filesystem;
+
+const std::vector<const char*>& RunFolder::file_names() {
+  static const std::vector<const char*> names = {kModel, kState, kMetrics, kSteps, kPlot};
+  return names;
+}
+
+std::string RunFolder::path(const char* name) const { return (fs::path(dir_) / name).string(); }
+
+bool RunFolder::has(const char* name) const {
+  std::error_code ec;
+  return fs::exists(fs::path(dir_) / name, ec);
+}
+
+bool RunFolder::holds_finished_run() const { return !has(kState) && has(kModel) && has(kMetrics) && has(kPlot); }
+
+void RunFolder::write_epoch_outputs(bool best, const models::Translator& model, const data::Vocab& english,
+                                    const data::Vocab& hindi, const std::string& metrics_csv,
+                                    const std::string& steps_csv) const {
+  if (best) models::save_translator(model_path(), model, english, hindi);
+  write_file_atomic(path(kMetrics), metrics_csv);  // complete after every epoch
+  if (!steps_csv.empty()) write_file_atomic(path(kSteps), steps_csv);
+}
+
+void RunFolder::remove_run_files() const {
+  std::error_code ec;
+  for (const char* name : file_names()) fs::remove(fs::path(dir_) / name, ec);
+}
+
+void RunFolder::remove_stale_temp_files() const {
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(dir_, ec)) {
+    const std::string name = entry.path().filename().string();
+    for (const char* output : file_names())
+      if (name.rfind(std::string(output) + ".tmp", 0) == 0) fs::remove(entry.path(), ec);
+  }
+}
+
+void RunFolder::remove_state() const {
+  std::error_code ec;
+  fs::remove(state_path(), ec);
+}
+
+}  // namespace qkv::app

@@ -1,0 +1,81 @@
+// train/run/training_run.h — what a training run is made of, below the trainer: its results (an
+// evaluation, an epoch's record, the run's result), where it is (RunState, what a saved state holds),
+// the bundle of everything one run works on (TrainingRun), and the folder that owns its files.
+#pragma once
+
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "data/dataset.h"
+#include "framework/optim.h"
+#include "framework/random.h"
+#include "framework/tensor.h"
+#include "models/translator.h"
+#include "train/run/run_folder.h"
+#include "train/run/train_options.h"
+
+namespace qkv::dist {
+class ProcessGroup;
+}
+
+namespace qkv::app {
+
+// Thrown when a run is interrupted (SIGINT, SIGTERM or stop_after_steps) after its state was
+// saved; the program exits with status 130.
+struct Interrupted : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+struct EvalResult {
+  double loss = 0, token_accuracy = 0, exact_match = 0;
+  int64_t sentences = 0, tokens = 0;  // evaluated
+  int64_t skipped = 0;  // sentences longer than the layout of a model tied to it (absolute positions), not evaluated
+  double decode_seconds = 0;  // wall time of the greedy decoding alone
+};
+
+struct EpochRecord {
+  int64_t epoch = 0;
+  double train_loss = 0, seconds = 0;
+  EvalResult valid;
+};
+
+struct TrainResult {
+  std::vector<EpochRecord> history;
+  int64_t best_epoch = 0;
+  double seconds = 0, tokens_per_second = 0;
+  std::string checkpoint;  // DIR/model.safetensors
+};
+
+// Where a run is: the trainer's loop reads and advances it; save_state writes it.
+struct RunState {
+  int64_t epoch = 1, position = 0, step = 0, best_epoch = 0, loss_count = 0, tokens_seen = 0;
+  double best_exact = -1, best_loss = 0, train_seconds = 0;
+  std::string epoch_rng, dropout_rng, csv;
+  std::string steps_csv;  // steps.csv so far: the train loss and learning rate every few steps
+  std::vector<EpochRecord> history;
+  Tensor loss_sum;
+  int64_t saved_step = -1;  // the step of the state last written to disk (-1: none yet)
+};
+
+// Everything one run works on, built once by train_translator and handed to the loop, the saved
+// state (save_state, restore_state) and the folder's writes.
+struct TrainingRun {
+  const TrainOptions& o;
+  const data::Dataset& ds;
+  const data::Vocab& english;
+  const data::Vocab& hindi;
+  const models::TranslatorConfig& config;
+  Device device;
+  models::Translator& model;
+  const std::vector<Tensor>& trained;
+  optim::AdamW& optimizer;
+  Generator& gen;
+  RunState& st;               // where the run is: saved, and restored by --resume
+  dist::ProcessGroup* group;  // data-parallel ranks, or null
+  RunFolder folder;           // o.out_dir and the files the run owns in it
+  bool writer() const;        // rank 0 alone writes files
+};
+
+}  // namespace qkv::app
