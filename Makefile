@@ -285,7 +285,7 @@ fuzz: $(FUZZ_TARGETS:%=$(FUZZ_DIR)/fuzz_%)
 fuzz-replay: $(FUZZ_TARGETS:%=$(BUILD)/fuzz_replay_%)
 	@for t in $(FUZZ_TARGETS); do printf 'fuzz corpus %s: ' $$t; $(BUILD)/fuzz_replay_$$t tests/fuzz/corpus/$$t/* || exit 1; done
 
-# The Makefile's own checks (tests/make/run.sh), no function in models/ or train/ longer than 80
+# The Makefile's own checks (tests/make/run.sh), no function in any C++ folder longer than 80
 # lines (tests/function_length.py), unit tests (doctest), then the program's bad-input checks,
 # train/README.md's option list of every command against its --help (tests/readme_options.py), --threads and
 # QKV_THREADS (tests/cli/threads.sh), a training run killed at each of its file operations and
@@ -297,6 +297,7 @@ fuzz-replay: $(FUZZ_TARGETS:%=$(BUILD)/fuzz_replay_%)
 # (tests/gpu/emu/; about a minute).
 test: $(BUILD)/qkv $(BUILD)/qkv_framework_tests $(BUILD)/qkv_tests $(if $(LIB_CU_OBJ),$(BUILD)/qkv_gpu_tests)
 	bash tests/make/run.sh
+	python3 tests/function_length.py --self-test
 	python3 tests/function_length.py
 	python3 -m unittest tests/test_grammar.py
 	$(BUILD)/qkv_framework_tests

@@ -362,11 +362,13 @@ std::vector<uint8_t> safetensors_serialize(const SafeTensorsFile& file, Safetens
   return serialize_with_name(file, "safetensors_serialize", checksum);
 }
 
-SafeTensorsFile safetensors_parse(const std::vector<uint8_t>& bytes, const std::string& name) {
+// The header of a safetensors file: the 8-byte length, then that many bytes of JSON (a file of another
+// kind, a truncated one and malformed JSON each fail naming the problem). Sets header_size.
+static json read_header(const std::vector<uint8_t>& bytes, const std::string& name, uint64_t& header_size) {
   if (bytes.size() < kLengthPrefixBytes) {
     fail(name, "file is " + std::to_string(bytes.size()) + " bytes, shorter than the 8-byte header length");
   }
-  uint64_t header_size = 0;
+  header_size = 0;
   for (size_t i = 0; i < kLengthPrefixBytes; ++i) header_size |= static_cast<uint64_t>(bytes[i]) << (8 * i);
   // Another kind of file read as a checkpoint: say so, and what it looks like, before the numbers.
   static const uint8_t kPngMagic[8] = {0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n'};
@@ -396,17 +398,13 @@ SafeTensorsFile safetensors_parse(const std::vector<uint8_t>& bytes, const std::
   const size_t last = header_text.find_last_not_of(' ');
   json header = parse_header_json(header_text.substr(0, last == std::string_view::npos ? 0 : last + 1), name);
   if (!header.is_object()) fail(name, "header is not a JSON object");
+  return header;
 
-  SafeTensorsFile result;
-  std::vector<TensorEntry> entries;
-  for (auto& [key, value] : header.items()) {
-    if (key == kMetadataKey) {
-      result.metadata = parse_metadata(value, name);
-    } else {
-      entries.push_back(parse_tensor_entry(key, value, name));
-    }
-  }
+}
 
+// The tensors' data offsets, sorted by begin, must tile the data buffer exactly, each starting where
+// the last ended; returns where the last ends.
+static uint64_t check_offsets_tile(std::vector<TensorEntry>& entries, const std::string& name) {
   // Offsets must tile the data buffer exactly: sorted by begin, each starting where the last ended.
   std::sort(entries.begin(), entries.end(), [](const TensorEntry& a, const TensorEntry& b) {
     return std::tie(a.begin, a.end, a.name) < std::tie(b.begin, b.end, b.name);
@@ -428,6 +426,23 @@ SafeTensorsFile safetensors_parse(const std::vector<uint8_t>& bytes, const std::
     expected_begin = entry.end;
     previous = &entry;
   }
+  return expected_begin;
+}
+
+SafeTensorsFile safetensors_parse(const std::vector<uint8_t>& bytes, const std::string& name) {
+  uint64_t header_size = 0;
+  json header = read_header(bytes, name, header_size);
+  SafeTensorsFile result;
+  std::vector<TensorEntry> entries;
+  for (auto& [key, value] : header.items()) {
+    if (key == kMetadataKey) {
+      result.metadata = parse_metadata(value, name);
+    } else {
+      entries.push_back(parse_tensor_entry(key, value, name));
+    }
+  }
+
+  const uint64_t expected_begin = check_offsets_tile(entries, name);
   const uint64_t data_start = kLengthPrefixBytes + header_size;
   const uint64_t data_size = bytes.size() - data_start;
   if (expected_begin > data_size) {

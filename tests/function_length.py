@@ -1,16 +1,19 @@
 #!/usr/bin/python3
-"""tests/function_length.py — fails when a function in models/ or train/ is longer than 80 lines.
+"""tests/function_length.py — fails when a function in any C++ folder (framework, models, train, data,
+tools, tests) is longer than 80 lines.
 
 A function's length counts its lines from the first line of its signature to its closing brace,
 comments and blank lines included. Lambdas and local classes count toward the function they sit in.
 The scan is lexical, not a C++ parser: comments, string and character literals (raw strings too)
 are blanked first, then braces are matched; a brace opens a function body when the text before it
 (since the last ';', '{' or '}' of the enclosing scope) ends in ')', a trailing specifier (const,
-override, final, noexcept, mutable) or a trailing return type.
+override, final, noexcept, mutable) or a trailing return type. doctest's TEST_SUITE is a scope (its
+TEST_CASEs are the functions), and a macro's body (a #define with its continuation lines) is skipped.
 
   python3 tests/function_length.py [--limit N] [--top K] [DIR_OR_FILE ...]
 
---top K lists the K longest functions (name, file:line, lines) whatever the limit.
+--top K lists the K longest functions (name, file:line, lines) whatever the limit; --self-test checks
+the scan on small sources of its own (each case would fail a wrong scan).
 """
 
 import argparse
@@ -18,7 +21,7 @@ import os
 import re
 import sys
 
-DEFAULT_PATHS = ["models", "train"]
+DEFAULT_PATHS = ["framework", "models", "train", "data", "tools", "tests"]
 SPECIFIERS = r"(?:\s*(?:const|override|final|noexcept|mutable))*"
 FUNCTION_HEAD = re.compile(r"(\)" + SPECIFIERS + r"|\)" + SPECIFIERS + r"\s*->\s*[\w:<>,\s\*&]+)\s*$")
 ACCESS = re.compile(r"\b(public|private|protected)\s*:(?!:)")
@@ -82,8 +85,13 @@ def function_name(head):
 def functions(path):
     """(name, first line, last line) of every function defined in a C++ file."""
     text = blank_literals_and_comments(open(path, encoding="utf-8").read())
-    # preprocessor lines take no part in the scopes
-    text = "\n".join(" " * len(line) if line.lstrip().startswith("#") else line for line in text.split("\n"))
+    # preprocessor lines, with their continuation lines (a macro's body), take no part in the scopes
+    lines, in_directive = [], False
+    for line in text.split("\n"):
+        directive = in_directive or line.lstrip().startswith("#")
+        in_directive = directive and line.rstrip().endswith("\\")
+        lines.append(" " * len(line) if directive else line)
+    text = "\n".join(lines)
     found = []
     stack = []           # per open brace: (kind, first line, name)
     head, head_start = "", None
@@ -102,7 +110,7 @@ def functions(path):
             continue
         if ch == "{":
             stripped = head.strip()
-            if re.match(r"^(namespace\b|extern\b)", stripped):
+            if re.match(r"^(namespace\b|extern\b|TEST_SUITE\s*\()", stripped):  # doctest's suites are scopes
                 stack.append(("scope", line, None))
             elif re.match(r"^(template\s*<.*>\s*)?(class|struct|union|enum)\b", stripped, re.S) and "(" not in stripped.split("{")[0].split(":")[0]:
                 stack.append(("scope", line, None))
@@ -141,7 +149,38 @@ def source_files(paths):
                     yield os.path.join(root, name)
 
 
+def self_test():
+    """The scan on sources whose answer is known; returns the number of wrong answers."""
+    import tempfile
+    body = "\n".join(f"  x += {i};" for i in range(85))
+    cases = [  # (source, {name: lines} expected)
+        ("int f(int x) {\n" + body + "\n  return x;\n}\n", {"f": 88}),
+        # a suite is a scope: its cases are the functions, however long the suite
+        ('TEST_SUITE("s") {\nTEST_CASE("a") {\n  CHECK(1);\n}\n' + "\n" * 90 + 'TEST_CASE("b") {\n  CHECK(2);\n}\n}\n',
+         {"TEST_CASE": 3}),
+        # a macro's braces, over continuation lines, are no function
+        ("#define M(x) \\\n  do {       \\\n    f(x);    \\\n  } while (0)\nvoid g() {\n  M(1);\n}\n", {"g": 3}),
+        # braces inside strings and comments do not count
+        ('void h() {\n  const char* s = "{{{";  // }\n}\n', {"h": 3}),
+    ]
+    wrong = 0
+    for source, expected in cases:
+        with tempfile.NamedTemporaryFile("w", suffix=".cpp", delete=False) as f:
+            f.write(source)
+        got = {}
+        for name, first, last in functions(f.name):
+            got[name] = max(got.get(name, 0), last - first + 1)
+        os.unlink(f.name)
+        if got != expected:
+            print(f"function_length self-test: expected {expected}, got {got} for:\n{source}", file=sys.stderr)
+            wrong += 1
+    print(f"function length self-test: {len(cases) - wrong} of {len(cases)} scans right")
+    return wrong
+
+
 def main():
+    if "--self-test" in sys.argv[1:]:
+        return 1 if self_test() else 0
     parser = argparse.ArgumentParser(description="fail when a function is longer than the limit")
     parser.add_argument("paths", nargs="*", default=DEFAULT_PATHS)
     parser.add_argument("--limit", type=int, default=80)

@@ -505,6 +505,9 @@ TEST_CASE("line plots: log axes, legend, dashed series") {
     CHECK(std::fabs(ym - expect) < 3.0);
     CHECK(yb < ya);  // increasing upwards
   }
+}
+
+TEST_CASE("line plots: a long legend, dots on the axis's ends, an empty plot") {
   SUBCASE("the image grows until a long legend fits, and a dot on the axis's end is drawn whole (issue 36)") {
     LinePlotSpec many;
     many.height = 300;

@@ -21,6 +21,118 @@ struct HeatmapPlan {
   std::shared_ptr<Font> title_font, label_font, tick_font, value_font;
 };
 
+// Column labels (keys) above the grid: horizontal on one baseline, or turned upright when too wide.
+void place_column_labels(HeatmapPlan& P, const HeatmapSpec& spec, const std::vector<LabelBox>& col0) {
+  const HeatmapLayout& L = P.layout;
+  const Font& lf = *P.label_font;
+  const int gx = L.grid_x, gy = L.grid_y, cell = L.cell;
+  const int cols = L.cols;
+  for (int c = 0; c < cols; ++c) {
+    const int left = gx + c * cell, cx = left + cell / 2;
+    const LabelBox& b0 = col0[c];
+    TextItem t;
+    if (!L.rotated_col_labels) {
+      // Horizontal, centred on the column, sharing one baseline just above the grid.
+      int max_below = 0;
+      for (const auto& b : col0) max_below = std::max(max_below, b.y1);
+      int x = cx - (b0.x0 + b0.x1) / 2;
+      x = std::clamp(x, left + 1 - b0.x0, left + cell - 1 - b0.x1);
+      t = place(lf, spec.col_labels[c], x, gy - 6 - max_below, false, kText);
+    } else {
+      // Rotated 90°, reading upwards from just above the grid; the ink is centred on the column.
+      // In the rotated frame the glyph's vertical extent [b0.y0, b0.y1) maps to x + [y0, y1).
+      int x = cx - (b0.y0 + b0.y1) / 2;
+      x = std::clamp(x, left + 1 - b0.y0, left + cell - 1 - b0.y1);
+      const int pen_y = gy - 6 - 1 + b0.x0;  // box bottom (exclusive) lands at gy - 6
+      t = place(lf, spec.col_labels[c], x, pen_y, true, kText);
+    }
+    P.col_items.push_back(t);
+  }
+
+}
+
+// Row labels (queries) left of the grid, right-aligned, centred on the row.
+void place_row_labels(HeatmapPlan& P, const HeatmapSpec& spec, const std::vector<LabelBox>& row0) {
+  const HeatmapLayout& L = P.layout;
+  const Font& lf = *P.label_font;
+  const int gx = L.grid_x, gy = L.grid_y, cell = L.cell;
+  const int rows = L.rows;
+  for (int r = 0; r < rows; ++r) {
+    const int top = gy + r * cell, cy = top + cell / 2;
+    const LabelBox& b0 = row0[r];
+    const int x = gx - 8 - b0.x1;
+    int base = centre_baseline(lf, cy);
+    if (b0.height() > 0) base = std::clamp(base, top + 1 - b0.y0, top + cell - 1 - b0.y1);
+    P.row_items.push_back(place(lf, spec.row_labels[r], x, base, false, kText));
+  }
+
+}
+
+// The colour bar right of the grid, with its ticks and its label turned upright.
+void place_colour_bar(HeatmapPlan& P, const HeatmapSpec& spec) {
+  HeatmapLayout& L = P.layout;
+  const Font& lf = *P.label_font;
+  const Font& tf = *P.tick_font;
+  const int gx = L.grid_x, gy = L.grid_y, cell = L.cell, rows = L.rows, cols = L.cols;
+  const double span = spec.vmax - spec.vmin;
+  const int grid_h = rows * cell, grid_w = cols * cell;
+  const int cb_x = gx + grid_w + 18, cb_w = 16, cb_h = std::max(grid_h, 120);
+  L.colorbar = {cb_x, gy, cb_x + cb_w, gy + cb_h};
+  const int max_ticks = std::clamp(cb_h / 26, 2, 6);
+  double step = 1;
+  const auto tick_values = nice_ticks(spec.vmin, spec.vmax, max_ticks, &step, true);
+  const int tdec = decimals_for(step);
+  int tick_w = 0;
+  for (double v : tick_values) {
+    const int ty = gy + static_cast<int>(std::lround((spec.vmax - v) / span * (cb_h - 1)));
+    P.ticks.push_back({v, ty});
+    TextItem t = place(tf, format_fixed(v, tdec), 0, 0, false, kText);
+    const int x = cb_x + cb_w + 7 - t.box.x0;
+    t = place(tf, t.text, x, centre_baseline(tf, ty), false, kText);
+    tick_w = std::max(tick_w, t.box.x1 - (cb_x + cb_w + 7));
+    P.other_items.push_back(t);
+  }
+  if (!spec.colorbar_label.empty()) {
+    const LabelBox b0 = lf.text_box(spec.colorbar_label, 0, 0);
+    // Rotated: horizontal extent is the glyph height; vertical extent is the text width.
+    const int left = cb_x + cb_w + 7 + tick_w + 10;
+    const int x = left - b0.y0;
+    const int pen_y = gy + cb_h / 2 + b0.width() / 2 + b0.x0;
+    P.other_items.push_back(place(lf, spec.colorbar_label, x, pen_y, true, kText));
+  }
+
+}
+
+// The bounding box of everything: the title centred over the content, everything shifted to leave
+// `pad` all around, and the layout's size and label boxes.
+void fit_to_content(HeatmapPlan& P, const HeatmapSpec& spec, int pad) {
+  HeatmapLayout& L = P.layout;
+  const int gx = L.grid_x, gy = L.grid_y, grid_w = L.cols * L.cell, grid_h = L.rows * L.cell;
+  LabelBox content = {gx, gy, gx + grid_w, gy + grid_h};
+  content = union_box(content, L.colorbar);
+  for (const auto& t : P.row_items) if (!t.box.empty()) content = union_box(content, t.box);
+  for (const auto& t : P.col_items) if (!t.box.empty()) content = union_box(content, t.box);
+  const size_t n_title = split_lines(spec.title).size();
+  for (size_t i = n_title; i < P.other_items.size(); ++i)
+    if (!P.other_items[i].box.empty()) content = union_box(content, P.other_items[i].box);
+  const int content_cx = (content.x0 + content.x1) / 2;
+  for (size_t i = 0; i < n_title; ++i) shift(P.other_items[i], content_cx, 0);
+  LabelBox all = content;
+  for (size_t i = 0; i < n_title; ++i) if (!P.other_items[i].box.empty()) all = union_box(all, P.other_items[i].box);
+  const int dx = pad - all.x0, dy = std::max(0, pad - all.y0);
+  for (auto& t : P.row_items) shift(t, dx, dy);
+  for (auto& t : P.col_items) shift(t, dx, dy);
+  for (auto& t : P.other_items) shift(t, dx, dy);
+  for (auto& t : P.ticks) t.second += dy;
+  shift(L.colorbar, dx, dy);
+  L.grid_x += dx, L.grid_y += dy;
+  L.width = all.x1 + dx + pad;
+  L.height = all.y1 + dy + pad;
+  for (const auto& t : P.row_items) L.row_labels.push_back(t.box);
+  for (const auto& t : P.col_items) L.col_labels.push_back(t.box);
+  for (const auto& t : P.other_items) L.other_text.push_back(t.box);
+}
+
 HeatmapPlan plan_heatmap(const HeatmapSpec& spec) {
   const int rows = static_cast<int>(spec.row_labels.size());
   const int cols = static_cast<int>(spec.col_labels.size());
@@ -39,7 +151,6 @@ HeatmapPlan plan_heatmap(const HeatmapSpec& spec) {
   P.label_font = std::make_shared<Font>(spec.label_px);
   P.tick_font = std::make_shared<Font>(std::max(9.0f, spec.label_px * 0.85f));
   const Font& lf = *P.label_font;
-  const Font& tf = *P.tick_font;
   HeatmapLayout& L = P.layout;
   L.rows = rows, L.cols = cols;
 
@@ -70,38 +181,8 @@ HeatmapPlan plan_heatmap(const HeatmapSpec& spec) {
   const int band_h = L.rotated_col_labels ? max_col_w : max_col_h;
   L.grid_y = y + band_h + 6;
   L.grid_x = pad + max_row_w + 8;
-  const int gx = L.grid_x, gy = L.grid_y;
-  for (int c = 0; c < cols; ++c) {
-    const int left = gx + c * cell, cx = left + cell / 2;
-    const LabelBox& b0 = col0[c];
-    TextItem t;
-    if (!L.rotated_col_labels) {
-      // Horizontal, centred on the column, sharing one baseline just above the grid.
-      int max_below = 0;
-      for (const auto& b : col0) max_below = std::max(max_below, b.y1);
-      int x = cx - (b0.x0 + b0.x1) / 2;
-      x = std::clamp(x, left + 1 - b0.x0, left + cell - 1 - b0.x1);
-      t = place(lf, spec.col_labels[c], x, gy - 6 - max_below, false, kText);
-    } else {
-      // Rotated 90°, reading upwards from just above the grid; the ink is centred on the column.
-      // In the rotated frame the glyph's vertical extent [b0.y0, b0.y1) maps to x + [y0, y1).
-      int x = cx - (b0.y0 + b0.y1) / 2;
-      x = std::clamp(x, left + 1 - b0.y0, left + cell - 1 - b0.y1);
-      const int pen_y = gy - 6 - 1 + b0.x0;  // box bottom (exclusive) lands at gy - 6
-      t = place(lf, spec.col_labels[c], x, pen_y, true, kText);
-    }
-    P.col_items.push_back(t);
-  }
-
-  // Row labels (queries) left of the grid, right-aligned, centred on the row.
-  for (int r = 0; r < rows; ++r) {
-    const int top = gy + r * cell, cy = top + cell / 2;
-    const LabelBox& b0 = row0[r];
-    const int x = gx - 8 - b0.x1;
-    int base = centre_baseline(lf, cy);
-    if (b0.height() > 0) base = std::clamp(base, top + 1 - b0.y0, top + cell - 1 - b0.y1);
-    P.row_items.push_back(place(lf, spec.row_labels[r], x, base, false, kText));
-  }
+  place_column_labels(P, spec, col0);
+  place_row_labels(P, spec, row0);
 
   // Cell values.
   const double span = spec.vmax - spec.vmin;
@@ -116,57 +197,9 @@ HeatmapPlan plan_heatmap(const HeatmapSpec& spec) {
     L.values_shown = widest + 4 <= cell;
   }
 
-  // Colour bar with ticks and label, right of the grid.
-  const int grid_h = rows * cell, grid_w = cols * cell;
-  const int cb_x = gx + grid_w + 18, cb_w = 16, cb_h = std::max(grid_h, 120);
-  L.colorbar = {cb_x, gy, cb_x + cb_w, gy + cb_h};
-  const int max_ticks = std::clamp(cb_h / 26, 2, 6);
-  double step = 1;
-  const auto tick_values = nice_ticks(spec.vmin, spec.vmax, max_ticks, &step, true);
-  const int tdec = decimals_for(step);
-  int tick_w = 0;
-  for (double v : tick_values) {
-    const int ty = gy + static_cast<int>(std::lround((spec.vmax - v) / span * (cb_h - 1)));
-    P.ticks.push_back({v, ty});
-    TextItem t = place(tf, format_fixed(v, tdec), 0, 0, false, kText);
-    const int x = cb_x + cb_w + 7 - t.box.x0;
-    t = place(tf, t.text, x, centre_baseline(tf, ty), false, kText);
-    tick_w = std::max(tick_w, t.box.x1 - (cb_x + cb_w + 7));
-    P.other_items.push_back(t);
-  }
-  if (!spec.colorbar_label.empty()) {
-    const LabelBox b0 = lf.text_box(spec.colorbar_label, 0, 0);
-    // Rotated: horizontal extent is the glyph height; vertical extent is the text width.
-    const int left = cb_x + cb_w + 7 + tick_w + 10;
-    const int x = left - b0.y0;
-    const int pen_y = gy + cb_h / 2 + b0.width() / 2 + b0.x0;
-    P.other_items.push_back(place(lf, spec.colorbar_label, x, pen_y, true, kText));
-  }
+  place_colour_bar(P, spec);
 
-  // Bounding box of everything; centre the title over the content; shift to leave `pad` all around.
-  LabelBox content = {gx, gy, gx + grid_w, gy + grid_h};
-  content = union_box(content, L.colorbar);
-  for (const auto& t : P.row_items) if (!t.box.empty()) content = union_box(content, t.box);
-  for (const auto& t : P.col_items) if (!t.box.empty()) content = union_box(content, t.box);
-  const size_t n_title = split_lines(spec.title).size();
-  for (size_t i = n_title; i < P.other_items.size(); ++i)
-    if (!P.other_items[i].box.empty()) content = union_box(content, P.other_items[i].box);
-  const int content_cx = (content.x0 + content.x1) / 2;
-  for (size_t i = 0; i < n_title; ++i) shift(P.other_items[i], content_cx, 0);
-  LabelBox all = content;
-  for (size_t i = 0; i < n_title; ++i) if (!P.other_items[i].box.empty()) all = union_box(all, P.other_items[i].box);
-  const int dx = pad - all.x0, dy = std::max(0, pad - all.y0);
-  for (auto& t : P.row_items) shift(t, dx, dy);
-  for (auto& t : P.col_items) shift(t, dx, dy);
-  for (auto& t : P.other_items) shift(t, dx, dy);
-  for (auto& t : P.ticks) t.second += dy;
-  shift(L.colorbar, dx, dy);
-  L.grid_x += dx, L.grid_y += dy;
-  L.width = all.x1 + dx + pad;
-  L.height = all.y1 + dy + pad;
-  for (const auto& t : P.row_items) L.row_labels.push_back(t.box);
-  for (const auto& t : P.col_items) L.col_labels.push_back(t.box);
-  for (const auto& t : P.other_items) L.other_text.push_back(t.box);
+  fit_to_content(P, spec, pad);
   return P;
 }
 

@@ -99,6 +99,142 @@ Axis make_axis(bool log, const std::vector<double>& values, bool pad_linear, int
   return a;
 }
 
+// The plot area in pixels, its two axes, and the maps from axis units to pixels.
+struct PlotArea {
+  int px0, px1, py0, py1;
+  Axis ax, ay;
+  double map_x(double t) const { return px0 + (t - ax.lo) / (ax.hi - ax.lo) * (px1 - px0); }
+  double map_y(double t) const { return py1 - (t - ay.lo) / (ay.hi - ay.lo) * (py1 - py0); }
+};
+
+// Grid lines, minor and major ticks, and the tick labels (x labels that would collide are skipped).
+void draw_ticks(Image& img, const PlotArea& a, const Font& tick_f, int W, std::vector<TextItem>& items) {
+  for (double t : a.ax.major) {
+    const int x = static_cast<int>(std::lround(a.map_x(t)));
+    img.fill_rect(x, a.py0, x + 1, a.py1, kGridLine);
+  }
+  for (double t : a.ay.major) {
+    const int y = static_cast<int>(std::lround(a.map_y(t)));
+    img.fill_rect(a.px0, y, a.px1, y + 1, kGridLine);
+  }
+  img.stroke_rect(a.px0, a.py0, a.px1 + 1, a.py1 + 1, kAxis);
+  for (double t : a.ax.minor) {
+    const int x = static_cast<int>(std::lround(a.map_x(t)));
+    img.fill_rect(x, a.py1 + 1, x + 1, a.py1 + 4, kAxis);
+  }
+  for (double t : a.ay.minor) {
+    const int y = static_cast<int>(std::lround(a.map_y(t)));
+    img.fill_rect(a.px0 - 3, y, a.px0, y + 1, kAxis);
+  }
+  int last_x1 = std::numeric_limits<int>::min();
+  for (size_t i = 0; i < a.ax.major.size(); ++i) {
+    const int x = static_cast<int>(std::lround(a.map_x(a.ax.major[i])));
+    img.fill_rect(x, a.py1 + 1, x + 1, a.py1 + 6, kAxis);
+    const LabelBox b0 = tick_f.text_box(a.ax.labels[i], 0, 0);
+    int lx = x - (b0.x0 + b0.x1) / 2;
+    lx = std::clamp(lx, -b0.x0 + 1, W - 1 - b0.x1);
+    TextItem t = place(tick_f, a.ax.labels[i], lx, a.py1 + 8 + static_cast<int>(tick_f.pixel_height() * 0.8), false, kText);
+    if (t.box.x0 > last_x1 + 3) {  // skip labels that would collide
+      items.push_back(t);
+      last_x1 = t.box.x1;
+    }
+  }
+  for (size_t i = 0; i < a.ay.major.size(); ++i) {
+    const int y = static_cast<int>(std::lround(a.map_y(a.ay.major[i])));
+    img.fill_rect(a.px0 - 6, y, a.px0, y + 1, kAxis);
+    const LabelBox b0 = tick_f.text_box(a.ay.labels[i], 0, 0);
+    items.push_back(place(tick_f, a.ay.labels[i], a.px0 - 8 - b0.x1, centre_baseline(tick_f, y), false, kText));
+  }
+
+}
+
+// The axis labels: x centred under the ticks, y turned upright at the left edge.
+void draw_axis_labels(const LinePlotSpec& spec, const PlotArea& a, const Font& label_f, int H, int pad,
+                      std::vector<TextItem>& items) {
+  if (!spec.x_label.empty()) {
+    const LabelBox b0 = label_f.text_box(spec.x_label, 0, 0);
+    items.push_back(place(label_f, spec.x_label, (a.px0 + a.px1) / 2 - (b0.x0 + b0.x1) / 2,
+                          H - pad - std::max(0, b0.y1), false, kText));
+  }
+  if (!spec.y_label.empty()) {
+    const LabelBox b0 = label_f.text_box(spec.y_label, 0, 0);
+    const int x = pad - b0.y0;
+    const int pen_y = (a.py0 + a.py1) / 2 + b0.width() / 2 + b0.x0;
+    items.push_back(place(label_f, spec.y_label, x, pen_y, true, kText));
+  }
+
+}
+
+// Each series as a line (solid or dashed) through its finite points, clipped to the area, with
+// markers where asked.
+void draw_series(Image& img, const PlotArea& a, const std::vector<Series>& all) {
+  const LabelBox clip{a.px0 + 1, a.py0 + 1, a.px1, a.py1};
+  for (const auto& s : all) {
+    const size_t n = std::min(s.x.size(), s.y.size());
+    bool have_prev = false;
+    double prev_x = 0, prev_y = 0, phase = 0;
+    const double on = 7, off = 5;
+    for (size_t i = 0; i < n; ++i) {
+      const double tx = a.ax.tf(s.x[i]), ty = a.ay.tf(s.y[i]);
+      if (!std::isfinite(tx) || !std::isfinite(ty)) {
+        have_prev = false;
+        continue;
+      }
+      const double X = a.map_x(tx), Y = a.map_y(ty);
+      if (have_prev) {
+        if (!s.dashed) {
+          img.draw_line(prev_x, prev_y, X, Y, s.color, 2.0, &clip);
+        } else {
+          const double len = std::hypot(X - prev_x, Y - prev_y);
+          double d = 0;
+          while (d < len) {
+            const double cyc = std::fmod(phase, on + off);
+            const bool draw = cyc < on;
+            const double seg = std::min(len - d, draw ? on - cyc : on + off - cyc);
+            if (draw && len > 0) {
+              const double a = d / len, b = (d + seg) / len;
+              img.draw_line(prev_x + (X - prev_x) * a, prev_y + (Y - prev_y) * a, prev_x + (X - prev_x) * b,
+                            prev_y + (Y - prev_y) * b, s.color, 2.0, &clip);
+            }
+            d += seg;
+            phase += seg;
+          }
+        }
+      }
+      if (s.markers) img.fill_circle(X, Y, 3.0, s.color, &clip);
+      prev_x = X, prev_y = Y, have_prev = true;
+    }
+  }
+
+}
+
+// The legend box right of the plot area: one row per named series, its line style and name.
+void draw_legend(Image& img, const PlotArea& a, const std::vector<const Series*>& named, int legend_w,
+                 int legend_row_h, const Font& label_f, std::vector<TextItem>& items) {
+  if (!named.empty()) {
+    const int lx0 = a.px1 + 12, ly0 = a.py0;
+    const int row_h = legend_row_h;
+    const int lx1 = lx0 + legend_w, ly1 = ly0 + 8 + row_h * static_cast<int>(named.size());
+    img.stroke_rect(lx0, ly0, lx1, ly1, {190, 190, 190});
+    for (size_t i = 0; i < named.size(); ++i) {
+      const int cy = ly0 + 4 + row_h * static_cast<int>(i) + row_h / 2;
+      const Series& s = *named[i];
+      if (s.dashed && s.markers) {  // two dashes with the marker between them, gaps on both sides
+        img.draw_line(lx0 + 8, cy, lx0 + 12, cy, s.color, 2.0);
+        img.draw_line(lx0 + 26, cy, lx0 + 30, cy, s.color, 2.0);
+      } else if (s.dashed) {
+        img.draw_line(lx0 + 8, cy, lx0 + 16, cy, s.color, 2.0);
+        img.draw_line(lx0 + 22, cy, lx0 + 30, cy, s.color, 2.0);
+      } else {
+        img.draw_line(lx0 + 8, cy, lx0 + 30, cy, s.color, 2.0);
+      }
+      if (s.markers) img.fill_circle(lx0 + 19, cy, 3.0, s.color);
+      items.push_back(place(label_f, s.name, lx0 + 36, centre_baseline(label_f, cy), false, kText));
+    }
+  }
+
+}
+
 }  // namespace
 
 Image render_line_plot(const LinePlotSpec& spec) {
@@ -155,121 +291,11 @@ Image render_line_plot(const LinePlotSpec& spec) {
     for (auto& label : ax.labels) label = format_fixed(std::stod(label), 0);
   }
 
-  const auto map_x = [&](double t) { return px0 + (t - ax.lo) / (ax.hi - ax.lo) * (px1 - px0); };
-  const auto map_y = [&](double t) { return py1 - (t - ay.lo) / (ay.hi - ay.lo) * (py1 - py0); };
-
-  // Grid lines and ticks.
-  for (double t : ax.major) {
-    const int x = static_cast<int>(std::lround(map_x(t)));
-    img.fill_rect(x, py0, x + 1, py1, kGridLine);
-  }
-  for (double t : ay.major) {
-    const int y = static_cast<int>(std::lround(map_y(t)));
-    img.fill_rect(px0, y, px1, y + 1, kGridLine);
-  }
-  img.stroke_rect(px0, py0, px1 + 1, py1 + 1, kAxis);
-  for (double t : ax.minor) {
-    const int x = static_cast<int>(std::lround(map_x(t)));
-    img.fill_rect(x, py1 + 1, x + 1, py1 + 4, kAxis);
-  }
-  for (double t : ay.minor) {
-    const int y = static_cast<int>(std::lround(map_y(t)));
-    img.fill_rect(px0 - 3, y, px0, y + 1, kAxis);
-  }
-  int last_x1 = std::numeric_limits<int>::min();
-  for (size_t i = 0; i < ax.major.size(); ++i) {
-    const int x = static_cast<int>(std::lround(map_x(ax.major[i])));
-    img.fill_rect(x, py1 + 1, x + 1, py1 + 6, kAxis);
-    const LabelBox b0 = tick_f.text_box(ax.labels[i], 0, 0);
-    int lx = x - (b0.x0 + b0.x1) / 2;
-    lx = std::clamp(lx, -b0.x0 + 1, W - 1 - b0.x1);
-    TextItem t = place(tick_f, ax.labels[i], lx, py1 + 8 + static_cast<int>(tick_f.pixel_height() * 0.8), false, kText);
-    if (t.box.x0 > last_x1 + 3) {  // skip labels that would collide
-      items.push_back(t);
-      last_x1 = t.box.x1;
-    }
-  }
-  for (size_t i = 0; i < ay.major.size(); ++i) {
-    const int y = static_cast<int>(std::lround(map_y(ay.major[i])));
-    img.fill_rect(px0 - 6, y, px0, y + 1, kAxis);
-    const LabelBox b0 = tick_f.text_box(ay.labels[i], 0, 0);
-    items.push_back(place(tick_f, ay.labels[i], px0 - 8 - b0.x1, centre_baseline(tick_f, y), false, kText));
-  }
-
-  // Axis labels.
-  if (!spec.x_label.empty()) {
-    const LabelBox b0 = label_f.text_box(spec.x_label, 0, 0);
-    items.push_back(place(label_f, spec.x_label, (px0 + px1) / 2 - (b0.x0 + b0.x1) / 2,
-                          H - pad - std::max(0, b0.y1), false, kText));
-  }
-  if (!spec.y_label.empty()) {
-    const LabelBox b0 = label_f.text_box(spec.y_label, 0, 0);
-    const int x = pad - b0.y0;
-    const int pen_y = (py0 + py1) / 2 + b0.width() / 2 + b0.x0;
-    items.push_back(place(label_f, spec.y_label, x, pen_y, true, kText));
-  }
-
-  // Series.
-  const LabelBox clip{px0 + 1, py0 + 1, px1, py1};
-  for (const auto& s : spec.series) {
-    const size_t n = std::min(s.x.size(), s.y.size());
-    bool have_prev = false;
-    double prev_x = 0, prev_y = 0, phase = 0;
-    const double on = 7, off = 5;
-    for (size_t i = 0; i < n; ++i) {
-      const double tx = ax.tf(s.x[i]), ty = ay.tf(s.y[i]);
-      if (!std::isfinite(tx) || !std::isfinite(ty)) {
-        have_prev = false;
-        continue;
-      }
-      const double X = map_x(tx), Y = map_y(ty);
-      if (have_prev) {
-        if (!s.dashed) {
-          img.draw_line(prev_x, prev_y, X, Y, s.color, 2.0, &clip);
-        } else {
-          const double len = std::hypot(X - prev_x, Y - prev_y);
-          double d = 0;
-          while (d < len) {
-            const double cyc = std::fmod(phase, on + off);
-            const bool draw = cyc < on;
-            const double seg = std::min(len - d, draw ? on - cyc : on + off - cyc);
-            if (draw && len > 0) {
-              const double a = d / len, b = (d + seg) / len;
-              img.draw_line(prev_x + (X - prev_x) * a, prev_y + (Y - prev_y) * a, prev_x + (X - prev_x) * b,
-                            prev_y + (Y - prev_y) * b, s.color, 2.0, &clip);
-            }
-            d += seg;
-            phase += seg;
-          }
-        }
-      }
-      if (s.markers) img.fill_circle(X, Y, 3.0, s.color, &clip);
-      prev_x = X, prev_y = Y, have_prev = true;
-    }
-  }
-
-  // Legend box.
-  if (!named.empty()) {
-    const int lx0 = px1 + 12, ly0 = py0;
-    const int row_h = legend_row_h;
-    const int lx1 = lx0 + legend_w, ly1 = ly0 + 8 + row_h * static_cast<int>(named.size());
-    img.stroke_rect(lx0, ly0, lx1, ly1, {190, 190, 190});
-    for (size_t i = 0; i < named.size(); ++i) {
-      const int cy = ly0 + 4 + row_h * static_cast<int>(i) + row_h / 2;
-      const Series& s = *named[i];
-      if (s.dashed && s.markers) {  // two dashes with the marker between them, gaps on both sides
-        img.draw_line(lx0 + 8, cy, lx0 + 12, cy, s.color, 2.0);
-        img.draw_line(lx0 + 26, cy, lx0 + 30, cy, s.color, 2.0);
-      } else if (s.dashed) {
-        img.draw_line(lx0 + 8, cy, lx0 + 16, cy, s.color, 2.0);
-        img.draw_line(lx0 + 22, cy, lx0 + 30, cy, s.color, 2.0);
-      } else {
-        img.draw_line(lx0 + 8, cy, lx0 + 30, cy, s.color, 2.0);
-      }
-      if (s.markers) img.fill_circle(lx0 + 19, cy, 3.0, s.color);
-      items.push_back(place(label_f, s.name, lx0 + 36, centre_baseline(label_f, cy), false, kText));
-    }
-  }
+  const PlotArea area{px0, px1, py0, py1, ax, ay};
+  draw_ticks(img, area, tick_f, W, items);
+  draw_axis_labels(spec, area, label_f, H, pad, items);
+  draw_series(img, area, spec.series);
+  draw_legend(img, area, named, legend_w, legend_row_h, label_f, items);
 
   for (const auto& t : items) draw_item(img, t);
   return img;
