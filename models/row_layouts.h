@@ -1,0 +1,285 @@
+// models/row_layouts.h — the three row layouts of a pass over the translator's blocks, each an
+// AttentionContext: the whole (B, T, D) sequence (forward), the real positions packed as rows (the
+// loss) and a key/value cache (decoding); with the rotary turn and the ALiBi bias they share. Only
+// models/translator.cpp includes it: the translator hands one of them to its loop over the blocks.
+#pragma once
+
+#include <fmt/format.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <stdexcept>
+#include <vector>
+
+#include "framework/ops.h"
+#include "models/translator.h"
+
+namespace qkv::models::row_layouts {
+
+// The composed path's (B, T, T) keep mask with the knockout's cells zeroed.
+inline Tensor knocked_keep(const Tensor& keep, const Knockout& knockout) {
+  const int64_t B = keep.size(0), T = keep.size(1);
+  std::vector<double> cells = keep.to_vector();
+  for (int64_t b = 0; b < B; ++b)
+    for (int64_t i = knockout.query_from; i < std::min(knockout.query_to, T); ++i) cells[(b * T + i) * T + knockout.key] = 0.0;
+  return Tensor::from_vector(cells, keep.shape(), keep.dtype(), keep.device());
+}
+
+
+// Rotary positions where q meets k: the tables of a set of rows, or none (absolute positions
+// alone), when apply hands x back unchanged. Every context turns its queries and keys by their
+// positions before the attention op, so the fused, ragged, cached and composed paths and every
+// knockout see the same turned vectors, and the cache holds turned keys.
+struct Turn {
+  RotaryTables tables;
+  Tensor apply(const Tensor& x) const { return tables.cos.defined() && x.defined() ? rotary(x, tables.cos, tables.sin) : x; }
+  Turn rows(int64_t axis, int64_t begin, int64_t end) const {  // the tables of a slice of the rows
+    if (!tables.cos.defined()) return {};
+    return {{slice(tables.cos, axis, begin, end), slice(tables.sin, axis, begin, end)}};
+  }
+};
+
+inline Turn make_turn(const TranslatorConfig& config, const std::vector<int64_t>& positions, const Shape& rows, DType dtype,
+               Device device) {
+  if (!has_rotary(config.positions)) return {};
+  return {rotary_tables(positions, rows, config.head_width() / 2, dtype, device)};
+}
+
+// The (B, T, T) ALiBi bias of the composed path, -slope * |pos(i) - pos(j)| for the sequence's
+// positions (B * T of them), or undefined without ALiBi: the fused op adds the same inside its tiles.
+inline Tensor distance_bias(const TranslatorConfig& config, const std::vector<int64_t>& positions, int64_t B, int64_t T,
+                     DType dtype, Device device) {
+  const double slope = distance_slope(config.positions);
+  if (slope == 0) return Tensor();
+  std::vector<double> cells(static_cast<size_t>(B * T * T));
+  for (int64_t b = 0; b < B; ++b)
+    for (int64_t i = 0; i < T; ++i)
+      for (int64_t j = 0; j < T; ++j)
+        cells[(b * T + i) * T + j] = -slope * static_cast<double>(std::llabs(positions[b * T + i] - positions[b * T + j]));
+  return Tensor::from_vector(cells, {B, T, T}, dtype, device);
+}
+
+// The rotary position of each slot of a (B, S + Tt) sequence: English word i at i and target slot t
+// right after its own sentence, at n_src + t, so that the distance between two tokens is their
+// distance in [english ; <sep> hindi] whatever the padding (a padding slot keeps its index; no real
+// query sees it).
+inline std::vector<int64_t> sequence_positions(int64_t S, int64_t Tt, const std::vector<int64_t>& source_lengths) {
+  std::vector<int64_t> positions;
+  for (int64_t n_src : source_lengths)
+    for (int64_t p = 0; p < S + Tt; ++p) positions.push_back(p < S ? p : n_src + (p - S));
+  return positions;
+}
+
+// forward's: the whole (B, T, D) sequence through the fused op, or through the composed path with
+// the (B, T, T) keep mask (to record the weights, and for none with a knockout), or, for none
+// otherwise, self_only: each position sees only itself, so its attended value is its own value (the
+// composed path's identity weights give exactly that: softmax over one visible score is 1, and its
+// gradient reaches only the values). Unless the last layer's source rows are wanted, its queries are
+// the target positions alone, placed at S by the mask.
+class SequenceContext final : public AttentionContext {
+ public:
+  SequenceContext(int64_t S, int64_t T, size_t layers, Tensor keep, AttentionMask mask, bool trim_last,
+                  const Knockout& knockout, bool self_only, Turn turn, Tensor bias)
+      : S_(S), T_(T), layers_(layers), keep_(std::move(keep)), mask_(std::move(mask)), trim_last_(trim_last),
+        knockout_(knockout), self_only_(self_only), turn_(std::move(turn)), target_turn_(turn_.rows(1, S, T)),
+        bias_(std::move(bias)) {
+    if (keep_.defined() && knockout_.active()) keep_knocked_ = knocked_keep(keep_, knockout_);
+  }
+  bool target_only(size_t layer) const { return trim_last_ && layer + 1 == layers_; }
+  Tensor query_rows(size_t layer, const Tensor& x) const override {
+    return target_only(layer) ? slice(x, 1, S_, T_) : x;  // (B, Tq, D), Tq = T_tgt or T
+  }
+  Tensor attend(size_t layer, const Tensor& plain_queries, const Tensor& plain_keys, const Tensor& values,
+                Tensor* weights_out) override {
+    if (self_only_) {
+      if (weights_out) throw std::logic_error("translator: self-only attention forms no weights to record");
+      return target_only(layer) ? slice(values, 1, S_, T_) : values;  // (B, Tq, H)
+    }
+    const Tensor queries = (target_only(layer) ? target_turn_ : turn_).apply(plain_queries);
+    const Tensor keys = turn_.apply(plain_keys);
+    if (keep_.defined())
+      return models::attend(queries, keys, values, knockout_.applies_to(layer) ? keep_knocked_ : keep_, weights_out,
+                            bias_);
+    if (weights_out) throw std::logic_error("translator: the fused attention op forms no weights to record");
+    AttentionMask layer_mask = knockout_.applied(mask_, layer);
+    if (target_only(layer)) layer_mask.query_offset = S_;
+    return attention(queries, keys, values, layer_mask, attention_scale(queries));
+  }
+
+ private:
+  int64_t S_, T_;
+  size_t layers_;
+  Tensor keep_;  // (B, T, T) 0/1 on the composed path, else undefined
+  Tensor keep_knocked_;  // keep_ with the knockout's cells zeroed, when both are set
+  AttentionMask mask_;
+  bool trim_last_;
+  Knockout knockout_;
+  bool self_only_;
+  Turn turn_, target_turn_;  // (B, T, H/2) and its target slots (B, T_tgt, H/2), with rotary positions
+  Tensor bias_;              // (B, T, T) ALiBi bias of the composed path, or undefined
+};
+
+// packed_loss's real positions: batch entry b's n_src source rows, then its n_tgt target rows.
+// row_of / target_row_of give a real position's row among all rows / among the target rows, or the
+// count of rows (the appended zero row) for padding.
+struct PackedRows {
+  int64_t B = 0, T = 0, Tt = 0;
+  Tensor position_ids;         // (N): b * T + p of each row
+  Tensor target_row_ids;       // (N_tgt): each target row's index among all rows
+  Tensor target_position_ids;  // (N_tgt): b * Tt + t of each target row
+  Tensor row_slots;            // (B * T): row_of
+  Tensor target_slots;         // (B * Tt): target_row_of
+  // each row's rotary position (its index within its entry's [source ; target] rows), all rows and
+  // the target rows
+  std::vector<int64_t> row_positions, target_row_positions;
+  // The ragged attention over the rows: every row queries (all_queries) or the target rows alone
+  // (target_queries, the last layer); the keys are every row, the source a prefix before causal targets.
+  RaggedLayout all_queries, target_queries;
+};
+
+inline PackedRows pack_rows(const data::Batch& batch, int64_t S, Device device, double distance_slope) {
+  PackedRows r;
+  r.B = batch.size();
+  r.Tt = batch.target_input.size(1);
+  r.T = S + r.Tt;
+  const int64_t B = r.B, T = r.T, Tt = r.Tt;
+  std::vector<int64_t> positions, target_positions, target_rows;
+  std::vector<int64_t> row_of(static_cast<size_t>(B * T)), target_row_of(static_cast<size_t>(B * Tt));
+  r.all_queries.query_starts = {0};
+  r.target_queries.query_starts = {0};
+  for (int64_t b = 0; b < B; ++b) {
+    const int64_t n_src = batch.source_lengths[b], n_tgt = batch.target_lengths[b];  // checked by loss()
+    r.all_queries.query_starts.push_back(r.all_queries.query_starts.back() + n_src + n_tgt);
+    r.target_queries.query_starts.push_back(r.target_queries.query_starts.back() + n_tgt);
+    r.all_queries.prefix.push_back(n_src);
+    for (int64_t p = 0; p < T; ++p) {
+      const bool real = p < S ? p < n_src : p - S < n_tgt;
+      row_of[b * T + p] = real ? static_cast<int64_t>(positions.size()) : -1;
+      if (!real) continue;
+      r.row_positions.push_back(p < S ? p : n_src + (p - S));
+      if (p >= S) {
+        r.target_row_positions.push_back(n_src + (p - S));
+        target_row_of[b * Tt + (p - S)] = static_cast<int64_t>(target_rows.size());
+        target_rows.push_back(static_cast<int64_t>(positions.size()));
+        target_positions.push_back(b * Tt + (p - S));
+      }
+      positions.push_back(b * T + p);
+    }
+    for (int64_t t = n_tgt; t < Tt; ++t) target_row_of[b * Tt + t] = -1;
+  }
+  const int64_t N = static_cast<int64_t>(positions.size()), N_tgt = static_cast<int64_t>(target_rows.size());
+  for (int64_t& row : row_of) row = row < 0 ? N : row;
+  for (int64_t& row : target_row_of) row = row < 0 ? N_tgt : row;
+  auto ids = [&](const std::vector<int64_t>& v) { return Tensor::from_ids(v, {static_cast<int64_t>(v.size())}, device); };
+  r.position_ids = ids(positions);
+  r.target_row_ids = ids(target_rows);
+  r.target_position_ids = ids(target_positions);
+  r.row_slots = ids(row_of);
+  r.target_slots = ids(target_row_of);
+  r.all_queries.key_starts = r.all_queries.query_starts;
+  r.target_queries.key_starts = r.all_queries.query_starts;
+  r.target_queries.prefix = r.all_queries.prefix;
+  r.all_queries.distance_slope = r.target_queries.distance_slope = distance_slope;  // ALiBi's, or 0
+  return r;
+}
+
+// Rows (N, width) -> (B, length, width) with row r of the result taken from rows[slot[r]], and
+// zeros where slot[r] is N (the appended zero row). Its gradient gathers the rows back.
+inline Tensor unpack_rows(const Tensor& rows, const Tensor& slot, int64_t B, int64_t length) {
+  const int64_t width = rows.size(-1);
+  Tensor padded = concat({rows, Tensor::zeros({1, width}, rows.dtype(), rows.device())}, 0);  // (N + 1, width)
+  return reshape(embedding(padded, slot), {B, length, width});
+}
+
+// packed_loss's: rows (N, D) of the real positions; attention reads them as ragged sequences. The
+// last layer's queries are the target rows alone (the head reads nothing else).
+class PackedContext final : public AttentionContext {
+ public:
+  PackedContext(const PackedRows& rows, int64_t S, size_t layers, AttentionMask mask, const Knockout& knockout,
+                Turn turn, Turn target_turn)
+      : rows_(rows), S_(S), layers_(layers), mask_(std::move(mask)), knockout_(knockout), turn_(std::move(turn)),
+        target_turn_(std::move(target_turn)) {}
+  Tensor query_rows(size_t layer, const Tensor& x) const override {
+    return last(layer) ? embedding(x, rows_.target_row_ids) : x;  // (N_q, D)
+  }
+  Tensor attend(size_t layer, const Tensor& plain_q, const Tensor& plain_k, const Tensor& v,
+                Tensor* weights_out) override {
+    if (weights_out) throw std::logic_error("translator: the packed loss forms no attention weights to record");
+    const Tensor q = (last(layer) ? target_turn_ : turn_).apply(plain_q), k = turn_.apply(plain_k);
+    if (knockout_.applies_to(layer)) return attend_padded(layer, q, k, v);
+    const RaggedLayout& layout = last(layer) ? rows_.target_queries : rows_.all_queries;
+    return attention_ragged(q, k, v, layout, attention_scale(q));  // (N_q, H)
+  }
+
+ private:
+  bool last(size_t layer) const { return layer + 1 == layers_; }
+  // A knockout names padded positions: its layers attend over (B, T, H) tensors rebuilt from the rows.
+  Tensor attend_padded(size_t layer, const Tensor& q, const Tensor& k, const Tensor& v) const {
+    const int64_t B = rows_.B, T = rows_.T, Tt = rows_.Tt;
+    const bool last = this->last(layer);
+    AttentionMask layer_mask = knockout_.applied(mask_, layer);
+    if (last) layer_mask.query_offset = S_;
+    Tensor attended = attention(last ? unpack_rows(q, rows_.target_slots, B, Tt) : unpack_rows(q, rows_.row_slots, B, T),
+                                unpack_rows(k, rows_.row_slots, B, T), unpack_rows(v, rows_.row_slots, B, T), layer_mask,
+                                attention_scale(q));  // (B, Tq, H)
+    const int64_t H = attended.size(-1);
+    return embedding(reshape(attended, {attended.size(0) * attended.size(1), H}),
+                     last ? rows_.target_position_ids : rows_.position_ids);  // (N_q, H)
+  }
+
+  const PackedRows& rows_;
+  int64_t S_;
+  size_t layers_;
+  AttentionMask mask_;
+  Knockout knockout_;
+  Turn turn_, target_turn_;  // (N, H/2) and (N_tgt, H/2), with rotary positions
+};
+
+// decode's: every layer's keys and values in buffers of S + Tt positions. First the source rows
+// (B, S, D) go in at position 0 (the last layer's source outputs reach no logit, so it only stores
+// its keys and values), then one target row (B, 1, D) per step at S + t. The query at S + t sees
+// no slot past its own (the causal part of the mask), so the slots not yet written (zeros) add
+// exact zeros.
+class CachedContext final : public AttentionContext {
+ public:
+  CachedContext(int64_t B, int64_t S, int64_t Tt, size_t layers, std::vector<int64_t> source_lengths, Device device,
+                const Knockout& knockout, double distance_slope)
+      : B_(B), S_(S), Tt_(Tt), source_lengths_(std::move(source_lengths)), device_(device), keys_(layers),
+        values_(layers), knockout_(knockout), distance_slope_(distance_slope) {}
+  // where the next rows go: 0 (the source), then S + t; turn holds their rotary tables, (S, H/2)
+  // for the source and (B, 1, H/2) for a step
+  void move_to(int64_t position, Turn turn) {
+    position_ = position;
+    turn_ = std::move(turn);
+  }
+  Tensor query_rows(size_t layer, const Tensor& x) const override {
+    return position_ == 0 && layer + 1 == keys_.size() ? Tensor() : x;
+  }
+  Tensor attend(size_t layer, const Tensor& plain_q, const Tensor& plain_k, const Tensor& v,
+                Tensor* weights_out) override {
+    if (weights_out) throw std::logic_error("translator: cached decoding forms no attention weights to record");
+    const Tensor q = turn_.apply(plain_q), k = turn_.apply(plain_k);  // the cache holds turned keys
+    if (position_ == 0) {
+      keys_[layer] = Tensor::zeros({B_, S_ + Tt_, k.size(-1)}, k.dtype(), device_);
+      values_[layer] = Tensor::zeros({B_, S_ + Tt_, v.size(-1)}, v.dtype(), device_);
+    }
+    keys_[layer].write_at_(1, position_, k);
+    values_[layer].write_at_(1, position_, v);
+    if (!q.defined()) return Tensor();
+    AttentionMask mask = knockout_.applied({S_, source_lengths_, position_}, layer);  // first query at position_
+    mask.distance_slope = distance_slope_;
+    if (position_ == 0) return attention(q, k, v, mask, attention_scale(q));  // the source sees only the source
+    return attention(q, keys_[layer], values_[layer], mask, attention_scale(q));  // (B, 1, H)
+  }
+
+ private:
+  int64_t B_, S_, Tt_, position_ = 0;
+  std::vector<int64_t> source_lengths_;
+  Device device_;
+  std::vector<Tensor> keys_, values_;  // one (B, S + Tt, H) per layer
+  Knockout knockout_;
+  Turn turn_;
+  double distance_slope_;  // ALiBi's, or 0
+};
+
+}  // namespace qkv::models::row_layouts
