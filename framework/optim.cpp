@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <stdexcept>
 
@@ -132,8 +133,16 @@ Tensor clip_grad_norm(const std::vector<Tensor>& params, double max_norm) {
   // coef = min(1, max_norm / (norm + 1e-6)), written as 1 - relu(1 - c) to stay on the device
   const Tensor coef = mul_scalar(pow_scalar(add_scalar(norm, 1e-6), -1.0), max_norm);
   const Tensor clamped = add_scalar(neg(relu(add_scalar(neg(coef), 1.0))), 1.0);
-  for (Tensor p : params)
-    if (p.grad().defined()) p.set_grad(mul(p.grad(), clamped));
+  // In place, each gradient once (two parameters may hold one gradient tensor: it is scaled once,
+  // as the new tensors of mul were).
+  std::vector<const void*> scaled;
+  for (const Tensor& p : params) {
+    if (!p.grad().defined()) continue;
+    Tensor g = p.grad();
+    if (std::find(scaled.begin(), scaled.end(), g.data_ptr()) != scaled.end()) continue;
+    scaled.push_back(g.data_ptr());
+    g.mul_(clamped);
+  }
   return norm;
 }
 

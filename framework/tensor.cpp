@@ -310,6 +310,19 @@ void Tensor::copy_(const Tensor& source) {
 
 void Tensor::fill_(double value) { backend_for(device()).fill(dtype(), data_ptr(), numel(), value); }
 
+void Tensor::mul_(const Tensor& factor) {
+  bool fits = factor.dtype() == dtype() && factor.device() == device() && factor.dim() <= dim();
+  for (int64_t i = 1; fits && i <= factor.dim(); ++i) {
+    const int64_t f = factor.shape()[factor.dim() - i];
+    fits = f == 1 || f == shape()[dim() - i];
+  }
+  if (!fits) throw std::runtime_error("mul_: factor " + factor.describe() + " does not broadcast to " + describe());
+  if (numel() == 0) return;
+  // Elementwise, each entry read before its own write: `out` may be `a`.
+  backend_for(device()).binary(BinaryOp::Mul, dtype(), data_ptr(), contiguous_strides(shape()), factor.data_ptr(),
+                               broadcast_strides(factor.shape(), shape()), data_ptr(), shape());
+}
+
 void Tensor::write_at_(int64_t axis, int64_t begin, const Tensor& source) {
   const int64_t rank = dim();
   const int64_t a = axis < 0 ? axis + rank : axis;

@@ -112,6 +112,9 @@ class Tensor {
   // In-place writes used by optimisers, initialisers and decoding caches (never recorded by autograd).
   void copy_(const Tensor& source);
   void fill_(double value);
+  // Multiplies every entry by `factor` (same dtype and device, broadcast to this shape, e.g. one
+  // element), in place: the same bits as mul(*this, factor), without a new tensor.
+  void mul_(const Tensor& factor);
   // `source` into the entries [begin, begin + source.size(axis)) along `axis`; the other dims must
   // match (a decoding cache appends one position's keys this way instead of concatenating).
   void write_at_(int64_t axis, int64_t begin, const Tensor& source);

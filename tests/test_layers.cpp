@@ -148,7 +148,7 @@ TEST_SUITE("layers") {
     // two agree to rounding, and without the skip the source rows would be the only difference.
     const TinyData d;
     const data::Batch batch = d.batch();
-    for_each_float64_model(d, 11, [&](models::Translator& model, int64_t layers) {
+    for_each_float64_model(d, 11, [&](models::Translator& model, int64_t) {
       const auto params = model.parameters();
       std::vector<double> logits_trim, logits_full;
       auto run = [&](bool keep, std::vector<double>& logits) {

@@ -184,6 +184,42 @@ TEST_SUITE("optim") {
     CHECK(e.grad().to_vector()[1] == doctest::Approx(4.0).epsilon(1e-5));
   }
 
+  TEST_CASE("clip_grad_norm scales in place, each gradient once, with mul's bits") {
+    // two parameters holding one gradient tensor: scaled once (twice would give 3/25, not 3/5)
+    Tensor shared_grad = Tensor::from_vector({3, 4}, {2}, DType::F64);
+    Tensor p = Tensor::zeros({2}, DType::F64), q = Tensor::zeros({2}, DType::F64);
+    p.set_requires_grad(true);
+    q.set_requires_grad(true);
+    p.set_grad(shared_grad);
+    q.set_grad(shared_grad);
+    const void* storage = shared_grad.data_ptr();
+    const double norm = optim::clip_grad_norm({p, q}, 1.0).item();
+    CHECK(norm == doctest::Approx(std::sqrt(50.0)).epsilon(1e-12));  // the joint norm counts it twice
+    const double coef = 1.0 / (std::sqrt(50.0) + 1e-6);
+    CHECK(p.grad().data_ptr() == storage);  // in place: no new tensor
+    CHECK(std::fabs(p.grad().to_vector()[0] - 3 * coef) <= 1e-12);
+    CHECK(std::fabs(q.grad().to_vector()[1] - 4 * coef) <= 1e-12);
+  }
+
+  TEST_CASE("Tensor::mul_ gives mul's bits in place, broadcasting the factor; a factor that does not fit throws") {
+    for (DType dtype : {DType::F32, DType::F64}) {
+      const Tensor x = Tensor::from_vector({0.1, -2.5, 3.3, 7.75, 1e-3, -0.6}, {2, 3}, dtype);
+      for (const Tensor& factor : {Tensor::from_vector({0.37}, {1}, dtype), Tensor::from_vector({0.3, -1.7, 2.9}, {3}, dtype),
+                                   Tensor::from_vector({0.5, 3.1}, {2, 1}, dtype)}) {
+        Tensor y = x.clone();
+        const void* storage = y.data_ptr();
+        y.mul_(factor);
+        CHECK(y.data_ptr() == storage);
+        CHECK(y.to_vector() == mul(x, factor).to_vector());
+      }
+      Tensor z = x.clone();
+      CHECK_THROWS_WITH_AS(z.mul_(Tensor::from_vector({1, 2}, {2}, dtype)), doctest::Contains("does not broadcast"),
+                           std::runtime_error);
+      CHECK_THROWS_AS(z.mul_(Tensor::from_vector({1}, {1}, dtype == DType::F32 ? DType::F64 : DType::F32)),
+                      std::runtime_error);
+    }
+  }
+
   TEST_CASE("scheduled_learning_rate: linear warm-up, cosine decay to 10%, constant; bad arguments throw") {
     using qkv::optim::scheduled_learning_rate;
     using qkv::optim::Schedule;

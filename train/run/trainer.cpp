@@ -613,7 +613,6 @@ static Tensor train_one_batch(TrainingRun& run, const StepPlan& plan, int64_t ep
 // ties broken by valid loss), metrics.csv, and the state from which the next epoch would resume.
 static void finish_epoch(TrainingRun& run, int64_t epoch, TrainResult& result, StateSaver& saver,
                          const TrainingProgress& progress) {
-  const TrainOptions& o = run.o;
   RunState& st = run.st;
   EpochRecord rec;
   rec.epoch = epoch;
