@@ -2,6 +2,8 @@
 // stack) and the single reversed loop that calls each node's backward and accumulates gradients.
 #include "autograd.h"
 
+#include <atomic>
+
 #include <fmt/format.h>
 
 #include <stdexcept>
@@ -44,8 +46,18 @@ bool needs_graph(const std::vector<Tensor>& inputs) {
   return false;
 }
 
+namespace {
+std::atomic<int64_t> op_calls{0}, graph_nodes{0};
+}  // namespace
+
+GraphCounts graph_counts() {
+  return {op_calls.load(std::memory_order_relaxed), graph_nodes.load(std::memory_order_relaxed)};
+}
+
 Tensor record(Tensor out, const char* op_name, std::vector<Tensor> inputs, BackwardFn backward) {
+  op_calls.fetch_add(1, std::memory_order_relaxed);
   if (!needs_graph(inputs)) return out;
+  graph_nodes.fetch_add(1, std::memory_order_relaxed);
   auto node = std::make_shared<Node>();
   node->op_name = op_name;
   node->inputs = std::move(inputs);

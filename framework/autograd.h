@@ -52,6 +52,13 @@ bool needs_graph(const std::vector<Tensor>& inputs);
 // out.detach() instead.
 Tensor record(Tensor out, const char* op_name, std::vector<Tensor> inputs, BackwardFn backward);
 
+// Since the program started: differentiable op calls (every record() call, recorded or not) and
+// the graph nodes they made (the calls that needed a graph). `qkv bench` reports them per step.
+struct GraphCounts {
+  int64_t ops = 0, nodes = 0;
+};
+GraphCounts graph_counts();
+
 // The engine behind Tensor::backward().
 void run_backward(const Tensor& root, const Tensor& grad_output);
 

@@ -16,9 +16,15 @@ namespace qkv {
 
 namespace {
 std::atomic<int64_t> host_read_count{0};
+std::atomic<int64_t> made_tensors{0}, made_storages{0}, made_storage_bytes{0};
 }  // namespace
 
 int64_t host_reads() { return host_read_count.load(); }
+
+MadeCounts made_counts() {
+  return {made_tensors.load(std::memory_order_relaxed), made_storages.load(std::memory_order_relaxed),
+          made_storage_bytes.load(std::memory_order_relaxed)};
+}
 
 size_t dtype_size(DType dtype) {
   switch (dtype) {
@@ -68,6 +74,8 @@ int64_t shape_numel(const Shape& shape) {
 
 Storage::Storage(size_t nbytes_, Device device_) : nbytes(nbytes_), device(device_) {
   data = backend_for(device).allocate(nbytes == 0 ? 1 : nbytes);
+  made_storages.fetch_add(1, std::memory_order_relaxed);
+  made_storage_bytes.fetch_add(static_cast<int64_t>(nbytes), std::memory_order_relaxed);
 }
 
 Storage::~Storage() {
@@ -76,6 +84,7 @@ Storage::~Storage() {
 
 Tensor make_tensor(std::shared_ptr<Storage> storage, int64_t offset, Shape shape, DType dtype) {
   auto impl = std::make_shared<TensorImpl>();
+  made_tensors.fetch_add(1, std::memory_order_relaxed);
   impl->storage = std::move(storage);
   impl->offset = offset;
   impl->shape = std::move(shape);

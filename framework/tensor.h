@@ -136,6 +136,15 @@ Tensor make_tensor(std::shared_ptr<Storage> storage, int64_t offset, Shape shape
 // prove that a training step never waits for its device.
 int64_t host_reads();
 
+// What the engine has made since the program started (counted atomically, on any thread): tensor
+// headers (every Tensor that is not a copy of a handle: results, views, detached copies), storages
+// (allocations) and their bytes. `qkv bench` reports them per training step: the work that does no
+// arithmetic beside the work that does.
+struct MadeCounts {
+  int64_t tensors = 0, storages = 0, storage_bytes = 0;
+};
+MadeCounts made_counts();
+
 struct TensorImpl {
   std::shared_ptr<Storage> storage;
   int64_t offset = 0;  // in elements

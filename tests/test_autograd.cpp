@@ -29,6 +29,30 @@ Tensor leaf(const std::vector<double>& v, const Shape& s, DType dt = DType::F64)
 }  // namespace
 
 TEST_SUITE("autograd") {
+  TEST_CASE("made_counts and graph_counts count what the engine makes: tensors, allocations, op calls, graph nodes") {
+    const MadeCounts m0 = made_counts();
+    const Tensor a = Tensor::zeros({2, 3}, DType::F64);
+    const MadeCounts m1 = made_counts();
+    CHECK(m1.tensors - m0.tensors == 1);
+    CHECK(m1.storages - m0.storages == 1);
+    CHECK(m1.storage_bytes - m0.storage_bytes == 2 * 3 * 8);
+    const Tensor view = a.view_as_shape({3, 2});  // a new header over the same storage
+    const MadeCounts m2 = made_counts();
+    CHECK(m2.tensors - m1.tensors == 1);
+    CHECK(m2.storages == m1.storages);
+    Tensor b = Tensor::ones({2, 3}, DType::F64);
+    const GraphCounts g0 = graph_counts();
+    (void)add(a, b);  // no input needs a gradient: an op call, no node
+    const GraphCounts g1 = graph_counts();
+    CHECK(g1.ops - g0.ops == 1);
+    CHECK(g1.nodes == g0.nodes);
+    b.set_requires_grad(true);
+    (void)add(a, b);
+    const GraphCounts g2 = graph_counts();
+    CHECK(g2.ops - g1.ops == 1);
+    CHECK(g2.nodes - g1.nodes == 1);
+  }
+
   TEST_CASE("x * x gives 2x") {
     for (DType dt : {DType::F32, DType::F64}) {
       CAPTURE(dtype_name(dt));

@@ -319,10 +319,14 @@ static double bench_training(const BenchSize& s, Device device, int steps, Bench
   auto step = [&] { loss = models::train_step(model, opt, params, batch).loss; };
   step();  // warm-up (allocations, caches)
   (void)loss.item();
+  const MadeCounts made_before = made_counts();
+  const GraphCounts graph_before = graph_counts();
   const auto start = Clock::now();
   for (int i = 0; i < steps; ++i) step();
   const double last_loss = loss.item();  // waits for the device
   const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
+  const MadeCounts made_after = made_counts();
+  const GraphCounts graph_after = graph_counts();
   if (!std::isfinite(last_loss))
     throw std::runtime_error(fmt::format("bench: {} on {} gave a non-finite loss", s.name, device.str()));
   const double tokens = static_cast<double>(steps) * s.batch * (s.max_source + s.max_target);
@@ -332,6 +336,20 @@ static double bench_training(const BenchSize& s, Device device, int steps, Bench
   const nlohmann::ordered_json where = {{"size", s.batch == 64 ? "toy" : "large"}, {"device", device.str()}, {"steps", steps}};
   out.measure("training_step", where, seconds / steps * 1e3, "ms");
   out.measure("training_throughput", where, tokens / seconds, "tokens/s");
+  // What a step makes beside its arithmetic (the counts are the same on every run of a size).
+  const auto per_step = [&](int64_t after, int64_t before) { return static_cast<double>(after - before) / steps; };
+  const double ops = per_step(graph_after.ops, graph_before.ops), nodes = per_step(graph_after.nodes, graph_before.nodes);
+  const double tensors = per_step(made_after.tensors, made_before.tensors);
+  const double storages = per_step(made_after.storages, made_before.storages);
+  const double megabytes = per_step(made_after.storage_bytes, made_before.storage_bytes) / 1e6;
+  out.say("  {:<34} per step: {:.0f} op calls, {:.0f} graph nodes, {:.0f} tensor headers, {:.0f} allocations "
+          "({:.1f} MB)\n",
+          "", ops, nodes, tensors, storages, megabytes);
+  out.measure("training_op_calls_per_step", where, ops, "calls");
+  out.measure("training_graph_nodes_per_step", where, nodes, "nodes");
+  out.measure("training_tensor_headers_per_step", where, tensors, "headers");
+  out.measure("training_allocations_per_step", where, storages, "allocations");
+  out.measure("training_allocated_megabytes_per_step", where, megabytes, "MB");
   if (device == Device::cpu()) {
     const auto [flops, floor] = gemm_floor(s);
     out.say("  {:<34} {:.2f} GFLOP per step; raw sgemm at the step's shapes: {:.2f} ms, so qkv runs at {:.0f}% of "
