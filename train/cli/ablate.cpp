@@ -31,7 +31,8 @@ namespace {
 struct AblateOptions {
   std::string out = "runs/ablate", data_dir = "data/idioms";
   std::vector<int64_t> blocks = {1, 2, 3, 4, 5};
-  std::vector<std::string> modes = {"learned", "static", "none"};
+  std::vector<models::AttentionMode> modes = {models::AttentionMode::Learned, models::AttentionMode::Static,
+                                             models::AttentionMode::None};
   bool no_frozen = false;   // skip the frozen-embedding cells
   bool no_control = false;  // skip the equal-parameter control
   int64_t epochs = TrainOptions{}.epochs;
@@ -44,17 +45,18 @@ struct AblateOptions {
 // One model of the grid. The control is static attention with its feed-forward widened until the
 // model has as many parameters as the learned one (attention's W_q, W_k, W_v, W_o go to fc1/fc2).
 struct Cell {
-  std::string mode;  // learned | static | none
+  models::AttentionMode mode = models::AttentionMode::Learned;
   bool frozen = false, control = false;
   int64_t blocks = 1, d_ff = 0;
+  std::string mode_name() const { return models::attention_mode_name(mode); }
   std::string name() const {
-    return fmt::format("{}-{}-L{}", control ? "static_wide" : mode, frozen ? "frozen" : "trained", blocks);
+    return fmt::format("{}-{}-L{}", control ? "static_wide" : mode_name(), frozen ? "frozen" : "trained", blocks);
   }
 };
 
 // What a cell's cached result must agree on to be reused.
 nlohmann::json cell_settings(const Cell& c, const AblateOptions& o) {
-  return {{"mode", c.mode},   {"frozen_embeddings", c.frozen}, {"blocks", c.blocks}, {"d_model", o.d_model},
+  return {{"mode", c.mode_name()},   {"frozen_embeddings", c.frozen}, {"blocks", c.blocks}, {"d_model", o.d_model},
           {"d_k", o.d_k},     {"d_ff", c.d_ff},                {"epochs", o.epochs}, {"seed", std::to_string(o.seed)},
           {"data", fs::weakly_canonical(o.data_dir).string()}};
 }
@@ -73,7 +75,7 @@ std::vector<Cell> grid_of(const AblateOptions& o) {
       if (frozen && o.no_frozen) continue;
       for (const auto& mode : o.modes) cells.push_back({mode, frozen, false, blocks, o.d_ff});
     }
-    if (!o.no_control) cells.push_back({"static", false, true, blocks, equal_parameter_d_ff(o)});
+    if (!o.no_control) cells.push_back({models::AttentionMode::Static, false, true, blocks, equal_parameter_d_ff(o)});
   }
   return cells;
 }
@@ -87,7 +89,7 @@ std::string join_numbers(const std::vector<int64_t>& v) {
 // The command that reproduces this grid, printed beside every figure.
 std::string command_line(const AblateOptions& o) {
   std::string modes;
-  for (size_t i = 0; i < o.modes.size(); ++i) modes += (i ? "," : "") + o.modes[i];
+  for (size_t i = 0; i < o.modes.size(); ++i) modes += (i ? "," : "") + models::attention_mode_name(o.modes[i]);
   return fmt::format("qkv ablate --data {} --blocks {} --modes {} --epochs {} --d-model {} --d-k {} --d-ff {} --seed {}{}{} --out {}",
                      o.data_dir, join_numbers(o.blocks), modes, o.epochs, o.d_model, o.d_k, o.d_ff, o.seed,
                      o.no_frozen ? " --no-frozen" : "", o.no_control ? " --no-control" : "", o.out);
@@ -100,7 +102,7 @@ nlohmann::json run_cell(const Cell& c, const AblateOptions& o, const data::Datas
   const fs::path dir = fs::path(o.out) / "cells" / c.name();
   TrainOptions t;
   t.data_dir = o.data_dir;
-  t.attention = models::parse_attention_mode(c.mode);
+  t.attention = c.mode;
   t.layers = c.blocks;
   t.d_model = o.d_model;
   t.d_k = o.d_k;
@@ -160,7 +162,7 @@ void write_outputs(const std::vector<Cell>& cells, const std::vector<nlohmann::j
   for (size_t i = 0; i < cells.size(); ++i) {
     const Cell& c = cells[i];
     const nlohmann::json& r = results[i];
-    tsv += fmt::format("{}\t{}\t{}\t{}\t{}\t{}\t{}\t{:.1f}", c.name(), c.control ? "static (equal parameters)" : c.mode,
+    tsv += fmt::format("{}\t{}\t{}\t{}\t{}\t{}\t{}\t{:.1f}", c.name(), c.control ? "static (equal parameters)" : c.mode_name(),
                        c.frozen ? "frozen" : "trained", c.blocks, c.d_ff, r["parameters"].get<int64_t>(),
                        r["attention_parameters"].get<int64_t>(), r["train_seconds"].get<double>());
     table += fmt::format("{:<26} {:>9} {:>10.1f}", c.name(), r["parameters"].get<int64_t>(), r["train_seconds"].get<double>());
@@ -234,8 +236,16 @@ void register_ablate(CLI::App& app) {
   add_data_option(cmd, o->data_dir);
   cmd->add_option("--layers,--blocks", o->blocks, "numbers of blocks (qkv train --layers), comma-separated, each 1 to 16")
       ->delimiter(',')->check(whole_number_in(1, models::TranslatorConfig::kMaxLayers))->capture_default_str();
-  cmd->add_option("--modes", o->modes, "attention modes, comma-separated: learned, static, none")
-      ->delimiter(',')->check(CLI::IsMember({"learned", "static", "none"}))->capture_default_str();
+  cmd->add_option_function<std::vector<std::string>>(
+         "--modes",
+         [o](const std::vector<std::string>& names) {
+           o->modes.clear();
+           for (const auto& name : names) o->modes.push_back(*parse_choice<models::AttentionMode>(name));
+         },
+         "attention modes, comma-separated: learned, static, none")
+      ->delimiter(',')
+      ->check(CLI::IsMember(choice_names<models::AttentionMode>()))
+      ->default_str("[learned,static,none]");
   cmd->add_flag("--no-frozen", o->no_frozen, "skip the cells with frozen token embeddings");
   cmd->add_flag("--no-control", o->no_control, "skip the equal-parameter control (static with a wider feed-forward)");
   add_option_of_row(cmd, &TrainOptions::epochs, o->epochs, "epochs per cell (the same budget for every cell)");

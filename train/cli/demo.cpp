@@ -57,13 +57,15 @@ const char kDemoPage[] =
 
 // One trained model of the demo, with its greedy exact match on each report split.
 struct DemoModel {
-  std::string mode, label;  // learned | static | none; "learned, 1 block, frozen embeddings"
+  models::AttentionMode mode = models::AttentionMode::Learned;
+  std::string label;  // "learned, 1 block, frozen embeddings"
   int64_t blocks = 1;
   bool frozen = false;
   TrainResult train;
   std::vector<EvalResult> splits;  // one per report split (test, then the generalisation splits present)
   int64_t attention_params = 0;
   models::LoadedTranslator loaded;
+  std::string mode_name() const { return models::attention_mode_name(mode); }
   double test() const { return 100 * splits.front().exact_match; }
   double generalisation() const {  // mean over the generalisation splits (test alone when there are none)
     if (splits.size() == 1) return test();
@@ -117,7 +119,8 @@ std::string fill_page_template(const std::string& page, const std::map<std::stri
 
 // One model of the demo: its attention mode, blocks, frozen token embeddings, and folder in --out.
 struct DemoModelSpec {
-  std::string mode, folder;
+  models::AttentionMode mode;
+  std::string folder;
   int64_t blocks = 1;
   bool frozen = false;
 };
@@ -127,8 +130,11 @@ constexpr size_t kSeedModels = 3;  // the first three of demo_model_specs are th
 // The five models in the order the demo prints them: the seed's setting, then the default model.
 std::vector<DemoModelSpec> demo_model_specs(const DemoOptions& o) {
   std::vector<DemoModelSpec> specs;
-  for (const char* mode : {"learned", "static", "none"}) specs.push_back({mode, fmt::format("seed_{}", mode), 1, true});
-  for (const char* mode : {"learned", "static"}) specs.push_back({mode, mode, o.layers, false});
+  using models::AttentionMode;
+  for (const AttentionMode mode : {AttentionMode::Learned, AttentionMode::Static, AttentionMode::None})
+    specs.push_back({mode, "seed_" + models::attention_mode_name(mode), 1, true});
+  for (const AttentionMode mode : {AttentionMode::Learned, AttentionMode::Static})
+    specs.push_back({mode, models::attention_mode_name(mode), o.layers, false});
   return specs;
 }
 
@@ -137,7 +143,7 @@ DemoModel untrained_demo_model(const DemoModelSpec& spec) {
   r.mode = spec.mode;
   r.blocks = spec.blocks;
   r.frozen = spec.frozen;
-  r.label = fmt::format("{}, {} block{}, {} embeddings", spec.mode, spec.blocks, spec.blocks == 1 ? "" : "s",
+  r.label = fmt::format("{}, {} block{}, {} embeddings", models::attention_mode_name(spec.mode), spec.blocks, spec.blocks == 1 ? "" : "s",
                         spec.frozen ? "frozen" : "trained");
   return r;
 }
@@ -148,7 +154,7 @@ DemoModel train_demo_model(const Demo& d, const DemoModelSpec& spec, int threads
   const DemoOptions& o = d.options;
   TrainOptions t;
   t.data_dir = o.data_dir;
-  t.attention = models::parse_attention_mode(spec.mode);
+  t.attention = spec.mode;
   t.epochs = o.epochs;
   t.layers = spec.blocks;
   t.seed = o.seed;
@@ -269,7 +275,7 @@ std::string exact_match_table(const Demo& d, const std::vector<DemoModel>& model
   for (const auto& name : d.report_splits) table += fmt::format(" {:>{}}", name, std::max<size_t>(name.size(), 6));
   table += fmt::format(" {:>8} {:>12} {:>8}\n", "gen mean", "attn params", "train s");
   for (const auto& r : models) {
-    table += fmt::format("{:<9} {:>6} {:<10}", r.mode, r.blocks, r.frozen ? "frozen" : "trained");
+    table += fmt::format("{:<9} {:>6} {:<10}", r.mode_name(), r.blocks, r.frozen ? "frozen" : "trained");
     for (size_t k = 0; k < d.report_splits.size(); ++k)
       table += fmt::format(" {:>{}.1f}%", 100 * r.splits[k].exact_match, std::max<size_t>(d.report_splits[k].size(), 6) - 1);
     table += fmt::format(" {:>7.1f}% {:>12} {:>8.1f}\n", r.generalisation(), r.attention_params, r.train.seconds);
@@ -277,17 +283,19 @@ std::string exact_match_table(const Demo& d, const std::vector<DemoModel>& model
   return table;
 }
 
-DemoModel& by_mode(std::vector<DemoModel>& models, const std::string& mode) {
+DemoModel& by_mode(std::vector<DemoModel>& models, models::AttentionMode mode) {
   for (auto& m : models)
     if (m.mode == mode) return m;
-  throw std::logic_error("demo: no " + mode + " model");
+  throw std::logic_error("demo: no " + models::attention_mode_name(mode) + " model");
 }
 
 // The seed's setting and the default model: tables and what they show, in words from the numbers.
 void accuracy_sections(Demo& d) {
-  DemoModel &seed_learned = by_mode(d.seed_setting, "learned"), &seed_static = by_mode(d.seed_setting, "static"),
-                  &seed_none = by_mode(d.seed_setting, "none");
-  DemoModel &learned = by_mode(d.defaults, "learned"), &fixed = by_mode(d.defaults, "static");
+  using models::AttentionMode;
+  DemoModel &seed_learned = by_mode(d.seed_setting, AttentionMode::Learned),
+            &seed_static = by_mode(d.seed_setting, AttentionMode::Static),
+            &seed_none = by_mode(d.seed_setting, AttentionMode::None);
+  DemoModel &learned = by_mode(d.defaults, AttentionMode::Learned), &fixed = by_mode(d.defaults, AttentionMode::Static);
   const std::string seed_table = exact_match_table(d, d.seed_setting), default_table = exact_match_table(d, d.defaults);
   const std::string seed_says = fmt::format(
       "In the seed's setting, learned W_q, W_k, W_v reach {:.1f}% on the test split and {:.1f}% on the generalisation "
@@ -368,17 +376,17 @@ void cue_section(Demo& d) {
   std::string table = fmt::format("{:<8} {:>5} {:>9} {:>9} {:>10}\n", "mode", "layer", "cue peak", "others", "cue above");
   std::vector<CueResult> results;
   std::string says;
-  for (const char* mode : {"learned", "static"}) {
+  for (const models::AttentionMode mode : {models::AttentionMode::Learned, models::AttentionMode::Static}) {
     DemoModel& m = by_mode(d.defaults, mode);
-    results.push_back({m.train.checkpoint, mode,
+    results.push_back({m.train.checkpoint, m.mode_name(),
                        models::measure_cues(*m.loaded.model, sentences, m.loaded.english, m.loaded.hindi, d.options.seed)});
     const models::CueReport& r = results.back().report;
     for (const models::CueLayer& l : r.layers)
-      table += fmt::format("{:<8} {:>5} {:>9.3f} {:>9.3f} {:>9.1f}%\n", mode, l.layer + 1, l.cue_mean, l.baseline_mean,
+      table += fmt::format("{:<8} {:>5} {:>9.3f} {:>9.3f} {:>9.1f}%\n", m.mode_name(), l.layer + 1, l.cue_mean, l.baseline_mean,
                            100 * l.cue_above_fraction);
     says += fmt::format("{}{}: hiding the cue from the Hindi positions flips the ambiguous word's translation in {:.1f}% "
                         "of {} sentences (a random other word: {:.1f}%); hiding it from every position, {:.1f}% "
-                        "({:.1f}%).", says.empty() ? "" : " ", mode, 100 * r.cue_flip_rate(), r.trials,
+                        "({:.1f}%).", says.empty() ? "" : " ", m.mode_name(), 100 * r.cue_flip_rate(), r.trials,
                         100 * r.random_flip_rate(), 100 * r.cue_flip_rate_all_queries(),
                         100 * r.random_flip_rate_all_queries());
   }
@@ -412,7 +420,7 @@ void probe_section(Demo& d) {
   std::vector<ProbeResult> results;
   for (const auto* group : {&d.seed_setting, &d.defaults})
     for (const DemoModel& m : *group)
-      if (m.mode != "none")
+      if (m.mode != models::AttentionMode::None)
         results.push_back({m.train.checkpoint, m.label, models::probe_senses(*m.loaded.model, words, m.loaded.english)});
   const std::string table = probe_table(results);
   std::string says = "Held-out accuracy of a logistic regression that reads the ambiguous word's sense (bank: river or "
@@ -460,7 +468,7 @@ std::string showcase_section(Demo& d) {
                                                    r.loaded.model->layers() - 1);
         translations += fmt::format("    {:<44} -> {}\n", r.label, join(trace.hindi, " "));
         if (group == &d.defaults)
-          images.insert(images.begin(), render::render_heatmap(attention_heatmap(trace, r.mode, r.train.checkpoint)));
+          images.insert(images.begin(), render::render_heatmap(attention_heatmap(trace, r.mode_name(), r.train.checkpoint)));
       }
     const std::string file = fmt::format("attention_{}.png", name);
     render::write_png(render::hstack(images, 24), (fs::path(d.options.out) / file).string());
@@ -485,7 +493,7 @@ void write_page(Demo& d) {
   d.page["FIGURES"] = figures;
   std::vector<std::string> checkpoints;
   for (const DemoModel& r : d.defaults) checkpoints.push_back(r.train.checkpoint);
-  checkpoints.push_back(by_mode(d.seed_setting, "none").train.checkpoint);
+  checkpoints.push_back(by_mode(d.seed_setting, models::AttentionMode::None).train.checkpoint);
   write_explorer_page(checkpoints, {}, (fs::path(d.options.out) / "explore.html").string(), true);
   write_file_atomic((fs::path(d.options.out) / "index.html").string(), fill_page_template(kDemoPage, d.page));
   fmt::print("\nwrote {} and {} (the explorer)\n", (fs::path(d.options.out) / "index.html").string(),

@@ -18,7 +18,8 @@
 namespace qkv::app {
 
 std::string AblationPoint::series() const {
-  return fmt::format("{}{}", control ? "static, F widened to learned's parameters" : mode, frozen ? ", frozen embeddings" : "");
+  return fmt::format("{}{}", control ? "static, F widened to learned's parameters" : models::attention_mode_name(mode),
+                     frozen ? ", frozen embeddings" : "");
 }
 
 render::LinePlotSpec ablation_plot(const std::vector<AblationPoint>& points, const std::string& title) {
@@ -41,7 +42,10 @@ render::LinePlotSpec ablation_plot(const std::vector<AblationPoint>& points, con
       s.x.push_back(static_cast<double>(p.blocks));
       s.y.push_back(p.generalisation_mean);
       s.dashed = p.frozen;
-      s.color = colours[p.control ? 3 : p.mode == "learned" ? 0 : p.mode == "static" ? 1 : 2];
+      s.color = colours[p.control                                 ? 3
+                        : p.mode == models::AttentionMode::Learned ? 0
+                        : p.mode == models::AttentionMode::Static  ? 1
+                                                                   : 2];
     }
     plot.series.push_back(std::move(s));
   }
@@ -73,9 +77,12 @@ std::vector<AblationPoint> parse_ablation_tsv(const std::string& text, const std
     AblationPoint p;
     const std::string attention = field("attention");
     p.control = attention == "static (equal parameters)";
-    p.mode = p.control ? "static" : attention;
-    if (p.mode != "learned" && p.mode != "static" && p.mode != "none")
-      throw std::runtime_error(fmt::format("{}: attention '{}' (expected learned, static, none or static (equal parameters))", where, attention));
+    try {
+      p.mode = models::parse_attention_mode(p.control ? "static" : attention);
+    } catch (const std::exception&) {
+      throw std::runtime_error(
+          fmt::format("{}: attention '{}' (expected learned, static, none or static (equal parameters))", where, attention));
+    }
     p.frozen = field("token_embeddings") == "frozen";
     try {
       p.blocks = std::stoll(field("blocks"));

@@ -6,12 +6,13 @@
 #include <string>
 #include <vector>
 
+#include "models/block.h"
 #include "tools/render/render.h"
 
 namespace qkv::app {
 
 struct AblationPoint {
-  std::string mode;  // learned | static | none
+  models::AttentionMode mode = models::AttentionMode::Learned;
   bool frozen = false, control = false;  // frozen token embeddings; static with F widened to learned's parameters
   int64_t blocks = 1;
   double generalisation_mean = 0;  // mean greedy exact match (%) over the generalisation splits
