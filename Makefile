@@ -77,10 +77,8 @@ DIST_FLAGS_FILE := $(BUILD)/distributed.flags
 FRAMEWORK_SRC := $(wildcard framework/*.cpp framework/cpu/*.cpp)
 LIB_SRC  := $(FRAMEWORK_SRC) $(wildcard data/*.cpp models/*.cpp tools/render/*.cpp)
 APP_SRC  := $(wildcard train/*/*.cpp)
-FRAMEWORK_TEST_SRC := tests/main.cpp $(wildcard $(addprefix tests/,test_attention.cpp test_autograd.cpp test_errors.cpp \
-                      test_forward.cpp test_gradcheck.cpp test_nn.cpp test_op_cases.cpp test_optim.cpp \
-                      test_safetensors.cpp test_threads.cpp test_block_cache.cpp test_integrity.cpp))
-TEST_SRC := tests/main.cpp $(filter-out $(FRAMEWORK_TEST_SRC),$(wildcard tests/*.cpp))
+FRAMEWORK_TEST_SRC := tests/main.cpp $(wildcard tests/engine/*.cpp)
+TEST_SRC := tests/main.cpp $(wildcard tests/program/*.cpp)
 GPU_TEST_SRC := $(wildcard tests/gpu/*.cpp)
 
 # CUDA: the GPU architectures built, as SASS for each and PTX for the last (newer GPUs JIT-compile

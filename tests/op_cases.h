@@ -828,7 +828,7 @@ inline void dropout_cases(CaseList& t) {
 }
 }  // namespace op_cases_detail
 
-// The table. Adding an op to framework/ops.h adds at least one case here (tests/test_op_cases.cpp
+// The table. Adding an op to framework/ops.h adds at least one case here (tests/engine/test_op_cases.cpp
 // fails otherwise); every case is gradchecked in float64 unless it says why not, compared between
 // CPU and GPU in float32 and float64, and checked against its expected values where it has them.
 inline const std::vector<OpCase>& op_cases() {

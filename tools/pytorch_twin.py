@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""tools/pytorch_twin.py — the reference for tests/test_pytorch_twin.cpp (as llm.c does it).
+"""tools/pytorch_twin.py — the reference for tests/program/test_pytorch_twin.cpp (as llm.c does it).
 
 Reads a qkv translator checkpoint, rebuilds the same model out of torch.nn modules (identical
 parameter names), loads the weights, runs ONE fixed teacher-forced batch (the first --lines pairs

@@ -1,4 +1,4 @@
-// tests/test_nn.cpp — the nn layers (Linear, Embedding, LayerNorm) and Module: initialisation,
+// tests/engine/test_nn.cpp — the nn layers (Linear, Embedding, LayerNorm) and Module: initialisation,
 // forward and the parameter registry.
 #include <doctest/doctest.h>
 

@@ -1,4 +1,4 @@
-// tests/test_nonfinite.cpp — NaN is never silent (softmax, log_softmax, max, cross-entropy and the
+// tests/program/test_nonfinite.cpp — NaN is never silent (softmax, log_softmax, max, cross-entropy and the
 // fused attention return NaN as PyTorch does; a checkpoint with NaN weights is refused) and untrusted
 // checkpoint files are bounded (nesting depth, NUL bytes, non-regular files, a config that claims
 // more than the file holds). Each case failed before the change that made it pass.
@@ -19,8 +19,8 @@
 #include "framework/safetensors.h"
 #include "models/translator.h"
 #include "models/translator_io.h"
-#include "test_config.h"
-#include "test_util.h"
+#include "tests/test_config.h"
+#include "tests/test_util.h"
 
 using namespace qkv;
 using qkv::testing::error_of;

@@ -1,4 +1,4 @@
-// tests/test_attention.cpp — the fused attention op beyond its cases in tests/op_cases.h (gradchecks
+// tests/engine/test_attention.cpp — the fused attention op beyond its cases in tests/op_cases.h (gradchecks
 // of every mask kind): the composed softmax(q k^T) v path, the ragged form against the padded one,
 // thread-count bit-identity, argument errors.
 #include <doctest/doctest.h>
@@ -12,7 +12,7 @@
 #include "framework/backend.h"
 #include "framework/ops.h"
 #include "framework/random.h"
-#include "test_util.h"
+#include "tests/test_util.h"
 
 using namespace qkv;
 using qkv::testing::error_of;

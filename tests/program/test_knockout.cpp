@@ -1,4 +1,4 @@
-// tests/test_knockout.cpp — attention knockout and the cue measures: a knockout gives the same
+// tests/program/test_knockout.cpp — attention knockout and the cue measures: a knockout gives the same
 // translation through the fused (cached) and composed paths, hides exactly its cell, changes
 // nothing for a masked key; the cue statistics score a map that looks only at the cue as 1.0; the
 // cue file's loader names file:line.

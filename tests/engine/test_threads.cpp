@@ -1,4 +1,4 @@
-// tests/test_threads.cpp — the CPU backend's parallel loops and gemm: every op whose work is split
+// tests/engine/test_threads.cpp — the CPU backend's parallel loops and gemm: every op whose work is split
 // across threads gives the same bits, forward and backward, with 1 thread and with several, at sizes
 // large enough to be split (the op-table cases are too small to reach the parallel paths).
 #include <doctest/doctest.h>

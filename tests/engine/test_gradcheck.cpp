@@ -1,4 +1,4 @@
-// tests/test_gradcheck.cpp — the float64 central-difference gradient check (PyTorch's gradcheck
+// tests/engine/test_gradcheck.cpp — the float64 central-difference gradient check (PyTorch's gradcheck
 // criterion) of every case in the op table (tests/op_cases.h) that does not say why it cannot have one.
 #include <doctest/doctest.h>
 
@@ -7,8 +7,8 @@
 
 #include "framework/ops.h"
 #include "framework/random.h"
-#include "gradcheck.h"
-#include "op_cases.h"
+#include "tests/gradcheck.h"
+#include "tests/op_cases.h"
 
 using namespace qkv;
 using qkv::testing::gradcheck;

@@ -1,4 +1,4 @@
-// tests/test_safetensors.cpp — safetensors round trips, exact bytes, atomic writes, and every
+// tests/engine/test_safetensors.cpp — safetensors round trips, exact bytes, atomic writes, and every
 // reader validation error. Raw bytes only; the Tensor class is not involved.
 #include <doctest/doctest.h>
 #include <unistd.h>
@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "../framework/safetensors.h"
+#include "framework/safetensors.h"
 
 namespace {
 

@@ -1,4 +1,4 @@
-// tests/test_block_cache.cpp — the released-block cache behind the CPU and CUDA allocators: reuse by
+// tests/engine/test_block_cache.cpp — the released-block cache behind the CPU and CUDA allocators: reuse by
 // rounded size, its limit, giving the cache back when the system is out of memory, and the counts.
 #include <doctest/doctest.h>
 

@@ -1,4 +1,4 @@
-// tests/test_integrity.cpp — what protects the files qkv reads: CRC32C against the published
+// tests/engine/test_integrity.cpp — what protects the files qkv reads: CRC32C against the published
 // vectors, the checksum every written safetensors file carries (bit flips, files without one),
 // the linear bounded JSON parser, and hostile 100 MB headers refused quickly.
 #include <doctest/doctest.h>
@@ -12,10 +12,10 @@
 #include <string>
 #include <vector>
 
-#include "../framework/bounded_json.h"
-#include "../framework/crc32c.h"
-#include "../framework/safetensors.h"
-#include "test_util.h"
+#include "framework/bounded_json.h"
+#include "framework/crc32c.h"
+#include "framework/safetensors.h"
+#include "tests/test_util.h"
 
 namespace {
 

@@ -1,4 +1,4 @@
-// tests/test_pytorch_twin.cpp — the reference test against PyTorch, as llm.c does it: the
+// tests/program/test_pytorch_twin.cpp — the reference test against PyTorch, as llm.c does it: the
 // translator in tests/fixtures/twin_model.safetensors is rebuilt out of torch.nn modules by
 // tools/pytorch_twin.py, which runs one fixed batch in float64 and stores the loss, the logits,
 // the attention weights, every parameter's gradient and the batch itself in

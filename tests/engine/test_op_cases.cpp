@@ -1,4 +1,4 @@
-// tests/test_op_cases.cpp — the op table (tests/op_cases.h) itself: every function declared in
+// tests/engine/test_op_cases.cpp — the op table (tests/op_cases.h) itself: every function declared in
 // framework/ops.h has a case (ops.h is parsed at test time, from the repository root), names are unique.
 #include <doctest/doctest.h>
 
@@ -8,7 +8,7 @@
 #include <sstream>
 #include <string>
 
-#include "op_cases.h"
+#include "tests/op_cases.h"
 
 namespace {
 

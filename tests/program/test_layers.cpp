@@ -1,9 +1,9 @@
-// tests/test_layers.cpp — the translator with N stacked layers: a float64 gradient check of a whole
+// tests/program/test_layers.cpp — the translator with N stacked layers: a float64 gradient check of a whole
 // two-layer model, the last layer's skipped source rows and the packed loss (padding skipped),
 // none's self-only path against its composed identity weights,
 // parameter names (layer 0 unchanged, layers.1.*), the generator draw order, the config's "layers"
 // field, per-layer attention weights and a two-layer checkpoint round trip.
-// PyTorch agreement of the one-layer model is tests/test_pytorch_twin.cpp's job.
+// PyTorch agreement of the one-layer model is tests/program/test_pytorch_twin.cpp's job.
 #include <doctest/doctest.h>
 #include <fmt/format.h>
 
@@ -24,10 +24,10 @@
 #include "framework/autograd.h"
 #include "framework/checkpoint.h"
 #include "framework/ops.h"
-#include "gradcheck.h"
+#include "tests/gradcheck.h"
 #include "models/translator_io.h"
-#include "test_config.h"
-#include "test_util.h"
+#include "tests/test_config.h"
+#include "tests/test_util.h"
 
 using namespace qkv;
 using qkv::testing::error_of;

@@ -1,4 +1,4 @@
-// tests/test_errors.cpp — bad input raises std::runtime_error with a message that names the
+// tests/engine/test_errors.cpp — bad input raises std::runtime_error with a message that names the
 // offending shapes, dtypes, indices or values.
 #include <doctest/doctest.h>
 
@@ -6,7 +6,7 @@
 #include <string>
 
 #include "framework/ops.h"
-#include "test_util.h"
+#include "tests/test_util.h"
 #include "framework/tensor.h"
 
 using namespace qkv;

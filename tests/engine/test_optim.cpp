@@ -1,4 +1,4 @@
-// tests/test_optim.cpp — optimiser updates (SGD, Adam, AdamW) against torch.optim over three steps,
+// tests/engine/test_optim.cpp — optimiser updates (SGD, Adam, AdamW) against torch.optim over three steps,
 // and clip_grad_norm.
 #include <doctest/doctest.h>
 

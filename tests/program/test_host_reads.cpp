@@ -1,4 +1,4 @@
-// tests/test_host_reads.cpp — a training step (forward, loss, backward, clip, AdamW) never reads
+// tests/program/test_host_reads.cpp — a training step (forward, loss, backward, clip, AdamW) never reads
 // a tensor back to the host, so on a GPU it never waits for the device; only the logged loss does.
 // And after the first steps it takes no new tensor memory from the system (the block cache).
 #include <doctest/doctest.h>

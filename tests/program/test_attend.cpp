@@ -1,4 +1,4 @@
-// tests/test_attend.cpp — what `qkv attend` and `qkv demo` show is what the model computed:
+// tests/program/test_attend.cpp — what `qkv attend` and `qkv demo` show is what the model computed:
 // traced weights equal the model's own attention, rows sum to 1, masked cells are zero, the
 // rendered cells carry those weights, and the bank table's static-embedding cosine is 1.0.
 #include <doctest/doctest.h>

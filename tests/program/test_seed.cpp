@@ -1,4 +1,4 @@
-// tests/test_seed.cpp — every number the seed tutorial prints for its running example, to 4
+// tests/program/test_seed.cpp — every number the seed tutorial prints for its running example, to 4
 // decimals, recomputed by qkv's ops (in float64 and float32).
 #include <doctest/doctest.h>
 

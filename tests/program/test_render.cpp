@@ -12,7 +12,7 @@
 
 #include <unistd.h>
 
-#include "../tools/render/render.h"
+#include "tools/render/render.h"
 
 namespace fs = std::filesystem;
 using namespace qkv::render;

@@ -1,4 +1,4 @@
-// tests/test_decode.cpp — greedy decoding with the key/value cache against recomputing the whole
+// tests/program/test_decode.cpp — greedy decoding with the key/value cache against recomputing the whole
 // prefix at every step: the same logits at every step (to float32 rounding: a gemm over fewer rows
 // may round the last bit differently, measured up to 2e-7) and the same translations.
 #include <doctest/doctest.h>
@@ -12,7 +12,7 @@
 #include "framework/random.h"
 #include "models/translator.h"
 #include "models/translator_io.h"
-#include "test_config.h"
+#include "tests/test_config.h"
 
 using namespace qkv;
 

@@ -1,4 +1,4 @@
-// tests/test_scaling.cpp — the seed's sqrt(d_k) section (models/scaling_experiment.h), checked
+// tests/program/test_scaling.cpp — the seed's sqrt(d_k) section (models/scaling_experiment.h), checked
 // statistically: Var(q·k) = d, Var(q·k / sqrt d) = 1, the seed's two softmax rows, and the gradient
 // collapse of an unscaled, saturated softmax. Fewer pairs and smaller d than `qkv scaling`, to stay fast.
 #include <doctest/doctest.h>

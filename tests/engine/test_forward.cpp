@@ -1,4 +1,4 @@
-// tests/test_forward.cpp — forward values of the op-table cases that give them (tests/op_cases.h), in
+// tests/engine/test_forward.cpp — forward values of the op-table cases that give them (tests/op_cases.h), in
 // float32 and float64; the ops' special values (relu's NaN, -0.0, and its gradient there; int64
 // indices; dropout) and creation.
 #include <doctest/doctest.h>
@@ -10,7 +10,7 @@
 #include "framework/autograd.h"
 #include "framework/ops.h"
 #include "framework/random.h"
-#include "op_cases.h"
+#include "tests/op_cases.h"
 
 using namespace qkv;
 

@@ -1,4 +1,4 @@
-// tests/test_dataset.cpp — the dataset loader on small directories written here: the required
+// tests/program/test_dataset.cpp — the dataset loader on small directories written here: the required
 // train/valid/test splits, the optional generalisation splits (present, absent, malformed), and
 // words or sentences those splits bring that the training vocabulary or layout does not cover.
 #include <doctest/doctest.h>
@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "data/dataset.h"
-#include "test_util.h"
+#include "tests/test_util.h"
 
 using namespace qkv;
 using qkv::testing::error_of;

@@ -1,4 +1,4 @@
-// tests/test_autograd.cpp — the reverse-mode engine's semantics: gradient values on small graphs,
+// tests/engine/test_autograd.cpp — the reverse-mode engine's semantics: gradient values on small graphs,
 // accumulation, single-use graphs, no-grad scopes, seeds, deep chains, detach and dtype rules.
 #include <doctest/doctest.h>
 
@@ -13,7 +13,7 @@
 
 #include "framework/autograd.h"
 #include "framework/ops.h"
-#include "test_util.h"
+#include "tests/test_util.h"
 
 using namespace qkv;
 using qkv::testing::error_of;

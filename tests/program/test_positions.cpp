@@ -1,9 +1,9 @@
-// tests/test_positions.cpp — where word order enters the translator: the config's "positions" field
+// tests/program/test_positions.cpp — where word order enters the translator: the config's "positions" field
 // (absolute when missing), rotary and ALiBi positions that depend on distances alone (the same
 // logits whatever the padding; ALiBi's bias measured in the weights), the layout a model reads (a rotary model reads and translates sentences
 // longer than its layout; an absolute one refuses them by name), and knockouts under rotary.
-// Packed, cached, fused and composed paths under every scheme are tests/test_layers.cpp's and
-// tests/test_decode.cpp's; the rotary op's gradient check is in the op table.
+// Packed, cached, fused and composed paths under every scheme are tests/program/test_layers.cpp's and
+// tests/program/test_decode.cpp's; the rotary op's gradient check is in the op table.
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -14,8 +14,8 @@
 #include "framework/autograd.h"
 #include "framework/ops.h"
 #include "models/translator.h"
-#include "test_config.h"
-#include "test_util.h"
+#include "tests/test_config.h"
+#include "tests/test_util.h"
 
 using namespace qkv;
 using qkv::testing::error_of;
