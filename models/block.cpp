@@ -73,6 +73,11 @@ Tensor BlockAttention::forward(size_t layer, const Tensor& x_queries, const Tens
   return attended.defined() ? output(attended) : Tensor();                // (.., Tq, D)
 }
 
+Tensor NoAttention::forward(size_t layer, const Tensor& x_queries, const Tensor&, AttentionContext& context,
+                            Tensor* weights_out) const {
+  return x_queries.defined() ? output(context.attend_self(layer, values(x_queries), weights_out)) : Tensor();
+}
+
 LearnedAttention::LearnedAttention(int64_t d_model, int64_t d_k, Generator& gen)
     : W_q(d_model, d_k, false, gen), W_k(d_model, d_k, false, gen), W_v(d_model, d_k, false, gen),
       W_o(d_k, d_model, false, gen) {

@@ -59,6 +59,10 @@ class AttentionContext {
   // is). weights_out, when given, gets the weights; a context that runs only the fused op throws.
   virtual Tensor attend(size_t layer, const Tensor& queries, const Tensor& keys, const Tensor& values,
                         Tensor* weights_out) = 0;
+  // The attended values when each query sees only itself (none): each query row's own value in
+  // `values` (.., Tq, H), the query rows' values, zero where a knockout hides a position from
+  // itself. weights_out, when given, gets the identity weights; a context that forms none throws.
+  virtual Tensor attend_self(size_t layer, const Tensor& values, Tensor* weights_out) = 0;
 };
 
 // The attention half of a block. forward is the same for every mode (project the query rows and
@@ -66,12 +70,11 @@ class AttentionContext {
 class BlockAttention : public nn::Module {
  public:
   // x_queries (.., Tq, D) or undefined, x (.., T, D) -> (.., Tq, D), or undefined with x_queries.
-  Tensor forward(size_t layer, const Tensor& x_queries, const Tensor& x, AttentionContext& context,
-                 Tensor* weights_out) const;
-  // False where each token sees only itself (none): the translator then hands each position its
-  // own value (no attention op), or, to record the identity weights or with a knockout, runs the
-  // composed path; none decodes without a cache.
-  virtual bool mixes_tokens() const { return true; }
+  virtual Tensor forward(size_t layer, const Tensor& x_queries, const Tensor& x, AttentionContext& context,
+                         Tensor* weights_out) const;
+  // Whether a query may see a key that the sequence's mask allows (`allowed`): every mode keeps
+  // the mask but none, where each query sees only itself.
+  virtual bool sees(int64_t /*query*/, int64_t /*key*/, bool allowed) const { return allowed; }
 
  protected:
   virtual Tensor queries(const Tensor& x) const = 0;
@@ -106,7 +109,10 @@ class StaticAttention : public BlockAttention {
 // x + x followed by LayerNorm and the feed-forward layer.
 class NoAttention : public StaticAttention {
  public:
-  bool mixes_tokens() const override { return false; }
+  // Each query row's own value, in every row layout: no scores, no attention op.
+  Tensor forward(size_t layer, const Tensor& x_queries, const Tensor& x, AttentionContext& context,
+                 Tensor* weights_out) const override;
+  bool sees(int64_t query, int64_t key, bool) const override { return query == key; }
 };
 
 // The attention of `mode`; only learned draws from `gen`.

@@ -70,18 +70,41 @@ inline std::vector<int64_t> sequence_positions(int64_t S, int64_t Tt, const std:
   return positions;
 }
 
+// ---- none: each query sees only itself ----
+
+// values (B, Tq, H) of the positions first .. first + Tq - 1 as their own attended values, with the
+// position a knockout hides from itself set to zero (the composed path's answer: a query that sees
+// no key attends to nothing).
+inline Tensor own_values(const Tensor& values, int64_t first, const Knockout& knockout, size_t layer) {
+  const int64_t Tq = values.size(1), p = knockout.key;
+  const bool hidden = knockout.applies_to(layer) && p >= first && p < first + Tq && p >= knockout.query_from &&
+                      p < knockout.query_to;
+  if (!hidden) return values;
+  std::vector<double> keep(static_cast<size_t>(Tq), 1.0);
+  keep[static_cast<size_t>(p - first)] = 0.0;
+  return masked_fill(values, Tensor::from_vector(keep, {1, Tq, 1}, values.dtype(), values.device()), 0.0);
+}
+
+// The identity weights (B, Tq, T) of the queries at first .. first + Tq - 1, zero on a row the
+// knockout hides from itself.
+inline Tensor identity_weights(int64_t B, int64_t Tq, int64_t T, int64_t first, const Knockout& knockout, size_t layer,
+                               DType dtype, Device device) {
+  std::vector<double> cells(static_cast<size_t>(B * Tq * T), 0.0);
+  for (int64_t b = 0; b < B; ++b)
+    for (int64_t i = 0; i < Tq; ++i) cells[(b * Tq + i) * T + first + i] = 1.0;
+  const Tensor identity = Tensor::from_vector(cells, {B, Tq, T}, dtype, device);
+  return own_values(identity, first, knockout, layer);
+}
+
 // forward's: the whole (B, T, D) sequence through the fused op, or through the composed path with
-// the (B, T, T) keep mask (to record the weights, and for none with a knockout), or, for none
-// otherwise, self_only: each position sees only itself, so its attended value is its own value (the
-// composed path's identity weights give exactly that: softmax over one visible score is 1, and its
-// gradient reaches only the values). Unless the last layer's source rows are wanted, its queries are
-// the target positions alone, placed at S by the mask.
+// the (B, T, T) keep mask (to record the weights). Unless the last layer's source rows are wanted,
+// its queries are the target positions alone, placed at S by the mask.
 class SequenceContext final : public AttentionContext {
  public:
   SequenceContext(int64_t S, int64_t T, size_t layers, Tensor keep, AttentionMask mask, bool trim_last,
-                  const Knockout& knockout, bool self_only, Turn turn, Tensor bias)
+                  const Knockout& knockout, Turn turn, Tensor bias)
       : S_(S), T_(T), layers_(layers), keep_(std::move(keep)), mask_(std::move(mask)), trim_last_(trim_last),
-        knockout_(knockout), self_only_(self_only), turn_(std::move(turn)), target_turn_(turn_.rows(1, S, T)),
+        knockout_(knockout), turn_(std::move(turn)), target_turn_(turn_.rows(1, S, T)),
         bias_(std::move(bias)) {
     if (keep_.defined() && knockout_.active()) keep_knocked_ = knocked_keep(keep_, knockout_);
   }
@@ -91,10 +114,6 @@ class SequenceContext final : public AttentionContext {
   }
   Tensor attend(size_t layer, const Tensor& plain_queries, const Tensor& plain_keys, const Tensor& values,
                 Tensor* weights_out) override {
-    if (self_only_) {
-      if (weights_out) throw std::logic_error("translator: self-only attention forms no weights to record");
-      return target_only(layer) ? slice(values, 1, S_, T_) : values;  // (B, Tq, H)
-    }
     const Tensor queries = (target_only(layer) ? target_turn_ : turn_).apply(plain_queries);
     const Tensor keys = turn_.apply(plain_keys);
     if (keep_.defined())
@@ -105,6 +124,13 @@ class SequenceContext final : public AttentionContext {
     if (target_only(layer)) layer_mask.query_offset = S_;
     return attention(queries, keys, values, layer_mask, attention_scale(queries));
   }
+  Tensor attend_self(size_t layer, const Tensor& values, Tensor* weights_out) override {
+    const int64_t first = target_only(layer) ? S_ : 0;
+    if (weights_out)
+      *weights_out = identity_weights(values.size(0), values.size(1), T_, first, knockout_, layer, values.dtype(),
+                                      values.device());
+    return own_values(values, first, knockout_, layer);
+  }
 
  private:
   int64_t S_, T_;
@@ -114,7 +140,6 @@ class SequenceContext final : public AttentionContext {
   AttentionMask mask_;
   bool trim_last_;
   Knockout knockout_;
-  bool self_only_;
   Turn turn_, target_turn_;  // (B, T, H/2) and its target slots (B, T_tgt, H/2), with rotary positions
   Tensor bias_;              // (B, T, T) ALiBi bias of the composed path, or undefined
 };
@@ -210,6 +235,17 @@ class PackedContext final : public AttentionContext {
     const RaggedLayout& layout = last(layer) ? rows_.target_queries : rows_.all_queries;
     return attention_ragged(q, k, v, layout, attention_scale(q));  // (N_q, H)
   }
+  Tensor attend_self(size_t layer, const Tensor& values, Tensor* weights_out) override {
+    if (weights_out) throw std::logic_error("translator: the packed loss forms no attention weights to record");
+    if (!knockout_.applies_to(layer)) return values;  // (N_q, H): each row its own value
+    // A knockout names padded positions: the rows are placed at them, and placed back.
+    const bool last = this->last(layer);
+    const Tensor padded = unpack_rows(values, last ? rows_.target_slots : rows_.row_slots, rows_.B,
+                                      last ? rows_.Tt : rows_.T);  // (B, Tq, H)
+    const Tensor own = own_values(padded, last ? S_ : 0, knockout_, layer);
+    return embedding(reshape(own, {own.size(0) * own.size(1), own.size(2)}),
+                     last ? rows_.target_position_ids : rows_.position_ids);  // (N_q, H)
+  }
 
  private:
   bool last(size_t layer) const { return layer + 1 == layers_; }
@@ -270,6 +306,10 @@ class CachedContext final : public AttentionContext {
     mask.distance_slope = distance_slope_;
     if (position_ == 0) return attention(q, k, v, mask, attention_scale(q));  // the source sees only the source
     return attention(q, keys_[layer], values_[layer], mask, attention_scale(q));  // (B, 1, H)
+  }
+  Tensor attend_self(size_t layer, const Tensor& values, Tensor* weights_out) override {
+    if (weights_out) throw std::logic_error("translator: cached decoding forms no attention weights to record");
+    return own_values(values, position_, knockout_, layer);  // no keys or values to keep: none reads no other row
   }
 
  private:

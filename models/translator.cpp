@@ -125,13 +125,9 @@ Tensor Translator::attention_mask(const data::Batch& batch) const {
     const int64_t n_src = batch.source_lengths.at(b);
     for (int64_t i = 0; i < T; ++i) {
       double* row = keep.data() + (b * T + i) * T;
-      if (!mixes_tokens()) {  // each token sees only itself
-        row[i] = 1.0;
-        continue;
-      }
-      for (int64_t j = 0; j < n_src; ++j) row[j] = 1.0;  // every query sees the real source words
-      if (i >= S)
-        for (int64_t j = S; j <= i; ++j) row[j] = 1.0;   // target queries: causal over the target
+      // every query sees the real source words; target queries, causal over the target; as the mode allows
+      for (int64_t j = 0; j < T; ++j)
+        row[j] = blocks_.front().attention->sees(i, j, j < n_src || (i >= S && j >= S && j <= i)) ? 1.0 : 0.0;
     }
   }
   return Tensor::from_vector(keep, {B, T, T}, src_embed.weight.dtype(), src_embed.weight.device());
@@ -183,17 +179,14 @@ Tensor Translator::forward(const data::Batch& batch, const ForwardOptions& optio
   Tensor embedded = embed(batch);  // (B, T, D)
   last_embeddings_ = embedded.detach();
   Tensor x = dropout(embedded, dropout_, training(), dropout_gen_);
-  // The fused op unless the weights are wanted; none takes no attention op at all (self_only)
-  // unless the weights are wanted or a knockout hides a position from itself (its identity mask is
-  // not a kind of the fused op's, so those run the composed path).
-  const bool self_only = !mixes_tokens() && !options.record_attention && !options.knockout.active();
-  const bool composed = !self_only && (options.record_attention || !mixes_tokens());
+  // The fused op unless the weights are wanted (the composed path forms them).
+  const bool composed = options.record_attention;
   const bool trim_last = !composed && !options.keep_source_positions && !options.layer_outputs;
   const std::vector<int64_t> positions = sequence_positions(S, T - S, batch.source_lengths);
   AttentionMask mask = AttentionMask::prefix_lm(S, batch.source_lengths);
   mask.distance_slope = distance_slope(config_.positions);
   SequenceContext context(S, T, blocks_.size(), composed ? attention_mask(batch) : Tensor(), mask, trim_last,
-                          options.knockout, self_only,
+                          options.knockout,
                           make_turn(config_, positions, {batch.size(), T}, embedded.dtype(), device()),
                           composed ? distance_bias(config_, positions, batch.size(), T, embedded.dtype(), device())
                                    : Tensor());
@@ -209,7 +202,7 @@ Tensor Translator::forward(const data::Batch& batch, const ForwardOptions& optio
 
 Tensor Translator::loss(const data::Batch& batch, const ForwardOptions& options) {
   const int64_t B = batch.size(), S = batch.source.size(1), Tt = batch.target_input.size(1);
-  const bool packed = !options.record_attention && !options.keep_source_positions && mixes_tokens();
+  const bool packed = !options.record_attention && !options.keep_source_positions;
   if (packed && static_cast<int64_t>(batch.target_lengths.size()) == B &&
       static_cast<int64_t>(batch.source_lengths.size()) == B) {
     int64_t real = 0;
@@ -253,7 +246,7 @@ Tensor Translator::packed_loss(const data::Batch& batch, const Knockout& knockou
 void Translator::decode(const Tensor& source, const std::vector<int64_t>& source_lengths, const ChooseNext& choose,
                         const ForwardOptions& options) {
   NoGradGuard no_grad;
-  const bool cached = !options.recompute_prefix && !options.record_attention && (!training() || dropout_ == 0.0) && mixes_tokens();
+  const bool cached = !options.recompute_prefix && !options.record_attention && (!training() || dropout_ == 0.0);
   if (!cached) return decode_recomputing(source, source_lengths, choose, options);
   const int64_t B = source.size(0), S = source.size(1), Tt = decode_length(S);
   if (pos_embed && S != config_.layout.max_source)

@@ -162,7 +162,6 @@ class Translator : public nn::Module {
 
   // Whether this model's attention lets tokens see each other (not none): the fused op, the
   // packed loss and the decoding cache all need that.
-  bool mixes_tokens() const { return blocks_.front().attention->mixes_tokens(); }
   // The block options of this call: recording as asked, the model's dropout while training.
   BlockOptions block_options(bool record_attention);
   // [src_embed(source) ; tgt_embed(target_input)] + pos_embed   (B, T, D), T = S + target length

@@ -42,6 +42,57 @@ std::string throws_message(const std::string& text) {
 }  // namespace
 
 TEST_SUITE("knockout") {
+  TEST_CASE("none in every row layout: each position its own value; hiding a position from itself zeroes it alike") {
+    models::LoadedTranslator m = models::load_translator(kModel);
+    models::TranslatorConfig config = m.model->config();
+    config.attention = models::AttentionMode::None;
+    config.layers = 2;
+    Generator gen(5);
+    models::Translator none(config, gen);
+    none.train(false);
+    const std::vector<std::string> english = data::tokenize("the exam was a piece of cake");
+    const std::vector<std::string> hindi = none.translate({english}, m.english, m.hindi)[0];
+    const data::Layout layout = none.config().layout;
+    const int64_t S = layout.max_source, T = layout.length();
+    // two rows of different lengths, so that the packed loss has padding to skip
+    const std::vector<std::string> shorter = data::tokenize("the exam was easy");
+    const data::Batch batch =
+        data::make_batch({{english, {"परीक्षा"}, "test"}, {shorter, {"परीक्षा", "आसान"}, "test"}}, {0, 1}, m.english,
+                         m.hindi, layout);
+    for (const int64_t key : {int64_t{2}, S + 1}) {  // an English position, then a Hindi one
+      models::ForwardOptions plain, knocked, recorded;
+      knocked.knockout = {.key = key, .query_from = 0, .query_to = T, .layer = -1};  // from every query, itself too
+      recorded = knocked;
+      recorded.record_attention = true;
+      // the fused forward (own values, the last layer's target rows only) and the composed one agree
+      const std::vector<double> fused = logits_of(none, batch, knocked);
+      const std::vector<double> composed = logits_of(none, batch, recorded);  // records the weights
+      CHECK(max_difference(fused, composed) < 1e-5);
+      // the composed weights are the identity, with the hidden position's row empty
+      const std::vector<double> w = none.last_attention(0).to_vector();
+      for (int64_t i = 0; i < T; ++i)
+        for (int64_t j = 0; j < T; ++j) CHECK(w[i * T + j] == (i == j && i != key ? 1.0 : 0.0));
+      // hiding a Hindi position from itself changes its logits; an English one reaches no logit,
+      // since under none no Hindi position reads the English
+      const double change = max_difference(logits_of(none, batch, plain), logits_of(none, batch, knocked));
+      if (key >= S) CHECK(change > 0.0);
+      else CHECK(change == 0.0);
+      // the packed loss and the padded one agree, with and without the knockout
+      for (const models::ForwardOptions& o : {plain, knocked}) {
+        NoGradGuard no_grad;
+        models::ForwardOptions padded = o;
+        padded.keep_source_positions = true;  // the padded path
+        CHECK(none.loss(batch, o).item() == doctest::Approx(none.loss(batch, padded).item()).epsilon(1e-6));
+      }
+      // cached decoding and decoding by recomputing the prefix give the same words
+      models::ForwardOptions recomputed = knocked;
+      recomputed.recompute_prefix = true;
+      CHECK(none.translate({english}, m.english, m.hindi, knocked) ==
+            none.translate({english}, m.english, m.hindi, recomputed));
+    }
+    CHECK(!hindi.empty());
+  }
+
   TEST_CASE("a knockout hides its cell, renormalises the row, and the fused and composed paths agree") {
     models::LoadedTranslator m = models::load_translator(kModel);
     models::Translator& model = *m.model;
