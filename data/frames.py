@@ -1062,7 +1062,7 @@ def bank(d, meaning):
 
 
 def bank_short(d):
-    """The seed's phrases: money bank grows -> पैसों वाला बैंक बढ़ता है; river bank flows; and the same
+    """The tutorial's phrases: money bank grows -> पैसों वाला बैंक बढ़ता है; river bank flows; and the same
     two heads with other verbs, negated (नहीं before the last word, no है) or with a time adverb."""
     head = d.pick([("money", "पैसों वाला बैंक"), ("river", "नदी का किनारा")])
     verb = d.pick([("grows", "grow", "बढ़ता है"), ("flows", "flow", "बहता है"), ("opens", "open", "खुलता है"),
@@ -1126,7 +1126,7 @@ def letter(d, meaning):
     return d.done(en, hi)
 
 
-# What flows, grows and shines, so that the verbs of the seed's phrases occur beyond those phrases.
+# What flows, grows and shines, so that the verbs of the tutorial's phrases occur beyond those phrases.
 THING_VERBS = {"flow": ["river", "canal", "water"], "grow": ["tree", "child"], "shine": ["watch", "car"]}
 
 

@@ -421,7 +421,7 @@ VERBS = {
     # what opens and closes: खुलना, and बंद होना (बंद + होना, see close_hi)
     "open":  (("open", "opens", "opened", "opening"), "खुल", "c"),
     "close": (("close", "closes", "closed", "closing"), "हो", "ho"),
-    # things that flow, grow and shine (the seed's "river bank flows", "money bank grows")
+    # things that flow, grow and shine (the tutorial's "river bank flows", "money bank grows")
     "flow":  (("flow", "flows", "flowed", "flowing"), "बह", "c"),
     "grow":  (("grow", "grows", "grew", "growing"), "बढ़", "c"),
     "shine": (("shine", "shines", "shone", "shining"), "चमक", "c"),

@@ -28,7 +28,7 @@ GENERAL_SIZE = 400   # sentences in each generalisation split
 MAX_TRAIN_DEPTH = 2  # adjectives + adjuncts in a training sentence; deeper has 3 or more
 OUT_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "idioms")
 
-# Sentences train must contain (the showcase and the seed's phrases).
+# Sentences train must contain (the showcase and the tutorial's phrases).
 SHOWCASE = ["she ate a piece of cake", "the exam was a piece of cake", "money bank grows",
             "river bank flows"]
 

@@ -37,7 +37,7 @@ enum class Activation { Relu, Gelu };
 std::string activation_name(Activation activation);
 Activation parse_activation(const std::string& text);  // relu | gelu
 
-// 1 / sqrt(H) for queries (..., H): the seed's score scale.
+// 1 / sqrt(H) for queries (..., H): the tutorial's score scale.
 double attention_scale(const Tensor& queries);
 // softmax(masked(scores + bias)) @ values with the (B, T, T) weights formed (the composed path);
 // keep is 1 where a query may see a key; bias (B, T, T), when defined, is ALiBi's. weights_out, when
@@ -83,7 +83,7 @@ class BlockAttention : public nn::Module {
   virtual Tensor output(const Tensor& attended) const = 0;
 };
 
-// Learned W_q, W_k, W_v (D -> H) and W_o (H -> D), as in the seed's SelfAttention class (no biases).
+// Learned W_q, W_k, W_v (D -> H) and W_o (H -> D), as in the tutorial's SelfAttention class (no biases).
 class LearnedAttention : public BlockAttention {
  public:
   LearnedAttention(int64_t d_model, int64_t d_k, Generator& gen);

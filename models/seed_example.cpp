@@ -1,4 +1,4 @@
-// models/seed_example.cpp — computes the seed's worked example step by step with qkv ops.
+// models/seed_example.cpp — computes the tutorial's worked example step by step with qkv ops.
 #include "seed_example.h"
 
 #include <cmath>

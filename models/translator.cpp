@@ -1,4 +1,4 @@
-// models/translator.cpp — the translator: its knockouts, the attention mask, and forward, the
+// models/translator.cpp — the translator: the attention mask, and forward, the
 // packed loss and greedy decoding, which differ only in the row layout (an AttentionContext,
 // models/row_layouts.h) they hand to one loop over the blocks. The blocks are models/block.cpp; the
 // config's JSON form is translator_config.cpp, and what inspection reads translator_analysis.cpp.
@@ -18,27 +18,6 @@
 namespace qkv::models {
 
 using namespace row_layouts;
-
-// ---- knockout ----
-
-AttentionMask Knockout::applied(AttentionMask mask, size_t block) const {
-  if (!applies_to(block)) return mask;
-  mask.knockout_key = key;
-  mask.knockout_from = query_from;
-  mask.knockout_to = query_to;
-  return mask;
-}
-
-void Knockout::validate(int64_t sequence_length, int64_t layers) const {
-  if (!active()) return;
-  if (key >= sequence_length || query_from < 0 || query_to > sequence_length || query_from >= query_to)
-    throw std::runtime_error(fmt::format("knockout: key {} and queries [{}, {}) must lie in the {} positions of the "
-                                         "sequence (queries a non-empty range)", key, query_from, query_to,
-                                         sequence_length));
-  if (layer < -1 || layer >= layers)
-    throw std::runtime_error(fmt::format("knockout: layer {} is out of range: this model has {} layer{} (0 to {}, "
-                                         "or -1 for all)", layer, layers, layers == 1 ? "" : "s", layers - 1));
-}
 
 // ---- the translator ----
 

@@ -127,7 +127,7 @@ class Translator : public nn::Module {
   using ChooseNext = std::function<bool(const Tensor& logits, int64_t step, std::vector<int64_t>& next)>;
   void decode(const Tensor& source, const std::vector<int64_t>& source_lengths, const ChooseNext& choose,
               const ForwardOptions& options = {});
-  // Keeps the token embeddings fixed at their random start (the seed's "static embeddings"): only
+  // Keeps the token embeddings fixed at their random start (the tutorial's "static embeddings"): only
   // position embeddings, attention, LayerNorm, feed-forward and head are trained.
   void freeze_token_embeddings();
   // Dropout on the embeddings, each attention output and each feed-forward output while training.

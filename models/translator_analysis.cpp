@@ -1,6 +1,6 @@
-// models/translator_analysis.cpp — what the inspection commands read from a translator: one English
-// word's vector after every block (the sense probe, the bank table) and greedy decoding with one
-// layer's attention traced (attend, the pictures).
+// models/translator_analysis.cpp — what the inspection commands ask of a translator: a knockout (one
+// key hidden from a range of queries), one English word's vector after every block (the sense probe,
+// the bank table) and greedy decoding with one layer's attention traced (attend, the pictures).
 #include <fmt/format.h>
 
 #include <stdexcept>
@@ -10,6 +10,27 @@
 #include "models/translator.h"
 
 namespace qkv::models {
+
+// ---- knockout ----
+
+AttentionMask Knockout::applied(AttentionMask mask, size_t block) const {
+  if (!applies_to(block)) return mask;
+  mask.knockout_key = key;
+  mask.knockout_from = query_from;
+  mask.knockout_to = query_to;
+  return mask;
+}
+
+void Knockout::validate(int64_t sequence_length, int64_t layers) const {
+  if (!active()) return;
+  if (key >= sequence_length || query_from < 0 || query_to > sequence_length || query_from >= query_to)
+    throw std::runtime_error(fmt::format("knockout: key {} and queries [{}, {}) must lie in the {} positions of the "
+                                         "sequence (queries a non-empty range)", key, query_from, query_to,
+                                         sequence_length));
+  if (layer < -1 || layer >= layers)
+    throw std::runtime_error(fmt::format("knockout: layer {} is out of range: this model has {} layer{} (0 to {}, "
+                                         "or -1 for all)", layer, layers, layers == 1 ? "" : "s", layers - 1));
+}
 
 std::vector<std::vector<std::vector<double>>> source_word_states(Translator& model,
                                                                  const std::vector<std::vector<std::string>>& english,

@@ -344,7 +344,7 @@ expect_absent "rejected flags" "$work/o6"
 "$QKV" train --seed 18446744073709551615 "${small[@]}" --out "$work/maxseed" >/dev/null 2>&1 &&
   [ -f "$work/maxseed/model.safetensors" ] && pass || fail "train --seed 18446744073709551615 (the largest seed) is accepted"
 
-# ---- demo (on the small data dir): the seed's setting (learned, static, none; 1 block, frozen
+# ---- demo (on the small data dir): the tutorial's setting (learned, static, none; 1 block, frozen
 # embeddings), then the default model (learned, static), the recorded grid, and the page ----
 if "$QKV" demo --data "$gen" --epochs 1 --layers 2 --out "$work/demo" >"$work/out" 2>"$work/err"; then
   grep -q "sense_context" "$work/out" && grep -q "sense_context" "$work/demo/index.html" && pass ||
@@ -352,7 +352,7 @@ if "$QKV" demo --data "$gen" --epochs 1 --layers 2 --out "$work/demo" >"$work/ou
   [ "$(grep -c '^\(learned\|static\|none\) \+1 frozen' "$work/out")" -eq 3 ] &&
     [ "$(grep -c '^\(learned\|static\) \+2 trained' "$work/out")" -eq 2 ] && pass ||
     fail "demo: expected three 1-block frozen rows and two 2-block trained rows: $(head -n 30 "$work/out")"
-  # the seed's setting's models say that their embeddings were frozen, and the page labels them so
+  # the tutorial's setting's models say that their embeddings were frozen, and the page labels them so
   grep -q '"frozen_embeddings":true' "$work/demo/explore.html" && grep -q 'frozen" : "trained"} embeddings' "$work/demo/explore.html" &&
     grep -aq 'frozen_embeddings' "$work/demo/seed_learned/model.safetensors" && ! grep -aq 'frozen_embeddings' "$work/demo/learned/model.safetensors" && pass ||
     fail "demo: the frozen-embedding models are not labelled so"

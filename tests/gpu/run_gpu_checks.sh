@@ -53,5 +53,5 @@ fi
 echo "== bench"
 timeout 300 ./build/qkv bench --device cpu --device cuda | tee "$LOG_DIR/bench.log"
 
-echo "== fused attention on the GPU, up to the seed's T = 100,000 (time and TFLOP/s)"
+echo "== fused attention on the GPU, up to the tutorial's T = 100,000 (time and TFLOP/s)"
 timeout 240 ./build/qkv bench --device cuda --attention-length 4096 16384 100000 | tee "$LOG_DIR/attention.log"

@@ -1,4 +1,4 @@
-// tests/program/test_probe.cpp — the measures of the seed's experiment on models whose answer is known: a
+// tests/program/test_probe.cpp — the measures of the tutorial's experiment on models whose answer is known: a
 // hand-built translator that reads the cue through attention (cue attention 1.0, cue knockout flips
 // every translation, a random knockout none), the sense probe's regression, its example draw, and
 // every layer's word vectors.

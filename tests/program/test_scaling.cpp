@@ -1,5 +1,5 @@
-// tests/program/test_scaling.cpp — the seed's sqrt(d_k) section (models/scaling_experiment.h), checked
-// statistically: Var(q·k) = d, Var(q·k / sqrt d) = 1, the seed's two softmax rows, and the gradient
+// tests/program/test_scaling.cpp — the tutorial's sqrt(d_k) section (models/scaling_experiment.h), checked
+// statistically: Var(q·k) = d, Var(q·k / sqrt d) = 1, the tutorial's two softmax rows, and the gradient
 // collapse of an unscaled, saturated softmax. Fewer pairs and smaller d than `qkv scaling`, to stay fast.
 #include <doctest/doctest.h>
 
@@ -68,7 +68,7 @@ TEST_CASE("scaling: Var(q·k / sqrt d) is flat at 1, within 4 standard errors, f
   }
 }
 
-TEST_CASE("scaling: the seed's softmax rows, to 3 decimals") {
+TEST_CASE("scaling: the tutorial's softmax rows, to 3 decimals") {
   const auto& r = small_result();
   const std::vector<double> soft = {0.320, 0.391, 0.289};
   const std::vector<double> hard = {0.114, 0.844, 0.042};

@@ -1,4 +1,4 @@
-// train/cli/ablate.cpp — `qkv ablate`: the seed's experiment as a grid. Blocks x attention mode x token
+// train/cli/ablate.cpp — `qkv ablate`: the tutorial's experiment as a grid. Blocks x attention mode x token
 // embeddings (trained or frozen), plus an equal-parameter control, each trained with the same budget;
 // one cached cell per folder, a TSV and JSON table, and a line plot of generalisation against blocks.
 #include <fmt/format.h>
@@ -231,7 +231,7 @@ void run_ablate(const AblateOptions& o) {
 void register_ablate(CLI::App& app) {
   auto o = std::make_shared<AblateOptions>();
   auto* cmd = app.add_subcommand(
-      "ablate", "the seed's experiment as a grid: blocks x learned/static/none x trained/frozen embeddings, cached per cell");
+      "ablate", "the tutorial's experiment as a grid: blocks x learned/static/none x trained/frozen embeddings, cached per cell");
   cmd->add_option("--out", o->out, "output directory (cells/NAME per model, ablation.tsv, .json, .png)")->capture_default_str();
   add_data_option(cmd, o->data_dir);
   cmd->add_option("--layers,--blocks", o->blocks, "numbers of blocks (qkv train --layers), comma-separated, each 1 to 16")

@@ -201,9 +201,9 @@ static void bench_attention(const std::vector<int64_t>& lengths, Device device, 
     out.say("  {:>7}  {:<9} {:>8.1f}ms {:>8.1f}ms {:>8.1f}ms {:>10.4f}GB  {:>9.1f}\n", T, "fused",
                fused.forward_s * 1e3, fused.backward_s * 1e3, fused_total * 1e3, gb(fused.peak_bytes),
                flops / fused_total / 1e9);
-    // The seed's cost table: "At T = 100,000, one (T, T) float32 score matrix is 40 GB."
+    // The tutorial's cost table: "At T = 100,000, one (T, T) float32 score matrix is 40 GB."
     if (cpu)
-      out.say("  {:>7}  one (T, T) float32 score matrix would be {:.3g} GB (the seed: 40 GB at T = 100,000); the fused "
+      out.say("  {:>7}  one (T, T) float32 score matrix would be {:.3g} GB (the tutorial: 40 GB at T = 100,000); the fused "
                  "op's peak was {:.4f} GB\n",
                  T, 4.0 * T * T / 1e9, fused.peak_bytes / 1e9);
     out.say("RESULT attention {} T={} fused_ms={:.2f} tflops={:.3f}\n", device.str(), T, fused_total * 1e3,

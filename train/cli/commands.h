@@ -26,7 +26,7 @@ void register_train(CLI::App& app);        // train.cpp
 void register_eval(CLI::App& app);         // eval.cpp
 void register_translate(CLI::App& app);    // translate.cpp
 void register_attend(CLI::App& app);      // attend.cpp: attention maps and knockouts
-void register_demo(CLI::App& app);         // demo.cpp: the seed's experiment in one command
+void register_demo(CLI::App& app);         // demo.cpp: the tutorial's experiment in one command
 void register_scaling(CLI::App& app);      // scaling.cpp: the sqrt(d_k) experiment
 void register_bench(CLI::App& app);        // bench.cpp: matmul overhead and training throughput
 void register_explore(CLI::App& app);      // explore.cpp: the offline explorer page

@@ -1,4 +1,4 @@
-// train/cli/demo.cpp — `qkv demo`: the seed's argument in one command. The seed's own setting first (one
+// train/cli/demo.cpp — `qkv demo`: the tutorial's argument in one command. The tutorial's own setting first (one
 // block, frozen token embeddings: learned against static against none), then the default model
 // (learned against static), the recorded ablation grid, cue attention with the knockout test, the
 // sense probe, showcase translations with attention maps, and an offline index.html. With more
@@ -79,7 +79,7 @@ struct Demo {
   DemoOptions options;
   data::Dataset dataset;
   std::vector<std::string> report_splits;
-  std::vector<DemoModel> seed_setting = {}, defaults = {};  // the seed's setting (1 block, frozen); the default
+  std::vector<DemoModel> seed_setting = {}, defaults = {};  // the tutorial's setting (1 block, frozen); the default
   std::string grid_text = {};                    // the ablation.tsv drawn (its comments name its source)
   std::vector<AblationPoint> grid = {};          // its cells
   std::map<std::string, std::string> page = {};  // the template's values
@@ -125,9 +125,9 @@ struct DemoModelSpec {
   bool frozen = false;
 };
 
-constexpr size_t kSeedModels = 3;  // the first three of demo_model_specs are the seed's setting
+constexpr size_t kSeedModels = 3;  // the first three of demo_model_specs are the tutorial's setting
 
-// The five models in the order the demo prints them: the seed's setting, then the default model.
+// The five models in the order the demo prints them: the tutorial's setting, then the default model.
 std::vector<DemoModelSpec> demo_model_specs(const DemoOptions& o) {
   std::vector<DemoModelSpec> specs;
   using models::AttentionMode;
@@ -182,7 +182,7 @@ std::string training_line_end(const DemoModel& r) {
 
 // The heading printed before the model at this position of demo_model_specs, if any.
 std::string section_heading(size_t position, const DemoOptions& o) {
-  if (position == 0) return "The seed's setting: one block of attention over frozen random token embeddings.\n";
+  if (position == 0) return "The tutorial's setting: one block of attention over frozen random token embeddings.\n";
   if (position == kSeedModels) return fmt::format("The default model: {} blocks, trained embeddings.\n", o.layers);
   return "";
 }
@@ -289,7 +289,7 @@ DemoModel& by_mode(std::vector<DemoModel>& models, models::AttentionMode mode) {
   throw std::logic_error("demo: no " + models::attention_mode_name(mode) + " model");
 }
 
-// The seed's setting and the default model: tables and what they show, in words from the numbers.
+// The tutorial's setting and the default model: tables and what they show, in words from the numbers.
 void accuracy_sections(Demo& d) {
   using models::AttentionMode;
   DemoModel &seed_learned = by_mode(d.seed_setting, AttentionMode::Learned),
@@ -298,7 +298,7 @@ void accuracy_sections(Demo& d) {
   DemoModel &learned = by_mode(d.defaults, AttentionMode::Learned), &fixed = by_mode(d.defaults, AttentionMode::Static);
   const std::string seed_table = exact_match_table(d, d.seed_setting), default_table = exact_match_table(d, d.defaults);
   const std::string seed_says = fmt::format(
-      "In the seed's setting, learned W_q, W_k, W_v reach {:.1f}% on the test split and {:.1f}% on the generalisation "
+      "In the tutorial's setting, learned W_q, W_k, W_v reach {:.1f}% on the test split and {:.1f}% on the generalisation "
       "splits; parameter-free attention (Q = K = V = x) reaches {:.1f}% and {:.1f}%, and no attention {:.1f}% and {:.1f}%. "
       "Over frozen random embeddings, parameter-free attention can only weigh words by how alike their random vectors "
       "are; learned projections choose what to look for.",
@@ -312,7 +312,7 @@ void accuracy_sections(Demo& d) {
       "too: the learning moves below the attention.",
       learned.blocks, learned.test(), learned.generalisation(), fixed.test(), fixed.generalisation(),
       fmt::format("{:.1f}", learned.test() - fixed.test()), fmt::format("{:.1f}", learned.generalisation() - fixed.generalisation()));
-  fmt::print("\nThe seed's setting: one block, frozen token embeddings (greedy exact match):\n{}{}\n", seed_table, seed_says);
+  fmt::print("\nThe tutorial's setting: one block, frozen token embeddings (greedy exact match):\n{}{}\n", seed_table, seed_says);
   fmt::print("\nThe default model ({} blocks, trained embeddings):\n{}{}\n", learned.blocks, default_table, default_says);
   d.page["SEED_TABLE"] = html_escape(seed_table);
   d.page["SEED_SAYS"] = html_escape(seed_says);
@@ -401,7 +401,7 @@ void cue_section(Demo& d) {
   d.page["CUE_SAYS"] = html_escape(says);
 }
 
-// The sense probe on the four models that matter: the seed's setting and the default, learned and static.
+// The sense probe on the four models that matter: the tutorial's setting and the default, learned and static.
 void probe_section(Demo& d) {
   ProbeOptions p;
   p.data_dir = d.options.data_dir;
@@ -431,16 +431,16 @@ void probe_section(Demo& d) {
     if (r.report.accuracy.size() > 1)
       says += fmt::format(" {}: {:.1f}% from the embedding, {:.1f}% after block 1, {:.1f}% after the last.", r.mode,
                           100 * r.report.mean(0), 100 * r.report.mean(1), 100 * r.report.mean(r.report.accuracy.size() - 1));
-  // learned against static after block 1, in the seed's setting (results 0 and 1) and the default (2 and 3)
+  // learned against static after block 1, in the tutorial's setting (results 0 and 1) and the default (2 and 3)
   for (size_t k = 0; k + 1 < results.size(); k += 2) {
     const double gap = 100 * (results[k].report.mean(1) - results[k + 1].report.mean(1));
     says += fmt::format(" After block 1 of the {}, learned attention's vector tells the sense {}.",
-                        k == 0 ? "seed's setting" : "default model",
+                        k == 0 ? "tutorial's setting" : "default model",
                         std::fabs(gap) < 2 ? fmt::format("as well as parameter-free attention's ({:+.1f} points)", gap)
                                            : fmt::format("{:.1f} points {} than parameter-free attention's", std::fabs(gap),
                                                          gap > 0 ? "better" : "worse"));
   }
-  says += " Either kind of attention makes the word's vector depend on its sentence, as the seed says; where learned "
+  says += " Either kind of attention makes the word's vector depend on its sentence, as the tutorial says; where learned "
           "projections pay off is in translating new combinations (sections 2 and 3), not in whether the sense is there.";
   write_probe_files(results, p, d.options.out);
   fmt::print("\nSense probe (qkv probe; embedding = token + position, before any attention):\n{}{}\n", table, says);
@@ -526,7 +526,7 @@ void run_demo(const DemoOptions& o) {
 
 void register_demo(CLI::App& app) {
   auto d = std::make_shared<DemoOptions>();
-  auto* demo = app.add_subcommand("demo", "the seed's experiment in one command: learned, static and no attention, "
+  auto* demo = app.add_subcommand("demo", "the tutorial's experiment in one command: learned, static and no attention, "
                                           "compared, measured and drawn");
   demo->add_option("--out", d->out, "output directory")->capture_default_str();
   add_data_option(demo, d->data_dir);

@@ -1,5 +1,5 @@
-// train/cli/example.cpp — `qkv example`: the seed's running example (money bank grows) computed with qkv ops,
-// printed as the seed lays out its tables.
+// train/cli/example.cpp — `qkv example`: the tutorial's running example (money bank grows) computed with qkv ops,
+// printed as the tutorial lays out its tables.
 #include <fmt/format.h>
 
 #include <memory>
@@ -11,7 +11,7 @@
 
 namespace qkv::app {
 
-// Prints a (rows, cols) tensor as a labelled table, the way the seed lays its tables out.
+// Prints a (rows, cols) tensor as a labelled table, the way the tutorial lays its tables out.
 static void print_table(const std::string& title, const Tensor& t, const std::vector<std::string>& rows,
                         const std::vector<std::string>& cols, int decimals) {
   fmt::print("{}\n", title);
@@ -29,7 +29,7 @@ static void print_table(const std::string& title, const Tensor& t, const std::ve
 }
 
 void register_example(CLI::App& app) {
-  auto* cmd = app.add_subcommand("example", "compute the seed's running example (money bank grows) with qkv ops");
+  auto* cmd = app.add_subcommand("example", "compute the tutorial's running example (money bank grows) with qkv ops");
   auto threads = std::make_shared<int>(0);
   add_threads_option(cmd, *threads);
   cmd->callback([threads] {

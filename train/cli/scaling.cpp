@@ -1,4 +1,4 @@
-// train/cli/scaling.cpp — `qkv scaling`: the seed's sqrt(d_k) section reproduced with qkv. Prints the
+// train/cli/scaling.cpp — `qkv scaling`: the tutorial's sqrt(d_k) section reproduced with qkv. Prints the
 // variance, softmax-saturation and gradient tables and writes DIR/scaling.png (two panels).
 #include <fmt/format.h>
 

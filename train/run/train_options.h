@@ -70,7 +70,7 @@ constexpr Bounds at_least(double low) { return {low, std::numeric_limits<double>
     "learning-rate schedule: cosine | constant")                                                                   \
   X(Device, device, Device::cpu(), "--device", Setting, unbounded(), "cpu | cuda | cuda:N")                          \
   X(bool, freeze_embeddings, false, "--freeze-embeddings", Setting, unbounded(),                                    \
-    "keep token embeddings at their random start (the seed's static embeddings)")                                  \
+    "keep token embeddings at their random start (the tutorial's static embeddings)")                                  \
   /* the data-parallel exactness test trains in float64 */                                                         \
   X(DType, dtype, DType::F32, "--dtype", LaterSetting, unbounded(), "float32 | float64 (parameters and arithmetic)") \
   X(models::Positions, positions, models::TranslatorConfig{}.positions, "--positions", LaterSetting, unbounded(),    \
