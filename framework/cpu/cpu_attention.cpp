@@ -447,100 +447,90 @@ struct BackwardTiles {
         ds = w.probs[ii * kTile + jj] * (ds - delta[e.q0 + i0 + ii]);
       }
   }
-};
 
-// Short sequences (up to kOnePassTiles tiles of queries and of keys, as in training the
-// translator): one task per batch entry visits each visible tile pair once, computes its weights
-// once and adds all three gradients from them. d_k of a key tile sums over query tiles in order
-// and d_q of a query tile over key tiles in order: the same sums, in the same order, as the two
-// passes of backward_two_passes, which recompute every tile twice but give long sequences tasks enough.
-template <typename T>
-void backward_one_pass(const BackwardTiles<T>& t) {
-  const AttentionShape& s = t.s;
-  const T *q = t.q, *k = t.k, *v = t.v, *d_out = t.d_out;
-  T *d_q = t.d_q, *d_k = t.d_k, *d_v = t.d_v;
-  const int64_t B = s.batch, K = t.K, Kv = t.Kv;
-  const T scale = t.scale;
-  const bool parallel = t.parallel;
-  for_each_task(B, parallel, [&](int64_t b) {
-    const Entry e = entry_of(s, b);
-    Scratch<T>& w = scratch<T>();
-    w.reserve(K, Kv);
-    std::fill(d_k + e.k0 * K, d_k + (e.k0 + e.nk) * K, T(0));
-    std::fill(d_v + e.k0 * Kv, d_v + (e.k0 + e.nk) * Kv, T(0));
-    std::fill(d_q + e.q0 * K, d_q + (e.q0 + e.nq) * K, T(0));
-    for (int64_t j0 = 0; j0 < e.nk; j0 += kTile) {
-      const int64_t nk = std::min(kTile, e.nk - j0);
-      if (!e.vis.any(e.nq, j0, j0 + nk)) continue;
+  // Short sequences (up to kOnePassTiles tiles of queries and of keys, as in training the
+  // translator): one task per batch entry visits each visible tile pair once, computes its weights
+  // once and adds all three gradients from them. d_k of a key tile sums over query tiles in order
+  // and d_q of a query tile over key tiles in order: the same sums, in the same order, as the two
+  // passes of two_passes, which recompute every tile twice but give long sequences tasks enough.
+  void one_pass() const {
+    const int64_t B = s.batch;
+    for_each_task(B, parallel, [&](int64_t b) {
+      const Entry e = entry_of(s, b);
+      Scratch<T>& w = scratch<T>();
+      w.reserve(K, Kv);
+      std::fill(d_k + e.k0 * K, d_k + (e.k0 + e.nk) * K, T(0));
+      std::fill(d_v + e.k0 * Kv, d_v + (e.k0 + e.nk) * Kv, T(0));
+      std::fill(d_q + e.q0 * K, d_q + (e.q0 + e.nq) * K, T(0));
+      for (int64_t j0 = 0; j0 < e.nk; j0 += kTile) {
+        const int64_t nk = std::min(kTile, e.nk - j0);
+        if (!e.vis.any(e.nq, j0, j0 + nk)) continue;
+        transpose_tile(k + (e.k0 + j0) * K, nk, K, w.k_t.data());
+        transpose_tile(v + (e.k0 + j0) * Kv, nk, Kv, w.v_t.data());
+        for (int64_t i0 = 0; i0 < e.nq; i0 += kTile) {
+          const int64_t nq = std::min(kTile, e.nq - i0);
+          if (!e.vis.any(i0 + nq, j0, j0 + nk)) continue;
+          tile_grads(w, e, i0, nq, j0, nk);
+          accumulate_cols(w.probs.data(), nq, nk, d_out + (e.q0 + i0) * Kv, Kv, w.probs_t.data(),
+                          d_v + (e.k0 + j0) * Kv);
+          accumulate_cols(w.d_probs.data(), nq, nk, q + (e.q0 + i0) * K, K, w.probs_t.data(), d_k + (e.k0 + j0) * K);
+          accumulate_rows(w.d_probs.data(), nq, nk, k + (e.k0 + j0) * K, K, d_q + (e.q0 + i0) * K);
+        }
+      }
+      for (int64_t x = e.k0 * K; x < (e.k0 + e.nk) * K; ++x) d_k[x] *= scale;
+      for (int64_t x = e.q0 * K; x < (e.q0 + e.nq) * K; ++x) d_q[x] *= scale;
+    });
+  }
+
+  // Long sequences: pass 1, one task per key tile, then pass 2, one task per query tile.
+  void two_passes() const {
+    const int64_t B = s.batch;
+    const int64_t q_tiles = (s.queries + kTile - 1) / kTile, k_tiles = (s.keys + kTile - 1) / kTile;
+    // Pass 1, one task per key tile: d_v_j = sum_i P_ij d_out_i, d_k_j = scale * sum_i dS_ij q_i.
+    for_each_task(B * k_tiles, parallel, [&](int64_t task) {
+      const Entry e = entry_of(s, task / k_tiles);
+      const int64_t j0 = (task % k_tiles) * kTile, nk = std::min(kTile, e.nk - j0);
+      if (nk <= 0) return;  // a ragged entry shorter than the longest
+      Scratch<T>& w = scratch<T>();
+      w.reserve(K, Kv);
       transpose_tile(k + (e.k0 + j0) * K, nk, K, w.k_t.data());
       transpose_tile(v + (e.k0 + j0) * Kv, nk, Kv, w.v_t.data());
+      T* dk = d_k + (e.k0 + j0) * K;
+      T* dv = d_v + (e.k0 + j0) * Kv;
+      std::fill(dk, dk + nk * K, T(0));
+      std::fill(dv, dv + nk * Kv, T(0));
       for (int64_t i0 = 0; i0 < e.nq; i0 += kTile) {
         const int64_t nq = std::min(kTile, e.nq - i0);
         if (!e.vis.any(i0 + nq, j0, j0 + nk)) continue;
-        t.tile_grads(w, e, i0, nq, j0, nk);
-        accumulate_cols(w.probs.data(), nq, nk, d_out + (e.q0 + i0) * Kv, Kv, w.probs_t.data(),
-                        d_v + (e.k0 + j0) * Kv);
-        accumulate_cols(w.d_probs.data(), nq, nk, q + (e.q0 + i0) * K, K, w.probs_t.data(), d_k + (e.k0 + j0) * K);
-        accumulate_rows(w.d_probs.data(), nq, nk, k + (e.k0 + j0) * K, K, d_q + (e.q0 + i0) * K);
+        tile_grads(w, e, i0, nq, j0, nk);
+        accumulate_cols(w.probs.data(), nq, nk, d_out + (e.q0 + i0) * Kv, Kv, w.probs_t.data(), dv);
+        accumulate_cols(w.d_probs.data(), nq, nk, q + (e.q0 + i0) * K, K, w.probs_t.data(), dk);
       }
-    }
-    for (int64_t x = e.k0 * K; x < (e.k0 + e.nk) * K; ++x) d_k[x] *= scale;
-    for (int64_t x = e.q0 * K; x < (e.q0 + e.nq) * K; ++x) d_q[x] *= scale;
-  });
-}
+      for (int64_t x = 0; x < nk * K; ++x) dk[x] *= scale;
+    });
+    // Pass 2, one task per query tile: d_q_i = scale * sum_j dS_ij k_j.
+    for_each_task(B * q_tiles, parallel, [&](int64_t task) {
+      const Entry e = entry_of(s, task / q_tiles);
+      const int64_t i0 = (task % q_tiles) * kTile, nq = std::min(kTile, e.nq - i0);
+      if (nq <= 0) return;  // a ragged entry shorter than the longest
+      Scratch<T>& w = scratch<T>();
+      w.reserve(K, Kv);
+      T* dq = d_q + (e.q0 + i0) * K;
+      std::fill(dq, dq + nq * K, T(0));
+      for (int64_t j0 = 0; j0 < e.nk; j0 += kTile) {
+        const int64_t nk = std::min(kTile, e.nk - j0);
+        if (!e.vis.any(i0 + nq, j0, j0 + nk)) continue;
+        transpose_tile(k + (e.k0 + j0) * K, nk, K, w.k_t.data());
+        transpose_tile(v + (e.k0 + j0) * Kv, nk, Kv, w.v_t.data());
+        tile_grads(w, e, i0, nq, j0, nk);
+        accumulate_rows(w.d_probs.data(), nq, nk, k + (e.k0 + j0) * K, K, dq);
+      }
+      for (int64_t x = 0; x < nq * K; ++x) dq[x] *= scale;
+    });
+  }
 
-// Long sequences: pass 1, one task per key tile, then pass 2, one task per query tile.
-template <typename T>
-void backward_two_passes(const BackwardTiles<T>& t) {
-  const AttentionShape& s = t.s;
-  const T *q = t.q, *k = t.k, *v = t.v, *d_out = t.d_out;
-  T *d_q = t.d_q, *d_k = t.d_k, *d_v = t.d_v;
-  const int64_t B = s.batch, K = t.K, Kv = t.Kv;
-  const int64_t q_tiles = (s.queries + kTile - 1) / kTile, k_tiles = (s.keys + kTile - 1) / kTile;
-  const T scale = t.scale;
-  const bool parallel = t.parallel;
-  // Pass 1, one task per key tile: d_v_j = sum_i P_ij d_out_i, d_k_j = scale * sum_i dS_ij q_i.
-  for_each_task(B * k_tiles, parallel, [&](int64_t task) {
-    const Entry e = entry_of(s, task / k_tiles);
-    const int64_t j0 = (task % k_tiles) * kTile, nk = std::min(kTile, e.nk - j0);
-    if (nk <= 0) return;  // a ragged entry shorter than the longest
-    Scratch<T>& w = scratch<T>();
-    w.reserve(K, Kv);
-    transpose_tile(k + (e.k0 + j0) * K, nk, K, w.k_t.data());
-    transpose_tile(v + (e.k0 + j0) * Kv, nk, Kv, w.v_t.data());
-    T* dk = d_k + (e.k0 + j0) * K;
-    T* dv = d_v + (e.k0 + j0) * Kv;
-    std::fill(dk, dk + nk * K, T(0));
-    std::fill(dv, dv + nk * Kv, T(0));
-    for (int64_t i0 = 0; i0 < e.nq; i0 += kTile) {
-      const int64_t nq = std::min(kTile, e.nq - i0);
-      if (!e.vis.any(i0 + nq, j0, j0 + nk)) continue;
-      t.tile_grads(w, e, i0, nq, j0, nk);
-      accumulate_cols(w.probs.data(), nq, nk, d_out + (e.q0 + i0) * Kv, Kv, w.probs_t.data(), dv);
-      accumulate_cols(w.d_probs.data(), nq, nk, q + (e.q0 + i0) * K, K, w.probs_t.data(), dk);
-    }
-    for (int64_t x = 0; x < nk * K; ++x) dk[x] *= scale;
-  });
-  // Pass 2, one task per query tile: d_q_i = scale * sum_j dS_ij k_j.
-  for_each_task(B * q_tiles, parallel, [&](int64_t task) {
-    const Entry e = entry_of(s, task / q_tiles);
-    const int64_t i0 = (task % q_tiles) * kTile, nq = std::min(kTile, e.nq - i0);
-    if (nq <= 0) return;  // a ragged entry shorter than the longest
-    Scratch<T>& w = scratch<T>();
-    w.reserve(K, Kv);
-    T* dq = d_q + (e.q0 + i0) * K;
-    std::fill(dq, dq + nq * K, T(0));
-    for (int64_t j0 = 0; j0 < e.nk; j0 += kTile) {
-      const int64_t nk = std::min(kTile, e.nk - j0);
-      if (!e.vis.any(i0 + nq, j0, j0 + nk)) continue;
-      transpose_tile(k + (e.k0 + j0) * K, nk, K, w.k_t.data());
-      transpose_tile(v + (e.k0 + j0) * Kv, nk, Kv, w.v_t.data());
-      t.tile_grads(w, e, i0, nq, j0, nk);
-      accumulate_rows(w.d_probs.data(), nq, nk, k + (e.k0 + j0) * K, K, dq);
-    }
-    for (int64_t x = 0; x < nq * K; ++x) dq[x] *= scale;
-  });
-}
+};
+
 
 template <typename T>
 void backward_typed(const AttentionShape& s, const T* q, const T* k, const T* v, const T* out, const T* d_out,
@@ -557,8 +547,8 @@ void backward_typed(const AttentionShape& s, const T* q, const T* k, const T* v,
       t.delta[r] = sum;
     }
   });
-  if (q_tiles <= kOnePassTiles && k_tiles <= kOnePassTiles) backward_one_pass(t);
-  else backward_two_passes(t);
+  if (q_tiles <= kOnePassTiles && k_tiles <= kOnePassTiles) t.one_pass();
+  else t.two_passes();
 }
 
 template <typename Body>
