@@ -1,5 +1,5 @@
 # data/make_idioms.py — writes the English->Hindi corpus (data/idioms/*.tsv) from the synchronous
-# grammar in data/grammar.py and data/frames.py: the train/valid/test splits and the four
+# grammar in data/grammar.py and data/frames/: the train/valid/test splits and the four
 # generalisation splits; see data/README.md.  Standard library only; byte-identical on every run.
 """Run from the repository root:  python3 data/make_idioms.py
 

@@ -1,5 +1,5 @@
 # tests/test_grammar.py — one test per Hindi rule of the corpus grammar (data/grammar.py,
-# data/frames.py), each against hand-written Hindi; and the generator's determinism.
+# data/frames/), each against hand-written Hindi; and the generator's determinism.
 # Run: python3 -m unittest tests/test_grammar.py  (make test runs it).
 import os
 import random

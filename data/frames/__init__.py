@@ -1,0 +1,53 @@
+# data/frames/ — the clause types of the corpus, each drawn from a random.Random and realised
+# through data/grammar.py. Every draw returns the English, the Hindi and the choices that
+# data/make_idioms.py's splits use. The families live in one module each, below this table:
+# phrases < arguments < plain < idioms < senses < roles (each imports only those to its left).
+# Some names are imported here only for data/make_idioms.py and tests/test_grammar.py (frames.X).
+from .phrases import (Draw, EVENT_PLACES, GENERAL_PLACES, MASS_DETS, NEAR_PLACES, OBJECT_DETS_PL,
+                      OBJECT_DETS_SG, PERSON_NOUNS, POSSESSABLE, SIMPLE_TIMES, SUBJECT_DETS_PL,
+                      SUBJECT_DETS_SG, SURFACES, SURFACE_OBJECTS, TENSES)
+from .arguments import OWN_P, owner_det, reflexive, subject_possessive
+from .plain import (TRANSITIVE, copula_person, copula_thing, ditransitive, intransitive, meet, person_object,
+                    plain_transitive, transitive_clause)
+from .idioms import (arm_idiom, arm_literal, books_idiom, books_literal, cake_idiom, cake_literal, cat_idiom,
+                     cat_literal, feet_idiom, feet_literal, hot_idiom, hot_literal, ice_idiom, ice_literal,
+                     leg_idiom, leg_literal, moon_idiom, moon_literal, sack_idiom, sack_literal, spill_idiom,
+                     spill_literal, weather_idiom, weather_literal)
+from .senses import bank, bank_short, bat_or_mouse, lamp, letter, thing_intransitive
+from .roles import (CATCHABLE, PIECE_OF_CAKE, ROLE_VERBS, copula_other, locative, opens, realize_role_clause,
+                    role_clause, role_intransitive, thing_verb)
+
+
+# name -> (draw function, weight)
+FRAMES = {
+    "transitive": (plain_transitive, 12), "person_object": (person_object, 5), "meet": (meet, 4),
+    "ditransitive": (ditransitive, 7), "intransitive": (intransitive, 7),
+    "copula_person": (copula_person, 4), "copula_thing": (copula_thing, 4),
+    "cake_idiom": (cake_idiom, 2), "cake_literal": (cake_literal, 2),
+    "leg_idiom": (leg_idiom, 2), "leg_literal": (leg_literal, 2),
+    "spill_idiom": (spill_idiom, 2), "spill_literal": (spill_literal, 2),
+    "feet_idiom": (feet_idiom, 2), "feet_literal": (feet_literal, 2),
+    "weather_idiom": (weather_idiom, 2), "weather_literal": (weather_literal, 1),
+    "sack_idiom": (sack_idiom, 2), "sack_literal": (sack_literal, 2),
+    "books_idiom": (books_idiom, 2), "books_literal": (books_literal, 2),
+    "hot_idiom": (hot_idiom, 2), "hot_literal": (hot_literal, 2),
+    "arm_idiom": (arm_idiom, 2), "arm_literal": (arm_literal, 2),
+    "moon_idiom": (moon_idiom, 2), "moon_literal": (moon_literal, 2),
+    "cat_idiom": (cat_idiom, 2), "cat_literal": (cat_literal, 2),
+    "ice_idiom": (ice_idiom, 2), "ice_literal": (ice_literal, 2),
+    "bat_animal": (lambda d: bat_or_mouse(d, "bat", "animal"), 2),
+    "bat_cricket": (lambda d: bat_or_mouse(d, "bat", "cricket"), 2),
+    "mouse_animal": (lambda d: bat_or_mouse(d, "mouse", "animal"), 2),
+    "mouse_device": (lambda d: bat_or_mouse(d, "mouse", "device"), 2),
+    "bank_money": (lambda d: bank(d, "money"), 2), "bank_river": (lambda d: bank(d, "river"), 2),
+    "bank_short": (bank_short, 0.5), "thing_intransitive": (thing_intransitive, 1),
+    "lamp": (lamp, 2),
+    "letter_mail": (lambda d: letter(d, "mail"), 1.5), "letter_char": (lambda d: letter(d, "char"), 1.5),
+    "role_clause": (role_clause, 30), "role_intransitive": (role_intransitive, 7), "copula_other": (copula_other, 4),
+    "locative": (locative, 5), "opens": (opens, 2.5), "thing_verb": (thing_verb, 3),
+}
+
+
+def draw(rng, frame):
+    """One sentence of the named frame, or None when the draw hit a combination the grammar avoids."""
+    return FRAMES[frame][0](Draw(rng, frame))

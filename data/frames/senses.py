@@ -1,0 +1,213 @@
+# data/frames/senses.py — the 5 ambiguous words (bat, mouse, bank, lamp, letter) in each sense, with
+# the places, verbs and distractors that decide it, and things as subjects of intransitive verbs.
+from grammar import NOUNS, VERBS, dative_hi, noun, np_agr, np_en, np_hi, subject_hi, verb_en, verb_hi
+from .phrases import (OBJECT_DETS_PL, OBJECT_DETS_SG, SURFACES, TENSES, WATERS, adjuncts, note_role, np_key,
+                      person_np, pick_tense, place_phrase, same_past_clash)
+from .arguments import optional_time, record_pair, subject_feats
+from .plain import transitive_clause
+
+
+# ---- the 5 ambiguous words ---------------------------------------------------------------------
+# bat and mouse share their cue places: animals are seen in the wild or in a house, things in a
+# shop, a market, a stadium or an office.  A distractor is a phrase that belongs with the other
+# sense, placed where it decides nothing (bat at the shop ... at night).
+SENSE_PLACES = {
+    ("bat", "animal"): ["cave", "forest", "tree", "field", "garden", "house", "village"],
+    ("bat", "cricket"): ["shop", "stadium", "market", "school", "city"],
+    ("mouse", "animal"): ["kitchen", "house", "field", "garden", "forest", "village", "cave"],
+    ("mouse", "device"): ["shop", "office", "market", "school", "city"],
+}
+SENSE_VERBS = {"animal": ["see", "catch"], "cricket": ["see", "buy"], "device": ["see", "buy"]}
+SENSE_PURPOSE = {("bat", "cricket"): ["match", "cricket"], ("mouse", "device"): ["computer"]}
+SENSE_DISTRACTOR = {("bat", "animal"): ("after_match", ["after", "the", "match"], ["मैच", "के", "बाद"]),
+                    ("bat", "cricket"): ("night", ["at", "night"], ["रात", "को"]),
+                    ("mouse", "animal"): ("office_time", ["after", "the", "meeting"], ["मीटिंग", "के", "बाद"])}
+
+
+def sense(d, word, meaning):
+    d.feats["sense"] = (word, meaning)
+
+
+def bat_or_mouse(d, word, meaning):
+    """he saw a bat in the cave -> उसने गुफा में एक चमगादड़ देखा; at the shop -> एक बल्ला"""
+    sense(d, word, meaning)
+    verb = d.pick(SENSE_VERBS[meaning])
+    d.feats["verb"] = verb
+    subj = subject_feats(d, person_np(d))
+    tense = pick_tense(d, [t for t in TENSES if not (verb == "see" and t == "prog")])
+    negative = d.chance(0.15)
+    if same_past_clash(verb, tense, negative, np_agr(subj)):
+        return None
+    number = "pl" if d.chance(0.25) else "sg"
+    adjs = []
+    if d.chance(0.15):  # a new bat -> एक नया बल्ला, a small mouse -> एक छोटा चूहा
+        adjs.append(d.pick(["big", "small"] + (["new", "red"] if meaning != "animal" else [])))
+        d.depth += 1
+    obj = noun(f"{word}_{meaning}", number, d.pick(OBJECT_DETS_SG if number == "sg" else OBJECT_DETS_PL), adjs)
+    purposes = SENSE_PURPOSE.get((word, meaning), [])
+    if purposes and verb == "buy" and d.chance(0.4):
+        p = d.pick(purposes)
+        d.feats["cue"] = p
+        c_en, c_hi = ["for"] + np_en(noun(p, "sg", None if p == "cricket" else "the")), [NOUNS[p][2][1], "के", "लिए"]
+    else:
+        key = d.pick(SENSE_PLACES[(word, meaning)])
+        d.feats["cue"] = key
+        prep = "at" if key == "stadium" else "in"
+        c_en, c_hi = place_phrase(d, key, prep, adj_p=0.1)
+    d.depth += 1
+    extra_en, extra_hi = [], []
+    if (word, meaning) in SENSE_DISTRACTOR and d.chance(0.2):
+        tag, extra_en, extra_hi = SENSE_DISTRACTOR[(word, meaning)]
+        d.feats["distractor"] = tag
+        d.depth += 1
+    else:
+        t_en, t_hi = optional_time(d, tense, 0.2)
+        extra_en, extra_hi = t_en, t_hi
+    en, hi = transitive_clause(d, verb, np_en(obj, "obj"), np_hi(obj), np_agr(obj), tense, negative, subj,
+                               (c_en + extra_en, extra_hi + c_hi))
+    return d.done(en, hi)
+
+
+
+def bank_phrase(d, meaning):
+    if meaning == "money":
+        prep = d.pick(["in", "in", "at"])
+        return [prep, "the", "bank"], ["बैंक", "में"]
+    water = d.pick(WATERS)
+    d.feats["cue"] = water
+    if water == "river" and d.chance(0.3):
+        return ["on", "the", "river", "bank"], ["नदी", "के", "किनारे", "पर"]
+    return ["on", "the", "bank", "of", "the", water], np_hi(noun(water), oblique=True) + ["के", "किनारे", "पर"]
+
+
+def bank(d, meaning):
+    """in the bank -> बैंक में; on the bank of the river -> नदी के किनारे पर (a place adjunct)"""
+    sense(d, "bank", meaning)
+    subj = subject_feats(d, person_np(d))
+    r = d.rng.random()
+    b_en, b_hi = bank_phrase(d, meaning)
+    if meaning == "money":
+        d.feats.setdefault("cue", "bank")
+    d.depth += 1
+    if r < 0.35:  # an intransitive verb: sit, sleep, laugh, cry
+        verb = d.pick(["sit", "sleep", "laugh", "cry"] if meaning == "river" else ["sit", "laugh", "cry"])
+        tense = pick_tense(d, ["hab", "past", "fut"])
+        negative = d.chance(0.15)
+        d.feats["verb"] = verb
+        t_en, t_hi = optional_time(d, tense, 0.25)
+        s_agr = np_agr(subj)
+        en = np_en(subj) + verb_en(verb, tense, negative, s_agr) + b_en + t_en
+        hi = subject_hi(subj, False) + t_hi + b_hi + verb_hi(VERBS[verb][1], VERBS[verb][2], tense, negative, s_agr)
+        return d.done(en, hi)
+    # a transitive verb with an object: kept money in the bank / saw a snake on the bank of the river
+    verb = d.pick(["keep", "see", "see"])
+    d.feats["verb"] = verb
+    tense = pick_tense(d, ["hab", "past", "fut"] if verb == "see" else TENSES)
+    negative = d.chance(0.15)
+    if verb == "keep":
+        key = d.pick(["money", "money", "bag", "box", "book"])
+        obj = noun(key, "sg", d.pick([None, "the"] if key == "money" else ["the", "a"]))
+    else:
+        obj = noun(d.pick(["snake", "thief", "snake", "thief", "friend", "doctor"]), "sg", "a")
+    if obj["key"] in ("money", "snake", "thief"):
+        assoc = {"money": "money", "snake": "river", "thief": "money"}[obj["key"]]
+        if assoc != meaning:
+            d.feats["distractor"] = obj["key"]
+    d.feats["object"] = obj["key"]
+    note_role(d, obj, "obj")
+    marked = obj["key"] in ("friend", "doctor")
+    o_hi = dative_hi(obj) if marked else np_hi(obj)
+    t_en, t_hi = optional_time(d, tense, 0.25)
+    en, hi = transitive_clause(d, verb, np_en(obj, "obj"), o_hi, np_agr(obj), tense, negative, subj,
+                               (b_en + t_en, t_hi + b_hi), marked_object=marked)
+    return d.done(en, hi)
+
+
+def bank_short(d):
+    """The tutorial's phrases: money bank grows -> पैसों वाला बैंक बढ़ता है; river bank flows; and the same
+    two heads with other verbs, negated (नहीं before the last word, no है) or with a time adverb."""
+    head = d.pick([("money", "पैसों वाला बैंक"), ("river", "नदी का किनारा")])
+    verb = d.pick([("grows", "grow", "बढ़ता है"), ("flows", "flow", "बहता है"), ("opens", "open", "खुलता है"),
+                   ("closes", "close", "बंद होता है"), ("shines", "shine", "चमकता है")])
+    sense(d, "bank", head[0] if head[0] == "river" else "money")
+    d.feats["cue"] = "short"
+    v_en, v_hi = [verb[0]], verb[2].split()
+    if d.chance(0.3):  # river bank does not flow -> नदी का किनारा नहीं बहता
+        v_en, v_hi = ["does", "not", verb[1]], v_hi[:-2] + ["नहीं", v_hi[-2]]
+    t_en, t_hi = optional_time(d, "hab", 0.4)
+    return d.done([head[0], "bank"] + v_en + t_en, head[1].split() + t_hi + v_hi)
+
+
+def lamp(d):
+    """turned on the light in the kitchen -> रसोई में बत्ती जलाई (बत्ती: the lamp sense, f)"""
+    sense(d, "light", "lamp")
+    verb = d.pick(["turn_on", "turn_off", "turn_on", "turn_off", "see", "buy", "buy"])
+    d.feats["verb"] = verb
+    d.feats["cue"] = verb
+    subj = subject_feats(d, person_np(d))
+    tense = pick_tense(d, [t for t in TENSES if not (verb == "see" and t == "prog")])
+    negative = d.chance(0.15)
+    number = "pl" if d.chance(0.25) else "sg"
+    det = "the" if verb.startswith("turn") else d.pick(["the", "a"] if number == "sg" else ["the", None])
+    obj = noun("light_lamp", number, det)
+    adj = adjuncts(d, tense, place_keys=["kitchen", "room", "house", "office", "shop", "garden"], place_p=0.45, event_p=0.1,
+                   near_p=0.0)
+    en, hi = transitive_clause(d, verb, np_en(obj, "obj"), np_hi(obj), np_agr(obj), tense, negative, subj, adj)
+    return d.done(en, hi)
+
+
+def letter(d, meaning):
+    """wrote a letter to priya -> प्रिया को एक चिट्ठी लिखी; a letter on the board -> बोर्ड पर एक अक्षर"""
+    sense(d, "letter", meaning)
+    subj = subject_feats(d, person_np(d))
+    number = "pl" if d.chance(0.25) else "sg"
+    obj = noun(f"letter_{meaning}", number, d.pick(OBJECT_DETS_SG if number == "sg" else OBJECT_DETS_PL))
+    if meaning == "mail":
+        verb = d.pick(["write", "send", "give", "show"])
+        who = person_np(d, role="obj", allow_possessive=False, adj_p=0.1)
+        if np_key(who) == np_key(subj) or (who["kind"] == "pron" and subj["kind"] == "pron"):
+            return None
+        record_pair(d, subj, who)
+        d.feats["cue"] = verb
+        c_en, c_hi = ["to"] + np_en(who, "obj"), dative_hi(who)
+    else:
+        verb = d.pick(["write", "see", "read"])
+        key = d.pick(SURFACES)
+        d.feats["cue"] = key
+        np = noun(key)
+        c_en, c_hi = ["on"] + np_en(np), np_hi(np, oblique=True) + ["पर"]
+    d.depth += 1
+    d.feats["verb"] = verb
+    tense = pick_tense(d, [t for t in TENSES if not (verb == "see" and t == "prog")])
+    negative = d.chance(0.15)
+    if same_past_clash(verb, tense, negative, np_agr(subj)):
+        return None
+    t_en, t_hi = optional_time(d, tense, 0.25)
+    en, hi = transitive_clause(d, verb, np_en(obj, "obj"), np_hi(obj), np_agr(obj), tense, negative, subj,
+                               (c_en + t_en, t_hi + c_hi))
+    return d.done(en, hi)
+
+
+# What flows, grows and shines, so that the verbs of the tutorial's phrases occur beyond those phrases.
+THING_VERBS = {"flow": ["river", "canal", "water"], "grow": ["tree", "child"], "shine": ["watch", "car"]}
+
+
+def thing_intransitive(d):
+    """the river flows -> नदी बहती है; the children grow -> बच्चे बढ़ते हैं (habitual, agrees)."""
+    verb = d.pick(list(THING_VERBS))
+    key = d.pick(THING_VERBS[verb])
+    entry = NOUNS[key]
+    if entry[1] is None:  # a river, the water: singular, no "a" for a mass noun
+        number, det = "sg", d.pick(["the", "the", "this", "that"])
+    else:
+        number = "pl" if d.chance(0.3) else "sg"
+        det = d.pick(["the", "the", "a", "this", "that"] if number == "sg" else ["the", "the", "this", "that"])
+    subj = subject_feats(d, noun(key, number, det))
+    tense = pick_tense(d, ["hab"])
+    negative = d.chance(0.2)
+    d.feats["verb"] = verb
+    t_en, t_hi = optional_time(d, tense, 0.3)
+    s_agr = np_agr(subj)
+    en = np_en(subj) + verb_en(verb, tense, negative, s_agr) + t_en
+    hi = subject_hi(subj, False) + t_hi + verb_hi(VERBS[verb][1], VERBS[verb][2], tense, negative, s_agr)
+    return d.done(en, hi)
