@@ -52,9 +52,10 @@ std::vector<CueSentence> parse_cues(std::istream& in, const std::string& path) {
     if (!valid_utf8(line)) throw std::runtime_error(where + ": invalid UTF-8");
     const std::vector<std::string> fields = split_tabs(line);
     if (fields.size() != 7)
-      throw std::runtime_error(fmt::format("{}: {} tab-separated fields, expected 7 (split, english, "
-                                           "target_positions, cue_position, cue, label, reading_hindi)", where,
-                                           fields.size()));
+      throw std::runtime_error(
+          fmt::format("{}: {} tab-separated fields, expected 7 (split, english, "
+                      "target_positions, cue_position, cue, label, reading_hindi)",
+                      where, fields.size()));
     CueSentence row;
     row.split = fields[0];
     row.english = tokenize(fields[1]);
@@ -84,9 +85,7 @@ std::vector<CueSentence> parse_cues(std::istream& in, const std::string& path) {
   return rows;
 }
 
-std::string cue_file_of(const std::string& data_dir) {
-  return (std::filesystem::path(data_dir) / "cues.tsv").string();
-}
+std::string cue_file_of(const std::string& data_dir) { return (std::filesystem::path(data_dir) / "cues.tsv").string(); }
 
 std::vector<CueSentence> load_cues(const std::string& path) {
   std::error_code ec;

@@ -13,14 +13,14 @@
 namespace qkv::data {
 
 struct CueSentence {
-  std::string split;                     // sense_context, idiom_context, test
-  std::vector<std::string> english;      // the sentence's words
+  std::string split;                      // sense_context, idiom_context, test
+  std::vector<std::string> english;       // the sentence's words
   std::vector<int64_t> target_positions;  // 0-based: the ambiguous word, or the idiom's fixed words
-  int64_t cue_position = 0;              // 0-based, never one of target_positions
-  std::string cue;                       // the cue's key in the grammar (river, pond, shoe, ...)
-  std::string label;                     // word:sense or idiom:reading (bank:river, cake:idiom)
+  int64_t cue_position = 0;               // 0-based, never one of target_positions
+  std::string cue;                        // the cue's key in the grammar (river, pond, shoe, ...)
+  std::string label;                      // word:sense or idiom:reading (bank:river, cake:idiom)
   std::vector<std::string> reading_hindi;  // the Hindi words that carry this reading (किनारा किनारे ...)
-  std::string source;                    // "file:line", for messages
+  std::string source;                      // "file:line", for messages
 };
 
 // The cue file of a dataset directory (DIR/cues.tsv), which `qkv cues`, `qkv probe` and the demo read.

@@ -14,7 +14,6 @@
 namespace qkv::data {
 namespace fs = std::filesystem;
 
-
 std::vector<std::string> tokenize(const std::string& text) {
   std::vector<std::string> tokens;
   std::string current;
@@ -44,7 +43,8 @@ std::vector<std::string> normalize_english(const std::vector<std::string>& words
   return out;
 }
 
-std::vector<std::string> nearest_words(const std::string& word, const std::vector<std::string>& vocabulary, size_t most) {
+std::vector<std::string> nearest_words(const std::string& word, const std::vector<std::string>& vocabulary,
+                                       size_t most) {
   std::vector<std::string> words;  // the vocabulary without its specials (<pad>, <unk>, ...)
   for (const auto& v : vocabulary)
     if (!v.empty() && v.front() != '<') words.push_back(v);
@@ -58,11 +58,21 @@ bool valid_utf8(const std::string& s) {
     const auto c = static_cast<unsigned char>(s[i]);
     int extra = 0;
     uint32_t cp = 0;
-    if (c < 0x80) { ++i; continue; }
-    if ((c & 0xE0) == 0xC0) { extra = 1; cp = c & 0x1F; }
-    else if ((c & 0xF0) == 0xE0) { extra = 2; cp = c & 0x0F; }
-    else if ((c & 0xF8) == 0xF0) { extra = 3; cp = c & 0x07; }
-    else return false;
+    if (c < 0x80) {
+      ++i;
+      continue;
+    }
+    if ((c & 0xE0) == 0xC0) {
+      extra = 1;
+      cp = c & 0x1F;
+    } else if ((c & 0xF0) == 0xE0) {
+      extra = 2;
+      cp = c & 0x0F;
+    } else if ((c & 0xF8) == 0xF0) {
+      extra = 3;
+      cp = c & 0x07;
+    } else
+      return false;
     if (i + static_cast<size_t>(extra) >= n) return false;
     for (int k = 1; k <= extra; ++k) {
       const auto cc = static_cast<unsigned char>(s[i + k]);
@@ -85,9 +95,7 @@ std::vector<SentencePair> load_pairs(const std::string& path) {
   if (!in) throw std::runtime_error(fmt::format("{}: cannot open file", path));
   try {
     return parse_pairs(in, path);
-  } catch (const std::bad_alloc&) {
-    throw std::runtime_error(fmt::format("{}: out of memory while reading it", path));
-  }
+  } catch (const std::bad_alloc&) { throw std::runtime_error(fmt::format("{}: out of memory while reading it", path)); }
 }
 
 int for_each_text_line(std::istream& in, const std::string& path,
@@ -107,8 +115,7 @@ std::vector<SentencePair> parse_pairs(std::istream& in, const std::string& path)
   for_each_text_line(in, path, [&](const std::string& line, const std::string& where, int) {
     if (!valid_utf8(line)) throw std::runtime_error(where + ": invalid UTF-8");
     const size_t tab = line.find('\t');
-    if (tab == std::string::npos)
-      throw std::runtime_error(where + ": missing tab between english and hindi");
+    if (tab == std::string::npos) throw std::runtime_error(where + ": missing tab between english and hindi");
     if (line.find('\t', tab + 1) != std::string::npos)
       throw std::runtime_error(where + ": more than one tab (expected english<TAB>hindi)");
     SentencePair pair;
@@ -129,8 +136,8 @@ std::vector<SentencePair> parse_pairs(std::istream& in, const std::string& path)
 }
 
 const std::vector<std::string>& generalisation_split_names() {
-  static const std::vector<std::string> names = {"idiom_context", "sense_context", "role_swap", "deeper",
-                                                   "noun_roles", "verb_objects", "coordination"};
+  static const std::vector<std::string> names = {"idiom_context", "sense_context", "role_swap",   "deeper",
+                                                 "noun_roles",    "verb_objects",  "coordination"};
   return names;
 }
 
@@ -163,7 +170,8 @@ const std::vector<SentencePair>& Dataset::split(const std::string& name) const {
   if (it != generalisation.end()) return it->second;
   const auto& optional = generalisation_split_names();
   if (std::find(optional.begin(), optional.end(), name) != optional.end())
-    throw std::runtime_error(fmt::format("split '{}' is not in this dataset: {} does not exist", name, split_path(dir, name)));
+    throw std::runtime_error(
+        fmt::format("split '{}' is not in this dataset: {} does not exist", name, split_path(dir, name)));
   std::string choices;
   for (const auto& n : all_split_names()) choices += (choices.empty() ? "" : ", ") + n;
   throw std::runtime_error(fmt::format("unknown split '{}' (expected one of {})", name, choices));
@@ -175,7 +183,8 @@ static std::vector<std::string> tsv_names(const std::string& dir) {
   std::error_code ec;
   for (const auto& entry : fs::directory_iterator(dir, ec)) {
     const fs::path path = entry.path();
-    if (path.extension() == ".tsv" && path.stem() != "cues" && entry.is_regular_file(ec)) names.push_back(path.stem().string());
+    if (path.extension() == ".tsv" && path.stem() != "cues" && entry.is_regular_file(ec))
+      names.push_back(path.stem().string());
   }
   std::sort(names.begin(), names.end());
   return names;
@@ -183,7 +192,8 @@ static std::vector<std::string> tsv_names(const std::string& dir) {
 
 std::vector<std::string> evaluation_split_names(const std::string& dir) {
   if (!fs::is_directory(dir))
-    throw std::runtime_error(fmt::format("data directory '{}' does not exist (run from the qkv folder, or give --data DIR)", dir));
+    throw std::runtime_error(
+        fmt::format("data directory '{}' does not exist (run from the qkv folder, or give --data DIR)", dir));
   const std::vector<std::string> present = tsv_names(dir);
   auto has = [&](const std::string& n) { return std::find(present.begin(), present.end(), n) != present.end(); };
   std::vector<std::string> names;
@@ -204,17 +214,18 @@ NamedSplit read_split(const std::string& dir, const std::string& name) {
     std::vector<std::string> names = fs::is_directory(dir) ? evaluation_split_names(dir) : std::vector<std::string>{};
     for (const auto& n : names) choices += (choices.empty() ? "" : ", ") + n;
     const std::vector<std::string> near = nearest_strings(name, names, 1);  // --split coordnation
-    throw std::runtime_error(fmt::format("split '{}' is not in {}: {} does not exist{} (this folder has: {}; or give a "
-                                         "path to a .tsv file)", name, dir, path,
-                                         near.empty() ? "" : "; did you mean '" + near[0] + "'?",
-                                         choices.empty() ? "none" : choices));
+    throw std::runtime_error(fmt::format(
+        "split '{}' is not in {}: {} does not exist{} (this folder has: {}; or give a "
+        "path to a .tsv file)",
+        name, dir, path, near.empty() ? "" : "; did you mean '" + near[0] + "'?", choices.empty() ? "none" : choices));
   }
   return {name, load_pairs(path)};
 }
 
 Dataset load_dataset(const std::string& dir) {
   if (!fs::is_directory(dir))
-    throw std::runtime_error(fmt::format("data directory '{}' does not exist (run from the qkv folder, or give --data DIR)", dir));
+    throw std::runtime_error(
+        fmt::format("data directory '{}' does not exist (run from the qkv folder, or give --data DIR)", dir));
   Dataset ds;
   ds.dir = dir;
   ds.train = load_pairs(split_path(dir, "train"));
@@ -265,8 +276,8 @@ const std::string& Vocab::word(int64_t id) const {
   return words_[id];
 }
 
-Batch make_batch(const std::vector<SentencePair>& pairs, const std::vector<size_t>& indices,
-                 const Vocab& english, const Vocab& hindi, const Layout& layout, Device device) {
+Batch make_batch(const std::vector<SentencePair>& pairs, const std::vector<size_t>& indices, const Vocab& english,
+                 const Vocab& hindi, const Layout& layout, Device device) {
   const int64_t B = static_cast<int64_t>(indices.size());
   const int64_t S = layout.max_source, Tt = layout.max_target;
   std::vector<int64_t> src(B * S, Vocab::PAD), tin(B * Tt, Vocab::PAD), tout(B * Tt, Vocab::PAD);
@@ -276,9 +287,11 @@ Batch make_batch(const std::vector<SentencePair>& pairs, const std::vector<size_
     const int64_t n_src = static_cast<int64_t>(p.english.size());
     const int64_t n_tgt = static_cast<int64_t>(p.hindi.size());
     if (n_src > S)
-      throw std::runtime_error(fmt::format("{}: english has {} tokens, the model reads at most {}", p.source, n_src, S));
+      throw std::runtime_error(
+          fmt::format("{}: english has {} tokens, the model reads at most {}", p.source, n_src, S));
     if (n_tgt + 1 > Tt)
-      throw std::runtime_error(fmt::format("{}: hindi has {} tokens, the model writes at most {}", p.source, n_tgt, Tt - 1));
+      throw std::runtime_error(
+          fmt::format("{}: hindi has {} tokens, the model writes at most {}", p.source, n_tgt, Tt - 1));
     for (int64_t i = 0; i < n_src; ++i) src[b * S + i] = english.id(p.english[i]);
     tin[b * Tt] = Vocab::SEP;
     for (int64_t i = 0; i < n_tgt; ++i) {

@@ -31,7 +31,8 @@ bool valid_utf8(const std::string& text);
 std::vector<std::string> normalize_english(const std::vector<std::string>& words);
 // Up to `most` words of `vocabulary` within edit distance 2 of `word` (Levenshtein), nearest first;
 // never a special (<pad>, <unk>, ...). See qkv::nearest_strings.
-std::vector<std::string> nearest_words(const std::string& word, const std::vector<std::string>& vocabulary, size_t most = 3);
+std::vector<std::string> nearest_words(const std::string& word, const std::vector<std::string>& vocabulary,
+                                       size_t most = 3);
 
 // Calls fn(line, where, line_no) for each line of `in`: at most 64 KB each (read_bounded_line), a
 // trailing '\r' dropped, where = "path:N". Returns the number of lines. The text readers of data/
@@ -56,7 +57,7 @@ std::vector<std::string> all_split_names();
 
 struct Dataset {
   std::string dir;
-  std::vector<SentencePair> train, valid, test;  // always present
+  std::vector<SentencePair> train, valid, test;                     // always present
   std::map<std::string, std::vector<SentencePair>> generalisation;  // only the files that exist
   // True for train, valid, test and every generalisation split whose file was present.
   bool has(const std::string& name) const;
@@ -90,7 +91,7 @@ class Vocab {
   // Specials first, then every word in order of first appearance.
   static Vocab build(const std::vector<std::vector<std::string>>& sentences);
   static Vocab from_words(const std::vector<std::string>& words);  // checks the specials
-  int64_t id(const std::string& word) const;  // UNK when unknown
+  int64_t id(const std::string& word) const;                       // UNK when unknown
   bool contains(const std::string& word) const { return index_.count(word) > 0; }
   const std::string& word(int64_t id) const;
   int64_t size() const { return static_cast<int64_t>(words_.size()); }
@@ -112,9 +113,9 @@ struct Layout {
 };
 
 struct Batch {
-  Tensor source;         // (B, S) int64 English ids
-  Tensor target_input;   // (B, T_tgt) int64 Hindi ids: <sep> y1 .. y_n <pad> ...
-  Tensor target_output;  // (B, T_tgt) int64 Hindi ids: y1 .. y_n <eos> <pad> ... (<pad> is ignored)
+  Tensor source;                        // (B, S) int64 English ids
+  Tensor target_input;                  // (B, T_tgt) int64 Hindi ids: <sep> y1 .. y_n <pad> ...
+  Tensor target_output;                 // (B, T_tgt) int64 Hindi ids: y1 .. y_n <eos> <pad> ... (<pad> is ignored)
   std::vector<int64_t> source_lengths;  // real English tokens per row
   std::vector<int64_t> target_lengths;  // real target positions per row (the words and <eos>), or
                                         // empty when not known (Translator::loss then pads)
@@ -123,9 +124,8 @@ struct Batch {
 };
 
 // Builds a batch from pairs[indices]. Sentences longer than the layout throw with file:line.
-Batch make_batch(const std::vector<SentencePair>& pairs, const std::vector<size_t>& indices,
-                 const Vocab& english, const Vocab& hindi, const Layout& layout,
-                 Device device = Device::cpu());
+Batch make_batch(const std::vector<SentencePair>& pairs, const std::vector<size_t>& indices, const Vocab& english,
+                 const Vocab& hindi, const Layout& layout, Device device = Device::cpu());
 
 // Indices 0..n-1 shuffled by `gen` (Fisher-Yates).
 std::vector<size_t> shuffled_indices(size_t n, Generator& gen);

@@ -97,15 +97,14 @@ static std::vector<Tensor> topological_order(const Tensor& root) {
 
 static void check_grad_shape(const Tensor& grad, const Tensor& target, const std::string& op) {
   if (grad.shape() != target.shape() || grad.dtype() != target.dtype())
-    throw std::runtime_error(fmt::format("backward of '{}': gradient {} does not match input {}",
-                                         op, grad.describe(), target.describe()));
+    throw std::runtime_error(
+        fmt::format("backward of '{}': gradient {} does not match input {}", op, grad.describe(), target.describe()));
 }
 
 void run_backward(const Tensor& root, const Tensor& grad_output) {
   if (!root.defined()) throw std::runtime_error("backward: called on an undefined tensor");
   if (!root.requires_grad())
-    throw std::runtime_error("backward: tensor " + root.describe() +
-                             " does not require grad and has no grad_fn");
+    throw std::runtime_error("backward: tensor " + root.describe() + " does not require grad and has no grad_fn");
   Tensor seed = grad_output;
   if (!seed.defined()) {
     if (root.numel() != 1)
@@ -137,15 +136,14 @@ void run_backward(const Tensor& root, const Tensor& grad_output) {
       continue;
     }
     if (node->freed)
-      throw std::runtime_error(fmt::format(
-          "backward: the graph through '{}' was already freed by an earlier backward(); "
-          "run the forward pass again",
-          node->op_name));
+      throw std::runtime_error(
+          fmt::format("backward: the graph through '{}' was already freed by an earlier backward(); "
+                      "run the forward pass again",
+                      node->op_name));
     std::vector<Tensor> input_grads = node->backward(grad);
     if (input_grads.size() != node->inputs.size())
-      throw std::runtime_error(fmt::format("backward of '{}' returned {} gradients for {} inputs",
-                                           node->op_name, input_grads.size(),
-                                           node->inputs.size()));
+      throw std::runtime_error(fmt::format("backward of '{}' returned {} gradients for {} inputs", node->op_name,
+                                           input_grads.size(), node->inputs.size()));
     for (size_t i = 0; i < input_grads.size(); ++i) {
       const Tensor& input = node->inputs[i];
       Tensor& g = input_grads[i];

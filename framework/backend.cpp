@@ -28,12 +28,14 @@ Backend& backend_for(Device device) {
   if (found != cuda_backends.end()) return *found->second;
   if (!g_cuda_factory)
 #ifdef QKV_CPU_ONLY_BESIDE_NVCC
-    throw std::runtime_error("no CUDA device available: this is the CPU-only build of qkv (made with CUDA=0, as "
-                             "`make demo` does), although nvcc is installed; `make` builds the CUDA one as build/qkv; "
-                             "or use --device cpu");
+    throw std::runtime_error(
+        "no CUDA device available: this is the CPU-only build of qkv (made with CUDA=0, as "
+        "`make demo` does), although nvcc is installed; `make` builds the CUDA one as build/qkv; "
+        "or use --device cpu");
 #else
-    throw std::runtime_error("no CUDA device available (this qkv was built without CUDA: nvcc was not found at build time); "
-                             "use --device cpu");
+    throw std::runtime_error(
+        "no CUDA device available (this qkv was built without CUDA: nvcc was not found at build time); "
+        "use --device cpu");
 #endif
   Backend* backend = g_cuda_factory(device.index);  // throws a clear error when unusable
   cuda_backends[device.index] = backend;
@@ -57,9 +59,12 @@ Strides broadcast_strides(const Shape& shape, const Shape& out_shape) {
   Strides strides(out_shape.size(), 0);
   const size_t pad = out_shape.size() - shape.size();
   for (size_t i = 0; i < shape.size(); ++i) {
-    if (shape[i] == out_shape[i + pad]) strides[i + pad] = shape[i] == 1 ? 0 : own[i];
-    else if (shape[i] == 1) strides[i + pad] = 0;
-    else throw std::runtime_error(fmt::format("cannot broadcast {} to {}", shape_str(shape), shape_str(out_shape)));
+    if (shape[i] == out_shape[i + pad])
+      strides[i + pad] = shape[i] == 1 ? 0 : own[i];
+    else if (shape[i] == 1)
+      strides[i + pad] = 0;
+    else
+      throw std::runtime_error(fmt::format("cannot broadcast {} to {}", shape_str(shape), shape_str(out_shape)));
   }
   return strides;
 }

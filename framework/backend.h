@@ -29,9 +29,9 @@ using Strides = std::vector<int64_t>;
 // One Adam or AdamW step (see adam_update).
 struct AdamStep {
   double lr = 0, beta1 = 0, beta2 = 0, eps = 0, weight_decay = 0;
-  bool decoupled = false;  // AdamW: shrink the parameter instead of adding wd * p to the gradient
-  double step_size = 0;               // lr / (1 - beta1^t)
-  double sqrt_bias_correction2 = 0;   // sqrt(1 - beta2^t)
+  bool decoupled = false;            // AdamW: shrink the parameter instead of adding wd * p to the gradient
+  double step_size = 0;              // lr / (1 - beta1^t)
+  double sqrt_bias_correction2 = 0;  // sqrt(1 - beta2^t)
 };
 
 // What check_indices verifies and how its error reads, e.g. what "embedding: index",
@@ -60,7 +60,7 @@ struct AttentionShape {
   int64_t query_offset = 0;
   int64_t prefix = 0;
   int64_t knockout_key = -1, knockout_from = 0, knockout_to = 0;  // -1: no knockout
-  std::vector<int64_t> key_lengths;  // host values, one per batch entry, or empty
+  std::vector<int64_t> key_lengths;                               // host values, one per batch entry, or empty
   std::vector<int64_t> query_starts, key_starts;  // ragged: host row offsets, batch + 1 each; else empty
   double scale = 1.0;
   // ALiBi: each visible score (after the scale) gets -distance_slope * |pos(i) - pos(j)|, with pos(x)

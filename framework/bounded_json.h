@@ -10,8 +10,8 @@
 namespace qkv {
 
 struct JsonLimits {
-  int max_depth = 64;              // the outermost container is depth 1
-  size_t max_values = 1'000'000;   // every value counts: scalars, arrays and objects alike
+  int max_depth = 64;             // the outermost container is depth 1
+  size_t max_values = 1'000'000;  // every value counts: scalars, arrays and objects alike
 };
 
 // Parses `text` (the whole of it must be one JSON value). Throws std::runtime_error with a

@@ -39,8 +39,7 @@ void save_checkpoint(const std::string& path, const nn::Module& module,
 }
 
 static SafeTensorsFile read_existing(const std::string& path) {
-  if (!std::filesystem::exists(path))
-    throw std::runtime_error(fmt::format("{}: checkpoint not found", path));
+  if (!std::filesystem::exists(path)) throw std::runtime_error(fmt::format("{}: checkpoint not found", path));
   return safetensors_read(path);
 }
 
@@ -60,19 +59,22 @@ void load_checkpoint(const SafeTensorsFile& file, const std::string& path, nn::M
       throw std::runtime_error(fmt::format("{}: tensor '{}' is missing from the checkpoint", path, name));
     const SafeTensor& t = it->second;
     if (t.shape != param.shape())
-      throw std::runtime_error(fmt::format("{}: tensor '{}' has shape {} in the checkpoint but {} in the model",
-                                           path, name, shape_str(t.shape), shape_str(param.shape())));
+      throw std::runtime_error(fmt::format("{}: tensor '{}' has shape {} in the checkpoint but {} in the model", path,
+                                           name, shape_str(t.shape), shape_str(param.shape())));
     DType stored;
-    if (t.dtype == "F32") stored = DType::F32;
-    else if (t.dtype == "F64") stored = DType::F64;
-    else throw std::runtime_error(fmt::format("{}: tensor '{}' has dtype {}, expected F32 or F64", path, name, t.dtype));
+    if (t.dtype == "F32")
+      stored = DType::F32;
+    else if (t.dtype == "F64")
+      stored = DType::F64;
+    else
+      throw std::runtime_error(fmt::format("{}: tensor '{}' has dtype {}, expected F32 or F64", path, name, t.dtype));
     Tensor host = Tensor::empty(t.shape, stored, Device::cpu());
     if (!t.data.empty()) std::memcpy(host.data_ptr(), t.data.data(), t.data.size());
     int64_t bad = 0;
     for (const double v : host.to_vector()) bad += !std::isfinite(v);
     if (bad > 0)
-      throw std::runtime_error(fmt::format("{}: tensor '{}' holds {} non-finite value{} (NaN or Inf) among {}", path, name,
-                                           bad, bad == 1 ? "" : "s", host.numel()));
+      throw std::runtime_error(fmt::format("{}: tensor '{}' holds {} non-finite value{} (NaN or Inf) among {}", path,
+                                           name, bad, bad == 1 ? "" : "s", host.numel()));
     if (stored != param.dtype()) host = host.to(param.dtype());
     Tensor target = param;
     target.copy_(host);

@@ -79,17 +79,20 @@ ProcessGroup& ProcessGroup::world() {
 
 #ifdef QKV_WITH_NCCL
 static void check_nccl(ncclResult_t code, const char* what) {
-  if (code != ncclSuccess) throw std::runtime_error(fmt::format("data-parallel: {} failed: {}", what, ncclGetErrorString(code)));
+  if (code != ncclSuccess)
+    throw std::runtime_error(fmt::format("data-parallel: {} failed: {}", what, ncclGetErrorString(code)));
 }
 static void check_cuda(cudaError_t code, const char* what) {
-  if (code != cudaSuccess) throw std::runtime_error(fmt::format("data-parallel: {} failed: {}", what, cudaGetErrorString(code)));
+  if (code != cudaSuccess)
+    throw std::runtime_error(fmt::format("data-parallel: {} failed: {}", what, cudaGetErrorString(code)));
 }
 #endif
 
 void ProcessGroup::all_reduce_sum(Tensor& flat) {
   if (flat.dtype() != DType::F32 && flat.dtype() != DType::F64)
     throw std::runtime_error("all_reduce_sum: the buffer must be float32 or float64");
-  if (flat.dim() != 1) throw std::runtime_error(fmt::format("all_reduce_sum: the buffer must be flat, got {} dimensions", flat.dim()));
+  if (flat.dim() != 1)
+    throw std::runtime_error(fmt::format("all_reduce_sum: the buffer must be flat, got {} dimensions", flat.dim()));
   const auto start = std::chrono::steady_clock::now();
   const bool f64 = flat.dtype() == DType::F64;
   if (flat.device() == Device::cpu()) {
@@ -110,8 +113,8 @@ void ProcessGroup::all_reduce_sum(Tensor& flat) {
       nccl_device_ = device;
     }
     if (device != nccl_device_)
-      throw std::runtime_error(fmt::format("all_reduce_sum: NCCL was set up on cuda:{}, the buffer is on cuda:{}",
-                                           nccl_device_, device));
+      throw std::runtime_error(
+          fmt::format("all_reduce_sum: NCCL was set up on cuda:{}, the buffer is on cuda:{}", nccl_device_, device));
     // qkv's CUDA work runs on the default stream, so NCCL on it is ordered after the backward.
     check_nccl(ncclAllReduce(flat.data_ptr(), flat.data_ptr(), static_cast<size_t>(flat.numel()),
                              f64 ? ncclDouble : ncclFloat, ncclSum, static_cast<ncclComm_t>(nccl_), nullptr),
@@ -160,8 +163,9 @@ void ProcessGroup::finalize() {
 #else  // built without MPI
 
 ProcessGroup& ProcessGroup::world() {
-  throw std::runtime_error("--data-parallel needs MPI, and this qkv was built without it (make MPI=0, or libopenmpi-dev "
-                           "was missing); install libopenmpi-dev and openmpi-bin (bash tools/setup.sh) and rebuild");
+  throw std::runtime_error(
+      "--data-parallel needs MPI, and this qkv was built without it (make MPI=0, or libopenmpi-dev "
+      "was missing); install libopenmpi-dev and openmpi-bin (bash tools/setup.sh) and rebuild");
 }
 void ProcessGroup::all_reduce_sum(Tensor&) { throw std::runtime_error("all_reduce_sum: built without MPI"); }
 std::vector<std::string> ProcessGroup::all_gather(const std::string&) {
@@ -186,7 +190,8 @@ std::vector<Tensor> all_reduce_gradients(ProcessGroup& group, const std::vector<
     parts.push_back(p.grad().defined() ? reshape(p.grad(), {p.numel()}) : Tensor::zeros({p.numel()}, dtype, device));
   }
   for (const Tensor& e : extras) {
-    if (e.numel() != 1) throw std::runtime_error(fmt::format("all_reduce_gradients: an extra value has {} elements, not 1", e.numel()));
+    if (e.numel() != 1)
+      throw std::runtime_error(fmt::format("all_reduce_gradients: an extra value has {} elements, not 1", e.numel()));
     parts.push_back(reshape(e.dtype() == dtype && e.device() == device ? e : e.to(device).to(dtype), {1}));
   }
   Tensor flat = concat(parts, 0);  // one buffer, one call

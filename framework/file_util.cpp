@@ -39,7 +39,8 @@ const char* kind_of(mode_t mode) {
 }  // namespace
 
 void check_output_file(const std::string& path) {
-  struct stat info {}, link_info {};
+  struct stat info {
+  }, link_info{};
   const bool is_link = ::lstat(path.c_str(), &link_info) == 0 && S_ISLNK(link_info.st_mode);
   if (::stat(path.c_str(), &info) != 0) {
     if (errno == ENOENT) {
@@ -56,8 +57,9 @@ void check_output_file(const std::string& path) {
   // A link to a file (even /proc/self/fd/1 on a file): the atomic rename would replace the link
   // itself, so it is refused, as `qkv train --out` refuses a link that is not a folder.
   if (is_link)
-    throw std::runtime_error(path + ": a symbolic link; qkv writes a new file and renames it over the old one, which "
-                                    "would replace the link: give the file's own path");
+    throw std::runtime_error(path +
+                             ": a symbolic link; qkv writes a new file and renames it over the old one, which "
+                             "would replace the link: give the file's own path");
 }
 
 void write_file_atomic(const std::string& path, std::string_view bytes, const std::string& temp_path) {

@@ -18,9 +18,7 @@ Tensor& Module::register_parameter(const std::string& name, Tensor& slot, Tensor
   return slot;
 }
 
-void Module::register_module(const std::string& name, Module& child) {
-  children_.emplace_back(name, &child);
-}
+void Module::register_module(const std::string& name, Module& child) { children_.emplace_back(name, &child); }
 
 void Module::visit(const std::string& prefix, std::vector<std::pair<std::string, Tensor*>>& out) const {
   for (const auto& [name, ptr] : params_) out.emplace_back(prefix + name, ptr);

@@ -50,8 +50,7 @@ class Module {
 // y = x W^T + b, W (out, in). Kaiming-uniform W and uniform b in +-1/sqrt(in), as in PyTorch.
 class Linear : public Module {
  public:
-  Linear(int64_t in_features, int64_t out_features, bool bias, Generator& gen,
-         DType dtype = DType::F32);
+  Linear(int64_t in_features, int64_t out_features, bool bias, Generator& gen, DType dtype = DType::F32);
   Tensor forward(const Tensor& x) const;  // (..., in) -> (..., out)
   Tensor weight, bias;
 };

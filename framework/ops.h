@@ -53,14 +53,14 @@ Tensor matmul(const Tensor& a, const Tensor& b, bool transpose_a = false, bool t
 Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias);
 
 // ---- shape (ops_shape.cpp) ----
-Tensor transpose(const Tensor& x);                  // swaps the last two dims (copies)
+Tensor transpose(const Tensor& x);                    // swaps the last two dims (copies)
 Tensor reshape(const Tensor& x, const Shape& shape);  // one dim may be -1
 Tensor view(const Tensor& x, const Shape& shape);     // alias of reshape: storage is shared
 Tensor concat(const std::vector<Tensor>& xs, int64_t axis);
 Tensor slice(const Tensor& x, int64_t axis, int64_t begin, int64_t end);  // [begin, end)
 
 // ---- reductions (ops_reduce.cpp) ----
-Tensor sum(const Tensor& x);                                       // all elements -> ()
+Tensor sum(const Tensor& x);  // all elements -> ()
 Tensor sum(const Tensor& x, int64_t axis, bool keepdim = false);
 Tensor mean(const Tensor& x);
 Tensor mean(const Tensor& x, int64_t axis, bool keepdim = false);
@@ -102,12 +102,14 @@ struct AttentionMask {
   // the entry's key_lengths, or the prefix), so the keys after a padded prefix sit right after its
   // real words. 0: no bias.
   double distance_slope = 0;
-  static AttentionMask none() { return {}; }                          // every key
-  static AttentionMask causal() { return {0, {}, 0}; }                // keys at or before the query
+  static AttentionMask none() { return {}; }            // every key
+  static AttentionMask causal() { return {0, {}, 0}; }  // keys at or before the query
   static AttentionMask padding(std::vector<int64_t> lengths) { return {INT64_MAX, std::move(lengths), 0}; }
   // The translator's: the first `source` keys form a bidirectional prefix of which the first
   // lengths[b] are real words; the keys after it are causal.
-  static AttentionMask prefix_lm(int64_t source, std::vector<int64_t> lengths) { return {source, std::move(lengths), 0}; }
+  static AttentionMask prefix_lm(int64_t source, std::vector<int64_t> lengths) {
+    return {source, std::move(lengths), 0};
+  }
 };
 // softmax(q k^T * scale + mask) v for q (B, Tq, H), k (B, Tk, H), v (B, Tk, Hv) -> (B, Tq, Hv),
 // without forming the (Tq, Tk) matrix: tiles with an online softmax forward, a recomputing

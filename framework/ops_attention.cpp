@@ -18,8 +18,7 @@ void check_scale(double scale, const char* op) {
 
 // One checked call, padded or ragged: the forward (q's rows with v's width out, and each row's
 // log-sum-exp) and, beside it, the backward.
-Tensor fused_attention(const Tensor& q, const Tensor& k, const Tensor& v, const AttentionShape& shape,
-                       const char* op) {
+Tensor fused_attention(const Tensor& q, const Tensor& k, const Tensor& v, const AttentionShape& shape, const char* op) {
   Shape out_shape = q.shape();
   out_shape.back() = v.size(-1);
   const Shape lse_shape(q.shape().begin(), q.shape().end() - 1);
@@ -36,16 +35,17 @@ Tensor fused_attention(const Tensor& q, const Tensor& k, const Tensor& v, const 
   Tensor q_saved = q.detach(), k_saved = k.detach(), v_saved = v.detach(), out_saved = out.detach();
   return record(out, op, {q, k, v},
                 [shape, q_saved, k_saved, v_saved, out_saved, lse](const Tensor& g) -> std::vector<Tensor> {
-    Tensor d_q = Tensor::empty(q_saved.shape(), g.dtype(), g.device());
-    Tensor d_k = Tensor::empty(k_saved.shape(), g.dtype(), g.device());
-    Tensor d_v = Tensor::empty(v_saved.shape(), g.dtype(), g.device());
-    if (d_q.numel() + d_k.numel() + d_v.numel() > 0) {
-      backend_for(g.device()).attention_backward(g.dtype(), shape, q_saved.data_ptr(), k_saved.data_ptr(),
-                                                 v_saved.data_ptr(), out_saved.data_ptr(), g.data_ptr(),
-                                                 lse.data_ptr(), d_q.data_ptr(), d_k.data_ptr(), d_v.data_ptr());
-    }
-    return {d_q, d_k, d_v};
-  });
+                  Tensor d_q = Tensor::empty(q_saved.shape(), g.dtype(), g.device());
+                  Tensor d_k = Tensor::empty(k_saved.shape(), g.dtype(), g.device());
+                  Tensor d_v = Tensor::empty(v_saved.shape(), g.dtype(), g.device());
+                  if (d_q.numel() + d_k.numel() + d_v.numel() > 0) {
+                    backend_for(g.device())
+                        .attention_backward(g.dtype(), shape, q_saved.data_ptr(), k_saved.data_ptr(),
+                                            v_saved.data_ptr(), out_saved.data_ptr(), g.data_ptr(), lse.data_ptr(),
+                                            d_q.data_ptr(), d_k.data_ptr(), d_v.data_ptr());
+                  }
+                  return {d_q, d_k, d_v};
+                });
 }
 
 // Checks that starts run from 0 to rows without going back, and returns the longest entry.
@@ -56,8 +56,8 @@ int64_t longest_entry(const std::vector<int64_t>& starts, int64_t B, int64_t row
   int64_t longest = 0;
   for (int64_t b = 0; b < B; ++b) {
     if (starts[b + 1] < starts[b])
-      throw std::runtime_error(fmt::format("attention_ragged: {} starts {} go back at entry {}", what,
-                                           fmt::join(starts, ", "), b));
+      throw std::runtime_error(
+          fmt::format("attention_ragged: {} starts {} go back at entry {}", what, fmt::join(starts, ", "), b));
     longest = std::max(longest, starts[b + 1] - starts[b]);
   }
   return longest;
@@ -73,22 +73,24 @@ Tensor attention(const Tensor& q, const Tensor& k, const Tensor& v, const Attent
                                          shape_str(q.shape()), shape_str(k.shape()), shape_str(v.shape())));
   const int64_t B = q.size(0), Tq = q.size(1), H = q.size(2), Tk = k.size(1), Hv = v.size(2);
   if (k.size(0) != B || v.size(0) != B || k.size(2) != H || v.size(1) != Tk)
-    throw std::runtime_error(fmt::format("attention: q {}, k {} and v {} do not fit (B, Tq, H), (B, Tk, H), (B, Tk, Hv)",
-                                         shape_str(q.shape()), shape_str(k.shape()), shape_str(v.shape())));
+    throw std::runtime_error(
+        fmt::format("attention: q {}, k {} and v {} do not fit (B, Tq, H), (B, Tk, H), (B, Tk, Hv)",
+                    shape_str(q.shape()), shape_str(k.shape()), shape_str(v.shape())));
   check_scale(scale, "attention");
   check_scale(mask.distance_slope, "attention (distance slope)");
   if (mask.prefix < 0 || mask.query_offset < 0)
-    throw std::runtime_error(fmt::format("attention: mask prefix {} and query offset {} must be >= 0", mask.prefix,
-                                         mask.query_offset));
+    throw std::runtime_error(
+        fmt::format("attention: mask prefix {} and query offset {} must be >= 0", mask.prefix, mask.query_offset));
   if (mask.knockout_key < -1 || mask.knockout_from < 0 || mask.knockout_to < mask.knockout_from)
-    throw std::runtime_error(fmt::format("attention: knockout key {} for queries [{}, {}) is not a key >= -1 and a "
-                                         "range of positions", mask.knockout_key, mask.knockout_from, mask.knockout_to));
+    throw std::runtime_error(
+        fmt::format("attention: knockout key {} for queries [{}, {}) is not a key >= -1 and a "
+                    "range of positions",
+                    mask.knockout_key, mask.knockout_from, mask.knockout_to));
   if (!mask.key_lengths.empty()) {
     if (static_cast<int64_t>(mask.key_lengths.size()) != B)
       throw std::runtime_error(fmt::format("attention: {} key lengths for a batch of {}", mask.key_lengths.size(), B));
     for (int64_t n : mask.key_lengths)
-      if (n < 0 || n > Tk)
-        throw std::runtime_error(fmt::format("attention: key length {} is outside [0, {}]", n, Tk));
+      if (n < 0 || n > Tk) throw std::runtime_error(fmt::format("attention: key length {} is outside [0, {}]", n, Tk));
   }
   AttentionShape shape;
   shape.batch = B;

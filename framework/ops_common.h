@@ -21,8 +21,7 @@ inline void check_defined(const Tensor& t, const char* op) {
 inline void check_float(const Tensor& t, const char* op) {
   check_defined(t, op);
   if (t.dtype() == DType::I64)
-    throw std::runtime_error(fmt::format("{}: expected a float32 or float64 tensor, got {}", op,
-                                         t.describe()));
+    throw std::runtime_error(fmt::format("{}: expected a float32 or float64 tensor, got {}", op, t.describe()));
 }
 
 // Same dtype and device, or a clear error naming both.
@@ -30,11 +29,11 @@ inline void check_pair(const Tensor& a, const Tensor& b, const char* op) {
   check_float(a, op);
   check_float(b, op);
   if (a.device() != b.device())
-    throw std::runtime_error(fmt::format("{}: tensors are on different devices: {} and {}", op,
-                                         a.device().str(), b.device().str()));
+    throw std::runtime_error(
+        fmt::format("{}: tensors are on different devices: {} and {}", op, a.device().str(), b.device().str()));
   if (a.dtype() != b.dtype())
-    throw std::runtime_error(fmt::format("{}: dtype mismatch: {} and {}", op, dtype_name(a.dtype()),
-                                         dtype_name(b.dtype())));
+    throw std::runtime_error(
+        fmt::format("{}: dtype mismatch: {} and {}", op, dtype_name(a.dtype()), dtype_name(b.dtype())));
 }
 
 inline int64_t normalize_axis(int64_t axis, int64_t rank, const char* op) {
@@ -51,9 +50,12 @@ struct AxisSplit {
 inline AxisSplit split_at_axis(const Shape& shape, int64_t axis) {
   AxisSplit s;
   for (int64_t i = 0; i < static_cast<int64_t>(shape.size()); ++i) {
-    if (i < axis) s.outer *= shape[i];
-    else if (i == axis) s.n = shape[i];
-    else s.inner *= shape[i];
+    if (i < axis)
+      s.outer *= shape[i];
+    else if (i == axis)
+      s.n = shape[i];
+    else
+      s.inner *= shape[i];
   }
   return s;
 }

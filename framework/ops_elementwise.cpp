@@ -14,8 +14,8 @@ Shape broadcast_shapes(const Shape& a, const Shape& b, const char* op_name) {
     const int64_t da = i < rank - a.size() ? 1 : a[i - (rank - a.size())];
     const int64_t db = i < rank - b.size() ? 1 : b[i - (rank - b.size())];
     if (da != db && da != 1 && db != 1)
-      throw std::runtime_error(fmt::format("{}: shapes {} and {} cannot be broadcast together",
-                                           op_name, shape_str(a), shape_str(b)));
+      throw std::runtime_error(
+          fmt::format("{}: shapes {} and {} cannot be broadcast together", op_name, shape_str(a), shape_str(b)));
     out[i] = da == 1 ? db : da;
   }
   return out;
@@ -26,9 +26,8 @@ static Tensor binary_forward(BinaryOp op, const Tensor& a, const Tensor& b, cons
   check_pair(a, b, name);
   const Shape out_shape = broadcast_shapes(a.shape(), b.shape(), name);
   Tensor out = Tensor::empty(out_shape, a.dtype(), a.device());
-  backend_of(a).binary(op, a.dtype(), a.data_ptr(), broadcast_strides(a.shape(), out_shape),
-                       b.data_ptr(), broadcast_strides(b.shape(), out_shape), out.data_ptr(),
-                       out_shape);
+  backend_of(a).binary(op, a.dtype(), a.data_ptr(), broadcast_strides(a.shape(), out_shape), b.data_ptr(),
+                       broadcast_strides(b.shape(), out_shape), out.data_ptr(), out_shape);
   return out;
 }
 
@@ -42,34 +41,32 @@ static Tensor unary_forward(UnaryOp op, const Tensor& x, double scalar, const ch
 Tensor sum_to(const Tensor& x, const Shape& shape) {
   if (x.shape() == shape) return x;
   if (shape.size() > x.shape().size())
-    throw std::runtime_error(fmt::format("sum_to: cannot reduce {} to the larger rank {}",
-                                         shape_str(x.shape()), shape_str(shape)));
+    throw std::runtime_error(
+        fmt::format("sum_to: cannot reduce {} to the larger rank {}", shape_str(x.shape()), shape_str(shape)));
   // Pad the target with leading 1s to x's rank, reduce, then drop the padding.
   Shape padded(x.shape().size() - shape.size(), 1);
   padded.insert(padded.end(), shape.begin(), shape.end());
   for (size_t i = 0; i < padded.size(); ++i)
     if (padded[i] != 1 && padded[i] != x.shape()[i])
-      throw std::runtime_error(fmt::format("sum_to: {} does not broadcast to {}",
-                                           shape_str(shape), shape_str(x.shape())));
+      throw std::runtime_error(
+          fmt::format("sum_to: {} does not broadcast to {}", shape_str(shape), shape_str(x.shape())));
   Tensor out = Tensor::empty(padded, x.dtype(), x.device());
   backend_of(x).reduce_sum(x.dtype(), x.data_ptr(), x.shape(), out.data_ptr(), padded);
   out = out.view_as_shape(shape);
   const Shape x_shape = x.shape();
-  return record(out, "sum_to", {x}, [x_shape](const Tensor& g) -> std::vector<Tensor> {
-    return {broadcast_to(g, x_shape)};
-  });
+  return record(out, "sum_to", {x},
+                [x_shape](const Tensor& g) -> std::vector<Tensor> { return {broadcast_to(g, x_shape)}; });
 }
 
 Tensor broadcast_to(const Tensor& x, const Shape& shape) {
   check_defined(x, "broadcast_to");
   if (x.shape() == shape) return x;
   Tensor out = Tensor::empty(shape, x.dtype(), x.device());
-  backend_of(x).strided_copy(x.dtype(), x.data_ptr(), broadcast_strides(x.shape(), shape),
-                             out.data_ptr(), contiguous_strides(shape), shape);
+  backend_of(x).strided_copy(x.dtype(), x.data_ptr(), broadcast_strides(x.shape(), shape), out.data_ptr(),
+                             contiguous_strides(shape), shape);
   const Shape x_shape = x.shape();
-  return record(out, "broadcast_to", {x}, [x_shape](const Tensor& g) -> std::vector<Tensor> {
-    return {sum_to(g, x_shape)};
-  });
+  return record(out, "broadcast_to", {x},
+                [x_shape](const Tensor& g) -> std::vector<Tensor> { return {sum_to(g, x_shape)}; });
 }
 
 // ---- arithmetic ----
@@ -98,8 +95,7 @@ Tensor mul(const Tensor& a, const Tensor& b) {
   const bool need_a = a.requires_grad(), need_b = b.requires_grad();
   // d(a * b) = (g * b, g * a)
   return record(out, "mul", {a, b}, [ca, cb, need_a, need_b](const Tensor& g) -> std::vector<Tensor> {
-    return {need_a ? sum_to(mul(g, cb), ca.shape()) : Tensor(),
-            need_b ? sum_to(mul(g, ca), cb.shape()) : Tensor()};
+    return {need_a ? sum_to(mul(g, cb), ca.shape()) : Tensor(), need_b ? sum_to(mul(g, ca), cb.shape()) : Tensor()};
   });
 }
 
@@ -123,8 +119,7 @@ Tensor neg(const Tensor& x) {
 Tensor mul_scalar(const Tensor& x, double s) {
   Tensor out = unary_forward(UnaryOp::MulScalar, x, s, "mul_scalar");
   // d(x * s) = g * s
-  return record(out, "mul_scalar", {x},
-                [s](const Tensor& g) -> std::vector<Tensor> { return {mul_scalar(g, s)}; });
+  return record(out, "mul_scalar", {x}, [s](const Tensor& g) -> std::vector<Tensor> { return {mul_scalar(g, s)}; });
 }
 
 Tensor add_scalar(const Tensor& x, double s) {
@@ -161,18 +156,15 @@ Tensor sqrt(const Tensor& x) {
   Tensor out = unary_forward(UnaryOp::Sqrt, x, 0.0, "sqrt");
   Tensor y = out.detach();
   // d(sqrt x) = g / (2 sqrt x)
-  return record(out, "sqrt", {x}, [y](const Tensor& g) -> std::vector<Tensor> {
-    return {mul_scalar(div(g, y), 0.5)};
-  });
+  return record(out, "sqrt", {x}, [y](const Tensor& g) -> std::vector<Tensor> { return {mul_scalar(div(g, y), 0.5)}; });
 }
 
 Tensor tanh(const Tensor& x) {
   Tensor out = unary_forward(UnaryOp::Tanh, x, 0.0, "tanh");
   Tensor y = out.detach();
   // d(tanh x) = g * (1 - tanh^2 x)
-  return record(out, "tanh", {x}, [y](const Tensor& g) -> std::vector<Tensor> {
-    return {mul(g, add_scalar(neg(mul(y, y)), 1.0))};
-  });
+  return record(out, "tanh", {x},
+                [y](const Tensor& g) -> std::vector<Tensor> { return {mul(g, add_scalar(neg(mul(y, y)), 1.0))}; });
 }
 
 Tensor relu(const Tensor& x) {

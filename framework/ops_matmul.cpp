@@ -18,22 +18,21 @@ Shape leading(const Shape& s) { return Shape(s.begin(), s.end() - 2); }
 
 // out (batch or single) = op(X) @ op(Y). With sum_batches the batch products are added into one
 // (rows, cols) result: the gradient of an operand that was shared across the batch.
-Tensor gemm_product(const Tensor& X, bool tx, int64_t x_stride, const Tensor& Y, bool ty,
-                    int64_t y_stride, int64_t batch, int64_t rows, int64_t cols, int64_t inner,
-                    const Shape& out_shape, bool sum_batches) {
+Tensor gemm_product(const Tensor& X, bool tx, int64_t x_stride, const Tensor& Y, bool ty, int64_t y_stride,
+                    int64_t batch, int64_t rows, int64_t cols, int64_t inner, const Shape& out_shape,
+                    bool sum_batches) {
   Tensor out = Tensor::empty(out_shape, X.dtype(), X.device());
   Backend& be = backend_of(X);
   if (!sum_batches) {
-    be.gemm_batched(X.dtype(), tx, ty, batch, rows, cols, inner, 1.0, X.data_ptr(), x_stride,
-                    Y.data_ptr(), y_stride, 0.0, out.data_ptr(), rows * cols);
+    be.gemm_batched(X.dtype(), tx, ty, batch, rows, cols, inner, 1.0, X.data_ptr(), x_stride, Y.data_ptr(), y_stride,
+                    0.0, out.data_ptr(), rows * cols);
     return out;
   }
   const size_t elem = dtype_size(X.dtype());
   for (int64_t b = 0; b < batch; ++b) {
-    be.gemm_batched(X.dtype(), tx, ty, 1, rows, cols, inner, 1.0,
-                    static_cast<const char*>(X.data_ptr()) + b * x_stride * elem, 0,
-                    static_cast<const char*>(Y.data_ptr()) + b * y_stride * elem, 0,
-                    b == 0 ? 0.0 : 1.0, out.data_ptr(), 0);
+    be.gemm_batched(
+        X.dtype(), tx, ty, 1, rows, cols, inner, 1.0, static_cast<const char*>(X.data_ptr()) + b * x_stride * elem, 0,
+        static_cast<const char*>(Y.data_ptr()) + b * y_stride * elem, 0, b == 0 ? 0.0 : 1.0, out.data_ptr(), 0);
   }
   if (batch == 0) out.fill_(0.0);
   return out;
@@ -65,9 +64,8 @@ Tensor matmul(const Tensor& a, const Tensor& b, bool transpose_a, bool transpose
   const int64_t k_b = transpose_b ? b_cols : b_rows;
   p.N = transpose_b ? b_rows : b_cols;
   if (p.K != k_b)
-    throw std::runtime_error(fmt::format("matmul: inner dims differ: {}{} @ {}{}",
-                                         shape_str(a.shape()), transpose_a ? "^T" : "",
-                                         shape_str(b.shape()), transpose_b ? "^T" : ""));
+    throw std::runtime_error(fmt::format("matmul: inner dims differ: {}{} @ {}{}", shape_str(a.shape()),
+                                         transpose_a ? "^T" : "", shape_str(b.shape()), transpose_b ? "^T" : ""));
   const Shape batch_a = leading(a.shape()), batch_b = leading(b.shape());
   if (batch_a == batch_b) {
     p.batch_shape = batch_a;
@@ -78,9 +76,8 @@ Tensor matmul(const Tensor& a, const Tensor& b, bool transpose_a, bool transpose
     p.batch_shape = batch_a;
     p.b_shared = true;
   } else {
-    throw std::runtime_error(fmt::format(
-        "matmul: batch dims of {} and {} must match, or one operand must be 2-d",
-        shape_str(a.shape()), shape_str(b.shape())));
+    throw std::runtime_error(fmt::format("matmul: batch dims of {} and {} must match, or one operand must be 2-d",
+                                         shape_str(a.shape()), shape_str(b.shape())));
   }
   p.batch = shape_numel(p.batch_shape);
   const int64_t stride_a = p.a_shared ? 0 : a_rows * a_cols;
@@ -90,36 +87,36 @@ Tensor matmul(const Tensor& a, const Tensor& b, bool transpose_a, bool transpose
   out_shape.push_back(p.M);
   out_shape.push_back(p.N);
   // (..., M, K) @ (..., K, N) -> (..., M, N)
-  Tensor out = gemm_product(a, transpose_a, stride_a, b, transpose_b, stride_b, p.batch, p.M, p.N,
-                            p.K, out_shape, false);
+  Tensor out =
+      gemm_product(a, transpose_a, stride_a, b, transpose_b, stride_b, p.batch, p.M, p.N, p.K, out_shape, false);
 
   Tensor ca = a.detach(), cb = b.detach();
   const bool need_a = a.requires_grad(), need_b = b.requires_grad();
   return record(out, "matmul", {a, b},
                 [ca, cb, p, transpose_a, transpose_b, stride_a, stride_b, need_a,
                  need_b](const Tensor& g) -> std::vector<Tensor> {
-    const int64_t stride_g = p.M * p.N;
-    Tensor d_a, d_b;
-    if (need_a) {
-      // C = op(A) op(B):  d op(A) = G op(B)^T.  Stored A^T when transposed: d A = op(B) G^T.
-      if (!transpose_a)
-        d_a = gemm_product(g, false, stride_g, cb, !transpose_b, stride_b, p.batch, p.M, p.K, p.N,
-                           ca.shape(), p.a_shared);
-      else
-        d_a = gemm_product(cb, transpose_b, stride_b, g, true, stride_g, p.batch, p.K, p.M, p.N,
-                           ca.shape(), p.a_shared);
-    }
-    if (need_b) {
-      // d op(B) = op(A)^T G.  Stored B^T when transposed: d B = G^T op(A).
-      if (!transpose_b)
-        d_b = gemm_product(ca, !transpose_a, stride_a, g, false, stride_g, p.batch, p.K, p.N, p.M,
-                           cb.shape(), p.b_shared);
-      else
-        d_b = gemm_product(g, true, stride_g, ca, transpose_a, stride_a, p.batch, p.N, p.K, p.M,
-                           cb.shape(), p.b_shared);
-    }
-    return {d_a, d_b};
-  });
+                  const int64_t stride_g = p.M * p.N;
+                  Tensor d_a, d_b;
+                  if (need_a) {
+                    // C = op(A) op(B):  d op(A) = G op(B)^T.  Stored A^T when transposed: d A = op(B) G^T.
+                    if (!transpose_a)
+                      d_a = gemm_product(g, false, stride_g, cb, !transpose_b, stride_b, p.batch, p.M, p.K, p.N,
+                                         ca.shape(), p.a_shared);
+                    else
+                      d_a = gemm_product(cb, transpose_b, stride_b, g, true, stride_g, p.batch, p.K, p.M, p.N,
+                                         ca.shape(), p.a_shared);
+                  }
+                  if (need_b) {
+                    // d op(B) = op(A)^T G.  Stored B^T when transposed: d B = G^T op(A).
+                    if (!transpose_b)
+                      d_b = gemm_product(ca, !transpose_a, stride_a, g, false, stride_g, p.batch, p.K, p.N, p.M,
+                                         cb.shape(), p.b_shared);
+                    else
+                      d_b = gemm_product(g, true, stride_g, ca, transpose_a, stride_a, p.batch, p.N, p.K, p.M,
+                                         cb.shape(), p.b_shared);
+                  }
+                  return {d_a, d_b};
+                });
 }
 
 Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias) {
@@ -138,21 +135,21 @@ Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias) {
   Backend& be = backend_of(x);
   be.strided_copy(x.dtype(), bias.data_ptr(), Strides{0, 1}, out.data_ptr(), Strides{out_features, 1},
                   Shape{rows, out_features});
-  be.gemm_batched(x.dtype(), false, true, 1, rows, out_features, in, 1.0, x.data_ptr(), 0, weight.data_ptr(), 0,
-                  1.0, out.data_ptr(), 0);
+  be.gemm_batched(x.dtype(), false, true, 1, rows, out_features, in, 1.0, x.data_ptr(), 0, weight.data_ptr(), 0, 1.0,
+                  out.data_ptr(), 0);
   Tensor cx = x.detach(), cw = weight.detach();
   const bool need_x = x.requires_grad(), need_w = weight.requires_grad();
   return record(out, "linear", {x, weight, bias},
                 [cx, cw, rows, in, out_features, need_x, need_w](const Tensor& g) -> std::vector<Tensor> {
-    // y = x W^T + b:  d x = g W,  d W = g^T x,  d b = sum of g over rows
-    Tensor d_x, d_w;
-    if (need_x)
-      d_x = gemm_product(g, false, 0, cw, false, 0, 1, rows, in, out_features, cx.shape(), false);
-    if (need_w)
-      d_w = gemm_product(g, true, 0, cx, false, 0, 1, out_features, in, rows, cw.shape(), false);
-    Tensor d_b = sum_to(reshape(g, {rows, out_features}), Shape{out_features});
-    return {d_x, d_w, d_b};
-  });
+                  // y = x W^T + b:  d x = g W,  d W = g^T x,  d b = sum of g over rows
+                  Tensor d_x, d_w;
+                  if (need_x)
+                    d_x = gemm_product(g, false, 0, cw, false, 0, 1, rows, in, out_features, cx.shape(), false);
+                  if (need_w)
+                    d_w = gemm_product(g, true, 0, cx, false, 0, 1, out_features, in, rows, cw.shape(), false);
+                  Tensor d_b = sum_to(reshape(g, {rows, out_features}), Shape{out_features});
+                  return {d_x, d_w, d_b};
+                });
 }
 
 }  // namespace qkv

@@ -22,26 +22,24 @@ Tensor softmax(const Tensor& x) {
   Tensor out = softmax_forward(x, false, "softmax");
   Tensor y = out.detach();
   // d x = y * (g - sum(g * y, last axis))
-  return record(out, "softmax", {x}, [y](const Tensor& g) -> std::vector<Tensor> {
-    return {mul(y, sub(g, sum(mul(g, y), -1, true)))};
-  });
+  return record(out, "softmax", {x},
+                [y](const Tensor& g) -> std::vector<Tensor> { return {mul(y, sub(g, sum(mul(g, y), -1, true)))}; });
 }
 
 Tensor log_softmax(const Tensor& x) {
   Tensor out = softmax_forward(x, true, "log_softmax");
   Tensor p = softmax_forward(x.detach(), false, "log_softmax");
   // d x = g - softmax(x) * sum(g, last axis)
-  return record(out, "log_softmax", {x}, [p](const Tensor& g) -> std::vector<Tensor> {
-    return {sub(g, mul(p, sum(g, -1, true)))};
-  });
+  return record(out, "log_softmax", {x},
+                [p](const Tensor& g) -> std::vector<Tensor> { return {sub(g, mul(p, sum(g, -1, true)))}; });
 }
 
 Tensor masked_fill(const Tensor& x, const Tensor& mask, double value) {
   check_float(x, "masked_fill");
   check_defined(mask, "masked_fill");
   if (mask.device() != x.device())
-    throw std::runtime_error(fmt::format("masked_fill: tensors are on different devices: {} and {}",
-                                         x.device().str(), mask.device().str()));
+    throw std::runtime_error(
+        fmt::format("masked_fill: tensors are on different devices: {} and {}", x.device().str(), mask.device().str()));
   Tensor keep = mask.dtype() == x.dtype() ? mask : mask.to(x.dtype());
   const Shape shape = broadcast_shapes(x.shape(), keep.shape(), "masked_fill");
   if (shape != x.shape())
@@ -49,13 +47,11 @@ Tensor masked_fill(const Tensor& x, const Tensor& mask, double value) {
                                          shape_str(mask.shape()), shape_str(x.shape())));
   Tensor out = Tensor::empty(x.shape(), x.dtype(), x.device());
   const Strides keep_strides = broadcast_strides(keep.shape(), shape);
-  backend_of(x).masked_fill(x.dtype(), x.data_ptr(), keep.data_ptr(), keep_strides, value,
-                            out.data_ptr(), shape);
+  backend_of(x).masked_fill(x.dtype(), x.data_ptr(), keep.data_ptr(), keep_strides, value, out.data_ptr(), shape);
   Tensor k = keep.detach();
   // d x = g where kept, 0 where filled
-  return record(out, "masked_fill", {x}, [k](const Tensor& g) -> std::vector<Tensor> {
-    return {masked_fill(g, k, 0.0)};
-  });
+  return record(out, "masked_fill", {x},
+                [k](const Tensor& g) -> std::vector<Tensor> { return {masked_fill(g, k, 0.0)}; });
 }
 
 Tensor embedding(const Tensor& table, const Tensor& ids) {
@@ -66,25 +62,24 @@ Tensor embedding(const Tensor& table, const Tensor& ids) {
   if (ids.dtype() != DType::I64)
     throw std::runtime_error("embedding: ids must be int64, got " + dtype_name(ids.dtype()));
   if (ids.device() != table.device())
-    throw std::runtime_error(fmt::format("embedding: tensors are on different devices: {} and {}",
-                                         table.device().str(), ids.device().str()));
+    throw std::runtime_error(fmt::format("embedding: tensors are on different devices: {} and {}", table.device().str(),
+                                         ids.device().str()));
   const int64_t rows = table.size(0), width = table.size(1), count = ids.numel();
   // Range-checked on the backend (on a GPU without waiting for the result).
   Tensor index = Tensor::empty(ids.shape(), DType::I64, ids.device());
   const IndexCheck check{"embedding: index", fmt::format("a table of {} rows", rows), rows};
-  backend_of(ids).check_indices(check, ids.data<int64_t>(), count, index.data<int64_t>(), table.dtype(),
-                                nullptr);
+  backend_of(ids).check_indices(check, ids.data<int64_t>(), count, index.data<int64_t>(), table.dtype(), nullptr);
   Shape out_shape = ids.shape();
   out_shape.push_back(width);
   Tensor out = Tensor::empty(out_shape, table.dtype(), table.device());
-  backend_of(table).gather_rows(table.dtype(), table.data_ptr(), width, index.data<int64_t>(), count,
-                                out.data_ptr());
+  backend_of(table).gather_rows(table.dtype(), table.data_ptr(), width, index.data<int64_t>(), count, out.data_ptr());
   const Shape table_shape = table.shape();
   // d table[ids[m]] += g[m]
   return record(out, "embedding", {table}, [table_shape, index](const Tensor& g) -> std::vector<Tensor> {
     Tensor d_table = Tensor::zeros(table_shape, g.dtype(), g.device());
-    backend_for(g.device()).scatter_add_rows(g.dtype(), d_table.data_ptr(), table_shape[1],
-                                             index.data<int64_t>(), index.numel(), g.data_ptr());
+    backend_for(g.device())
+        .scatter_add_rows(g.dtype(), d_table.data_ptr(), table_shape[1], index.data<int64_t>(), index.numel(),
+                          g.data_ptr());
     return {d_table};
   });
 }
@@ -97,8 +92,8 @@ Tensor layer_norm(const Tensor& x, const Tensor& weight, const Tensor& bias, dou
     if (!p->defined()) continue;
     check_pair(x, *p, "layer_norm");
     if (p->shape() != Shape{width})
-      throw std::runtime_error(fmt::format("layer_norm: weight/bias must be ({},) for input {}, got {}",
-                                           width, shape_str(x.shape()), shape_str(p->shape())));
+      throw std::runtime_error(fmt::format("layer_norm: weight/bias must be ({},) for input {}, got {}", width,
+                                           shape_str(x.shape()), shape_str(p->shape())));
   }
   // One pass per row on the backend (formula::layer_norm_row): out, x_hat and rstd.
   Tensor out = Tensor::empty(x.shape(), x.dtype(), x.device());
@@ -116,13 +111,14 @@ Tensor layer_norm(const Tensor& x, const Tensor& weight, const Tensor& bias, dou
   const bool has_bias = bias.defined();
   return record(out, "layer_norm", {x, weight, bias},
                 [x_hat, rstd, w, has_bias, rows, width](const Tensor& g) -> std::vector<Tensor> {
-    Tensor d_x = Tensor::empty(g.shape(), g.dtype(), g.device());
-    backend_of(g).layer_norm_backward_rows(g.dtype(), g.data_ptr(), x_hat.data_ptr(), rstd.data_ptr(),
-                                           w.defined() ? w.data_ptr() : nullptr, rows, width, d_x.data_ptr());
-    Tensor d_w = w.defined() ? sum_to(mul(g, x_hat), w.shape()) : Tensor();
-    Tensor d_b = has_bias ? sum_to(g, Shape{g.size(-1)}) : Tensor();
-    return {d_x, d_w, d_b};
-  });
+                  Tensor d_x = Tensor::empty(g.shape(), g.dtype(), g.device());
+                  backend_of(g).layer_norm_backward_rows(g.dtype(), g.data_ptr(), x_hat.data_ptr(), rstd.data_ptr(),
+                                                         w.defined() ? w.data_ptr() : nullptr, rows, width,
+                                                         d_x.data_ptr());
+                  Tensor d_w = w.defined() ? sum_to(mul(g, x_hat), w.shape()) : Tensor();
+                  Tensor d_b = has_bias ? sum_to(g, Shape{g.size(-1)}) : Tensor();
+                  return {d_x, d_w, d_b};
+                });
 }
 
 Tensor cross_entropy(const Tensor& logits, const Tensor& targets, int64_t ignore_index, double label_smoothing) {
@@ -141,18 +137,15 @@ Tensor cross_entropy(const Tensor& logits, const Tensor& targets, int64_t ignore
   Shape expect(logits.shape().begin(), logits.shape().end() - 1);
   if (targets.shape() != expect)
     throw std::runtime_error(fmt::format("cross_entropy: targets {} do not match logits {} (expected {})",
-                                         shape_str(targets.shape()), shape_str(logits.shape()),
-                                         shape_str(expect)));
+                                         shape_str(targets.shape()), shape_str(logits.shape()), shape_str(expect)));
   const int64_t rows = targets.numel();
   // The safe targets (ignored rows read class 0) and the 0/1 weights of the rows that count,
   // built and range-checked on the logits' device: nothing here reads back to the host.
   Tensor index = Tensor::empty({rows}, DType::I64, logits.device());
   Tensor weights = Tensor::empty({rows, 1}, logits.dtype(), logits.device());
-  const IndexCheck check{"cross_entropy: target", fmt::format("{} classes", classes), classes, true,
-                         ignore_index};
+  const IndexCheck check{"cross_entropy: target", fmt::format("{} classes", classes), classes, true, ignore_index};
   Backend& be = backend_of(logits);
-  be.check_indices(check, targets.data<int64_t>(), rows, index.data<int64_t>(), logits.dtype(),
-                   weights.data_ptr());
+  be.check_indices(check, targets.data<int64_t>(), rows, index.data<int64_t>(), logits.dtype(), weights.data_ptr());
 
   // loss = -sum_i valid_i * log_softmax(logits_i)[target_i] / count, with
   // log_softmax(logits_i)[c] = logits_i[c] - shift_i (shift_i: the row's log-sum-exp), formed in
@@ -175,14 +168,16 @@ Tensor cross_entropy(const Tensor& logits, const Tensor& targets, int64_t ignore
   // (rows, classes): softmax(logits_i)[c] = exp(logits_i[c] - shift_i), and the per-row factor
   // valid_i * g / count is formed first (valid_i is 0 or 1, so the product has the same bits as
   // (softmax * valid) * (g / count)).
-  Tensor nll = record(loss, "cross_entropy", {logits},
-                      [x, shift, index, weights, count, rows, classes, logits_shape](const Tensor& g) -> std::vector<Tensor> {
-    const Tensor factor = mul(weights, div(g, count));  // (rows, 1)
-    Tensor d = Tensor::empty(logits_shape, g.dtype(), g.device());
-    backend_for(g.device()).softmax_minus_onehot(g.dtype(), x.data_ptr(), shift.data_ptr(), index.data<int64_t>(),
-                                                 factor.data_ptr(), rows, classes, d.data_ptr());
-    return {d};
-  });
+  Tensor nll =
+      record(loss, "cross_entropy", {logits},
+             [x, shift, index, weights, count, rows, classes, logits_shape](const Tensor& g) -> std::vector<Tensor> {
+               const Tensor factor = mul(weights, div(g, count));  // (rows, 1)
+               Tensor d = Tensor::empty(logits_shape, g.dtype(), g.device());
+               backend_for(g.device())
+                   .softmax_minus_onehot(g.dtype(), x.data_ptr(), shift.data_ptr(), index.data<int64_t>(),
+                                         factor.data_ptr(), rows, classes, d.data_ptr());
+               return {d};
+             });
   if (label_smoothing == 0.0) return nll;
   // The smoothing term, composed of differentiable ops (its gradient comes from theirs): each counted
   // row's -mean_c log_softmax, averaged over the counted rows (weights and count are constants).
@@ -193,8 +188,7 @@ Tensor cross_entropy(const Tensor& logits, const Tensor& targets, int64_t ignore
 
 Tensor dropout(const Tensor& x, double p, bool training, Generator& gen) {
   check_float(x, "dropout");
-  if (p < 0.0 || p >= 1.0)
-    throw std::runtime_error(fmt::format("dropout: probability {} must be in [0, 1)", p));
+  if (p < 0.0 || p >= 1.0) throw std::runtime_error(fmt::format("dropout: probability {} must be in [0, 1)", p));
   if (!training || p == 0.0) return x;
   std::vector<double> keep(static_cast<size_t>(x.numel()));
   const double scale = 1.0 / (1.0 - p);
@@ -207,7 +201,8 @@ Tensor rotary(const Tensor& x, const Tensor& cos, const Tensor& sin) {
   check_float(x, "rotary");
   const int64_t H = x.dim() == 0 ? 0 : x.size(-1);
   if (H == 0 || H % 2 != 0)
-    throw std::runtime_error(fmt::format("rotary: the last dim must be even and positive, got {}", shape_str(x.shape())));
+    throw std::runtime_error(
+        fmt::format("rotary: the last dim must be even and positive, got {}", shape_str(x.shape())));
   if (!cos.defined() || !sin.defined() || cos.shape() != sin.shape() || cos.size(-1) != H / 2)
     throw std::runtime_error(fmt::format("rotary: cos and sin must both be (..., {}) for x {}, got {} and {}", H / 2,
                                          shape_str(x.shape()), cos.defined() ? shape_str(cos.shape()) : "none",

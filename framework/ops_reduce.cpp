@@ -36,26 +36,27 @@ Tensor mean(const Tensor& x) {
 
 Tensor mean(const Tensor& x, int64_t axis, bool keepdim) {
   const int64_t a = normalize_axis(axis, x.dim(), "mean");
-  if (x.shape()[a] == 0) throw std::runtime_error("mean: axis " + std::to_string(axis) + " of " + x.describe() + " is empty");
+  if (x.shape()[a] == 0)
+    throw std::runtime_error("mean: axis " + std::to_string(axis) + " of " + x.describe() + " is empty");
   return mul_scalar(sum(x, a, keepdim), 1.0 / static_cast<double>(x.shape()[a]));
 }
 
 MaxResult max_with_indices(const Tensor& x, int64_t axis, bool keepdim) {
   check_float(x, "max");
   const int64_t a = normalize_axis(axis, x.dim(), "max");
-  if (x.shape()[a] == 0) throw std::runtime_error("max: axis " + std::to_string(axis) + " of " + x.describe() + " is empty");
+  if (x.shape()[a] == 0)
+    throw std::runtime_error("max: axis " + std::to_string(axis) + " of " + x.describe() + " is empty");
   const AxisSplit s = split_at_axis(x.shape(), a);
   const Shape kept = keepdim_shape(x.shape(), a);
   Tensor values = Tensor::empty(kept, x.dtype(), x.device());
   Tensor indices = Tensor::empty(kept, DType::I64, x.device());
-  backend_of(x).max_along(x.dtype(), x.data_ptr(), s.outer, s.n, s.inner, values.data_ptr(),
-                          indices.data<int64_t>());
+  backend_of(x).max_along(x.dtype(), x.data_ptr(), s.outer, s.n, s.inner, values.data_ptr(), indices.data<int64_t>());
   const Shape x_shape = x.shape();
   // d max = g routed to the (first) arg-max position
   values = record(values, "max", {x}, [x_shape, s, indices](const Tensor& g) -> std::vector<Tensor> {
     Tensor d_x = Tensor::zeros(x_shape, g.dtype(), g.device());
-    backend_for(g.device()).put_along_add(g.dtype(), d_x.data_ptr(), s.outer, s.n, s.inner,
-                                          indices.data<int64_t>(), g.data_ptr());
+    backend_for(g.device())
+        .put_along_add(g.dtype(), d_x.data_ptr(), s.outer, s.n, s.inner, indices.data<int64_t>(), g.data_ptr());
     return {d_x};
   });
   if (keepdim) return {values, indices};

@@ -7,18 +7,16 @@ using namespace detail;
 
 Tensor transpose(const Tensor& x) {
   check_defined(x, "transpose");
-  if (x.dim() < 2)
-    throw std::runtime_error("transpose: needs at least 2 dims, got " + shape_str(x.shape()));
+  if (x.dim() < 2) throw std::runtime_error("transpose: needs at least 2 dims, got " + shape_str(x.shape()));
   Shape out_shape = x.shape();
   std::swap(out_shape[out_shape.size() - 1], out_shape[out_shape.size() - 2]);
   Strides in_strides = contiguous_strides(x.shape());
   std::swap(in_strides[in_strides.size() - 1], in_strides[in_strides.size() - 2]);
   Tensor out = Tensor::empty(out_shape, x.dtype(), x.device());
-  backend_of(x).strided_copy(x.dtype(), x.data_ptr(), in_strides, out.data_ptr(),
-                             contiguous_strides(out_shape), out_shape);
+  backend_of(x).strided_copy(x.dtype(), x.data_ptr(), in_strides, out.data_ptr(), contiguous_strides(out_shape),
+                             out_shape);
   // d(x^T) = g^T
-  return record(out, "transpose", {x},
-                [](const Tensor& g) -> std::vector<Tensor> { return {transpose(g)}; });
+  return record(out, "transpose", {x}, [](const Tensor& g) -> std::vector<Tensor> { return {transpose(g)}; });
 }
 
 Tensor reshape(const Tensor& x, const Shape& shape) {
@@ -37,18 +35,17 @@ Tensor reshape(const Tensor& x, const Shape& shape) {
   }
   if (infer_at >= 0) {
     if (known == 0 || x.numel() % known != 0)
-      throw std::runtime_error(fmt::format("reshape: cannot reshape {} into {}",
-                                           shape_str(x.shape()), shape_str(shape)));
+      throw std::runtime_error(
+          fmt::format("reshape: cannot reshape {} into {}", shape_str(x.shape()), shape_str(shape)));
     resolved[infer_at] = x.numel() / known;
   }
   if (shape_numel(resolved) != x.numel())
-    throw std::runtime_error(fmt::format("reshape: cannot reshape {} ({} elements) into {}",
-                                         shape_str(x.shape()), x.numel(), shape_str(shape)));
+    throw std::runtime_error(fmt::format("reshape: cannot reshape {} ({} elements) into {}", shape_str(x.shape()),
+                                         x.numel(), shape_str(shape)));
   Tensor out = x.view_as_shape(resolved);
   const Shape x_shape = x.shape();
-  return record(out, "reshape", {x}, [x_shape](const Tensor& g) -> std::vector<Tensor> {
-    return {reshape(g, x_shape)};
-  });
+  return record(out, "reshape", {x},
+                [x_shape](const Tensor& g) -> std::vector<Tensor> { return {reshape(g, x_shape)}; });
 }
 
 Tensor view(const Tensor& x, const Shape& shape) { return reshape(x, shape); }
@@ -58,8 +55,8 @@ static void copy_into_region(const Tensor& src, Tensor& dst, int64_t axis, int64
   const Strides dst_strides = contiguous_strides(dst.shape());
   const size_t elem = dtype_size(dst.dtype());
   char* base = static_cast<char*>(dst.data_ptr()) + begin * dst_strides[axis] * elem;
-  backend_of(dst).strided_copy(dst.dtype(), src.data_ptr(), contiguous_strides(src.shape()), base,
-                               dst_strides, src.shape());
+  backend_of(dst).strided_copy(dst.dtype(), src.data_ptr(), contiguous_strides(src.shape()), base, dst_strides,
+                               src.shape());
 }
 
 Tensor slice(const Tensor& x, int64_t axis, int64_t begin, int64_t end) {
@@ -67,8 +64,8 @@ Tensor slice(const Tensor& x, int64_t axis, int64_t begin, int64_t end) {
   const int64_t a = normalize_axis(axis, x.dim(), "slice");
   const int64_t n = x.shape()[a];
   if (begin < 0 || end < begin || end > n)
-    throw std::runtime_error(fmt::format("slice: range [{}, {}) out of bounds for axis {} of {}",
-                                         begin, end, axis, shape_str(x.shape())));
+    throw std::runtime_error(
+        fmt::format("slice: range [{}, {}) out of bounds for axis {} of {}", begin, end, axis, shape_str(x.shape())));
   Shape out_shape = x.shape();
   out_shape[a] = end - begin;
   Tensor out = Tensor::empty(out_shape, x.dtype(), x.device());
@@ -100,8 +97,8 @@ Tensor concat(const std::vector<Tensor>& xs, int64_t axis) {
       throw std::runtime_error(fmt::format("concat: ranks differ: {} and {}", shape_str(expect), shape_str(got)));
     expect[a] = got[a] = 0;
     if (expect != got)
-      throw std::runtime_error(fmt::format("concat: shapes {} and {} differ outside axis {}",
-                                           shape_str(xs[0].shape()), shape_str(x.shape()), axis));
+      throw std::runtime_error(fmt::format("concat: shapes {} and {} differ outside axis {}", shape_str(xs[0].shape()),
+                                           shape_str(x.shape()), axis));
     out_shape[a] += x.shape()[a];
   }
   Tensor out = Tensor::empty(out_shape, xs[0].dtype(), xs[0].device());

@@ -45,8 +45,10 @@ void SGD::step() {
     if (opt_.weight_decay != 0) g = add(g, mul_scalar(p, opt_.weight_decay));  // g += wd * p
     if (opt_.momentum != 0) {
       Tensor& buf = momentum_buffers_[i];
-      if (!buf.defined()) buf = g.clone();  // first step: buf = g
-      else buf = add(mul_scalar(buf, opt_.momentum), mul_scalar(g, 1.0 - opt_.dampening));
+      if (!buf.defined())
+        buf = g.clone();  // first step: buf = g
+      else
+        buf = add(mul_scalar(buf, opt_.momentum), mul_scalar(g, 1.0 - opt_.dampening));
       g = opt_.nesterov ? add(g, mul_scalar(buf, opt_.momentum)) : buf;
     }
     p.copy_(sub(p, mul_scalar(g, lr)));  // p -= lr * g
@@ -73,8 +75,8 @@ Adam::Adam(std::vector<Tensor> params, AdamOptions options, bool decoupled)
 
 void Adam::restore(int64_t steps, std::vector<Tensor> exp_avg, std::vector<Tensor> exp_avg_sq) {
   if (steps < 0 || exp_avg.size() != params_.size() || exp_avg_sq.size() != params_.size())
-    throw std::runtime_error(fmt::format("Adam: a saved state of {} step(s) and {}/{} moments for {} parameters",
-                                         steps, exp_avg.size(), exp_avg_sq.size(), params_.size()));
+    throw std::runtime_error(fmt::format("Adam: a saved state of {} step(s) and {}/{} moments for {} parameters", steps,
+                                         exp_avg.size(), exp_avg_sq.size(), params_.size()));
   for (size_t i = 0; i < params_.size(); ++i)
     for (const Tensor* m : {&exp_avg[i], &exp_avg_sq[i]})
       if (m->defined() && m->shape() != params_[i].shape())
@@ -106,8 +108,8 @@ void Adam::step() {
     if (!p.grad().defined()) continue;
     const Tensor& g = p.grad();
     if (g.shape() != p.shape() || g.dtype() != p.dtype() || g.device() != p.device())
-      throw std::runtime_error(fmt::format("Adam: gradient {} does not match its parameter {}", g.describe(),
-                                           p.describe()));
+      throw std::runtime_error(
+          fmt::format("Adam: gradient {} does not match its parameter {}", g.describe(), p.describe()));
     Tensor& m = exp_avg_[i];
     Tensor& v = exp_avg_sq_[i];
     if (!m.defined()) {
@@ -115,8 +117,8 @@ void Adam::step() {
       v = Tensor::zeros(p.shape(), p.dtype(), p.device());
     }
     // one fused pass per parameter, in place (the arithmetic is documented at Backend::adam_update)
-    backend_for(p.device()).adam_update(p.dtype(), p.data_ptr(), g.data_ptr(), m.data_ptr(), v.data_ptr(),
-                                        p.numel(), s);
+    backend_for(p.device())
+        .adam_update(p.dtype(), p.data_ptr(), g.data_ptr(), m.data_ptr(), v.data_ptr(), p.numel(), s);
   }
 }
 
@@ -150,8 +152,8 @@ double scheduled_learning_rate(int64_t step, int64_t total_steps, int64_t warmup
                                Schedule schedule) {
   if (schedule == Schedule::Constant) return base_lr;
   if (total_steps <= 0 || warmup_steps <= 0 || step < 0)
-    throw std::runtime_error(fmt::format("learning-rate schedule: step {} of {} with {} warm-up step(s)", step,
-                                         total_steps, warmup_steps));
+    throw std::runtime_error(
+        fmt::format("learning-rate schedule: step {} of {} with {} warm-up step(s)", step, total_steps, warmup_steps));
   // (the trainer's exact expression: its checkpoints depend on every rounding)
   const double progress = static_cast<double>(step) / total_steps;
   const double warmup = std::min(1.0, static_cast<double>(step + 1) / warmup_steps);

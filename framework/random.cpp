@@ -36,15 +36,13 @@ uint64_t Generator::below(uint64_t n) {
   return x % n;
 }
 
-Tensor randn(const Shape& shape, Generator& gen, DType dtype, Device device, double mean,
-             double std) {
+Tensor randn(const Shape& shape, Generator& gen, DType dtype, Device device, double mean, double std) {
   std::vector<double> values(static_cast<size_t>(shape_numel(shape)));
   for (double& v : values) v = mean + std * gen.normal();
   return Tensor::from_vector(values, shape, dtype, device);
 }
 
-Tensor rand_uniform(const Shape& shape, Generator& gen, double low, double high, DType dtype,
-                    Device device) {
+Tensor rand_uniform(const Shape& shape, Generator& gen, double low, double high, DType dtype, Device device) {
   std::vector<double> values(static_cast<size_t>(shape_numel(shape)));
   for (double& v : values) v = low + (high - low) * gen.uniform();
   return Tensor::from_vector(values, shape, dtype, device);
@@ -64,8 +62,7 @@ void Generator::set_state(const std::string& text) {
   int has_spare = 0;
   uint64_t spare_bits = 0;
   in >> engine >> has_spare >> spare_bits;
-  if (!in || (has_spare != 0 && has_spare != 1))
-    throw std::runtime_error("random generator state is malformed");
+  if (!in || (has_spare != 0 && has_spare != 1)) throw std::runtime_error("random generator state is malformed");
   engine_ = engine;
   has_spare_ = has_spare == 1;
   std::memcpy(&spare_, &spare_bits, sizeof spare_);

@@ -14,10 +14,10 @@ class Generator {
  public:
   explicit Generator(uint64_t seed = 0) : engine_(seed) {}
   void seed(uint64_t seed) { engine_.seed(seed); }
-  double uniform();                 // [0, 1), 53 random bits
-  double normal();                  // standard normal, Box-Muller
+  double uniform();  // [0, 1), 53 random bits
+  double normal();   // standard normal, Box-Muller
   uint64_t next_u64() { return engine_(); }
-  uint64_t below(uint64_t n);       // uniform integer in [0, n)
+  uint64_t below(uint64_t n);  // uniform integer in [0, n)
   // The whole state as text (engine, spare normal), and back: a run resumed from it draws exactly
   // the numbers the uninterrupted run would have. set_state throws on text it did not write.
   std::string state() const;
@@ -29,9 +29,9 @@ class Generator {
   double spare_ = 0.0;
 };
 
-Tensor randn(const Shape& shape, Generator& gen, DType dtype = DType::F32,
-             Device device = Device::cpu(), double mean = 0.0, double std = 1.0);
-Tensor rand_uniform(const Shape& shape, Generator& gen, double low, double high,
-                    DType dtype = DType::F32, Device device = Device::cpu());
+Tensor randn(const Shape& shape, Generator& gen, DType dtype = DType::F32, Device device = Device::cpu(),
+             double mean = 0.0, double std = 1.0);
+Tensor rand_uniform(const Shape& shape, Generator& gen, double low, double high, DType dtype = DType::F32,
+                    Device device = Device::cpu());
 
 }  // namespace qkv

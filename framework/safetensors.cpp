@@ -115,9 +115,7 @@ std::string describe(const json& value) {
 json parse_header_json(std::string_view text, const std::string& name) {
   try {
     return parse_bounded_json(text, {.max_depth = kMaxHeaderDepth, .max_values = kMaxHeaderValues});
-  } catch (const std::runtime_error& e) {
-    fail(name, std::string("header ") + e.what());
-  }
+  } catch (const std::runtime_error& e) { fail(name, std::string("header ") + e.what()); }
 }
 
 // Reads one non-negative integer that fits in int64 from a JSON number, or returns false.
@@ -151,9 +149,7 @@ TensorEntry parse_tensor_entry(const std::string& tensor_name, const json& entry
   size_t dtype_size = 0;
   try {
     dtype_size = safetensors_dtype_size(result.tensor.dtype);
-  } catch (const std::runtime_error&) {
-    fail(name, where + "unknown dtype " + single_quoted(result.tensor.dtype));
-  }
+  } catch (const std::runtime_error&) { fail(name, where + "unknown dtype " + single_quoted(result.tensor.dtype)); }
 
   const json& shape = entry.at("shape");
   if (!shape.is_array()) fail(name, where + "field 'shape' must be an array of non-negative integers");
@@ -268,9 +264,7 @@ std::string header_text_of(const std::map<std::string, std::string>& metadata,
     size_t dtype_size = 0;
     try {
       dtype_size = safetensors_dtype_size(tensor.dtype);
-    } catch (const std::runtime_error&) {
-      fail(name, where + "unknown dtype " + single_quoted(tensor.dtype));
-    }
+    } catch (const std::runtime_error&) { fail(name, where + "unknown dtype " + single_quoted(tensor.dtype)); }
     for (int64_t dim : tensor.shape) {
       if (dim < 0) fail(name, where + "negative dimension " + std::to_string(dim) + " in shape");
     }
@@ -283,7 +277,8 @@ std::string header_text_of(const std::map<std::string, std::string>& metadata,
                      std::to_string(needed_bytes) + " bytes but data holds " + std::to_string(tensor.data.size()));
     }
     begin_entry();
-    header += json_string_literal(tensor_name, name, "tensor name") + ":{\"dtype\":\"" + tensor.dtype + "\",\"shape\":[";
+    header +=
+        json_string_literal(tensor_name, name, "tensor name") + ":{\"dtype\":\"" + tensor.dtype + "\",\"shape\":[";
     for (size_t i = 0; i < tensor.shape.size(); ++i) {
       if (i > 0) header += ",";
       header += std::to_string(tensor.shape[i]);
@@ -315,7 +310,8 @@ std::string content_checksum(const std::map<std::string, std::string>& metadata,
 std::vector<uint8_t> serialize_with_name(const SafeTensorsFile& file, const std::string& name,
                                          SafetensorsChecksum checksum) {
   if (file.metadata.count(kSafetensorsChecksumKey))
-    fail(name, std::string("metadata key '") + kSafetensorsChecksumKey + "' is the writer's own (it holds the checksum)");
+    fail(name,
+         std::string("metadata key '") + kSafetensorsChecksumKey + "' is the writer's own (it holds the checksum)");
   uint64_t data_bytes = 0;
   std::string header;
   if (checksum == SafetensorsChecksum::write) {
@@ -349,9 +345,8 @@ std::string errno_text() { return std::strerror(errno); }
 
 size_t safetensors_dtype_size(const std::string& dtype) {
   static const std::map<std::string, size_t> kSizes = {
-      {"BOOL", 1},    {"U8", 1},  {"I8", 1},   {"F8_E5M2", 1}, {"F8_E4M3", 1}, {"F8_E8M0", 1},
-      {"I16", 2},     {"U16", 2}, {"F16", 2},  {"BF16", 2},    {"I32", 4},     {"U32", 4},
-      {"F32", 4},     {"I64", 8}, {"U64", 8},  {"F64", 8},
+      {"BOOL", 1}, {"U8", 1},   {"I8", 1},  {"F8_E5M2", 1}, {"F8_E4M3", 1}, {"F8_E8M0", 1}, {"I16", 2}, {"U16", 2},
+      {"F16", 2},  {"BF16", 2}, {"I32", 4}, {"U32", 4},     {"F32", 4},     {"I64", 8},     {"U64", 8}, {"F64", 8},
   };
   const auto found = kSizes.find(dtype);
   if (found == kSizes.end()) throw std::runtime_error("unknown safetensors dtype " + single_quoted(dtype));
@@ -376,8 +371,8 @@ static json read_header(const std::vector<uint8_t>& bytes, const std::string& na
   const std::string not_safetensors = std::string("not a safetensors file") + (png ? " (it is a PNG image)" : "") +
                                       ": its first 8 bytes give a header length of ";
   if (header_size > kSafetensorsMaxHeaderSize) {
-    fail(name, not_safetensors + std::to_string(header_size) + " bytes; header too large: " + std::to_string(header_size) +
-                   " bytes (limit " + std::to_string(kSafetensorsMaxHeaderSize) + ")");
+    fail(name, not_safetensors + std::to_string(header_size) + " bytes; header too large: " +
+                   std::to_string(header_size) + " bytes (limit " + std::to_string(kSafetensorsMaxHeaderSize) + ")");
   }
   const size_t available = bytes.size() - kLengthPrefixBytes;
   if (header_size > available) {
@@ -390,7 +385,8 @@ static json read_header(const std::vector<uint8_t>& bytes, const std::string& na
   const std::string_view header_text(reinterpret_cast<const char*>(header_begin), header_size);
   // JSON ends at a NUL for the parser; the reference reader rejects it, and so do we.
   if (const size_t nul = header_text.find('\0'); nul != std::string::npos)
-    fail(name, "header has a NUL byte at offset " + std::to_string(nul) + " (only JSON and trailing spaces are allowed)");
+    fail(name,
+         "header has a NUL byte at offset " + std::to_string(nul) + " (only JSON and trailing spaces are allowed)");
   if (header_text.empty() || header_text[0] != '{') {
     fail(name, "header is not a JSON object (it must start with '{')");
   }
@@ -399,7 +395,6 @@ static json read_header(const std::vector<uint8_t>& bytes, const std::string& na
   json header = parse_header_json(header_text.substr(0, last == std::string_view::npos ? 0 : last + 1), name);
   if (!header.is_object()) fail(name, "header is not a JSON object");
   return header;
-
 }
 
 // The tensors' data offsets, sorted by begin, must tile the data buffer exactly, each starting where
@@ -414,8 +409,8 @@ static uint64_t check_offsets_tile(std::vector<TensorEntry>& entries, const std:
   for (const TensorEntry& entry : entries) {
     const std::string offsets = "data_offsets [" + std::to_string(entry.begin) + ", " + std::to_string(entry.end) + "]";
     if (entry.begin < expected_begin) {
-      fail(name, "tensor " + single_quoted(entry.name) + ": " + offsets + " overlap tensor " + single_quoted(previous->name) +
-                     ", which ends at " + std::to_string(expected_begin));
+      fail(name, "tensor " + single_quoted(entry.name) + ": " + offsets + " overlap tensor " +
+                     single_quoted(previous->name) + ", which ends at " + std::to_string(expected_begin));
     }
     if (entry.begin > expected_begin) {
       const std::string after = previous ? "tensor " + single_quoted(previous->name) + " ends" : "the data starts";
@@ -515,8 +510,9 @@ SafeTensorsFile safetensors_read(const std::string& path) {
     done += static_cast<size_t>(got);
   }
   ::close(fd);
-  if (done != size) fail(path, "the file shrank while it was read (" + std::to_string(done) + " of " +
-                                   std::to_string(size) + " bytes)");
+  if (done != size)
+    fail(path,
+         "the file shrank while it was read (" + std::to_string(done) + " of " + std::to_string(size) + " bytes)");
   return safetensors_parse(bytes, path);
 }
 

@@ -12,9 +12,9 @@ namespace qkv {
 
 // One tensor as stored in the file.
 struct SafeTensor {
-  std::string dtype;            // safetensors dtype name: "F32", "F64", "I64", "BF16", ...
-  std::vector<int64_t> shape;   // empty for a 0-d scalar
-  std::vector<uint8_t> data;    // little-endian, row-major, size == numel * dtype_size
+  std::string dtype;           // safetensors dtype name: "F32", "F64", "I64", "BF16", ...
+  std::vector<int64_t> shape;  // empty for a 0-d scalar
+  std::vector<uint8_t> data;   // little-endian, row-major, size == numel * dtype_size
 };
 
 // The __metadata__ key of the checksum every file qkv writes carries: 8 hex digits of the CRC32C
@@ -26,7 +26,7 @@ inline constexpr const char* kSafetensorsChecksumKey = "qkv_crc32c";
 struct SafeTensorsFile {
   std::map<std::string, std::string> metadata;  // the "__metadata__" map
   std::map<std::string, SafeTensor> tensors;    // written in name order, contiguously
-  bool checksum_verified = false;  // read: the file carried a checksum and it matched
+  bool checksum_verified = false;               // read: the file carried a checksum and it matched
 };
 
 // Largest header the reader accepts, as in the reference implementation.

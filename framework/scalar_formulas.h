@@ -43,9 +43,12 @@ QKV_FORMULA double pow_of(double x, double s) { return ::pow(x, s); }
 template <typename T>
 QKV_FORMULA T unary(UnaryOp op, T x, T s) {
   switch (op) {
+// (clang-format would join the include to the macro body)
+// clang-format off
 #define QKV_UNARY_OP(name, formula) \
   case UnaryOp::name: return formula;
 #include "elementwise_ops.def"
+    // clang-format on
   }
   return x;
 }
@@ -53,9 +56,12 @@ QKV_FORMULA T unary(UnaryOp op, T x, T s) {
 template <typename T>
 QKV_FORMULA T binary(BinaryOp op, T a, T b) {
   switch (op) {
+// (clang-format would join the include to the macro body)
+// clang-format off
 #define QKV_BINARY_OP(name, formula) \
   case BinaryOp::name: return formula;
 #include "elementwise_ops.def"
+    // clang-format on
   }
   return a;
 }
@@ -72,8 +78,8 @@ QKV_FORMULA T nan_max(T a, T b) {
 //   x_hat = (x - mean) * rstd,  out = x_hat * w + b  (w, b may be null: no affine part)
 // Sums accumulate in double; every entry is computed in the row's own precision.
 template <typename T>
-QKV_FORMULA void layer_norm_row(const T* x, const T* w, const T* b, int64_t width, double eps, T* out,
-                                T* x_hat, T* rstd) {
+QKV_FORMULA void layer_norm_row(const T* x, const T* w, const T* b, int64_t width, double eps, T* out, T* x_hat,
+                                T* rstd) {
   double total = 0.0;
   for (int64_t c = 0; c < width; ++c) total += x[c];
   const T mean = static_cast<T>(total / static_cast<double>(width));
@@ -97,8 +103,7 @@ QKV_FORMULA void layer_norm_row(const T* x, const T* w, const T* b, int64_t widt
 //   d_x_hat = g * w,  d_x = rstd * (d_x_hat - mean(d_x_hat) - x_hat * mean(d_x_hat * x_hat))
 // (the weight and bias gradients are column sums over rows; the op composes them).
 template <typename T>
-QKV_FORMULA void layer_norm_backward_row(const T* g, const T* x_hat, T rstd, const T* w, int64_t width,
-                                         T* d_x) {
+QKV_FORMULA void layer_norm_backward_row(const T* g, const T* x_hat, T rstd, const T* w, int64_t width, T* d_x) {
   double sum_d = 0.0, sum_dh = 0.0;
   for (int64_t c = 0; c < width; ++c) {
     const T d = w ? g[c] * w[c] : g[c];
@@ -123,11 +128,16 @@ struct AdamEntry {
   bool l2, shrink;
 
   static AdamEntry from(const AdamStep& s) {
-    return {static_cast<T>(s.weight_decay),         static_cast<T>(1.0 - s.lr * s.weight_decay),
-            static_cast<T>(s.beta1),                static_cast<T>(1.0 - s.beta1),
-            static_cast<T>(s.beta2),                static_cast<T>(1.0 - s.beta2),
-            static_cast<T>(s.sqrt_bias_correction2), static_cast<T>(s.eps),
-            static_cast<T>(-s.step_size),           !s.decoupled && s.weight_decay != 0,
+    return {static_cast<T>(s.weight_decay),
+            static_cast<T>(1.0 - s.lr * s.weight_decay),
+            static_cast<T>(s.beta1),
+            static_cast<T>(1.0 - s.beta1),
+            static_cast<T>(s.beta2),
+            static_cast<T>(1.0 - s.beta2),
+            static_cast<T>(s.sqrt_bias_correction2),
+            static_cast<T>(s.eps),
+            static_cast<T>(-s.step_size),
+            !s.decoupled && s.weight_decay != 0,
             s.decoupled && s.weight_decay != 0};
   }
 
@@ -145,9 +155,12 @@ struct AdamEntry {
     param = p + minus_step * (m / (sqrt_of(v) / sqrt_bias_correction2 + eps));
   }
   QKV_FORMULA void apply(T& param, T grad, T& exp_avg, T& exp_avg_sq) const {
-    if (l2) apply_as<true, false>(param, grad, exp_avg, exp_avg_sq);
-    else if (shrink) apply_as<false, true>(param, grad, exp_avg, exp_avg_sq);
-    else apply_as<false, false>(param, grad, exp_avg, exp_avg_sq);
+    if (l2)
+      apply_as<true, false>(param, grad, exp_avg, exp_avg_sq);
+    else if (shrink)
+      apply_as<false, true>(param, grad, exp_avg, exp_avg_sq);
+    else
+      apply_as<false, false>(param, grad, exp_avg, exp_avg_sq);
   }
 };
 
@@ -181,9 +194,12 @@ inline MergedDims merge_dimensions(const Shape& shape, const std::vector<const S
 // Calls body(float{}) or body(double{}) for a float dtype; any other names the backend and call.
 template <typename Body>
 void dispatch_float(DType dtype, const char* backend, const char* what, Body&& body) {
-  if (dtype == DType::F32) body(float{});
-  else if (dtype == DType::F64) body(double{});
-  else throw std::runtime_error(std::string(backend) + " backend: " + what + " does not support " + dtype_name(dtype));
+  if (dtype == DType::F32)
+    body(float{});
+  else if (dtype == DType::F64)
+    body(double{});
+  else
+    throw std::runtime_error(std::string(backend) + " backend: " + what + " does not support " + dtype_name(dtype));
 }
 
 }  // namespace qkv::formula

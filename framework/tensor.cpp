@@ -44,9 +44,7 @@ std::string dtype_name(DType dtype) {
   return "?";
 }
 
-std::string Device::str() const {
-  return type == DeviceType::CPU ? "cpu" : fmt::format("cuda:{}", index);
-}
+std::string Device::str() const { return type == DeviceType::CPU ? "cpu" : fmt::format("cuda:{}", index); }
 
 Device Device::parse(const std::string& text) {
   if (text == "cpu") return cpu();
@@ -59,9 +57,7 @@ Device Device::parse(const std::string& text) {
   throw std::runtime_error(fmt::format("unknown device '{}' (expected cpu, cuda or cuda:N)", text));
 }
 
-std::string shape_str(const Shape& shape) {
-  return "(" + dims_for_message(shape) + (shape.size() == 1 ? ",)" : ")");
-}
+std::string shape_str(const Shape& shape) { return "(" + dims_for_message(shape) + (shape.size() == 1 ? ",)" : ")"); }
 
 int64_t shape_numel(const Shape& shape) {
   int64_t n = 1;
@@ -109,17 +105,11 @@ Tensor Tensor::full(const Shape& shape, double value, DType dtype, Device device
   return t;
 }
 
-Tensor Tensor::zeros(const Shape& shape, DType dtype, Device device) {
-  return full(shape, 0.0, dtype, device);
-}
+Tensor Tensor::zeros(const Shape& shape, DType dtype, Device device) { return full(shape, 0.0, dtype, device); }
 
-Tensor Tensor::ones(const Shape& shape, DType dtype, Device device) {
-  return full(shape, 1.0, dtype, device);
-}
+Tensor Tensor::ones(const Shape& shape, DType dtype, Device device) { return full(shape, 1.0, dtype, device); }
 
-Tensor Tensor::scalar(double value, DType dtype, Device device) {
-  return full({}, value, dtype, device);
-}
+Tensor Tensor::scalar(double value, DType dtype, Device device) { return full({}, value, dtype, device); }
 
 Tensor Tensor::arange(int64_t n, DType dtype, Device device) {
   if (n < 0) throw std::runtime_error(fmt::format("arange: n must be >= 0, got {}", n));
@@ -133,11 +123,10 @@ Tensor Tensor::arange(int64_t n, DType dtype, Device device) {
   return from_vector(values, {n}, dtype, device);
 }
 
-Tensor Tensor::from_vector(const std::vector<double>& values, const Shape& shape, DType dtype,
-                           Device device) {
+Tensor Tensor::from_vector(const std::vector<double>& values, const Shape& shape, DType dtype, Device device) {
   if (static_cast<int64_t>(values.size()) != shape_numel(shape))
-    throw std::runtime_error(fmt::format("from_vector: {} values do not fill shape {}",
-                                         values.size(), shape_str(shape)));
+    throw std::runtime_error(
+        fmt::format("from_vector: {} values do not fill shape {}", values.size(), shape_str(shape)));
   if (dtype == DType::I64) throw std::runtime_error("from_vector: use from_ids for int64");
   Tensor host = empty(shape, dtype, Device::cpu());
   if (dtype == DType::F64) {
@@ -151,8 +140,7 @@ Tensor Tensor::from_vector(const std::vector<double>& values, const Shape& shape
 
 Tensor Tensor::from_ids(const std::vector<int64_t>& ids, const Shape& shape, Device device) {
   if (static_cast<int64_t>(ids.size()) != shape_numel(shape))
-    throw std::runtime_error(fmt::format("from_ids: {} ids do not fill shape {}", ids.size(),
-                                         shape_str(shape)));
+    throw std::runtime_error(fmt::format("from_ids: {} ids do not fill shape {}", ids.size(), shape_str(shape)));
   Tensor host = empty(shape, DType::I64, Device::cpu());
   if (!ids.empty()) std::memcpy(host.data_ptr(), ids.data(), ids.size() * sizeof(int64_t));
   return device == Device::cpu() ? host : host.to(device);
@@ -164,8 +152,7 @@ int64_t Tensor::size(int64_t axis) const {
   const int64_t rank = dim();
   const int64_t a = axis < 0 ? axis + rank : axis;
   if (a < 0 || a >= rank)
-    throw std::runtime_error(fmt::format("axis {} out of range for shape {}", axis,
-                                         shape_str(shape())));
+    throw std::runtime_error(fmt::format("axis {} out of range for shape {}", axis, shape_str(shape())));
   return shape()[a];
 }
 
@@ -209,8 +196,7 @@ std::vector<double> Tensor::to_vector() const {
 }
 
 std::vector<int64_t> Tensor::to_ids() const {
-  if (dtype() != DType::I64)
-    throw std::runtime_error("to_ids: tensor is " + dtype_name(dtype()) + ", expected int64");
+  if (dtype() != DType::I64) throw std::runtime_error("to_ids: tensor is " + dtype_name(dtype()) + ", expected int64");
   std::vector<int64_t> out(static_cast<size_t>(numel()));
   if (out.empty()) return out;
   if (device() == Device::cpu()) ++host_read_count;  // to() counts reads from a device
@@ -221,8 +207,7 @@ std::vector<int64_t> Tensor::to_ids() const {
 
 double Tensor::item() const {
   if (numel() != 1)
-    throw std::runtime_error("item: tensor has shape " + shape_str(shape()) +
-                             ", expected exactly one element");
+    throw std::runtime_error("item: tensor has shape " + shape_str(shape()) + ", expected exactly one element");
   return to_vector()[0];
 }
 
@@ -261,8 +246,7 @@ bool Tensor::requires_grad() const { return need(impl_).requires_grad; }
 
 Tensor& Tensor::set_requires_grad(bool flag) {
   need(impl_);
-  if (impl_->grad_fn)
-    throw std::runtime_error("set_requires_grad: only leaf tensors can change requires_grad");
+  if (impl_->grad_fn) throw std::runtime_error("set_requires_grad: only leaf tensors can change requires_grad");
   if (flag && dtype() == DType::I64)
     throw std::runtime_error("set_requires_grad: int64 tensors cannot require gradients");
   impl_->requires_grad = flag;
@@ -287,16 +271,16 @@ Tensor Tensor::view_as_shape(const Shape& new_shape) const {
   const TensorImpl& t = need(impl_);
   if (shape_numel(new_shape) != shape_numel(t.shape))
     throw std::runtime_error(fmt::format("view: cannot view shape {} ({} elements) as {} ({} elements)",
-                                         shape_str(t.shape), shape_numel(t.shape),
-                                         shape_str(new_shape), shape_numel(new_shape)));
+                                         shape_str(t.shape), shape_numel(t.shape), shape_str(new_shape),
+                                         shape_numel(new_shape)));
   return make_tensor(t.storage, t.offset, new_shape, t.dtype);
 }
 
 Tensor Tensor::narrow_rows(int64_t begin, int64_t end) const {
   const TensorImpl& t = need(impl_);
   if (t.shape.empty() || begin < 0 || end < begin || end > t.shape[0])
-    throw std::runtime_error(fmt::format("narrow_rows: rows [{}, {}) out of range for shape {}",
-                                         begin, end, shape_str(t.shape)));
+    throw std::runtime_error(
+        fmt::format("narrow_rows: rows [{}, {}) out of range for shape {}", begin, end, shape_str(t.shape)));
   Shape s = t.shape;
   s[0] = end - begin;
   const int64_t row = s.size() > 1 ? shape_numel(Shape(s.begin() + 1, s.end())) : 1;
@@ -305,8 +289,7 @@ Tensor Tensor::narrow_rows(int64_t begin, int64_t end) const {
 
 void Tensor::copy_(const Tensor& source) {
   if (source.shape() != shape() || source.dtype() != dtype())
-    throw std::runtime_error("copy_: source " + source.describe() + " does not match " +
-                             describe());
+    throw std::runtime_error("copy_: source " + source.describe() + " does not match " + describe());
   const size_t nbytes = static_cast<size_t>(numel()) * dtype_size(dtype());
   if (nbytes == 0) return;
   if (source.device() == device()) {
@@ -336,8 +319,8 @@ void Tensor::write_at_(int64_t axis, int64_t begin, const Tensor& source) {
   const int64_t rank = dim();
   const int64_t a = axis < 0 ? axis + rank : axis;
   Shape expect = shape();
-  bool fits = a >= 0 && a < rank && source.dim() == rank && source.dtype() == dtype() &&
-              source.device() == device() && begin >= 0;
+  bool fits = a >= 0 && a < rank && source.dim() == rank && source.dtype() == dtype() && source.device() == device() &&
+              begin >= 0;
   if (fits) {
     expect[a] = source.shape()[a];
     fits = source.shape() == expect && begin + source.shape()[a] <= shape()[a];

@@ -54,13 +54,11 @@ class Tensor {
   static Tensor empty(const Shape& shape, DType dtype = DType::F32, Device device = Device::cpu());
   static Tensor zeros(const Shape& shape, DType dtype = DType::F32, Device device = Device::cpu());
   static Tensor ones(const Shape& shape, DType dtype = DType::F32, Device device = Device::cpu());
-  static Tensor full(const Shape& shape, double value, DType dtype = DType::F32,
-                     Device device = Device::cpu());
+  static Tensor full(const Shape& shape, double value, DType dtype = DType::F32, Device device = Device::cpu());
   static Tensor arange(int64_t n, DType dtype = DType::F32, Device device = Device::cpu());
-  static Tensor from_vector(const std::vector<double>& values, const Shape& shape,
-                            DType dtype = DType::F32, Device device = Device::cpu());
-  static Tensor from_ids(const std::vector<int64_t>& ids, const Shape& shape,
-                         Device device = Device::cpu());
+  static Tensor from_vector(const std::vector<double>& values, const Shape& shape, DType dtype = DType::F32,
+                            Device device = Device::cpu());
+  static Tensor from_ids(const std::vector<int64_t>& ids, const Shape& shape, Device device = Device::cpu());
   static Tensor scalar(double value, DType dtype = DType::F32, Device device = Device::cpu());
 
   // ---- metadata ----
@@ -76,7 +74,9 @@ class Tensor {
   // ---- raw access (for backends, io and tests) ----
   void* data_ptr() const;  // first element of this tensor (storage + offset)
   template <typename T>
-  T* data() const { return static_cast<T*>(data_ptr()); }
+  T* data() const {
+    return static_cast<T*>(data_ptr());
+  }
   const std::shared_ptr<Storage>& storage() const;
   int64_t offset() const;
 

@@ -33,7 +33,8 @@ static size_t edit_distance(const std::string& a, const std::string& b) {
   return previous[b.size()];
 }
 
-std::vector<std::string> nearest_strings(const std::string& word, const std::vector<std::string>& candidates, size_t most) {
+std::vector<std::string> nearest_strings(const std::string& word, const std::vector<std::string>& candidates,
+                                         size_t most) {
   std::vector<std::pair<size_t, std::string>> near;
   if (word.size() > 64) return {};  // a long token is nobody's typo
   for (const auto& c : candidates) {

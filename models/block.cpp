@@ -54,23 +54,23 @@ Activation parse_activation(const std::string& text) {
 
 double attention_scale(const Tensor& queries) { return 1.0 / std::sqrt(static_cast<double>(queries.size(-1))); }
 
-Tensor attend(const Tensor& queries, const Tensor& keys, const Tensor& values, const Tensor& keep,
-              Tensor* weights_out, const Tensor& bias) {
+Tensor attend(const Tensor& queries, const Tensor& keys, const Tensor& values, const Tensor& keep, Tensor* weights_out,
+              const Tensor& bias) {
   const double scale = attention_scale(queries);
   Tensor scores = mul_scalar(matmul(queries, keys, false, true), scale);  // (B, T, H) @ (B, T, H)^T -> (B, T, T)
   if (bias.defined()) scores = add(scores, bias);                         // ALiBi, a constant
   scores = masked_fill(scores, keep, -std::numeric_limits<double>::infinity());
-  Tensor weights = softmax(scores);                                       // rows sum to 1 over keys
+  Tensor weights = softmax(scores);  // rows sum to 1 over keys
   if (weights_out) *weights_out = weights.detach();
-  return matmul(weights, values);                                         // (B, T, T) @ (B, T, H) -> (B, T, H)
+  return matmul(weights, values);  // (B, T, T) @ (B, T, H) -> (B, T, H)
 }
 
 Tensor BlockAttention::forward(size_t layer, const Tensor& x_queries, const Tensor& x, AttentionContext& context,
                                Tensor* weights_out) const {
   const Tensor q = x_queries.defined() ? queries(x_queries) : Tensor();  // (.., Tq, H)
-  const Tensor k = keys(x), v = values(x);                                // (.., T, H) each
-  const Tensor attended = context.attend(layer, q, k, v, weights_out);    // (.., Tq, H)
-  return attended.defined() ? output(attended) : Tensor();                // (.., Tq, D)
+  const Tensor k = keys(x), v = values(x);                               // (.., T, H) each
+  const Tensor attended = context.attend(layer, q, k, v, weights_out);   // (.., Tq, H)
+  return attended.defined() ? output(attended) : Tensor();               // (.., Tq, D)
 }
 
 Tensor NoAttention::forward(size_t layer, const Tensor& x_queries, const Tensor&, AttentionContext& context,
@@ -117,11 +117,12 @@ static Tensor apply_dropout(const Tensor& x, const BlockOptions& options) {
 BlockOutput Block::forward(const Tensor& x, AttentionContext& context, const BlockOptions& options) const {
   BlockOutput r;
   const Tensor x_queries = context.query_rows(index, x);  // (.., Tq, D)
-  const Tensor mixed = attention->forward(index, x_queries, x, context, options.record_attention ? &r.weights : nullptr);
-  if (!mixed.defined()) return r;  // this layer only supplied keys and values
+  const Tensor mixed =
+      attention->forward(index, x_queries, x, context, options.record_attention ? &r.weights : nullptr);
+  if (!mixed.defined()) return r;                                           // this layer only supplied keys and values
   const Tensor contextual = add(x_queries, apply_dropout(mixed, options));  // (.., Tq, D)
-  Tensor h = ln1->forward(contextual);                               // residual + LayerNorm
-  r.out = add(h, apply_dropout(ffn->forward(h), options));           // feed-forward + residual
+  Tensor h = ln1->forward(contextual);                                      // residual + LayerNorm
+  r.out = add(h, apply_dropout(ffn->forward(h), options));                  // feed-forward + residual
   return r;
 }
 

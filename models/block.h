@@ -42,8 +42,8 @@ double attention_scale(const Tensor& queries);
 // softmax(masked(scores + bias)) @ values with the (B, T, T) weights formed (the composed path);
 // keep is 1 where a query may see a key; bias (B, T, T), when defined, is ALiBi's. weights_out, when
 // given, gets the weights (detached).
-Tensor attend(const Tensor& queries, const Tensor& keys, const Tensor& values, const Tensor& keep,
-              Tensor* weights_out, const Tensor& bias = Tensor());
+Tensor attend(const Tensor& queries, const Tensor& keys, const Tensor& values, const Tensor& keep, Tensor* weights_out,
+              const Tensor& bias = Tensor());
 
 // Where one pass over the layers finds each layer's keys and values, and how it lays out rows: the
 // whole (B, T, D) sequence (forward), the real positions packed as rows (N, D) (the loss), or a
@@ -143,7 +143,7 @@ struct BlockOutput {
 // Not a Module itself: the translator registers its pieces, so that layer 0 keeps the single-block
 // names (attn.*, ln1.*, ffn.*) and layer l >= 1 is named layers.l.attn.*, layers.l.ln1.*, ...
 struct Block {
-  size_t index = 0;                          // which layer (0-based); contexts place rows by it
+  size_t index = 0;  // which layer (0-based); contexts place rows by it
   std::unique_ptr<BlockAttention> attention;
   std::unique_ptr<nn::LayerNorm> ln1;
   std::unique_ptr<FeedForward> ffn;

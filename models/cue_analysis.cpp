@@ -39,7 +39,8 @@ std::vector<std::string> translate_knocked_out(Translator& model, const std::vec
                                                int64_t key, bool all_queries) {
   const data::Layout layout = model.config().layout;
   ForwardOptions options;
-  options.knockout = {.key = key, .query_from = all_queries ? 0 : layout.max_source, .query_to = layout.length(), .layer = -1};
+  options.knockout = {
+      .key = key, .query_from = all_queries ? 0 : layout.max_source, .query_to = layout.length(), .layer = -1};
   return model.translate({english}, english_vocab, hindi_vocab, options)[0];
 }
 
@@ -75,8 +76,8 @@ CueReport measure_cues(Translator& model, const std::vector<data::CueSentence>& 
   std::mt19937_64 random_words(seed);
   for (const data::CueSentence& s : sentences) {
     if (static_cast<int64_t>(s.english.size()) > S)
-      throw std::runtime_error(fmt::format("{}: the sentence has {} words; this model reads at most {}", s.source,
-                                           s.english.size(), S));
+      throw std::runtime_error(
+          fmt::format("{}: the sentence has {} words; this model reads at most {}", s.source, s.english.size(), S));
     const std::vector<std::string> hindi = model.translate({s.english}, english_vocab, hindi_vocab)[0];
     ++report.sentences;
     // attention over the model's own translation, every layer

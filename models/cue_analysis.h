@@ -28,9 +28,9 @@ CuePeaks cue_peaks(const std::vector<double>& weights, int64_t T, int64_t S, int
                    const data::CueSentence& sentence);
 
 struct CueLayer {
-  int64_t layer = 0;                          // 0-based
-  double cue_mean = 0, baseline_mean = 0;     // over the sentences with a baseline
-  double cue_above_fraction = 0;              // sentences whose cue peak exceeds their baseline peak
+  int64_t layer = 0;                              // 0-based
+  double cue_mean = 0, baseline_mean = 0;         // over the sentences with a baseline
+  double cue_above_fraction = 0;                  // sentences whose cue peak exceeds their baseline peak
   std::vector<double> cue_peaks, baseline_peaks;  // one per sentence with a baseline (for histograms)
 };
 

@@ -29,7 +29,8 @@ void check_training_fits(const TranslatorConfig& config, int value_bytes, const 
 
 void check_attention_maps_fit(const TranslatorConfig& config, const std::string& whose) {
   const double machine = static_cast<double>(machine_memory_bytes());
-  const double positions = static_cast<double>(config.layout.max_source) + static_cast<double>(config.layout.max_target);
+  const double positions =
+      static_cast<double>(config.layout.max_source) + static_cast<double>(config.layout.max_target);
   const double needed = (static_cast<double>(config.layers) + 4.0) * positions * positions * 4.0;
   if (machine > 0 && needed > machine / 2)
     throw std::runtime_error(fmt::format(

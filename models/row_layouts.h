@@ -21,10 +21,10 @@ inline Tensor knocked_keep(const Tensor& keep, const Knockout& knockout) {
   const int64_t B = keep.size(0), T = keep.size(1);
   std::vector<double> cells = keep.to_vector();
   for (int64_t b = 0; b < B; ++b)
-    for (int64_t i = knockout.query_from; i < std::min(knockout.query_to, T); ++i) cells[(b * T + i) * T + knockout.key] = 0.0;
+    for (int64_t i = knockout.query_from; i < std::min(knockout.query_to, T); ++i)
+      cells[(b * T + i) * T + knockout.key] = 0.0;
   return Tensor::from_vector(cells, keep.shape(), keep.dtype(), keep.device());
 }
-
 
 // Rotary positions where q meets k: the tables of a set of rows, or none (absolute positions
 // alone), when apply hands x back unchanged. Every context turns its queries and keys by their
@@ -32,15 +32,17 @@ inline Tensor knocked_keep(const Tensor& keep, const Knockout& knockout) {
 // knockout see the same turned vectors, and the cache holds turned keys.
 struct Turn {
   RotaryTables tables;
-  Tensor apply(const Tensor& x) const { return tables.cos.defined() && x.defined() ? rotary(x, tables.cos, tables.sin) : x; }
+  Tensor apply(const Tensor& x) const {
+    return tables.cos.defined() && x.defined() ? rotary(x, tables.cos, tables.sin) : x;
+  }
   Turn rows(int64_t axis, int64_t begin, int64_t end) const {  // the tables of a slice of the rows
     if (!tables.cos.defined()) return {};
     return {{slice(tables.cos, axis, begin, end), slice(tables.sin, axis, begin, end)}};
   }
 };
 
-inline Turn make_turn(const TranslatorConfig& config, const std::vector<int64_t>& positions, const Shape& rows, DType dtype,
-               Device device) {
+inline Turn make_turn(const TranslatorConfig& config, const std::vector<int64_t>& positions, const Shape& rows,
+                      DType dtype, Device device) {
   if (!has_rotary(config.positions)) return {};
   return {rotary_tables(positions, rows, config.head_width() / 2, dtype, device)};
 }
@@ -48,14 +50,15 @@ inline Turn make_turn(const TranslatorConfig& config, const std::vector<int64_t>
 // The (B, T, T) ALiBi bias of the composed path, -slope * |pos(i) - pos(j)| for the sequence's
 // positions (B * T of them), or undefined without ALiBi: the fused op adds the same inside its tiles.
 inline Tensor distance_bias(const TranslatorConfig& config, const std::vector<int64_t>& positions, int64_t B, int64_t T,
-                     DType dtype, Device device) {
+                            DType dtype, Device device) {
   const double slope = distance_slope(config.positions);
   if (slope == 0) return Tensor();
   std::vector<double> cells(static_cast<size_t>(B * T * T));
   for (int64_t b = 0; b < B; ++b)
     for (int64_t i = 0; i < T; ++i)
       for (int64_t j = 0; j < T; ++j)
-        cells[(b * T + i) * T + j] = -slope * static_cast<double>(std::llabs(positions[b * T + i] - positions[b * T + j]));
+        cells[(b * T + i) * T + j] =
+            -slope * static_cast<double>(std::llabs(positions[b * T + i] - positions[b * T + j]));
   return Tensor::from_vector(cells, {B, T, T}, dtype, device);
 }
 
@@ -77,8 +80,8 @@ inline std::vector<int64_t> sequence_positions(int64_t S, int64_t Tt, const std:
 // no key attends to nothing).
 inline Tensor own_values(const Tensor& values, int64_t first, const Knockout& knockout, size_t layer) {
   const int64_t Tq = values.size(1), p = knockout.key;
-  const bool hidden = knockout.applies_to(layer) && p >= first && p < first + Tq && p >= knockout.query_from &&
-                      p < knockout.query_to;
+  const bool hidden =
+      knockout.applies_to(layer) && p >= first && p < first + Tq && p >= knockout.query_from && p < knockout.query_to;
   if (!hidden) return values;
   std::vector<double> keep(static_cast<size_t>(Tq), 1.0);
   keep[static_cast<size_t>(p - first)] = 0.0;
@@ -104,8 +107,7 @@ class SequenceContext final : public AttentionContext {
   SequenceContext(int64_t S, int64_t T, size_t layers, Tensor keep, AttentionMask mask, bool trim_last,
                   const Knockout& knockout, Turn turn, Tensor bias)
       : S_(S), T_(T), layers_(layers), keep_(std::move(keep)), mask_(std::move(mask)), trim_last_(trim_last),
-        knockout_(knockout), turn_(std::move(turn)), target_turn_(turn_.rows(1, S, T)),
-        bias_(std::move(bias)) {
+        knockout_(knockout), turn_(std::move(turn)), target_turn_(turn_.rows(1, S, T)), bias_(std::move(bias)) {
     if (keep_.defined() && knockout_.active()) keep_knocked_ = knocked_keep(keep_, knockout_);
   }
   bool target_only(size_t layer) const { return trim_last_ && layer + 1 == layers_; }
@@ -135,7 +137,7 @@ class SequenceContext final : public AttentionContext {
  private:
   int64_t S_, T_;
   size_t layers_;
-  Tensor keep_;  // (B, T, T) 0/1 on the composed path, else undefined
+  Tensor keep_;          // (B, T, T) 0/1 on the composed path, else undefined
   Tensor keep_knocked_;  // keep_ with the knockout's cells zeroed, when both are set
   AttentionMask mask_;
   bool trim_last_;
@@ -195,7 +197,9 @@ inline PackedRows pack_rows(const data::Batch& batch, int64_t S, Device device, 
   const int64_t N = static_cast<int64_t>(positions.size()), N_tgt = static_cast<int64_t>(target_rows.size());
   for (int64_t& row : row_of) row = row < 0 ? N : row;
   for (int64_t& row : target_row_of) row = row < 0 ? N_tgt : row;
-  auto ids = [&](const std::vector<int64_t>& v) { return Tensor::from_ids(v, {static_cast<int64_t>(v.size())}, device); };
+  auto ids = [&](const std::vector<int64_t>& v) {
+    return Tensor::from_ids(v, {static_cast<int64_t>(v.size())}, device);
+  };
   r.position_ids = ids(positions);
   r.target_row_ids = ids(target_rows);
   r.target_position_ids = ids(target_positions);
@@ -255,9 +259,10 @@ class PackedContext final : public AttentionContext {
     const bool last = this->last(layer);
     AttentionMask layer_mask = knockout_.applied(mask_, layer);
     if (last) layer_mask.query_offset = S_;
-    Tensor attended = attention(last ? unpack_rows(q, rows_.target_slots, B, Tt) : unpack_rows(q, rows_.row_slots, B, T),
-                                unpack_rows(k, rows_.row_slots, B, T), unpack_rows(v, rows_.row_slots, B, T), layer_mask,
-                                attention_scale(q));  // (B, Tq, H)
+    Tensor attended =
+        attention(last ? unpack_rows(q, rows_.target_slots, B, Tt) : unpack_rows(q, rows_.row_slots, B, T),
+                  unpack_rows(k, rows_.row_slots, B, T), unpack_rows(v, rows_.row_slots, B, T), layer_mask,
+                  attention_scale(q));  // (B, Tq, H)
     const int64_t H = attended.size(-1);
     return embedding(reshape(attended, {attended.size(0) * attended.size(1), H}),
                      last ? rows_.target_position_ids : rows_.position_ids);  // (N_q, H)
@@ -304,7 +309,7 @@ class CachedContext final : public AttentionContext {
     if (!q.defined()) return Tensor();
     AttentionMask mask = knockout_.applied({S_, source_lengths_, position_}, layer);  // first query at position_
     mask.distance_slope = distance_slope_;
-    if (position_ == 0) return attention(q, k, v, mask, attention_scale(q));  // the source sees only the source
+    if (position_ == 0) return attention(q, k, v, mask, attention_scale(q));      // the source sees only the source
     return attention(q, keys_[layer], values_[layer], mask, attention_scale(q));  // (B, 1, H)
   }
   Tensor attend_self(size_t layer, const Tensor& values, Tensor* weights_out) override {

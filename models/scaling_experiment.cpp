@@ -21,7 +21,8 @@ constexpr uint64_t kGradientStream = 0x9E3779B97F4A7C15ull;
 
 void validate(const ScalingOptions& o) {
   auto bad = [](const std::string& what) { throw std::invalid_argument("scaling: " + what); };
-  if (o.pairs < 2) bad("pairs must be at least 2 (a sample variance needs two samples), got " + std::to_string(o.pairs));
+  if (o.pairs < 2)
+    bad("pairs must be at least 2 (a sample variance needs two samples), got " + std::to_string(o.pairs));
   if (o.chunk < 1) bad("chunk must be positive, got " + std::to_string(o.chunk));
   if (o.max_d < 1 || (o.max_d & (o.max_d - 1)) != 0 || o.max_d > (int64_t{1} << 20))
     bad("max_d must be a power of two between 1 and 2^20, got " + std::to_string(o.max_d));
@@ -68,10 +69,16 @@ std::vector<VarianceRow> score_variance(const ScalingOptions& o, const ScalingPr
       const int64_t n = std::min(chunk, o.pairs - done);
       const Tensor q = randn({n, d}, gen, DType::F64);
       const Tensor k = randn({n, d}, gen, DType::F64);
-      const Tensor dots = sum(mul(q, k), -1);           // (n,) the scores q·k
+      const Tensor dots = sum(mul(q, k), -1);              // (n,) the scores q·k
       const Tensor scaled = mul_scalar(dots, inv_sqrt_d);  // (n,) q·k / sqrt(d)
-      for (const double x : dots.to_vector()) { s_raw += x; ss_raw += x * x; }
-      for (const double x : scaled.to_vector()) { s_scaled += x; ss_scaled += x * x; }
+      for (const double x : dots.to_vector()) {
+        s_raw += x;
+        ss_raw += x * x;
+      }
+      for (const double x : scaled.to_vector()) {
+        s_scaled += x;
+        ss_scaled += x * x;
+      }
     }
     const double n = static_cast<double>(o.pairs);
     VarianceRow row;

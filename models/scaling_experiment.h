@@ -11,21 +11,21 @@
 namespace qkv::models {
 
 struct ScalingOptions {
-  int64_t pairs = 50000;   // sampled (q, k) pairs per dimension for the variance table
-  int64_t chunk = 5000;    // pairs drawn at once (and never more than 2^23 / d, so q and k
-                           // stay under 64 MiB each)
-  int64_t max_d = 1024;    // dimensions 1, 2, 4, ..., max_d (max_d must be a power of two)
+  int64_t pairs = 50000;     // sampled (q, k) pairs per dimension for the variance table
+  int64_t chunk = 5000;      // pairs drawn at once (and never more than 2^23 / d, so q and k
+                             // stay under 64 MiB each)
+  int64_t max_d = 1024;      // dimensions 1, 2, 4, ..., max_d (max_d must be a power of two)
   int64_t grad_draws = 200;  // random (Q, K) draws averaged per dimension for the gradient table
-  int64_t queries = 8;     // T_q rows of Q in the gradient experiment
-  int64_t keys = 16;       // T_k rows of K (softmax runs over these)
+  int64_t queries = 8;       // T_q rows of Q in the gradient experiment
+  int64_t keys = 16;         // T_k rows of K (softmax runs over these)
   uint64_t seed = 0;
 };
 
 struct VarianceRow {
   int64_t d = 0;
-  int64_t n = 0;            // pairs sampled
-  double var_raw = 0;       // sample variance (n - 1) of q·k
-  double var_scaled = 0;    // sample variance of q·k / sqrt(d)
+  int64_t n = 0;          // pairs sampled
+  double var_raw = 0;     // sample variance (n - 1) of q·k
+  double var_scaled = 0;  // sample variance of q·k / sqrt(d)
   // Standard error of var_raw / d under the model q, k ~ N(0, I_d): Var(q·k) = d and
   // E[(q·k)^4] = 3d^2 + 6d, so Var(sample variance) ≈ (2d^2 + 6d) / n.
   double se_ratio = 0;
@@ -57,15 +57,12 @@ struct ScalingResult {
 using ScalingProgress = std::function<void(const char* part, int64_t d)>;
 
 // Validates the options (throws std::invalid_argument naming the bad one) and runs all three parts.
-ScalingResult run_scaling(const ScalingOptions& options,
-                          const ScalingProgress& progress = nullptr);
+ScalingResult run_scaling(const ScalingOptions& options, const ScalingProgress& progress = nullptr);
 
 // The three parts on their own (each draws from its own generator seeded from options.seed).
-std::vector<VarianceRow> score_variance(const ScalingOptions& options,
-                                        const ScalingProgress& progress = nullptr);
+std::vector<VarianceRow> score_variance(const ScalingOptions& options, const ScalingProgress& progress = nullptr);
 SoftmaxRow softmax_row(const std::vector<double>& scores);
-std::vector<GradientRow> softmax_gradient(const ScalingOptions& options,
-                                          const ScalingProgress& progress = nullptr);
+std::vector<GradientRow> softmax_gradient(const ScalingOptions& options, const ScalingProgress& progress = nullptr);
 
 // 1, 2, 4, ..., max_d.
 std::vector<int64_t> scaling_dims(int64_t max_d);

@@ -20,10 +20,10 @@ SeedExample run_seed_example(DType dtype) {
                               0, 1, 1, 1},  // e_grows
                              {3, 4}, dtype);
   const double d = static_cast<double>(ex.E.size(1));
-  ex.S = matmul(ex.E, ex.E, false, true);        // (T, D) @ (T, D)^T -> (T, T)
+  ex.S = matmul(ex.E, ex.E, false, true);  // (T, D) @ (T, D)^T -> (T, T)
   ex.S_scaled = mul_scalar(ex.S, 1.0 / std::sqrt(d));
-  ex.W = softmax(ex.S_scaled);                   // rows sum to 1
-  ex.Y = matmul(ex.W, ex.E);                     // (T, T) @ (T, D) -> (T, D)
+  ex.W = softmax(ex.S_scaled);  // rows sum to 1
+  ex.Y = matmul(ex.W, ex.E);    // (T, T) @ (T, D) -> (T, D)
   ex.cos_before = cosine_similarity(slice(ex.E, 0, 1, 2), slice(ex.E, 0, 0, 1));
   ex.cos_after = cosine_similarity(slice(ex.Y, 0, 1, 2), slice(ex.Y, 0, 0, 1));
   return ex;

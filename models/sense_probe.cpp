@@ -18,7 +18,8 @@ void cholesky_solve(std::vector<double>& A, std::vector<double>& b, size_t n) {
   for (size_t j = 0; j < n; ++j) {
     double d = A[j * n + j];
     for (size_t k = 0; k < j; ++k) d -= A[j * n + k] * A[j * n + k];
-    if (d <= 0) throw std::runtime_error(fmt::format("sense probe: the Hessian is not positive definite (pivot {})", j));
+    if (d <= 0)
+      throw std::runtime_error(fmt::format("sense probe: the Hessian is not positive definite (pivot {})", j));
     A[j * n + j] = std::sqrt(d);
     for (size_t i = j + 1; i < n; ++i) {
       double v = A[i * n + j];
@@ -44,7 +45,8 @@ double probe_accuracy(const std::vector<std::vector<double>>& features, const st
                       const std::vector<bool>& fit, double l2) {
   const size_t N = features.size();
   if (N == 0 || labels.size() != N || fit.size() != N)
-    throw std::runtime_error(fmt::format("sense probe: {} feature rows, {} labels and {} fit flags", N, labels.size(), fit.size()));
+    throw std::runtime_error(
+        fmt::format("sense probe: {} feature rows, {} labels and {} fit flags", N, labels.size(), fit.size()));
   const size_t D = features[0].size(), P = D + 1;  // weights, then the bias
   // Standardise with the fitted half's statistics; a constant feature becomes 0.
   std::vector<double> mean(D, 0.0), scale(D, 0.0);
@@ -60,7 +62,8 @@ double probe_accuracy(const std::vector<std::vector<double>>& features, const st
   for (size_t i = 0; i < N; ++i)
     if (fit[i])
       for (size_t d = 0; d < D; ++d) scale[d] += (features[i][d] - mean[d]) * (features[i][d] - mean[d]);
-  for (double& s : scale) s = std::sqrt(s / static_cast<double>(fitted)) > 1e-12 ? 1 / std::sqrt(s / static_cast<double>(fitted)) : 0.0;
+  for (double& s : scale)
+    s = std::sqrt(s / static_cast<double>(fitted)) > 1e-12 ? 1 / std::sqrt(s / static_cast<double>(fitted)) : 0.0;
   auto row = [&](size_t i) {
     std::vector<double> x(P, 1.0);
     for (size_t d = 0; d < D; ++d) x[d] = (features[i][d] - mean[d]) * scale[d];

@@ -20,9 +20,9 @@ double probe_accuracy(const std::vector<std::vector<double>>& features, const st
 
 struct SenseProbeReport {
   std::vector<std::string> words;             // bank, bat, ...
-  std::vector<int64_t> examples;               // per word, both halves
-  std::vector<std::vector<double>> accuracy;   // [layer][word]; layer 0 is the input embedding
-  double mean(size_t layer) const;             // over the words
+  std::vector<int64_t> examples;              // per word, both halves
+  std::vector<std::vector<double>> accuracy;  // [layer][word]; layer 0 is the input embedding
+  double mean(size_t layer) const;            // over the words
 };
 
 // The probe on each word of `words` after every layer of `model`.

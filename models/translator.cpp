@@ -27,8 +27,7 @@ static TranslatorConfig checked(const TranslatorConfig& c) {
 }
 
 Translator::Translator(const TranslatorConfig& config, Generator& gen)
-    : config_(checked(config)),
-      src_embed(config.source_vocab, config.d_model, gen),
+    : config_(checked(config)), src_embed(config.source_vocab, config.d_model, gen),
       tgt_embed(config.target_vocab, config.d_model, gen),
       pos_embed(has_position_embedding(config.positions)
                     ? std::make_unique<nn::Embedding>(config.layout.length(), config.d_model, gen)
@@ -85,10 +84,11 @@ data::Layout Translator::layout_fitting(int64_t source_words, int64_t target_pos
   const data::Layout own = config_.layout;
   if (source_words <= own.max_source && target_positions <= own.max_target) return own;
   if (!reads_longer())
-    throw std::runtime_error(fmt::format("a sentence of {} words and {} target positions is longer than this model's "
-                                         "layout ({} source, {} target positions): its {} positions cannot read past "
-                                         "it (a rotary or alibi model can)", source_words, target_positions, own.max_source,
-                                         own.max_target, positions_name(config_.positions)));
+    throw std::runtime_error(
+        fmt::format("a sentence of {} words and {} target positions is longer than this model's "
+                    "layout ({} source, {} target positions): its {} positions cannot read past "
+                    "it (a rotary or alibi model can)",
+                    source_words, target_positions, own.max_source, own.max_target, positions_name(config_.positions)));
   return {std::max(own.max_source, source_words), std::max(own.max_target, target_positions)};
 }
 
@@ -130,8 +130,8 @@ Tensor Translator::embed(const data::Batch& batch) const {
 // layout's S and at most its T_tgt (without one, any S at least the longest sentence).
 static void check_batch_layout(const data::Batch& batch, const TranslatorConfig& config, bool any_length) {
   const int64_t S = batch.source.size(1), Tt = batch.target_input.size(1);
-  const bool fits = any_length ? S >= 1 && Tt >= 1
-                               : S == config.layout.max_source && Tt >= 1 && Tt <= config.layout.max_target;
+  const bool fits =
+      any_length ? S >= 1 && Tt >= 1 : S == config.layout.max_source && Tt >= 1 && Tt <= config.layout.max_target;
   bool lengths_fit = true;
   for (int64_t n : batch.source_lengths) lengths_fit = lengths_fit && n >= 0 && n <= S;
   if (!fits || !lengths_fit)
@@ -164,11 +164,10 @@ Tensor Translator::forward(const data::Batch& batch, const ForwardOptions& optio
   const std::vector<int64_t> positions = sequence_positions(S, T - S, batch.source_lengths);
   AttentionMask mask = AttentionMask::prefix_lm(S, batch.source_lengths);
   mask.distance_slope = distance_slope(config_.positions);
-  SequenceContext context(S, T, blocks_.size(), composed ? attention_mask(batch) : Tensor(), mask, trim_last,
-                          options.knockout,
-                          make_turn(config_, positions, {batch.size(), T}, embedded.dtype(), device()),
-                          composed ? distance_bias(config_, positions, batch.size(), T, embedded.dtype(), device())
-                                   : Tensor());
+  SequenceContext context(
+      S, T, blocks_.size(), composed ? attention_mask(batch) : Tensor(), mask, trim_last, options.knockout,
+      make_turn(config_, positions, {batch.size(), T}, embedded.dtype(), device()),
+      composed ? distance_bias(config_, positions, batch.size(), T, embedded.dtype(), device()) : Tensor());
   last_attention_.assign(blocks_.size(), Tensor());
   if (options.layer_outputs) *options.layer_outputs = {embedded.detach()};
   x = run_blocks(x, context, block_options(options.record_attention), [&](size_t layer, const BlockOutput& output) {
@@ -176,7 +175,7 @@ Tensor Translator::forward(const data::Batch& batch, const ForwardOptions& optio
     if (options.layer_outputs) options.layer_outputs->push_back(output.out.detach());
   });
   Tensor target_part = trim_last ? x : slice(x, 1, S, T);  // (B, T_tgt, D)
-  return head->forward(target_part);                        // (B, T_tgt, vocab)
+  return head->forward(target_part);                       // (B, T_tgt, vocab)
 }
 
 Tensor Translator::loss(const data::Batch& batch, const ForwardOptions& options) {
@@ -188,11 +187,15 @@ Tensor Translator::loss(const data::Batch& batch, const ForwardOptions& options)
     for (int64_t b = 0; b < B; ++b) {
       const int64_t n_src = batch.source_lengths[b], n_tgt = batch.target_lengths[b];
       if (n_src < 0 || n_src > S || n_tgt < 0 || n_tgt > Tt)
-        throw std::runtime_error(fmt::format("translator: batch row {} has {} source and {} target positions; the "
-                                             "batch holds {} and {}", b, n_src, n_tgt, S, Tt));
+        throw std::runtime_error(
+            fmt::format("translator: batch row {} has {} source and {} target positions; the "
+                        "batch holds {} and {}",
+                        b, n_src, n_tgt, S, Tt));
       real += n_src + n_tgt;
     }
-    if (real < B * (S + Tt)) return packed_loss(batch, options.knockout, options.label_smoothing);  // else every position is real: no rows to skip
+    if (real < B * (S + Tt))
+      return packed_loss(batch, options.knockout,
+                         options.label_smoothing);  // else every position is real: no rows to skip
   }
   return cross_entropy(forward(batch, options), batch.target_output, data::Vocab::PAD, options.label_smoothing);
 }
@@ -229,8 +232,8 @@ void Translator::decode(const Tensor& source, const std::vector<int64_t>& source
   if (!cached) return decode_recomputing(source, source_lengths, choose, options);
   const int64_t B = source.size(0), S = source.size(1), Tt = decode_length(S);
   if (pos_embed && S != config_.layout.max_source)
-    throw std::runtime_error(fmt::format("translator: a source of {} slots does not fit the model's {}", S,
-                                         config_.layout.max_source));
+    throw std::runtime_error(
+        fmt::format("translator: a source of {} slots does not fit the model's {}", S, config_.layout.max_source));
   options.knockout.validate(S + Tt, layers());
   const Device device = this->device();
   const DType dtype = src_embed.weight.dtype();
@@ -251,8 +254,9 @@ void Translator::decode(const Tensor& source, const std::vector<int64_t>& source
     std::vector<int64_t> step_positions;  // each row's target slot t sits right after its sentence
     for (int64_t n_src : source_lengths) step_positions.push_back(n_src + t);
     context.move_to(position, make_turn(config_, step_positions, {B, 1}, dtype, device));
-    Tensor x = placed(tgt_embed.forward(Tensor::from_ids(inputs, {B, 1}, device)), position, position + 1);  // (B, 1, D)
-    if (choose(head->forward(run_blocks(x, context, block)), t, inputs)) return;  // (B, 1, vocab)
+    Tensor x =
+        placed(tgt_embed.forward(Tensor::from_ids(inputs, {B, 1}, device)), position, position + 1);  // (B, 1, D)
+    if (choose(head->forward(run_blocks(x, context, block)), t, inputs)) return;                      // (B, 1, vocab)
   }
 }
 
@@ -299,9 +303,10 @@ int64_t Translator::attention_parameter_count() const {
   return count;
 }
 
-std::vector<std::vector<std::string>> Translator::translate(
-    const std::vector<std::vector<std::string>>& english, const data::Vocab& english_vocab,
-    const data::Vocab& hindi_vocab, const ForwardOptions& options) {
+std::vector<std::vector<std::string>> Translator::translate(const std::vector<std::vector<std::string>>& english,
+                                                            const data::Vocab& english_vocab,
+                                                            const data::Vocab& hindi_vocab,
+                                                            const ForwardOptions& options) {
   NoGradGuard no_grad;
   const int64_t B = static_cast<int64_t>(english.size());
   std::vector<std::vector<std::string>> out(B);
@@ -312,9 +317,10 @@ std::vector<std::vector<std::string>> Translator::translate(
     longest = std::max(longest, static_cast<int64_t>(sentence.size()));
   }
   if (longest > config_.layout.max_source && !reads_longer())
-    throw std::runtime_error(fmt::format("translate: the sentence has {} words; this model reads at most {} (its {} "
-                                         "positions cannot read past them)", longest, config_.layout.max_source,
-                                         positions_name(config_.positions)));
+    throw std::runtime_error(
+        fmt::format("translate: the sentence has {} words; this model reads at most {} (its {} "
+                    "positions cannot read past them)",
+                    longest, config_.layout.max_source, positions_name(config_.positions)));
   const int64_t S = std::max(longest, config_.layout.max_source), Tt = decode_length(S);
   std::vector<int64_t> src(B * S, data::Vocab::PAD), lengths;
   for (int64_t b = 0; b < B; ++b) {
@@ -323,23 +329,25 @@ std::vector<std::vector<std::string>> Translator::translate(
     lengths.push_back(static_cast<int64_t>(sentence.size()));
   }
   std::vector<bool> done(B, false);
-  decode(Tensor::from_ids(src, {B, S}, this->device()), lengths,
-         [&](const Tensor& logits, int64_t t, std::vector<int64_t>& next) {
-    const std::vector<int64_t> best = max_with_indices(logits, -1).indices.to_ids();  // (B, 1)
-    bool all_done = true;
-    for (int64_t b = 0; b < B; ++b) {
-      next[b] = data::Vocab::PAD;  // a finished row is fed padding (its outputs are not read)
-      if (done[b]) continue;
-      if (best[b] == data::Vocab::EOS || t + 1 == Tt) {
-        done[b] = true;
-        continue;  // a translation that fills every slot is cut there (no room for <eos>)
-      }
-      out[b].push_back(hindi_vocab.word(best[b]));
-      next[b] = best[b];
-      all_done = false;
-    }
-    return all_done;
-  }, options);
+  decode(
+      Tensor::from_ids(src, {B, S}, this->device()), lengths,
+      [&](const Tensor& logits, int64_t t, std::vector<int64_t>& next) {
+        const std::vector<int64_t> best = max_with_indices(logits, -1).indices.to_ids();  // (B, 1)
+        bool all_done = true;
+        for (int64_t b = 0; b < B; ++b) {
+          next[b] = data::Vocab::PAD;  // a finished row is fed padding (its outputs are not read)
+          if (done[b]) continue;
+          if (best[b] == data::Vocab::EOS || t + 1 == Tt) {
+            done[b] = true;
+            continue;  // a translation that fills every slot is cut there (no room for <eos>)
+          }
+          out[b].push_back(hindi_vocab.word(best[b]));
+          next[b] = best[b];
+          all_done = false;
+        }
+        return all_done;
+      },
+      options);
   return out;
 }
 

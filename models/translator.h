@@ -120,8 +120,8 @@ class Translator : public nn::Module {
   // options.knockout applies to every step; options.record_attention decodes by recomputing the
   // prefix through the composed path (slower; the tests compare it with the fused, cached one).
   std::vector<std::vector<std::string>> translate(const std::vector<std::vector<std::string>>& english,
-                                                  const data::Vocab& english_vocab,
-                                                  const data::Vocab& hindi_vocab, const ForwardOptions& options = {});
+                                                  const data::Vocab& english_vocab, const data::Vocab& hindi_vocab,
+                                                  const ForwardOptions& options = {});
   // Greedy decoding on ids: source (B, S) with its lengths -> each step's logits (B, 1, vocab) are
   // passed to `choose`, which returns the next input id per row and whether to stop.
   using ChooseNext = std::function<bool(const Tensor& logits, int64_t step, std::vector<int64_t>& next)>;
@@ -203,7 +203,7 @@ struct AttentionTrace {
   std::vector<uint8_t> masked;              // same size, 1 where the mask forbids the cell
 };
 AttentionTrace trace_attention(Translator& model, const std::vector<std::string>& english,
-                               const data::Vocab& english_vocab, const data::Vocab& hindi_vocab,
-                               int64_t layer, const Knockout& knockout = {});
+                               const data::Vocab& english_vocab, const data::Vocab& hindi_vocab, int64_t layer,
+                               const Knockout& knockout = {});
 
 }  // namespace qkv::models

@@ -24,12 +24,15 @@ AttentionMask Knockout::applied(AttentionMask mask, size_t block) const {
 void Knockout::validate(int64_t sequence_length, int64_t layers) const {
   if (!active()) return;
   if (key >= sequence_length || query_from < 0 || query_to > sequence_length || query_from >= query_to)
-    throw std::runtime_error(fmt::format("knockout: key {} and queries [{}, {}) must lie in the {} positions of the "
-                                         "sequence (queries a non-empty range)", key, query_from, query_to,
-                                         sequence_length));
+    throw std::runtime_error(
+        fmt::format("knockout: key {} and queries [{}, {}) must lie in the {} positions of the "
+                    "sequence (queries a non-empty range)",
+                    key, query_from, query_to, sequence_length));
   if (layer < -1 || layer >= layers)
-    throw std::runtime_error(fmt::format("knockout: layer {} is out of range: this model has {} layer{} (0 to {}, "
-                                         "or -1 for all)", layer, layers, layers == 1 ? "" : "s", layers - 1));
+    throw std::runtime_error(
+        fmt::format("knockout: layer {} is out of range: this model has {} layer{} (0 to {}, "
+                    "or -1 for all)",
+                    layer, layers, layers == 1 ? "" : "s", layers - 1));
 }
 
 std::vector<std::vector<std::vector<double>>> source_word_states(Translator& model,
@@ -37,7 +40,8 @@ std::vector<std::vector<std::vector<double>>> source_word_states(Translator& mod
                                                                  const std::vector<int64_t>& positions,
                                                                  const data::Vocab& english_vocab) {
   if (english.size() != positions.size())
-    throw std::runtime_error(fmt::format("source_word_states: {} sentences but {} positions", english.size(), positions.size()));
+    throw std::runtime_error(
+        fmt::format("source_word_states: {} sentences but {} positions", english.size(), positions.size()));
   int64_t longest = 0;
   for (const auto& words : english) longest = std::max(longest, static_cast<int64_t>(words.size()));
   const int64_t S = model.layout_fitting(longest, 1).max_source, D = model.config().d_model, chunk = 256;
@@ -51,8 +55,10 @@ std::vector<std::vector<std::vector<double>>> source_word_states(Translator& mod
       const auto& words = english[first + b];
       const int64_t p = positions[first + b];
       if (static_cast<int64_t>(words.size()) > S || p < 0 || p >= static_cast<int64_t>(words.size()))
-        throw std::runtime_error(fmt::format("source_word_states: word position {} of a {}-word sentence (the model "
-                                             "reads at most {})", p, words.size(), S));
+        throw std::runtime_error(
+            fmt::format("source_word_states: word position {} of a {}-word sentence (the model "
+                        "reads at most {})",
+                        p, words.size(), S));
       for (size_t i = 0; i < words.size(); ++i) ids[b * S + i] = english_vocab.id(words[i]);
       batch.source_lengths.push_back(static_cast<int64_t>(words.size()));
     }
@@ -74,8 +80,8 @@ std::vector<std::vector<std::vector<double>>> source_word_states(Translator& mod
 }
 
 AttentionTrace trace_attention(Translator& model, const std::vector<std::string>& english,
-                               const data::Vocab& english_vocab, const data::Vocab& hindi_vocab,
-                               int64_t layer, const Knockout& knockout) {
+                               const data::Vocab& english_vocab, const data::Vocab& hindi_vocab, int64_t layer,
+                               const Knockout& knockout) {
   model.last_attention(layer);  // checks the range before any work
   AttentionTrace trace;
   trace.layer = layer;

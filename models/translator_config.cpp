@@ -19,7 +19,7 @@ std::string TranslatorConfig::to_json() const {
   j["d_ff"] = d_ff;
   j["activation"] = activation_name(activation);
   if (positions != Positions::Absolute) j["positions"] = positions_name(positions);  // absent means absolute
-  if (frozen_embeddings) j["frozen_embeddings"] = true;  // absent means trained
+  if (frozen_embeddings) j["frozen_embeddings"] = true;                              // absent means trained
   j["source_vocab"] = source_vocab;
   j["target_vocab"] = target_vocab;
   j["max_source"] = layout.max_source;
@@ -32,9 +32,7 @@ TranslatorConfig TranslatorConfig::from_json(const std::string& text) {
   try {
     // a checkpoint's config is untrusted text; ours is one flat object of about ten numbers
     j = parse_bounded_json(text, {.max_depth = 1, .max_values = 64});
-  } catch (const std::exception& e) {
-    throw std::runtime_error(std::string("model config ") + e.what());
-  }
+  } catch (const std::exception& e) { throw std::runtime_error(std::string("model config ") + e.what()); }
   if (!j.is_object()) throw std::runtime_error("model config is not a JSON object");
   auto integer = [&](const char* key) -> int64_t {
     if (!j.contains(key) || !j[key].is_number_integer())
@@ -55,9 +53,7 @@ TranslatorConfig TranslatorConfig::from_json(const std::string& text) {
       throw std::runtime_error(fmt::format("model config: '{}' is not a string", key));
     try {
       return parse(j.contains(key) ? j[key].get<std::string>() : std::string(before));
-    } catch (const std::runtime_error& e) {
-      throw std::runtime_error(std::string("model config: ") + e.what());
-    }
+    } catch (const std::runtime_error& e) { throw std::runtime_error(std::string("model config: ") + e.what()); }
   };
   c.activation = later_choice("activation", "gelu", parse_activation);
   c.positions = later_choice("positions", "absolute", parse_positions);
@@ -76,7 +72,8 @@ TranslatorConfig TranslatorConfig::from_json(const std::string& text) {
 
 void TranslatorConfig::validate() const {
   auto positive = [](const char* name, int64_t v, int64_t most = 1 << 20) {
-    if (v <= 0 || v > most) throw std::runtime_error(fmt::format("model config: {} must be in [1, {}], got {}", name, most, v));
+    if (v <= 0 || v > most)
+      throw std::runtime_error(fmt::format("model config: {} must be in [1, {}], got {}", name, most, v));
   };
   positive("layers", layers, kMaxLayers);
   positive("d_model", d_model, kMaxWidth);
@@ -87,17 +84,18 @@ void TranslatorConfig::validate() const {
   positive("max_source", layout.max_source);
   positive("max_target", layout.max_target);
   if (has_rotary(positions) && head_width() % 2 != 0)
-    throw std::runtime_error(fmt::format("model config: {} positions turn pairs of query and key features, so the head "
-                                         "width must be even, got {} ({})", positions_name(positions), head_width(),
-                                         attention == AttentionMode::Learned ? "--d-k" : "--d-model"));
+    throw std::runtime_error(fmt::format(
+        "model config: {} positions turn pairs of query and key features, so the head "
+        "width must be even, got {} ({})",
+        positions_name(positions), head_width(), attention == AttentionMode::Learned ? "--d-k" : "--d-model"));
 }
 
 int64_t TranslatorConfig::parameter_count() const {
   const int64_t D = d_model, H = d_k, F = d_ff;
-  int64_t count = (source_vocab + target_vocab) * D;                            // token embeddings
-  if (has_position_embedding(positions)) count += layout.length() * D;           // position embedding
+  int64_t count = (source_vocab + target_vocab) * D;                                            // token embeddings
+  if (has_position_embedding(positions)) count += layout.length() * D;                          // position embedding
   const int64_t attention = this->attention == AttentionMode::Learned ? 3 * D * H + H * D : 0;  // W_q, W_k, W_v, W_o
-  const int64_t block = attention + 2 * D + (D * F + F) + (F * D + D);  // + LayerNorm, fc1, fc2
+  const int64_t block = attention + 2 * D + (D * F + F) + (F * D + D);                          // + LayerNorm, fc1, fc2
   count += layers * block;
   return count + D * target_vocab + target_vocab;  // the head
 }

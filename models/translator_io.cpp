@@ -35,7 +35,8 @@ static data::Vocab vocab_from(const std::map<std::string, std::string>& meta, co
     // vocabulary size the config allows
     j = parse_bounded_json(it->second, {.max_depth = 1, .max_values = (1 << 20) + 1});
   } catch (const std::exception& e) {
-    throw std::runtime_error(fmt::format("{}: metadata '{}' {} (it must be a flat array of words)", path, key, e.what()));
+    throw std::runtime_error(
+        fmt::format("{}: metadata '{}' {} (it must be a flat array of words)", path, key, e.what()));
   }
   if (!j.is_array()) throw std::runtime_error(fmt::format("{}: metadata '{}' is not a JSON array", path, key));
   std::vector<std::string> words;
@@ -45,9 +46,7 @@ static data::Vocab vocab_from(const std::map<std::string, std::string>& meta, co
   }
   try {
     return data::Vocab::from_words(words);
-  } catch (const std::exception& e) {
-    throw std::runtime_error(fmt::format("{}: {}: {}", path, key, e.what()));
-  }
+  } catch (const std::exception& e) { throw std::runtime_error(fmt::format("{}: {}: {}", path, key, e.what())); }
 }
 
 LoadedTranslator load_translator(const std::string& path, Device device) {
@@ -63,24 +62,25 @@ LoadedTranslator load_translator(const SafeTensorsFile& file, const std::string&
   const auto& meta = file.metadata;
   auto format = meta.find("format");
   if (format == meta.end() || format->second != kFormat)
-    throw std::runtime_error(fmt::format("{}: not a qkv translator checkpoint (metadata 'format' is not '{}')", path, kFormat));
+    throw std::runtime_error(
+        fmt::format("{}: not a qkv translator checkpoint (metadata 'format' is not '{}')", path, kFormat));
   for (const auto& [key, value] : meta)  // a checkpoint holds these and nothing else
     if (key != "format" && key != "config" && key != "english_vocab" && key != "hindi_vocab")
-      throw std::runtime_error(fmt::format("{}: metadata has an unknown key '{}' (a qkv checkpoint holds format, config, "
-                                           "english_vocab and hindi_vocab)",
-                                           path, key.size() <= 40 ? key : key.substr(0, 37) + "..."));
+      throw std::runtime_error(
+          fmt::format("{}: metadata has an unknown key '{}' (a qkv checkpoint holds format, config, "
+                      "english_vocab and hindi_vocab)",
+                      path, key.size() <= 40 ? key : key.substr(0, 37) + "..."));
   auto config_it = meta.find("config");
   if (config_it == meta.end()) throw std::runtime_error(fmt::format("{}: metadata has no 'config'", path));
   TranslatorConfig config;
   try {
     config = TranslatorConfig::from_json(config_it->second);
-  } catch (const std::exception& e) {
-    throw std::runtime_error(fmt::format("{}: {}", path, e.what()));
-  }
+  } catch (const std::exception& e) { throw std::runtime_error(fmt::format("{}: {}", path, e.what())); }
   LoadedTranslator out{nullptr, vocab_from(meta, "english_vocab", path), vocab_from(meta, "hindi_vocab", path)};
   if (out.english.size() != config.source_vocab || out.hindi.size() != config.target_vocab)
     throw std::runtime_error(fmt::format("{}: vocabularies ({}, {}) do not match the config ({}, {})", path,
-                                         out.english.size(), out.hindi.size(), config.source_vocab, config.target_vocab));
+                                         out.english.size(), out.hindi.size(), config.source_vocab,
+                                         config.target_vocab));
   // The config must describe exactly the tensors in the file before a model is allocated from it
   // (a config can claim any size; the file's tensors are already bounded by its length).
   int64_t stored = 0;
@@ -90,8 +90,9 @@ LoadedTranslator load_translator(const SafeTensorsFile& file, const std::string&
     stored += numel;
   }
   if (config.parameter_count() != stored)
-    throw std::runtime_error(fmt::format("{}: the config describes a model of {} parameters but the file holds {} values",
-                                         path, config.parameter_count(), stored));
+    throw std::runtime_error(
+        fmt::format("{}: the config describes a model of {} parameters but the file holds {} values", path,
+                    config.parameter_count(), stored));
   Generator gen(0);  // the weights are overwritten by the checkpoint
   out.model = std::make_unique<Translator>(config, gen);
   load_checkpoint(file, path, *out.model);

@@ -31,8 +31,7 @@ struct GradcheckResult {
 using TensorFn = std::function<Tensor(const std::vector<Tensor>&)>;
 
 // `inputs` are float64 CPU tensors; each becomes a leaf that requires grad.
-inline GradcheckResult gradcheck(const TensorFn& f, std::vector<Tensor> inputs,
-                                 GradcheckOptions opt = {}) {
+inline GradcheckResult gradcheck(const TensorFn& f, std::vector<Tensor> inputs, GradcheckOptions opt = {}) {
   GradcheckResult result;
   for (Tensor& x : inputs) {
     x = x.clone();
@@ -53,8 +52,7 @@ inline GradcheckResult gradcheck(const TensorFn& f, std::vector<Tensor> inputs,
     seed[j] = 1.0;
     if (out.requires_grad()) out.backward(Tensor::from_vector(seed, out.shape(), DType::F64));
     for (Tensor& x : inputs)
-      analytic[j].push_back(x.grad().defined() ? x.grad().to_vector()
-                                               : std::vector<double>(x.numel(), 0.0));
+      analytic[j].push_back(x.grad().defined() ? x.grad().to_vector() : std::vector<double>(x.numel(), 0.0));
   }
   // Numeric Jacobian columns by central differences.
   NoGradGuard no_grad;
@@ -74,8 +72,8 @@ inline GradcheckResult gradcheck(const TensorFn& f, std::vector<Tensor> inputs,
         const bool close = std::fabs(a - numeric) <= opt.atol + opt.rtol * std::fabs(numeric);
         if (!close && result.ok) {
           result.ok = false;
-          result.first_failure = fmt::format("input {} element {} output {}: analytic {} vs numeric {}",
-                                             i, k, j, a, numeric);
+          result.first_failure =
+              fmt::format("input {} element {} output {}: analytic {} vs numeric {}", i, k, j, a, numeric);
         }
       }
     }
@@ -103,7 +101,8 @@ inline GradcheckResult gradcheck_parameters(const std::vector<std::pair<std::str
   if (out.requires_grad()) out.backward();
   NoGradGuard no_grad;
   for (const auto& [name, p] : params) {
-    const std::vector<double> analytic = p.grad().defined() ? p.grad().to_vector() : std::vector<double>(p.numel(), 0.0);
+    const std::vector<double> analytic =
+        p.grad().defined() ? p.grad().to_vector() : std::vector<double>(p.numel(), 0.0);
     double* data = p.data<double>();
     for (int64_t k = 0; k < p.numel(); ++k) {
       const double saved = data[k];
@@ -127,9 +126,9 @@ inline GradcheckResult gradcheck_parameters(const std::vector<std::pair<std::str
 
 // CHECK that a gradcheck passes, printing the first mismatch when it does not.
 #define CHECK_GRADCHECK(...)                                  \
-  do {                                                         \
-    auto gc_result_ = ::qkv::testing::gradcheck(__VA_ARGS__);  \
-    INFO(gc_result_.first_failure);                            \
-    CHECK(gc_result_.ok);                                      \
-    CHECK(gc_result_.checked > 0);                             \
+  do {                                                        \
+    auto gc_result_ = ::qkv::testing::gradcheck(__VA_ARGS__); \
+    INFO(gc_result_.first_failure);                           \
+    CHECK(gc_result_.ok);                                     \
+    CHECK(gc_result_.checked > 0);                            \
   } while (0)

@@ -2,6 +2,10 @@
 // program share it); gradcheck, forward values and CPU/GPU parity loop over op_cases().
 #pragma once
 
+// The table is laid out by hand, one case per call with its expected values beneath it, as a
+// reader scans it: .clang-format's rules would break each lambda over lines.
+// clang-format off
+
 #include <cmath>
 #include <cstdint>
 #include <functional>

@@ -13,9 +13,7 @@ template <typename F>
 std::string error_of(F&& f) {
   try {
     f();
-  } catch (const std::runtime_error& e) {
-    return e.what();
-  }
+  } catch (const std::runtime_error& e) { return e.what(); }
   FAIL_CHECK("expected a std::runtime_error, but nothing was thrown");
   return "";
 }

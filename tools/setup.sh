@@ -7,6 +7,7 @@ set -euo pipefail
 packages=(build-essential pkg-config python3 libopenblas-dev doctest-dev libstb-dev libcli11-dev
           nlohmann-json3-dev libfmt-dev libharfbuzz-dev fonts-lohit-deva
           clang libclang-rt-14-dev  # clang and its libFuzzer/sanitizer runtimes: `make fuzz`
+          clang-format  # `make format-check` in `make test`: the layout of .clang-format
           libopenmpi-dev openmpi-bin  # data-parallel training (mpirun ... qkv train --data-parallel)
           strace)  # tests/cli/kills.sh: a run killed at each file operation (fault injection)
 if [ "${QKV_WITH_TORCH:-0}" = 1 ]; then packages+=(python3-torch python3-numpy); fi

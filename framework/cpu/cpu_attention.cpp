@@ -23,7 +23,7 @@ namespace qkv::cpu {
 
 namespace {
 
-constexpr int64_t kTile = 64;  // queries per query tile and keys per key tile
+constexpr int64_t kTile = 64;         // queries per query tile and keys per key tile
 constexpr int64_t kOnePassTiles = 4;  // the backward's one-pass path: sequences up to 4 tiles (256)
 
 // Below this many multiply-adds a call runs on the calling thread. When OpenBLAS kept threads of
@@ -79,9 +79,9 @@ struct Entry {
 Entry entry_of(const AttentionShape& s, int64_t b) {
   if (s.query_starts.empty()) {
     const int64_t length = s.key_lengths.empty() ? s.prefix : s.key_lengths[b];
-    return {b * s.queries, s.queries, b * s.keys, s.keys,
-            Visibility{s.prefix, s.query_offset, length, s.knockout_key, s.knockout_from, s.knockout_to,
-                       s.distance_slope}};
+    return {
+        b * s.queries, s.queries, b * s.keys, s.keys,
+        Visibility{s.prefix, s.query_offset, length, s.knockout_key, s.knockout_from, s.knockout_to, s.distance_slope}};
   }
   const int64_t q0 = s.query_starts[b], nq = s.query_starts[b + 1] - q0;
   const int64_t k0 = s.key_starts[b], nk = s.key_starts[b + 1] - k0, prefix = s.key_lengths[b];
@@ -126,7 +126,9 @@ Scratch<T>& scratch() {
 // sets and miss. The slots past `rows`, up to the next multiple of 16, are zero: tile_products
 // reads its keys in blocks of 16.
 constexpr int64_t kPanel = 16;
-inline int64_t panel_entry(int64_t r, int64_t c, int64_t cols) { return (r / kPanel) * cols * kPanel + c * kPanel + r % kPanel; }
+inline int64_t panel_entry(int64_t r, int64_t c, int64_t cols) {
+  return (r / kPanel) * cols * kPanel + c * kPanel + r % kPanel;
+}
 
 template <typename T>
 void transpose_tile(const T* in, int64_t rows, int64_t cols, T* out_t) {
@@ -171,7 +173,7 @@ bool has_avx2() {
 __attribute__((always_inline)) inline void tile_products_body(const float* a, int64_t nq, int64_t width,
                                                               const float* b_t, int64_t nk, float* c) {
   for (int64_t j0 = 0; j0 < nk; j0 += kPanel) {  // past nk: zero keys of b_t, up to a multiple of 16
-    const float* panel = b_t + j0 * width;         // (width, 16)
+    const float* panel = b_t + j0 * width;       // (width, 16)
     for (int64_t i0 = 0; i0 < nq; i0 += 4) {
       const int64_t rows = std::min<int64_t>(4, nq - i0);
       // a tile of fewer than 4 rows repeats its last row (computed, not stored)
@@ -203,8 +205,8 @@ __attribute__((always_inline)) inline void tile_products_body(const float* a, in
   }
 }
 
-__attribute__((target("avx2,fma"))) void tile_products_avx2(const float* a, int64_t nq, int64_t width,
-                                                            const float* b_t, int64_t nk, float* c) {
+__attribute__((target("avx2,fma"))) void tile_products_avx2(const float* a, int64_t nq, int64_t width, const float* b_t,
+                                                            int64_t nk, float* c) {
   tile_products_body(a, nq, width, b_t, nk, c);
 }
 void tile_products_generic(const float* a, int64_t nq, int64_t width, const float* b_t, int64_t nk, float* c) {
@@ -212,8 +214,10 @@ void tile_products_generic(const float* a, int64_t nq, int64_t width, const floa
 }
 
 void tile_products_blocked(const float* a, int64_t nq, int64_t width, const float* b_t, int64_t nk, float* c) {
-  if (has_avx2()) tile_products_avx2(a, nq, width, b_t, nk, c);
-  else tile_products_generic(a, nq, width, b_t, nk, c);
+  if (has_avx2())
+    tile_products_avx2(a, nq, width, b_t, nk, c);
+  else
+    tile_products_generic(a, nq, width, b_t, nk, c);
 }
 
 template <>
@@ -239,8 +243,8 @@ void accumulate_rows(const T* p, int64_t rows, int64_t n, const T* m, int64_t wi
 // Column blocks outside, rows inside: a 16-column slice of m, copied into one contiguous block (n x
 // 64 bytes; m's own rows, width apart, would fall on a few of L1's sets), stays in L1 while every
 // row of p passes it. n is at most kTile.
-__attribute__((always_inline)) inline void accumulate_rows_body(const float* p, int64_t rows, int64_t n,
-                                                                const float* m, int64_t width, float* acc) {
+__attribute__((always_inline)) inline void accumulate_rows_body(const float* p, int64_t rows, int64_t n, const float* m,
+                                                                int64_t width, float* acc) {
   alignas(32) float slice[kTile * 16];
   for (int64_t c0 = 0; c0 < width; c0 += 16) {
     for (int64_t j = 0; j < n; ++j) std::memcpy(slice + j * 16, m + j * width + c0, 16 * sizeof(float));
@@ -283,8 +287,8 @@ __attribute__((always_inline)) inline void accumulate_rows_body(const float* p, 
   }
 }
 
-__attribute__((target("avx2,fma"))) void accumulate_rows_avx2(const float* p, int64_t rows, int64_t n,
-                                                              const float* m, int64_t width, float* acc) {
+__attribute__((target("avx2,fma"))) void accumulate_rows_avx2(const float* p, int64_t rows, int64_t n, const float* m,
+                                                              int64_t width, float* acc) {
   accumulate_rows_body(p, rows, n, m, width, acc);
 }
 void accumulate_rows_generic(const float* p, int64_t rows, int64_t n, const float* m, int64_t width, float* acc) {
@@ -342,8 +346,8 @@ void exp_in_place(T* x, int64_t n) {
 
 // probs = exp(scores * scale + bias - lse) where visible, else 0 (also 0 for a query that sees nothing).
 template <typename T>
-void recompute_probs(const Visibility& vis, int64_t i0, int64_t nq, int64_t j0, int64_t nk, T scale,
-                     const T* lse, T* scores, T* probs) {
+void recompute_probs(const Visibility& vis, int64_t i0, int64_t nq, int64_t j0, int64_t nk, T scale, const T* lse,
+                     T* scores, T* probs) {
   const T neg_inf = -std::numeric_limits<T>::infinity();
   for (int64_t ii = 0; ii < nq; ++ii) {
     const T l = lse[i0 + ii];
@@ -528,16 +532,26 @@ struct BackwardTiles {
       for (int64_t x = 0; x < nq * K; ++x) dq[x] *= scale;
     });
   }
-
 };
-
 
 template <typename T>
 void backward_typed(const AttentionShape& s, const T* q, const T* k, const T* v, const T* out, const T* d_out,
                     const T* lse, T* d_q, T* d_k, T* d_v) {
   const int64_t K = s.width, Kv = s.value_width, rows = query_rows(s);
   const int64_t q_tiles = (s.queries + kTile - 1) / kTile, k_tiles = (s.keys + kTile - 1) / kTile;
-  BackwardTiles<T> t{s, q, k, v, d_out, lse, d_q, d_k, d_v, K, Kv, static_cast<T>(s.scale), parallel_worth_it(s),
+  BackwardTiles<T> t{s,
+                     q,
+                     k,
+                     v,
+                     d_out,
+                     lse,
+                     d_q,
+                     d_k,
+                     d_v,
+                     K,
+                     Kv,
+                     static_cast<T>(s.scale),
+                     parallel_worth_it(s),
                      std::vector<T>(static_cast<size_t>(rows))};
   constexpr int64_t kDeltaRows = 256;  // rows per task
   for_each_task((rows + kDeltaRows - 1) / kDeltaRows, t.parallel, [&](int64_t task) {
@@ -547,15 +561,20 @@ void backward_typed(const AttentionShape& s, const T* q, const T* k, const T* v,
       t.delta[r] = sum;
     }
   });
-  if (q_tiles <= kOnePassTiles && k_tiles <= kOnePassTiles) t.one_pass();
-  else t.two_passes();
+  if (q_tiles <= kOnePassTiles && k_tiles <= kOnePassTiles)
+    t.one_pass();
+  else
+    t.two_passes();
 }
 
 template <typename Body>
 void dispatch(DType dtype, const char* what, Body&& body) {
-  if (dtype == DType::F32) body(float{});
-  else if (dtype == DType::F64) body(double{});
-  else throw std::runtime_error(fmt::format("cpu backend: {} does not support {}", what, dtype_name(dtype)));
+  if (dtype == DType::F32)
+    body(float{});
+  else if (dtype == DType::F64)
+    body(double{});
+  else
+    throw std::runtime_error(fmt::format("cpu backend: {} does not support {}", what, dtype_name(dtype)));
 }
 
 }  // namespace

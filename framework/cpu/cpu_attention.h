@@ -6,8 +6,8 @@
 
 namespace qkv::cpu {
 
-void attention_forward(DType dtype, const AttentionShape& shape, const void* q, const void* k, const void* v,
-                       void* out, void* lse);
+void attention_forward(DType dtype, const AttentionShape& shape, const void* q, const void* k, const void* v, void* out,
+                       void* lse);
 void attention_backward(DType dtype, const AttentionShape& shape, const void* q, const void* k, const void* v,
                         const void* out, const void* d_out, const void* lse, void* d_q, void* d_k, void* d_v);
 // x[0, n) = exp(x[0, n)) in place: float32 through glibc's vector expf on AVX2 (within 4 ulp; an

@@ -29,9 +29,9 @@ namespace {
 // system, cached on release (block_cache.h): at most 256 MiB, and at most the largest working set
 // seen. Never destroyed: tensors in other statics may be released during exit.
 BlockCache& storage_cache() {
-  static BlockCache* cache = new BlockCache(
-      {[](size_t bytes) { return std::aligned_alloc(64, bytes); }, [](void* p) { std::free(p); }},
-      /*small_step=*/64, /*large_step=*/size_t{64} << 10, /*cache_limit=*/size_t{256} << 20);
+  static BlockCache* cache =
+      new BlockCache({[](size_t bytes) { return std::aligned_alloc(64, bytes); }, [](void* p) { std::free(p); }},
+                     /*small_step=*/64, /*large_step=*/size_t{64} << 10, /*cache_limit=*/size_t{256} << 20);
   return *cache;
 }
 
@@ -133,42 +133,50 @@ void unary_fixed(const T* in, T* out, int64_t n, T s) {
 template <typename T>
 void unary_loop(UnaryOp op, const T* in, T* out, int64_t n, T s) {
   switch (op) {
+// (clang-format would join the include to the macro body)
+// clang-format off
 #define QKV_UNARY_OP(name, expression) \
   case UnaryOp::name: return unary_fixed<UnaryOp::name, T>(in, out, n, s);
 #include "../elementwise_ops.def"
+    // clang-format on
   }
 }
 
 template <typename T, typename F>
-void binary_loop(const T* a, const Strides& sa, const T* b, const Strides& sb, T* out,
-                 const Shape& shape, F f) {
+void binary_loop(const T* a, const Strides& sa, const T* b, const Strides& sb, T* out, const Shape& shape, F f) {
   const Strides so = contiguous_strides(shape);
-  for_each_row<3>(shape, {&sa, &sb, &so}, [&](auto base, int64_t n, auto step) {
-    const T* pa = a + base[0];
-    const T* pb = b + base[1];
-    T* po = out + base[2];
-    if (step[0] == 1 && step[1] == 1) {
-      for (int64_t i = 0; i < n; ++i) po[i] = f(pa[i], pb[i]);
-    } else if (step[0] == 1 && step[1] == 0) {
-      const T vb = *pb;
-      for (int64_t i = 0; i < n; ++i) po[i] = f(pa[i], vb);
-    } else {
-      for (int64_t i = 0; i < n; ++i) po[i] = f(pa[i * step[0]], pb[i * step[1]]);
-    }
-  }, /*parallel=*/true);
+  for_each_row<3>(
+      shape, {&sa, &sb, &so},
+      [&](auto base, int64_t n, auto step) {
+        const T* pa = a + base[0];
+        const T* pb = b + base[1];
+        T* po = out + base[2];
+        if (step[0] == 1 && step[1] == 1) {
+          for (int64_t i = 0; i < n; ++i) po[i] = f(pa[i], pb[i]);
+        } else if (step[0] == 1 && step[1] == 0) {
+          const T vb = *pb;
+          for (int64_t i = 0; i < n; ++i) po[i] = f(pa[i], vb);
+        } else {
+          for (int64_t i = 0; i < n; ++i) po[i] = f(pa[i * step[0]], pb[i * step[1]]);
+        }
+      },
+      /*parallel=*/true);
 }
 
 template <typename T>
-void binary_typed(BinaryOp op, const T* a, const Strides& sa, const T* b, const Strides& sb,
-                  T* out, const Shape& shape) {
+void binary_typed(BinaryOp op, const T* a, const Strides& sa, const T* b, const Strides& sb, T* out,
+                  const Shape& shape) {
   // Op fixed per loop (formula::binary's switch folds away inside each), one per line of
   // elementwise_ops.def.
   switch (op) {
+// (clang-format would join the include to the macro body)
+// clang-format off
 #define QKV_BINARY_OP(name, expression)                                     \
   case BinaryOp::name:                                                      \
     return binary_loop(a, sa, b, sb, out, shape,                            \
                        [](T x, T y) { return formula::binary(BinaryOp::name, x, y); });
 #include "../elementwise_ops.def"
+    // clang-format on
   }
 }
 
@@ -214,7 +222,7 @@ RowsAndWidth two_block_sum(const Shape& in_shape, const Shape& out_shape) {
   RowsAndWidth r{1, 1, false};
   int pattern = 0;  // 0 nothing yet, 1 reduced first, 2 kept first
   int switches = 0;
-  int last = 0;     // 1 reduced, 2 kept
+  int last = 0;  // 1 reduced, 2 kept
   for (size_t d = 0; d < in_shape.size(); ++d) {
     if (in_shape[d] == 1) continue;
     const int kind = out_shape[d] == 1 ? 1 : 2;
@@ -224,7 +232,7 @@ RowsAndWidth two_block_sum(const Shape& in_shape, const Shape& out_shape) {
     (kind == 1 ? r.rows : r.width) *= in_shape[d];
   }
   if (switches > 1) return {};
-  r.columns = pattern == 1;  // reduced dims first: the sum runs down the columns
+  r.columns = pattern == 1;                    // reduced dims first: the sum runs down the columns
   if (!r.columns) std::swap(r.rows, r.width);  // kept dims first: (kept rows, reduced width)
   return r;
 }
@@ -299,23 +307,23 @@ bool exp_row(const T* x, int64_t cols, T* y, T& m, double& total) {
 template <typename T>
 void softmax_typed(const T* in, T* out, int64_t rows, int64_t cols, bool log) {
   parallel_ranges(rows, row_grain(cols), [&](int64_t row_begin, int64_t row_end) {
-  for (int64_t r = row_begin; r < row_end; ++r) {
-    const T* x = in + r * cols;
-    T* y = out + r * cols;
-    T m;
-    double total;
-    if (!exp_row(x, cols, y, m, total)) {  // fully masked row: zeros, not NaN
-      for (int64_t c = 0; c < cols; ++c) y[c] = T(0);
-      continue;
+    for (int64_t r = row_begin; r < row_end; ++r) {
+      const T* x = in + r * cols;
+      T* y = out + r * cols;
+      T m;
+      double total;
+      if (!exp_row(x, cols, y, m, total)) {  // fully masked row: zeros, not NaN
+        for (int64_t c = 0; c < cols; ++c) y[c] = T(0);
+        continue;
+      }
+      if (log) {
+        const T shift = m + static_cast<T>(std::log(total));
+        for (int64_t c = 0; c < cols; ++c) y[c] = x[c] - shift;
+      } else {
+        const T inv = static_cast<T>(1.0 / total);
+        for (int64_t c = 0; c < cols; ++c) y[c] *= inv;
+      }
     }
-    if (log) {
-      const T shift = m + static_cast<T>(std::log(total));
-      for (int64_t c = 0; c < cols; ++c) y[c] = x[c] - shift;
-    } else {
-      const T inv = static_cast<T>(1.0 / total);
-      for (int64_t c = 0; c < cols; ++c) y[c] *= inv;
-    }
-  }
   });
 }
 
@@ -381,20 +389,26 @@ inline void adam_loop(T* param, const T* grad, T* m, T* v, int64_t begin, int64_
 
 template <typename T>
 void adam_range(T* param, const T* grad, T* m, T* v, int64_t begin, int64_t end, const formula::AdamEntry<T>& adam) {
-  if (adam.l2) adam_loop<T, true, false>(param, grad, m, v, begin, end, adam);
-  else if (adam.shrink) adam_loop<T, false, true>(param, grad, m, v, begin, end, adam);
-  else adam_loop<T, false, false>(param, grad, m, v, begin, end, adam);
+  if (adam.l2)
+    adam_loop<T, true, false>(param, grad, m, v, begin, end, adam);
+  else if (adam.shrink)
+    adam_loop<T, false, true>(param, grad, m, v, begin, end, adam);
+  else
+    adam_loop<T, false, false>(param, grad, m, v, begin, end, adam);
 }
 
 // The same loops compiled for 256-bit vectors (chosen at run time). Without FMA and with the
 // file's default -ffp-contract=off, each entry takes the same operations in the same order as
 // the portable loop, so both give the same bits; sqrt and division are exactly rounded.
 template <typename T>
-__attribute__((target("avx2"))) void adam_range_avx2(T* param, const T* grad, T* m, T* v, int64_t begin,
-                                                     int64_t end, const formula::AdamEntry<T>& adam) {
-  if (adam.l2) adam_loop<T, true, false>(param, grad, m, v, begin, end, adam);
-  else if (adam.shrink) adam_loop<T, false, true>(param, grad, m, v, begin, end, adam);
-  else adam_loop<T, false, false>(param, grad, m, v, begin, end, adam);
+__attribute__((target("avx2"))) void adam_range_avx2(T* param, const T* grad, T* m, T* v, int64_t begin, int64_t end,
+                                                     const formula::AdamEntry<T>& adam) {
+  if (adam.l2)
+    adam_loop<T, true, false>(param, grad, m, v, begin, end, adam);
+  else if (adam.shrink)
+    adam_loop<T, false, true>(param, grad, m, v, begin, end, adam);
+  else
+    adam_loop<T, false, false>(param, grad, m, v, begin, end, adam);
 }
 
 template <typename T>
@@ -402,19 +416,26 @@ void adam_update_typed(T* param, const T* grad, T* m, T* v, int64_t n, const Ada
   const formula::AdamEntry<T> adam = formula::AdamEntry<T>::from(s);
   static const bool avx2 = __builtin_cpu_supports("avx2");
   parallel_ranges(n, kParallelElements / 2, [&](int64_t begin, int64_t end) {
-    if (avx2) adam_range_avx2(param, grad, m, v, begin, end, adam);
-    else adam_range(param, grad, m, v, begin, end, adam);
+    if (avx2)
+      adam_range_avx2(param, grad, m, v, begin, end, adam);
+    else
+      adam_range(param, grad, m, v, begin, end, adam);
   });
 }
 
 template <typename T>
 void strided_copy_typed(const T* in, const Strides& si, T* out, const Strides& so, const Shape& shape) {
-  for_each_row<2>(shape, {&si, &so}, [&](auto base, int64_t n, auto step) {
-    const T* p = in + base[0];
-    T* q = out + base[1];
-    if (step[0] == 1 && step[1] == 1) std::memcpy(q, p, n * sizeof(T));
-    else for (int64_t i = 0; i < n; ++i) q[i * step[1]] = p[i * step[0]];
-  }, /*parallel=*/true);
+  for_each_row<2>(
+      shape, {&si, &so},
+      [&](auto base, int64_t n, auto step) {
+        const T* p = in + base[0];
+        T* q = out + base[1];
+        if (step[0] == 1 && step[1] == 1)
+          std::memcpy(q, p, n * sizeof(T));
+        else
+          for (int64_t i = 0; i < n; ++i) q[i * step[1]] = p[i * step[0]];
+      },
+      /*parallel=*/true);
 }
 
 template <typename Body>
@@ -496,17 +517,16 @@ class CpuBackend final : public Backend {
     });
   }
 
-  void binary(BinaryOp op, DType dtype, const void* a, const Strides& sa, const void* b,
-              const Strides& sb, void* out, const Shape& shape) override {
+  void binary(BinaryOp op, DType dtype, const void* a, const Strides& sa, const void* b, const Strides& sb, void* out,
+              const Shape& shape) override {
     dispatch_float(dtype, "binary", [&](auto zero) {
       using T = decltype(zero);
-      binary_typed<T>(op, static_cast<const T*>(a), sa, static_cast<const T*>(b), sb,
-                      static_cast<T*>(out), shape);
+      binary_typed<T>(op, static_cast<const T*>(a), sa, static_cast<const T*>(b), sb, static_cast<T*>(out), shape);
     });
   }
 
-  void masked_fill(DType dtype, const void* in, const void* keep, const Strides& keep_strides,
-                   double value, void* out, const Shape& shape) override {
+  void masked_fill(DType dtype, const void* in, const void* keep, const Strides& keep_strides, double value, void* out,
+                   const Shape& shape) override {
     dispatch_float(dtype, "masked_fill", [&](auto zero) {
       using T = decltype(zero);
       const Strides s = contiguous_strides(shape);
@@ -514,10 +534,13 @@ class CpuBackend final : public Backend {
       const T* k = static_cast<const T*>(keep);
       T* y = static_cast<T*>(out);
       const T fill_value = static_cast<T>(value);
-      for_each_row<2>(shape, {&s, &keep_strides}, [&](auto base, int64_t n, auto step) {
-        for (int64_t i = 0; i < n; ++i)
-          y[base[0] + i] = k[base[1] + i * step[1]] != T(0) ? x[base[0] + i] : fill_value;
-      }, /*parallel=*/true);
+      for_each_row<2>(
+          shape, {&s, &keep_strides},
+          [&](auto base, int64_t n, auto step) {
+            for (int64_t i = 0; i < n; ++i)
+              y[base[0] + i] = k[base[1] + i * step[1]] != T(0) ? x[base[0] + i] : fill_value;
+          },
+          /*parallel=*/true);
     });
   }
 
@@ -536,8 +559,8 @@ class CpuBackend final : public Backend {
     });
   }
 
-  void max_along(DType dtype, const void* in, int64_t outer, int64_t n, int64_t inner,
-                 void* out_values, int64_t* out_indices) override {
+  void max_along(DType dtype, const void* in, int64_t outer, int64_t n, int64_t inner, void* out_values,
+                 int64_t* out_indices) override {
     dispatch_float(dtype, "max_along", [&](auto zero) {
       using T = decltype(zero);
       const T* x = static_cast<const T*>(in);
@@ -559,40 +582,38 @@ class CpuBackend final : public Backend {
     });
   }
 
-  void take_along(DType dtype, const void* x, int64_t outer, int64_t n, int64_t inner,
-                  const int64_t* index, void* out) override {
+  void take_along(DType dtype, const void* x, int64_t outer, int64_t n, int64_t inner, const int64_t* index,
+                  void* out) override {
     dispatch_float(dtype, "take_along", [&](auto zero) {
       using T = decltype(zero);
       const T* p = static_cast<const T*>(x);
       T* q = static_cast<T*>(out);
       for (int64_t o = 0; o < outer; ++o)
-        for (int64_t i = 0; i < inner; ++i)
-          q[o * inner + i] = p[(o * n + index[o * inner + i]) * inner + i];
+        for (int64_t i = 0; i < inner; ++i) q[o * inner + i] = p[(o * n + index[o * inner + i]) * inner + i];
     });
   }
 
-  void put_along_add(DType dtype, void* x, int64_t outer, int64_t n, int64_t inner,
-                     const int64_t* index, const void* values) override {
+  void put_along_add(DType dtype, void* x, int64_t outer, int64_t n, int64_t inner, const int64_t* index,
+                     const void* values) override {
     dispatch_float(dtype, "put_along_add", [&](auto zero) {
       using T = decltype(zero);
       T* p = static_cast<T*>(x);
       const T* v = static_cast<const T*>(values);
       for (int64_t o = 0; o < outer; ++o)
-        for (int64_t i = 0; i < inner; ++i)
-          p[(o * n + index[o * inner + i]) * inner + i] += v[o * inner + i];
+        for (int64_t i = 0; i < inner; ++i) p[(o * n + index[o * inner + i]) * inner + i] += v[o * inner + i];
     });
   }
 
-  void gather_rows(DType dtype, const void* table, int64_t width, const int64_t* index,
-                   int64_t count, void* out) override {
+  void gather_rows(DType dtype, const void* table, int64_t width, const int64_t* index, int64_t count,
+                   void* out) override {
     const size_t row_bytes = static_cast<size_t>(width) * dtype_size(dtype);
     for (int64_t m = 0; m < count; ++m)
-      std::memcpy(static_cast<char*>(out) + m * row_bytes,
-                  static_cast<const char*>(table) + index[m] * row_bytes, row_bytes);
+      std::memcpy(static_cast<char*>(out) + m * row_bytes, static_cast<const char*>(table) + index[m] * row_bytes,
+                  row_bytes);
   }
 
-  void scatter_add_rows(DType dtype, void* table, int64_t width, const int64_t* index,
-                        int64_t count, const void* values) override {
+  void scatter_add_rows(DType dtype, void* table, int64_t width, const int64_t* index, int64_t count,
+                        const void* values) override {
     dispatch_float(dtype, "scatter_add_rows", [&](auto zero) {
       using T = decltype(zero);
       T* t = static_cast<T*>(table);
@@ -605,8 +626,8 @@ class CpuBackend final : public Backend {
     });
   }
 
-  void check_indices(const IndexCheck& check, const int64_t* index, int64_t count, int64_t* safe,
-                     DType valid_dtype, void* valid) override {
+  void check_indices(const IndexCheck& check, const int64_t* index, int64_t count, int64_t* safe, DType valid_dtype,
+                     void* valid) override {
     for (int64_t i = 0; i < count; ++i) {
       const int64_t v = index[i];
       if (check.has_ignore && v == check.ignore) continue;
@@ -634,8 +655,7 @@ class CpuBackend final : public Backend {
     });
   }
 
-  void softmax_rows(DType dtype, const void* in, void* out, int64_t rows, int64_t cols,
-                    bool log) override {
+  void softmax_rows(DType dtype, const void* in, void* out, int64_t rows, int64_t cols, bool log) override {
     dispatch_float(dtype, "softmax", [&](auto zero) {
       using T = decltype(zero);
       softmax_typed<T>(static_cast<const T*>(in), static_cast<T*>(out), rows, cols, log);
@@ -660,8 +680,8 @@ class CpuBackend final : public Backend {
     });
   }
 
-  void layer_norm_rows(DType dtype, const void* x, const void* weight, const void* bias, int64_t rows,
-                       int64_t width, double eps, void* out, void* x_hat, void* rstd) override {
+  void layer_norm_rows(DType dtype, const void* x, const void* weight, const void* bias, int64_t rows, int64_t width,
+                       double eps, void* out, void* x_hat, void* rstd) override {
     dispatch_float(dtype, "layer_norm", [&](auto zero) {
       using T = decltype(zero);
       const T* in = static_cast<const T*>(x);
@@ -677,8 +697,8 @@ class CpuBackend final : public Backend {
     });
   }
 
-  void layer_norm_backward_rows(DType dtype, const void* g, const void* x_hat, const void* rstd,
-                                const void* weight, int64_t rows, int64_t width, void* d_x) override {
+  void layer_norm_backward_rows(DType dtype, const void* g, const void* x_hat, const void* rstd, const void* weight,
+                                int64_t rows, int64_t width, void* d_x) override {
     dispatch_float(dtype, "layer_norm backward", [&](auto zero) {
       using T = decltype(zero);
       const T* grad = static_cast<const T*>(g);
@@ -710,11 +730,12 @@ class CpuBackend final : public Backend {
   // serves gemm and the loops above, and a run gives the same bits on any number of threads.
   // Fewer, larger blocks cost less: every block repacks the other operand, and OpenBLAS runs a
   // 64-row block measurably slower than one call over 256 or more rows.
-  void gemm_batched(DType dtype, bool ta, bool tb, int64_t batch, int64_t M, int64_t N, int64_t K,
-                    double alpha, const void* A, int64_t stride_a, const void* B, int64_t stride_b,
-                    double beta, void* C, int64_t stride_c) override {
+  void gemm_batched(DType dtype, bool ta, bool tb, int64_t batch, int64_t M, int64_t N, int64_t K, double alpha,
+                    const void* A, int64_t stride_a, const void* B, int64_t stride_b, double beta, void* C,
+                    int64_t stride_c) override {
     if (M == 0 || N == 0) return;
-    if (dtype != DType::F32 && dtype != DType::F64) throw std::runtime_error("cpu backend: gemm does not support int64");
+    if (dtype != DType::F32 && dtype != DType::F64)
+      throw std::runtime_error("cpu backend: gemm does not support int64");
     const int64_t lda = ta ? M : K, ldb = tb ? K : N, ldc = N;
     const size_t elem = dtype_size(dtype);
     const double work = static_cast<double>(M) * N * std::max<int64_t>(K, 1);  // multiply-adds per entry
@@ -736,7 +757,9 @@ class CpuBackend final : public Backend {
     const int64_t per_thread = split ? 1 : std::max<int64_t>(1, static_cast<int64_t>(kGemmSplitWork / work));
     if (stride_c == 0 && batch > 1) {  // every entry adds into the same C: entries in order
       for (int64_t b = 0; b < batch; ++b)
-        parallel_ranges(chunks, 1, [&](int64_t p0, int64_t p1) { for (int64_t p = p0; p < p1; ++p) piece(b * chunks + p); });
+        parallel_ranges(chunks, 1, [&](int64_t p0, int64_t p1) {
+          for (int64_t p = p0; p < p1; ++p) piece(b * chunks + p);
+        });
       return;
     }
     parallel_ranges(batch * chunks, per_thread, [&](int64_t p0, int64_t p1) {
@@ -756,9 +779,8 @@ class CpuBackend final : public Backend {
     return std::clamp<int64_t>((per_piece + kGemmChunk - 1) / kGemmChunk * kGemmChunk, kGemmChunk, kGemmMaxBlock);
   }
 
-  static void gemm_call(DType dtype, bool ta, bool tb, int64_t M, int64_t N, int64_t K, double alpha,
-                        const void* A, int64_t lda, const void* B, int64_t ldb, double beta, void* C,
-                        int64_t ldc) {
+  static void gemm_call(DType dtype, bool ta, bool tb, int64_t M, int64_t N, int64_t K, double alpha, const void* A,
+                        int64_t lda, const void* B, int64_t ldb, double beta, void* C, int64_t ldc) {
     const CBLAS_TRANSPOSE op_a = ta ? CblasTrans : CblasNoTrans;
     const CBLAS_TRANSPOSE op_b = tb ? CblasTrans : CblasNoTrans;
     const int lda_i = static_cast<int>(std::max<int64_t>(lda, 1)), ldb_i = static_cast<int>(std::max<int64_t>(ldb, 1));

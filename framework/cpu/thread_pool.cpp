@@ -126,7 +126,8 @@ class Pool {
     for (;;) {
       const uint32_t next = static_cast<uint32_t>(w >> 16) & 0xffff, slots = static_cast<uint32_t>(w) & 0xffff;
       if (next >= slots) return ran;
-      if (!word_.compare_exchange_weak(w, w + (uint64_t{1} << 16), std::memory_order_acq_rel, std::memory_order_acquire))
+      if (!word_.compare_exchange_weak(w, w + (uint64_t{1} << 16), std::memory_order_acq_rel,
+                                       std::memory_order_acquire))
         continue;
       ++ran;
       const Job& job = job_;  // claimed: the call cannot end before this slot is done
@@ -142,7 +143,8 @@ class Pool {
           }
         }
       }
-      if (done_.fetch_add(1, std::memory_order_seq_cst) + 1 == slots && caller_sleeping_.load(std::memory_order_seq_cst))
+      if (done_.fetch_add(1, std::memory_order_seq_cst) + 1 == slots &&
+          caller_sleeping_.load(std::memory_order_seq_cst))
         done_.notify_all();
       w = word_.load(std::memory_order_acquire);
     }
@@ -188,13 +190,13 @@ class Pool {
   std::vector<std::thread> workers_;
   Job job_;
   Clock::time_point last_stall_{};
-  Clock::duration solo_length_{};           // how long the last stall sent the calls to the caller alone
-  std::atomic<int64_t> solo_until_{0};      // steady_clock ticks; 0: no stall yet
-  std::atomic<bool> forget_{false};         // set_pool_threads was called since the last stall
-  uint32_t generation_value_ = 0;           // the caller's copy
-  std::atomic<uint64_t> word_{0};           // generation (32 bits) | next slot (16) | slots (16)
-  std::atomic<uint32_t> generation_{0};     // what sleeping workers wait on
-  std::atomic<uint32_t> done_{0};           // slots finished in this call
+  Clock::duration solo_length_{};        // how long the last stall sent the calls to the caller alone
+  std::atomic<int64_t> solo_until_{0};   // steady_clock ticks; 0: no stall yet
+  std::atomic<bool> forget_{false};      // set_pool_threads was called since the last stall
+  uint32_t generation_value_ = 0;        // the caller's copy
+  std::atomic<uint64_t> word_{0};        // generation (32 bits) | next slot (16) | slots (16)
+  std::atomic<uint32_t> generation_{0};  // what sleeping workers wait on
+  std::atomic<uint32_t> done_{0};        // slots finished in this call
   std::atomic<int> sleepers_{0};
   std::atomic<bool> caller_sleeping_{false}, stopping_{false}, failed_{false};
   std::mutex error_mutex_;
@@ -218,7 +220,8 @@ int default_threads() {
   const char* env = std::getenv("QKV_THREADS");
   if (env == nullptr || *env == '\0') return processors();
   const std::string text = env;
-  const bool digits = text.size() <= 3 && std::all_of(text.begin(), text.end(), [](char c) { return c >= '0' && c <= '9'; });
+  const bool digits =
+      text.size() <= 3 && std::all_of(text.begin(), text.end(), [](char c) { return c >= '0' && c <= '9'; });
   const int value = digits ? std::atoi(text.c_str()) : -1;
   if (!digits || value > kMostThreads)
     throw std::runtime_error(

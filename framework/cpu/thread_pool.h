@@ -34,7 +34,9 @@ void run_pieces(int64_t pieces, void (*call)(void* ctx, int64_t piece), void* ct
 template <typename Fn>
 void for_each_piece(int64_t pieces, Fn&& fn) {
   using F = std::remove_reference_t<Fn>;
-  run_pieces(pieces, [](void* ctx, int64_t p) { (*static_cast<F*>(ctx))(p); }, const_cast<void*>(static_cast<const void*>(&fn)));
+  run_pieces(
+      pieces, [](void* ctx, int64_t p) { (*static_cast<F*>(ctx))(p); },
+      const_cast<void*>(static_cast<const void*>(&fn)));
 }
 
 }  // namespace qkv::cpu

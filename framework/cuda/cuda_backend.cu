@@ -157,8 +157,9 @@ int device_count_or_throw() {
                              cudaGetErrorString(err) + "): no usable CUDA GPU on this machine; use --device cpu");
   }
   if (count <= 0)
-    throw std::runtime_error("no CUDA device available (cudaErrorNoDevice: no CUDA-capable device is detected): "
-                             "no CUDA GPU on this machine; use --device cpu");
+    throw std::runtime_error(
+        "no CUDA device available (cudaErrorNoDevice: no CUDA-capable device is detected): "
+        "no CUDA GPU on this machine; use --device cpu");
   return count;
 }
 

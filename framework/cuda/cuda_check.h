@@ -12,29 +12,27 @@
 namespace qkv::cuda {
 
 [[noreturn]] inline void throw_cuda_error(cudaError_t err, const char* expr, const char* file, int line) {
-  throw std::runtime_error(std::string(file) + ":" + std::to_string(line) + ": " + expr + " failed: " +
-                           cudaGetErrorName(err) + " (" + cudaGetErrorString(err) + ")");
+  throw std::runtime_error(std::string(file) + ":" + std::to_string(line) + ": " + expr +
+                           " failed: " + cudaGetErrorName(err) + " (" + cudaGetErrorString(err) + ")");
 }
 
-[[noreturn]] inline void throw_cublas_error(cublasStatus_t status, const char* expr, const char* file,
-                                            int line) {
-  throw std::runtime_error(std::string(file) + ":" + std::to_string(line) + ": " + expr + " failed: " +
-                           cublasGetStatusName(status) + " (" + cublasGetStatusString(status) + ")");
+[[noreturn]] inline void throw_cublas_error(cublasStatus_t status, const char* expr, const char* file, int line) {
+  throw std::runtime_error(std::string(file) + ":" + std::to_string(line) + ": " + expr +
+                           " failed: " + cublasGetStatusName(status) + " (" + cublasGetStatusString(status) + ")");
 }
 
 }  // namespace qkv::cuda
 
-#define QKV_CUDA_CHECK(expr)                                                         \
-  do {                                                                               \
-    const cudaError_t qkv_cuda_err_ = (expr);                                        \
-    if (qkv_cuda_err_ != cudaSuccess)                                                \
-      ::qkv::cuda::throw_cuda_error(qkv_cuda_err_, #expr, __FILE__, __LINE__);       \
+#define QKV_CUDA_CHECK(expr)                                                                                   \
+  do {                                                                                                         \
+    const cudaError_t qkv_cuda_err_ = (expr);                                                                  \
+    if (qkv_cuda_err_ != cudaSuccess) ::qkv::cuda::throw_cuda_error(qkv_cuda_err_, #expr, __FILE__, __LINE__); \
   } while (0)
 
-#define QKV_CUBLAS_CHECK(expr)                                                       \
-  do {                                                                               \
-    const cublasStatus_t qkv_cublas_status_ = (expr);                                \
-    if (qkv_cublas_status_ != CUBLAS_STATUS_SUCCESS)                                 \
+#define QKV_CUBLAS_CHECK(expr)                                                        \
+  do {                                                                                \
+    const cublasStatus_t qkv_cublas_status_ = (expr);                                 \
+    if (qkv_cublas_status_ != CUBLAS_STATUS_SUCCESS)                                  \
       ::qkv::cuda::throw_cublas_error(qkv_cublas_status_, #expr, __FILE__, __LINE__); \
   } while (0)
 

@@ -34,7 +34,7 @@ unsigned grid_for(int64_t n, int64_t per_block = kThreads) {
   return static_cast<unsigned>(std::min<int64_t>(std::max<int64_t>(blocks, 1), int64_t{1} << 20));
 }
 
-#define QKV_GRID_LOOP(i, n)                                                          \
+#define QKV_GRID_LOOP(i, n)                                                              \
   for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < (n); \
        i += static_cast<int64_t>(blockDim.x) * gridDim.x)
 
@@ -111,8 +111,8 @@ __global__ void strided_copy_kernel(const E* in, E* out, Walk w, int64_t n) {
 // Sum of the reduced elements of output i, in row-major order over the reduced dims.
 // `kept` maps i to its input offset; `red` walks the reduced dims (its innermost dim is a loop).
 template <typename T>
-__device__ __forceinline__ double reduce_range(const T* in, int64_t base, const Walk& red, int64_t begin,
-                                               int64_t end, int64_t step) {
+__device__ __forceinline__ double reduce_range(const T* in, int64_t base, const Walk& red, int64_t begin, int64_t end,
+                                               int64_t step) {
   double acc = 0.0;
   for (int64_t j = begin; j < end; j += step) {
     int64_t off[1];
@@ -154,8 +154,7 @@ __global__ void reduce_block_kernel(const T* in, T* out, Walk kept, Walk red, in
 }
 
 template <typename T>
-__global__ void max_along_kernel(const T* x, int64_t outer, int64_t n, int64_t inner, T* values,
-                                 int64_t* indices) {
+__global__ void max_along_kernel(const T* x, int64_t outer, int64_t n, int64_t inner, T* values, int64_t* indices) {
   QKV_GRID_LOOP(k, outer * inner) {
     const int64_t o = k / inner, i = k % inner;
     int64_t best = 0;
@@ -173,8 +172,7 @@ __global__ void max_along_kernel(const T* x, int64_t outer, int64_t n, int64_t i
 }
 
 template <typename T>
-__global__ void take_along_kernel(const T* x, int64_t outer, int64_t n, int64_t inner,
-                                  const int64_t* index, T* out) {
+__global__ void take_along_kernel(const T* x, int64_t outer, int64_t n, int64_t inner, const int64_t* index, T* out) {
   QKV_GRID_LOOP(k, outer * inner) {
     const int64_t o = k / inner, i = k % inner;
     out[k] = x[(o * n + index[k]) * inner + i];
@@ -183,8 +181,8 @@ __global__ void take_along_kernel(const T* x, int64_t outer, int64_t n, int64_t 
 
 // Each (o, i) owns a distinct destination element, so no two threads touch the same slot.
 template <typename T>
-__global__ void put_along_add_kernel(T* x, int64_t outer, int64_t n, int64_t inner,
-                                     const int64_t* index, const T* values) {
+__global__ void put_along_add_kernel(T* x, int64_t outer, int64_t n, int64_t inner, const int64_t* index,
+                                     const T* values) {
   QKV_GRID_LOOP(k, outer * inner) {
     const int64_t o = k / inner, i = k % inner;
     x[(o * n + index[k]) * inner + i] += values[k];
@@ -192,8 +190,7 @@ __global__ void put_along_add_kernel(T* x, int64_t outer, int64_t n, int64_t inn
 }
 
 template <typename E>
-__global__ void gather_rows_kernel(const E* table, int64_t width, const int64_t* index, int64_t count,
-                                   E* out) {
+__global__ void gather_rows_kernel(const E* table, int64_t width, const int64_t* index, int64_t count, E* out) {
   QKV_GRID_LOOP(k, count * width) {
     const int64_t m = k / width, d = k % width;
     out[k] = table[index[m] * width + d];
@@ -203,8 +200,8 @@ __global__ void gather_rows_kernel(const E* table, int64_t width, const int64_t*
 // Thread (bucket, d) owns column d of every table row r with r % buckets == bucket, and adds the
 // entries m = 0, 1, ... in order: the same sequence of additions as the CPU, without atomics.
 template <typename T>
-__global__ void scatter_add_rows_kernel(T* table, int64_t width, const int64_t* index, int64_t count,
-                                        const T* values, int64_t buckets) {
+__global__ void scatter_add_rows_kernel(T* table, int64_t width, const int64_t* index, int64_t count, const T* values,
+                                        int64_t buckets) {
   QKV_GRID_LOOP(k, buckets * width) {
     const int64_t bucket = k / width, d = k % width;
     for (int64_t m = 0; m < count; ++m) {
@@ -221,8 +218,7 @@ constexpr int kCheckThreads = 512;
 // reads it (IndexError::site == 0 means none).
 template <typename T>
 __global__ void check_indices_kernel(const int64_t* index, int64_t count, int64_t limit, bool has_ignore,
-                                     int64_t ignore, int64_t site, int64_t* safe, T* valid,
-                                     IndexError* error) {
+                                     int64_t ignore, int64_t site, int64_t* safe, T* valid, IndexError* error) {
   __shared__ int64_t first_bad[kCheckThreads];
   const int t = threadIdx.x;
   int64_t mine = count;
@@ -249,8 +245,8 @@ __global__ void check_indices_kernel(const int64_t* index, int64_t count, int64_
 // One thread per row through the shared row formulas (scalar_formulas.h), so the sums run in
 // the CPU's order. Rows are short here (the model width); a warp per row would coalesce better.
 template <typename T>
-__global__ void layer_norm_kernel(const T* x, const T* w, const T* b, int64_t rows, int64_t width, double eps,
-                                  T* out, T* x_hat, T* rstd) {
+__global__ void layer_norm_kernel(const T* x, const T* w, const T* b, int64_t rows, int64_t width, double eps, T* out,
+                                  T* x_hat, T* rstd) {
   QKV_GRID_LOOP(r, rows) {
     formula::layer_norm_row(x + r * width, w, b, width, eps, out + r * width, x_hat + r * width, rstd + r);
   }
@@ -376,10 +372,13 @@ void dispatch_float(DType dtype, const char* what, Body&& body) {
 
 template <typename Body>
 void dispatch_elem(size_t elem_size, const char* what, Body&& body) {
-  if (elem_size == 4) body(uint32_t{});
-  else if (elem_size == 8) body(uint64_t{});
-  else throw std::runtime_error(std::string("cuda backend: ") + what + ": unsupported element size " +
-                                std::to_string(elem_size));
+  if (elem_size == 4)
+    body(uint32_t{});
+  else if (elem_size == 8)
+    body(uint64_t{});
+  else
+    throw std::runtime_error(std::string("cuda backend: ") + what + ": unsupported element size " +
+                             std::to_string(elem_size));
 }
 
 // ---- fused attention (Backend::attention_forward / attention_backward) ----
@@ -391,9 +390,9 @@ constexpr int kAttnMaxWidth = 128;  // largest head width (K and Kv) the kernels
 
 struct AttnDims {
   int64_t batch, queries, keys, width, value_width, query_offset, prefix;
-  const int64_t* lengths;  // device, one per batch entry, or null
+  const int64_t* lengths;                            // device, one per batch entry, or null
   int64_t knockout_key, knockout_from, knockout_to;  // key hidden from queries at [from, to); -1: none
-  const int64_t *query_starts, *key_starts;  // device, batch + 1 each when ragged, else null
+  const int64_t *query_starts, *key_starts;          // device, batch + 1 each when ragged, else null
   double distance_slope;  // ALiBi (backend.h): 0, or each score gets -slope * |pos(i) - pos(j)|
 };
 
@@ -586,7 +585,8 @@ __global__ void attention_dq_kernel(AttnDims d, T scale, const T* q, const T* k,
       T s = T(0), dp = T(0);
       for (int64_t c = 0; c < K; ++c) s += q_row[c] * k_tile[jj * kAttnMaxWidth + c];
       for (int64_t c = 0; c < Kv; ++c) dp += g_row[c] * v_tile[jj * kAttnMaxWidth + c];
-      const T p = d.distance_slope == 0 ? exp_of(s * scale - l) : exp_of((s * scale + attn_bias<T>(d, e, i, j0 + jj)) - l);
+      const T p =
+          d.distance_slope == 0 ? exp_of(s * scale - l) : exp_of((s * scale + attn_bias<T>(d, e, i, j0 + jj)) - l);
       const T ds = p * (dp - delta_i);
       for (int64_t c = 0; c < K; ++c) dq[c] += ds * k_tile[jj * kAttnMaxWidth + c];
     }
@@ -608,9 +608,8 @@ Walk make_walk(const char* what, const Shape& shape, const Strides* s0, const St
   const Shape& dims = merged.shape;
   const std::vector<Strides>& strides = merged.strides;
   if (dims.size() > static_cast<size_t>(kMaxRank))
-    throw std::runtime_error(std::string("cuda backend: ") + what + " supports at most " +
-                             std::to_string(kMaxRank) + " dims (after merging contiguous ones), got shape " +
-                             shape_str(shape));
+    throw std::runtime_error(std::string("cuda backend: ") + what + " supports at most " + std::to_string(kMaxRank) +
+                             " dims (after merging contiguous ones), got shape " + shape_str(shape));
   Walk w;
   w.rank = static_cast<int>(dims.size());
   w.sets = nsets;
@@ -635,8 +634,7 @@ void scale_batched(DType dtype, void* C, int64_t batch, int64_t count, int64_t s
   if (batch <= 0 || count <= 0) return;
   dispatch_float(dtype, "gemm", [&](auto zero) {
     using T = decltype(zero);
-    scale_batched_kernel<<<grid_for(count), kThreads>>>(static_cast<T*>(C), batch, count, stride,
-                                                        static_cast<T>(beta));
+    scale_batched_kernel<<<grid_for(count), kThreads>>>(static_cast<T*>(C), batch, count, stride, static_cast<T>(beta));
   });
   QKV_CUDA_CHECK_LAUNCH();
 }
@@ -648,9 +646,9 @@ AttnDims attn_dims(const AttentionShape& s, const int64_t* lengths, const int64_
   if (s.width > kAttnMaxWidth || s.value_width > kAttnMaxWidth)
     throw std::runtime_error("cuda backend: attention supports head widths up to " + std::to_string(kAttnMaxWidth) +
                              ", got " + std::to_string(s.width) + " and " + std::to_string(s.value_width));
-  return AttnDims{s.batch,  s.queries, s.keys,         s.width,         s.value_width, s.query_offset,
-                  s.prefix, lengths,   s.knockout_key, s.knockout_from, s.knockout_to,  query_starts,
-                  key_starts, s.distance_slope};
+  return AttnDims{s.batch,        s.queries,    s.keys,     s.width,         s.value_width,
+                  s.query_offset, s.prefix,     lengths,    s.knockout_key,  s.knockout_from,
+                  s.knockout_to,  query_starts, key_starts, s.distance_slope};
 }
 
 // A device copy of an attention call's host values (key lengths, ragged row offsets) for one call
@@ -695,8 +693,7 @@ void CudaBackend::cast(DType from, const void* in, DType to, void* out, int64_t 
   activate();
   if (n <= 0) return;
   if (from == to) {
-    QKV_CUDA_CHECK(cudaMemcpyAsync(out, in, static_cast<size_t>(n) * dtype_size(to),
-                                   cudaMemcpyDeviceToDevice, 0));
+    QKV_CUDA_CHECK(cudaMemcpyAsync(out, in, static_cast<size_t>(n) * dtype_size(to), cudaMemcpyDeviceToDevice, 0));
     return;
   }
   switch (from) {
@@ -712,8 +709,8 @@ void CudaBackend::unary(UnaryOp op, DType dtype, const void* in, void* out, int6
   if (n <= 0) return;
   dispatch_float(dtype, "unary", [&](auto zero) {
     using T = decltype(zero);
-    unary_kernel<<<grid_for(n), kThreads>>>(static_cast<int>(op), static_cast<const T*>(in),
-                                            static_cast<T*>(out), n, static_cast<T>(scalar));
+    unary_kernel<<<grid_for(n), kThreads>>>(static_cast<int>(op), static_cast<const T*>(in), static_cast<T*>(out), n,
+                                            static_cast<T>(scalar));
   });
   QKV_CUDA_CHECK_LAUNCH();
 }
@@ -727,15 +724,15 @@ void CudaBackend::binary(BinaryOp op, DType dtype, const void* a, const Strides&
   const Walk walk = make_walk("binary", out_shape, &a_strides, &b_strides, &s_out);
   dispatch_float(dtype, "binary", [&](auto zero) {
     using T = decltype(zero);
-    binary_kernel<<<grid_for(n), kThreads>>>(static_cast<int>(op), static_cast<const T*>(a),
-                                             static_cast<const T*>(b), static_cast<T*>(out), walk, n);
+    binary_kernel<<<grid_for(n), kThreads>>>(static_cast<int>(op), static_cast<const T*>(a), static_cast<const T*>(b),
+                                             static_cast<T*>(out), walk, n);
   });
   QKV_CUDA_CHECK_LAUNCH();
 }
 
 // keep is read through stride set 0 of the walk; in and out are contiguous.
-void CudaBackend::masked_fill(DType dtype, const void* in, const void* keep, const Strides& keep_strides,
-                              double value, void* out, const Shape& shape) {
+void CudaBackend::masked_fill(DType dtype, const void* in, const void* keep, const Strides& keep_strides, double value,
+                              void* out, const Shape& shape) {
   const int64_t n = shape_numel(shape);
   if (n == 0) return;
   activate();
@@ -780,8 +777,7 @@ void CudaBackend::reduce_sum(DType dtype, const void* in, const Shape& in_shape,
       red_shape.push_back(in_shape[d]);
       red_strides.push_back(s_in[d]);
     } else {
-      throw std::runtime_error("cuda backend: cannot reduce " + shape_str(in_shape) + " to " +
-                               shape_str(out_shape));
+      throw std::runtime_error("cuda backend: cannot reduce " + shape_str(in_shape) + " to " + shape_str(out_shape));
     }
   }
   const Walk kept = make_walk("reduce", kept_shape, &kept_strides);
@@ -806,8 +802,8 @@ void CudaBackend::reduce_sum(DType dtype, const void* in, const Shape& in_shape,
   QKV_CUDA_CHECK_LAUNCH();
 }
 
-void CudaBackend::max_along(DType dtype, const void* in, int64_t outer, int64_t n, int64_t inner,
-                            void* out_values, int64_t* out_indices) {
+void CudaBackend::max_along(DType dtype, const void* in, int64_t outer, int64_t n, int64_t inner, void* out_values,
+                            int64_t* out_indices) {
   activate();
   if (outer * inner <= 0 || n <= 0) return;
   dispatch_float(dtype, "max_along", [&](auto zero) {
@@ -818,20 +814,20 @@ void CudaBackend::max_along(DType dtype, const void* in, int64_t outer, int64_t 
   QKV_CUDA_CHECK_LAUNCH();
 }
 
-void CudaBackend::take_along(DType dtype, const void* x, int64_t outer, int64_t n, int64_t inner,
-                             const int64_t* index, void* out) {
+void CudaBackend::take_along(DType dtype, const void* x, int64_t outer, int64_t n, int64_t inner, const int64_t* index,
+                             void* out) {
   activate();
   if (outer * inner <= 0) return;
   dispatch_float(dtype, "take_along", [&](auto zero) {
     using T = decltype(zero);
-    take_along_kernel<<<grid_for(outer * inner), kThreads>>>(static_cast<const T*>(x), outer, n, inner,
-                                                             index, static_cast<T*>(out));
+    take_along_kernel<<<grid_for(outer * inner), kThreads>>>(static_cast<const T*>(x), outer, n, inner, index,
+                                                             static_cast<T*>(out));
   });
   QKV_CUDA_CHECK_LAUNCH();
 }
 
-void CudaBackend::put_along_add(DType dtype, void* x, int64_t outer, int64_t n, int64_t inner,
-                                const int64_t* index, const void* values) {
+void CudaBackend::put_along_add(DType dtype, void* x, int64_t outer, int64_t n, int64_t inner, const int64_t* index,
+                                const void* values) {
   activate();
   if (outer * inner <= 0) return;
   dispatch_float(dtype, "put_along_add", [&](auto zero) {
@@ -842,28 +838,28 @@ void CudaBackend::put_along_add(DType dtype, void* x, int64_t outer, int64_t n, 
   QKV_CUDA_CHECK_LAUNCH();
 }
 
-void CudaBackend::gather_rows(DType dtype, const void* table, int64_t width, const int64_t* index,
-                              int64_t count, void* out) {
+void CudaBackend::gather_rows(DType dtype, const void* table, int64_t width, const int64_t* index, int64_t count,
+                              void* out) {
   activate();
   if (count * width <= 0) return;
   dispatch_elem(dtype_size(dtype), "gather_rows", [&](auto zero) {
     using E = decltype(zero);
-    gather_rows_kernel<<<grid_for(count * width), kThreads>>>(static_cast<const E*>(table), width, index,
-                                                              count, static_cast<E*>(out));
+    gather_rows_kernel<<<grid_for(count * width), kThreads>>>(static_cast<const E*>(table), width, index, count,
+                                                              static_cast<E*>(out));
   });
   QKV_CUDA_CHECK_LAUNCH();
 }
 
-void CudaBackend::scatter_add_rows(DType dtype, void* table, int64_t width, const int64_t* index,
-                                   int64_t count, const void* values) {
+void CudaBackend::scatter_add_rows(DType dtype, void* table, int64_t width, const int64_t* index, int64_t count,
+                                   const void* values) {
   activate();
   if (count <= 0 || width <= 0) return;
   // About 16K threads in all; more buckets would only add index scans.
   const int64_t buckets = std::max<int64_t>(1, std::min<int64_t>(count, 16384 / width));
   dispatch_float(dtype, "scatter_add_rows", [&](auto zero) {
     using T = decltype(zero);
-    scatter_add_rows_kernel<<<grid_for(buckets * width), kThreads>>>(
-        static_cast<T*>(table), width, index, count, static_cast<const T*>(values), buckets);
+    scatter_add_rows_kernel<<<grid_for(buckets * width), kThreads>>>(static_cast<T*>(table), width, index, count,
+                                                                     static_cast<const T*>(values), buckets);
   });
   QKV_CUDA_CHECK_LAUNCH();
 }
@@ -875,11 +871,11 @@ void CudaBackend::check_indices(const IndexCheck& check, const int64_t* index, i
   if (count <= 0) return;
   const int64_t site = site_of(check);
   if (valid_dtype == DType::F64)
-    check_indices_kernel<double><<<1, kCheckThreads>>>(index, count, check.limit, check.has_ignore, check.ignore,
-                                                       site, safe, static_cast<double*>(valid), index_error_);
+    check_indices_kernel<double><<<1, kCheckThreads>>>(index, count, check.limit, check.has_ignore, check.ignore, site,
+                                                       safe, static_cast<double*>(valid), index_error_);
   else if (valid_dtype == DType::F32 || !valid)
-    check_indices_kernel<float><<<1, kCheckThreads>>>(index, count, check.limit, check.has_ignore, check.ignore,
-                                                      site, safe, static_cast<float*>(valid), index_error_);
+    check_indices_kernel<float><<<1, kCheckThreads>>>(index, count, check.limit, check.has_ignore, check.ignore, site,
+                                                      safe, static_cast<float*>(valid), index_error_);
   else
     throw std::runtime_error("cuda backend: check_indices writes float32 or float64 weights, not " +
                              dtype_name(valid_dtype));
@@ -891,8 +887,8 @@ void CudaBackend::softmax_rows(DType dtype, const void* in, void* out, int64_t r
   if (rows <= 0 || cols <= 0) return;
   dispatch_float(dtype, "softmax_rows", [&](auto zero) {
     using T = decltype(zero);
-    softmax_kernel<<<grid_for(rows, kThreads / 32), kThreads>>>(static_cast<const T*>(in),
-                                                                static_cast<T*>(out), rows, cols, log);
+    softmax_kernel<<<grid_for(rows, kThreads / 32), kThreads>>>(static_cast<const T*>(in), static_cast<T*>(out), rows,
+                                                                cols, log);
   });
   QKV_CUDA_CHECK_LAUNCH();
 }
@@ -929,9 +925,8 @@ void CudaBackend::layer_norm_rows(DType dtype, const void* x, const void* weight
   dispatch_float(dtype, "layer_norm", [&](auto zero) {
     using T = decltype(zero);
     layer_norm_kernel<<<grid_for(rows), kThreads>>>(static_cast<const T*>(x), static_cast<const T*>(weight),
-                                                    static_cast<const T*>(bias), rows, width, eps,
-                                                    static_cast<T*>(out), static_cast<T*>(x_hat),
-                                                    static_cast<T*>(rstd));
+                                                    static_cast<const T*>(bias), rows, width, eps, static_cast<T*>(out),
+                                                    static_cast<T*>(x_hat), static_cast<T*>(rstd));
   });
   QKV_CUDA_CHECK_LAUNCH();
 }
@@ -942,9 +937,9 @@ void CudaBackend::layer_norm_backward_rows(DType dtype, const void* g, const voi
   if (rows <= 0) return;
   dispatch_float(dtype, "layer_norm backward", [&](auto zero) {
     using T = decltype(zero);
-    layer_norm_backward_kernel<<<grid_for(rows), kThreads>>>(
-        static_cast<const T*>(g), static_cast<const T*>(x_hat), static_cast<const T*>(rstd),
-        static_cast<const T*>(weight), rows, width, static_cast<T*>(d_x));
+    layer_norm_backward_kernel<<<grid_for(rows), kThreads>>>(static_cast<const T*>(g), static_cast<const T*>(x_hat),
+                                                             static_cast<const T*>(rstd), static_cast<const T*>(weight),
+                                                             rows, width, static_cast<T*>(d_x));
   });
   QKV_CUDA_CHECK_LAUNCH();
 }
@@ -973,8 +968,8 @@ void CudaBackend::attention_forward(DType dtype, const AttentionShape& shape, co
   dispatch_float(dtype, "attention", [&](auto zero) {
     using T = decltype(zero);
     attention_forward_kernel<T><<<static_cast<unsigned>(blocks), kAttnRows>>>(
-        d, static_cast<T>(shape.scale), static_cast<const T*>(q), static_cast<const T*>(k),
-        static_cast<const T*>(v), static_cast<T*>(out), static_cast<T*>(lse));
+        d, static_cast<T>(shape.scale), static_cast<const T*>(q), static_cast<const T*>(k), static_cast<const T*>(v),
+        static_cast<T*>(out), static_cast<T*>(lse));
   });
   QKV_CUDA_CHECK_LAUNCH();
 }
@@ -982,8 +977,8 @@ void CudaBackend::attention_forward(DType dtype, const AttentionShape& shape, co
 // Three kernels: delta (one per query), then d_k and d_v (a thread per key), then d_q (a thread
 // per query), with delta in a device scratch of one per query row.
 void CudaBackend::attention_backward(DType dtype, const AttentionShape& shape, const void* q, const void* k,
-                                     const void* v, const void* out, const void* d_out, const void* lse,
-                                     void* d_q, void* d_k, void* d_v) {
+                                     const void* v, const void* out, const void* d_out, const void* lse, void* d_q,
+                                     void* d_k, void* d_v) {
   activate();
   DeviceInts lengths(*this, shape.key_lengths), query_starts(*this, shape.query_starts),
       key_starts(*this, shape.key_starts);
@@ -1000,14 +995,14 @@ void CudaBackend::attention_backward(DType dtype, const AttentionShape& shape, c
       const T *g_ = static_cast<const T*>(d_out), *lse_ = static_cast<const T*>(lse);
       T* delta_ = static_cast<T*>(delta);
       if (rows > 0)
-        attention_delta_kernel<T><<<grid_for(rows), kThreads>>>(rows, shape.value_width, static_cast<const T*>(out),
-                                                                g_, delta_);
+        attention_delta_kernel<T>
+            <<<grid_for(rows), kThreads>>>(rows, shape.value_width, static_cast<const T*>(out), g_, delta_);
       if (k_blocks > 0)
         attention_dkv_kernel<T><<<static_cast<unsigned>(k_blocks), kAttnRows>>>(
             d, scale, q_, k_, v_, g_, lse_, delta_, static_cast<T*>(d_k), static_cast<T*>(d_v));
       if (q_blocks > 0)
-        attention_dq_kernel<T><<<static_cast<unsigned>(q_blocks), kAttnRows>>>(d, scale, q_, k_, v_, g_, lse_,
-                                                                              delta_, static_cast<T*>(d_q));
+        attention_dq_kernel<T><<<static_cast<unsigned>(q_blocks), kAttnRows>>>(d, scale, q_, k_, v_, g_, lse_, delta_,
+                                                                               static_cast<T*>(d_q));
     });
     QKV_CUDA_CHECK_LAUNCH();
   } catch (...) {
@@ -1018,8 +1013,8 @@ void CudaBackend::attention_backward(DType dtype, const AttentionShape& shape, c
 }
 
 // Row-major C = op(A) op(B) is column-major C^T = op(B)^T op(A)^T: hand cuBLAS B first.
-void CudaBackend::gemm_batched(DType dtype, bool transpose_a, bool transpose_b, int64_t batch, int64_t M,
-                               int64_t N, int64_t K, double alpha, const void* A, int64_t stride_a, const void* B,
+void CudaBackend::gemm_batched(DType dtype, bool transpose_a, bool transpose_b, int64_t batch, int64_t M, int64_t N,
+                               int64_t K, double alpha, const void* A, int64_t stride_a, const void* B,
                                int64_t stride_b, double beta, void* C, int64_t stride_c) {
   if (dtype == DType::I64) throw std::runtime_error("cuda backend: gemm does not support int64");
   if (batch <= 0 || M <= 0 || N <= 0) return;
@@ -1049,14 +1044,14 @@ void CudaBackend::gemm_batched(DType dtype, bool transpose_a, bool transpose_b, 
       const float al = static_cast<float>(alpha), be = static_cast<float>(beta_here);
       QKV_CUBLAS_CHECK(cublasSgemmStridedBatched(
           cublas_, op_b, op_a, static_cast<int>(N), static_cast<int>(M), static_cast<int>(K), &al,
-          reinterpret_cast<const float*>(b), ldb, stride_b, reinterpret_cast<const float*>(a), lda, stride_a,
-          &be, reinterpret_cast<float*>(c), ldc, stride_c, static_cast<int>(per_call)));
+          reinterpret_cast<const float*>(b), ldb, stride_b, reinterpret_cast<const float*>(a), lda, stride_a, &be,
+          reinterpret_cast<float*>(c), ldc, stride_c, static_cast<int>(per_call)));
     } else {
       const double al = alpha, be = beta_here;
       QKV_CUBLAS_CHECK(cublasDgemmStridedBatched(
           cublas_, op_b, op_a, static_cast<int>(N), static_cast<int>(M), static_cast<int>(K), &al,
-          reinterpret_cast<const double*>(b), ldb, stride_b, reinterpret_cast<const double*>(a), lda,
-          stride_a, &be, reinterpret_cast<double*>(c), ldc, stride_c, static_cast<int>(per_call)));
+          reinterpret_cast<const double*>(b), ldb, stride_b, reinterpret_cast<const double*>(a), lda, stride_a, &be,
+          reinterpret_cast<double*>(c), ldc, stride_c, static_cast<int>(per_call)));
     }
   }
 }

@@ -82,13 +82,15 @@ TEST_CASE("safetensors checksum: written, verified, removed from the metadata") 
   CHECK(parsed.checksum_verified);
   CHECK(parsed.metadata == file.metadata);  // the checksum is not handed on
   // the plain format (other tools' files) loads, unverified
-  const SafeTensorsFile plain = qkv::safetensors_parse(qkv::safetensors_serialize(file, qkv::SafetensorsChecksum::omit), "f");
+  const SafeTensorsFile plain =
+      qkv::safetensors_parse(qkv::safetensors_serialize(file, qkv::SafetensorsChecksum::omit), "f");
   CHECK_FALSE(plain.checksum_verified);
   CHECK(plain.metadata == file.metadata);
   // metadata may not claim the key itself
   SafeTensorsFile claims = file;
   claims.metadata["qkv_crc32c"] = "00000000";
-  CHECK_THROWS_WITH_AS(qkv::safetensors_serialize(claims), doctest::Contains("is the writer's own"), std::runtime_error);
+  CHECK_THROWS_WITH_AS(qkv::safetensors_serialize(claims), doctest::Contains("is the writer's own"),
+                       std::runtime_error);
 }
 
 TEST_CASE("safetensors checksum: a changed value anywhere is named corrupted") {
@@ -160,9 +162,7 @@ TEST_CASE("bounded json: the same tree as nlohmann's parse, bounds and duplicate
   const auto error = [](const std::string& t, qkv::JsonLimits limits) -> std::string {
     try {
       qkv::parse_bounded_json(t, limits);
-    } catch (const std::runtime_error& e) {
-      return e.what();
-    }
+    } catch (const std::runtime_error& e) { return e.what(); }
     return "<no error>";
   };
   CHECK(error(R"({"a":{"b":1}})", {.max_depth = 1}) == "nests deeper than 1 level");
@@ -202,7 +202,8 @@ TEST_CASE("safetensors: hostile 100 MB headers are refused at once") {
   {
     std::string h = "{\"t\":{\"dtype\":\"F32\",\"shape\":[";
     while (h.size() < kSize) h += "1,";
-    cases.push_back({"a shape of millions of dims", h + "1],\"data_offsets\":[0,4]}}", "header holds more than 250000 values"});
+    cases.push_back(
+        {"a shape of millions of dims", h + "1],\"data_offsets\":[0,4]}}", "header holds more than 250000 values"});
   }
   {
     std::string h = "{\"t\":{\"dtype\":\"F32\",\"shape\":[],\"data_offsets\":[0,4],\"x\":[";

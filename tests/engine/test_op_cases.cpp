@@ -41,33 +41,35 @@ std::set<std::string> declared_functions(const std::string& path) {
 }  // namespace
 
 TEST_SUITE("op table") {
-  TEST_CASE("every function in framework/ops.h has a case in the op table") {
-    const std::set<std::string> declared = declared_functions("framework/ops.h");
-    // the parser must see the ops: a sanity floor, and a few known names
-    CHECK(declared.size() >= 30);
-    for (const char* known : {"add", "matmul", "max_with_indices", "layer_norm", "attention", "dropout"})
-      CHECK_MESSAGE(declared.count(known) == 1, "the ops.h parser missed " << known);
-    std::set<std::string> covered;
-    for (const auto& c : qkv::testing::op_cases()) covered.insert(c.covers.begin(), c.covers.end());
-    for (const std::string& name : declared) {
-      if (kNotOps.count(name)) continue;
-      CHECK_MESSAGE(covered.count(name) == 1, "framework/ops.h declares " << name
-                                                  << "() but tests/op_cases.h has no case covering it");
-    }
-    // a case may only claim functions that exist
-    for (const std::string& name : covered) CHECK_MESSAGE(declared.count(name) == 1, name << " is not in framework/ops.h");
-    for (const std::string& name : kNotOps) CHECK_MESSAGE(declared.count(name) == 1, name << " is exempt but not declared");
+TEST_CASE("every function in framework/ops.h has a case in the op table") {
+  const std::set<std::string> declared = declared_functions("framework/ops.h");
+  // the parser must see the ops: a sanity floor, and a few known names
+  CHECK(declared.size() >= 30);
+  for (const char* known : {"add", "matmul", "max_with_indices", "layer_norm", "attention", "dropout"})
+    CHECK_MESSAGE(declared.count(known) == 1, "the ops.h parser missed " << known);
+  std::set<std::string> covered;
+  for (const auto& c : qkv::testing::op_cases()) covered.insert(c.covers.begin(), c.covers.end());
+  for (const std::string& name : declared) {
+    if (kNotOps.count(name)) continue;
+    CHECK_MESSAGE(covered.count(name) == 1,
+                  "framework/ops.h declares " << name << "() but tests/op_cases.h has no case covering it");
   }
+  // a case may only claim functions that exist
+  for (const std::string& name : covered)
+    CHECK_MESSAGE(declared.count(name) == 1, name << " is not in framework/ops.h");
+  for (const std::string& name : kNotOps)
+    CHECK_MESSAGE(declared.count(name) == 1, name << " is exempt but not declared");
+}
 
-  TEST_CASE("op table cases are well formed") {
-    std::set<std::string> names;
-    for (const auto& c : qkv::testing::op_cases()) {
-      CAPTURE(c.name);
-      CHECK(names.insert(c.name).second);  // unique names
-      CHECK_FALSE(c.covers.empty());
-      CHECK(c.inputs);
-      CHECK(c.fn);
-    }
-    MESSAGE(names.size() << " cases");
+TEST_CASE("op table cases are well formed") {
+  std::set<std::string> names;
+  for (const auto& c : qkv::testing::op_cases()) {
+    CAPTURE(c.name);
+    CHECK(names.insert(c.name).second);  // unique names
+    CHECK_FALSE(c.covers.empty());
+    CHECK(c.inputs);
+    CHECK(c.fn);
   }
+  MESSAGE(names.size() << " cases");
+}
 }

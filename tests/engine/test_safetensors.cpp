@@ -39,18 +39,14 @@ std::vector<uint8_t> make_file(const std::string& header, const std::vector<uint
 std::string parse_error(const std::vector<uint8_t>& bytes) {
   try {
     qkv::safetensors_parse(bytes, "ckpt.safetensors");
-  } catch (const std::runtime_error& e) {
-    return e.what();
-  }
+  } catch (const std::runtime_error& e) { return e.what(); }
   return "<no error>";
 }
 
 std::string serialize_error(const SafeTensorsFile& file) {
   try {
     qkv::safetensors_serialize(file);
-  } catch (const std::runtime_error& e) {
-    return e.what();
-  }
+  } catch (const std::runtime_error& e) { return e.what(); }
   return "<no error>";
 }
 
@@ -272,8 +268,7 @@ TEST_CASE("safetensors: read errors start with the file path") {
   const std::filesystem::path path = dir.path / "short.safetensors";
   std::ofstream(path, std::ios::binary) << "abc";
   const std::string expected = path.string() + ": file is 3 bytes, shorter than the 8-byte";
-  CHECK_THROWS_WITH_AS(qkv::safetensors_read(path.string()), doctest::Contains(expected.c_str()),
-                       std::runtime_error);
+  CHECK_THROWS_WITH_AS(qkv::safetensors_read(path.string()), doctest::Contains(expected.c_str()), std::runtime_error);
 }
 
 TEST_CASE("safetensors: reader rejects malformed length prefix and header") {
@@ -290,13 +285,15 @@ TEST_CASE("safetensors: reader rejects malformed length prefix and header") {
     const uint64_t max = UINT64_MAX;
     std::memcpy(bytes.data(), &max, 8);
     CHECK(contains(parse_error(bytes), "header too large"));
-    CHECK(contains(parse_error(bytes), "not a safetensors file: its first 8 bytes give a header length of "
-                                       "18446744073709551615 bytes"));
+    CHECK(contains(parse_error(bytes),
+                   "not a safetensors file: its first 8 bytes give a header length of "
+                   "18446744073709551615 bytes"));
   }
   SUBCASE("a PNG read as a checkpoint is named as one") {
     const std::vector<uint8_t> png = {0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n', 0, 0, 0, 13, 'I', 'H', 'D', 'R'};
-    CHECK(contains(parse_error(png), "ckpt.safetensors: not a safetensors file (it is a PNG image): its first 8 bytes give "
-                                     "a header length of 727905341920923785 bytes"));
+    CHECK(contains(parse_error(png),
+                   "ckpt.safetensors: not a safetensors file (it is a PNG image): its first 8 bytes give "
+                   "a header length of 727905341920923785 bytes"));
   }
   SUBCASE("header at the size limit is not rejected as too large") {
     std::vector<uint8_t> bytes = make_file("{}");
@@ -335,14 +332,12 @@ TEST_CASE("safetensors: reader rejects duplicate keys at any level") {
   const std::string entry = "{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[0,4]}";
   CHECK(contains(parse_error(make_file("{\"w\":" + entry + ",\"w\":" + entry + "}", one_float)),
                  "ckpt.safetensors: header has duplicate key 'w'"));
-  CHECK(contains(
-      parse_error(make_file("{\"w\":{\"dtype\":\"F32\",\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[0,4]}}",
-                            one_float)),
-      "header has duplicate key 'dtype' inside entry 'w'"));
+  CHECK(contains(parse_error(make_file(
+                     "{\"w\":{\"dtype\":\"F32\",\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[0,4]}}", one_float)),
+                 "header has duplicate key 'dtype' inside entry 'w'"));
   CHECK(contains(parse_error(make_file("{\"__metadata__\":{\"k\":\"1\",\"k\":\"2\"}}")),
                  "duplicate key 'k' inside entry '__metadata__'"));
-  CHECK(contains(parse_error(make_file("{\"__metadata__\":{},\"__metadata__\":{}}")),
-                 "duplicate key '__metadata__'"));
+  CHECK(contains(parse_error(make_file("{\"__metadata__\":{},\"__metadata__\":{}}")), "duplicate key '__metadata__'"));
   // The same key in sibling objects is fine.
   CHECK(parse_error(make_file("{\"a\":" + entry + ",\"b\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[4,8]}}",
                               to_bytes<float>({1.f, 2.f}))) == "<no error>");
@@ -350,7 +345,9 @@ TEST_CASE("safetensors: reader rejects duplicate keys at any level") {
 
 TEST_CASE("safetensors: reader rejects bad tensor entries") {
   const std::vector<uint8_t> one_float = to_bytes<float>({1.f});
-  auto with_entry = [&](const std::string& entry) { return parse_error(make_file("{\"w\":" + entry + "}", one_float)); };
+  auto with_entry = [&](const std::string& entry) {
+    return parse_error(make_file("{\"w\":" + entry + "}", one_float));
+  };
   SUBCASE("entry not an object") { CHECK(contains(with_entry("[1]"), "tensor 'w': entry must be an object")); }
   SUBCASE("unknown dtype") {
     CHECK(contains(with_entry("{\"dtype\":\"F31\",\"shape\":[1],\"data_offsets\":[0,4]}"),
@@ -362,8 +359,7 @@ TEST_CASE("safetensors: reader rejects bad tensor entries") {
     CHECK(contains(with_entry("{\"dtype\":\"F32\",\"shape\":[1]}"), "tensor 'w': missing field 'data_offsets'"));
   }
   SUBCASE("ill-typed fields") {
-    CHECK(contains(with_entry("{\"dtype\":4,\"shape\":[1],\"data_offsets\":[0,4]}"),
-                   "field 'dtype' must be a string"));
+    CHECK(contains(with_entry("{\"dtype\":4,\"shape\":[1],\"data_offsets\":[0,4]}"), "field 'dtype' must be a string"));
     CHECK(contains(with_entry("{\"dtype\":\"F32\",\"shape\":1,\"data_offsets\":[0,4]}"),
                    "field 'shape' must be an array"));
     CHECK(contains(with_entry("{\"dtype\":\"F32\",\"shape\":[\"1\"],\"data_offsets\":[0,4]}"),
@@ -397,9 +393,8 @@ TEST_CASE("safetensors: reader rejects bad tensor entries") {
           "ckpt.safetensors: tensor 'attn.W_q': shape [4, 8] x F32 needs 128 bytes but data_offsets span 64");
   }
   SUBCASE("byte count overflows") {
-    CHECK(contains(
-        with_entry("{\"dtype\":\"F64\",\"shape\":[4294967296,4294967296],\"data_offsets\":[0,4]}"),
-        "tensor 'w': shape [4294967296, 4294967296] x F64 overflows the byte count"));
+    CHECK(contains(with_entry("{\"dtype\":\"F64\",\"shape\":[4294967296,4294967296],\"data_offsets\":[0,4]}"),
+                   "tensor 'w': shape [4294967296, 4294967296] x F64 overflows the byte count"));
     // numel fits in 64 bits, numel * 8 does not.
     CHECK(contains(with_entry("{\"dtype\":\"F64\",\"shape\":[2305843009213693952],\"data_offsets\":[0,4]}"),
                    "overflows the byte count"));

@@ -74,12 +74,10 @@ TEST_CASE("parallel CPU loops: the same bits with 1, 2 and 3 threads") {
   const int64_t rows = 1499, width = 64;
   check_same_bits("exp", {{rows, width}}, [](const Inputs& x) { return exp(x[0]); });
   check_same_bits("gelu", {{rows, width}}, [](const Inputs& x) { return gelu(x[0]); });
-  check_same_bits("mul, same shape", {{rows, width}, {rows, width}},
-                  [](const Inputs& x) { return mul(x[0], x[1]); });
+  check_same_bits("mul, same shape", {{rows, width}, {rows, width}}, [](const Inputs& x) { return mul(x[0], x[1]); });
   check_same_bits("add, a bias row", {{rows, width}, {width}}, [](const Inputs& x) { return add(x[0], x[1]); });
   check_same_bits("div, a column", {{rows, width}, {rows, 1}}, [](const Inputs& x) { return div(x[0], x[1]); });
-  check_same_bits("sub, one long row", {{1, 100000}, {1, 100000}},
-                  [](const Inputs& x) { return sub(x[0], x[1]); });
+  check_same_bits("sub, one long row", {{1, 100000}, {1, 100000}}, [](const Inputs& x) { return sub(x[0], x[1]); });
   check_same_bits("mul, 3-d broadcast", {{31, 47, width}, {31, 1, width}},
                   [](const Inputs& x) { return mul(x[0], x[1]); });
   check_same_bits("transpose", {{31, 47, width}}, [](const Inputs& x) { return transpose(x[0]); });
@@ -101,9 +99,8 @@ TEST_CASE("parallel CPU loops: the same bits with 1, 2 and 3 threads") {
                   [](const Inputs& x) { return linear(x[0], x[1], x[2]); });
   check_same_bits("matmul, batched", {{6, 130, width}, {6, width, 130}},
                   [](const Inputs& x) { return matmul(x[0], x[1]); });
-  check_same_bits("layer_norm, no affine", {{rows, width}}, [](const Inputs& x) {
-    return layer_norm(x[0], Tensor(), Tensor());
-  });
+  check_same_bits("layer_norm, no affine", {{rows, width}},
+                  [](const Inputs& x) { return layer_norm(x[0], Tensor(), Tensor()); });
   // sums: of everything (blocks of 2^14 summed in parallel), of each row (row_sum's lanes), of each column
   check_same_bits("sum of everything", {{rows, width}}, [](const Inputs& x) { return sum(x[0]); });
   check_same_bits("sum of each row", {{rows, 333}}, [](const Inputs& x) { return sum(x[0], 1); });
@@ -163,12 +160,13 @@ TEST_CASE("thread pool: a call inside a piece runs on that piece's thread") {
 TEST_CASE("thread pool: an exception thrown in a piece reaches the caller after every piece has stopped") {
   set_cpu_threads(2);
   std::atomic<int> running{0};
-  CHECK_THROWS_WITH(cpu::for_each_piece(64, [&](int64_t p) {
-                      running.fetch_add(1);
-                      std::this_thread::sleep_for(std::chrono::microseconds(50));
-                      running.fetch_sub(1);
-                      if (p == 5) throw std::runtime_error("piece 5 failed");
-                    }),
+  CHECK_THROWS_WITH(cpu::for_each_piece(64,
+                                        [&](int64_t p) {
+                                          running.fetch_add(1);
+                                          std::this_thread::sleep_for(std::chrono::microseconds(50));
+                                          running.fetch_sub(1);
+                                          if (p == 5) throw std::runtime_error("piece 5 failed");
+                                        }),
                     "piece 5 failed");
   CHECK(running.load() == 0);
   // the pool still works afterwards
@@ -223,7 +221,8 @@ TEST_CASE("thread pool: after a stall the calls run on the caller alone for a wh
     cpu::for_each_piece(64, [&](int64_t) {
       if (std::this_thread::get_id() != caller) {
         on_workers.fetch_add(1);
-        if (stall_first_worker_piece && !stalled.exchange(true)) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+        if (stall_first_worker_piece && !stalled.exchange(true))
+          std::this_thread::sleep_for(std::chrono::milliseconds(20));
       }
       std::this_thread::sleep_for(std::chrono::microseconds(50));
     });
@@ -271,10 +270,13 @@ TEST_CASE("QKV_THREADS sets the default thread count; --threads (set_cpu_threads
   for (const char* bad : {"two", "-1", "257", "2.5", " 2", "1e2"}) {
     CAPTURE(bad);
     setenv("QKV_THREADS", bad, 1);
-    const std::string expected = std::string("QKV_THREADS must be a whole number from 0 to 256 (0: one per core), got '") + bad + "'";
+    const std::string expected =
+        std::string("QKV_THREADS must be a whole number from 0 to 256 (0: one per core), got '") + bad + "'";
     CHECK_THROWS_WITH(set_cpu_threads(0), expected.c_str());
   }
-  if (saved) setenv("QKV_THREADS", saved->c_str(), 1);
-  else unsetenv("QKV_THREADS");
+  if (saved)
+    setenv("QKV_THREADS", saved->c_str(), 1);
+  else
+    unsetenv("QKV_THREADS");
   set_cpu_threads(0);
 }

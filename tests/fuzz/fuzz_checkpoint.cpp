@@ -16,8 +16,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     const qkv::SafeTensorsFile file = qkv::safetensors_parse(bytes, "fuzz.safetensors");
     qkv::models::LoadedTranslator loaded = qkv::models::load_translator(file, "fuzz.safetensors");
     // a model that loads must also run: translate one word of its vocabulary
-    if (loaded.english.size() > 4)
-      loaded.model->translate({{loaded.english.word(4)}}, loaded.english, loaded.hindi);
+    if (loaded.english.size() > 4) loaded.model->translate({{loaded.english.word(4)}}, loaded.english, loaded.hindi);
   } catch (const std::exception&) {
     // a clear error is the expected outcome for almost every input
   }

@@ -26,7 +26,6 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     std::vector<size_t> first;
     for (size_t i = 0; i < pairs.size() && i < 8; ++i) first.push_back(i);
     qkv::data::make_batch(pairs, first, en, hi, layout);
-  } catch (const std::exception&) {
-  }
+  } catch (const std::exception&) {}
   return 0;
 }

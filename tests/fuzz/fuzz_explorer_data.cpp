@@ -35,7 +35,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   try {
     if (slot == 0) {  // qkv explore --sentence: sentence_words' checks (train/cli/commands.cpp)
       if (!qkv::data::valid_utf8(text)) throw std::runtime_error("the sentence is not valid UTF-8");
-      if (qkv::data::normalize_english(qkv::data::tokenize(text)).empty()) throw std::runtime_error("the sentence is empty");
+      if (qkv::data::normalize_english(qkv::data::tokenize(text)).empty())
+        throw std::runtime_error("the sentence is empty");
     }
     nlohmann::ordered_json model;
     model["checkpoint"] = slot == 2 ? text : std::string("runs/learned/model.safetensors");
@@ -48,8 +49,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     embedded = qkv::app::script_json(page);
   } catch (const std::exception&) {
     // invalid UTF-8 and empty sentences are refused
-    require(slot != 0 || !qkv::data::valid_utf8(text) || qkv::data::normalize_english(qkv::data::tokenize(text)).empty(),
-            "a valid sentence was refused", text);
+    require(
+        slot != 0 || !qkv::data::valid_utf8(text) || qkv::data::normalize_english(qkv::data::tokenize(text)).empty(),
+        "a valid sentence was refused", text);
     require(slot == 0 || !qkv::data::valid_utf8(text), "valid UTF-8 was refused", text);
     return 0;
   }
@@ -62,11 +64,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   nlohmann::ordered_json back;
   try {
     back = nlohmann::ordered_json::parse(embedded);
-  } catch (const std::exception&) {
-    require(false, "the embedded text does not parse", embedded);
-  }
+  } catch (const std::exception&) { require(false, "the embedded text does not parse", embedded); }
   require(back == page, "the embedded text parses to other data", embedded);
-  const std::string& again = slot == 0 ? back["sentences"][1].get_ref<const std::string&>()
+  const std::string& again = slot == 0   ? back["sentences"][1].get_ref<const std::string&>()
                              : slot == 1 ? back["models"][0]["english"][5].get_ref<const std::string&>()
                                          : back["models"][0]["checkpoint"].get_ref<const std::string&>();
   require(again == text, "the string came back changed", embedded);

@@ -107,11 +107,23 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       if (p.requires_grad()) trained.push_back(p);
     optim::AdamW optimizer(trained, {.lr = o.lr, .weight_decay = o.weight_decay});
     app::RunState st;
-    app::TrainingRun run{o,   fx.ds,     fx.english, fx.hindi, config,  Device::cpu(), model,
-                         trained, optimizer, gen,      st,       nullptr, app::RunFolder(o.out_dir)};
+    app::TrainingRun run{o,
+                         fx.ds,
+                         fx.english,
+                         fx.hindi,
+                         config,
+                         Device::cpu(),
+                         model,
+                         trained,
+                         optimizer,
+                         gen,
+                         st,
+                         nullptr,
+                         app::RunFolder(o.out_dir)};
     app::restore_state(saved, path, run);
-    if (verbose) std::fprintf(stderr, "restored: epoch %lld, step %lld\n", static_cast<long long>(st.epoch),
-                              static_cast<long long>(st.step));
+    if (verbose)
+      std::fprintf(stderr, "restored: epoch %lld, step %lld\n", static_cast<long long>(st.epoch),
+                   static_cast<long long>(st.step));
   } catch (const std::exception& e) {
     // a clear error is the expected outcome for almost every input
     if (verbose) std::fprintf(stderr, "refused: %s\n", e.what());

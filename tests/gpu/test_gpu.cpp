@@ -60,8 +60,8 @@ void expect_close(const Tensor& cpu, const Tensor& gpu, const std::string& what,
   require(cpu.defined() == gpu.defined(), what + ": defined on one device only");
   if (!cpu.defined()) return;
   require(gpu.device() == kGpu, what + ": result is on " + gpu.device().str() + ", expected cuda:0");
-  require(cpu.shape() == gpu.shape(), what + ": shape " + shape_str(gpu.shape()) + " on the GPU, " +
-                                          shape_str(cpu.shape()) + " on the CPU");
+  require(cpu.shape() == gpu.shape(),
+          what + ": shape " + shape_str(gpu.shape()) + " on the GPU, " + shape_str(cpu.shape()) + " on the CPU");
   require(cpu.dtype() == gpu.dtype(), what + ": dtype differs");
   const std::vector<double> a = cpu.to_vector(), b = gpu.to_vector();
   if (rtol == 0.0) rtol = cpu.dtype() == DType::F32 ? 1e-5 : 1e-10;
@@ -70,10 +70,14 @@ void expect_close(const Tensor& cpu, const Tensor& gpu, const std::string& what,
     if (std::isfinite(v)) scale = std::max(scale, std::fabs(v));
   for (size_t i = 0; i < a.size(); ++i) {
     bool ok;
-    if (cpu.dtype() == DType::I64) ok = a[i] == b[i];
-    else if (std::isnan(a[i])) ok = std::isnan(b[i]);
-    else if (std::isinf(a[i])) ok = a[i] == b[i];
-    else ok = std::fabs(a[i] - b[i]) <= rtol * (std::fabs(a[i]) + 0.1 * scale);
+    if (cpu.dtype() == DType::I64)
+      ok = a[i] == b[i];
+    else if (std::isnan(a[i]))
+      ok = std::isnan(b[i]);
+    else if (std::isinf(a[i]))
+      ok = a[i] == b[i];
+    else
+      ok = std::fabs(a[i] - b[i]) <= rtol * (std::fabs(a[i]) + 0.1 * scale);
     if (!ok)
       throw Failure(what + ": element " + std::to_string(i) + " of " + shape_str(cpu.shape()) + ": cpu " +
                     fmt_double(a[i]) + ", gpu " + fmt_double(b[i]));
@@ -204,10 +208,16 @@ void test_cross_entropy_errors() {
     std::vector<int64_t> bad_targets(20, 1);
     bad_targets[7] = 11;
     bad_targets[12] = -1;  // later than the first bad one: not the one reported
-    expect_error([&] { cross_entropy(glogits, ids(bad_targets, {4, 5}).to(kGpu)).item(); },
-                 "cross_entropy: target 11 out of range for 11 classes", tag("cross_entropy target out of range", dt));
-    expect_error([&] { cross_entropy(glogits, ids(targets, {4, 5})); }, "different devices",
-                 tag("cross_entropy mixed devices", dt));
+    expect_error(
+        [&] {
+          cross_entropy(glogits, ids(bad_targets, {4, 5}).to(kGpu)).item();
+        },
+        "cross_entropy: target 11 out of range for 11 classes", tag("cross_entropy target out of range", dt));
+    expect_error(
+        [&] {
+          cross_entropy(glogits, ids(targets, {4, 5}));
+        },
+        "different devices", tag("cross_entropy mixed devices", dt));
   }
 }
 
@@ -258,14 +268,17 @@ void test_unreached_primitives() {
           const Tensor b = rnd(tb ? Shape{batch, N, K} : Shape{batch, K, N}, dt, 124);
           const Tensor c0 = rnd({M, N}, dt, 125);
           Tensor cpu = c0.clone();
-          backend_for(Device::cpu()).gemm_batched(dt, ta, tb, batch, M, N, K, 1.5, a.data_ptr(), M * K, b.data_ptr(),
-                                                  K * N, beta, cpu.data_ptr(), 0);
+          backend_for(Device::cpu())
+              .gemm_batched(dt, ta, tb, batch, M, N, K, 1.5, a.data_ptr(), M * K, b.data_ptr(), K * N, beta,
+                            cpu.data_ptr(), 0);
           const Tensor ga = a.to(kGpu), gb = b.to(kGpu);
           Tensor gpu = c0.to(kGpu);
           backend_for(kGpu).gemm_batched(dt, ta, tb, batch, M, N, K, 1.5, ga.data_ptr(), M * K, gb.data_ptr(), K * N,
                                          beta, gpu.data_ptr(), 0);
-          expect_close(cpu, gpu, tag("gemm into a shared output" + std::string(ta ? " A^T" : "") +
-                                         (tb ? " B^T" : "") + " beta " + fmt_double(beta), dt));
+          expect_close(cpu, gpu,
+                       tag("gemm into a shared output" + std::string(ta ? " A^T" : "") + (tb ? " B^T" : "") + " beta " +
+                               fmt_double(beta),
+                           dt));
         }
   }
 }
@@ -279,7 +292,8 @@ void test_primitives_and_errors() {
       expect_close(src.to(to), src.to(kGpu).to(to), "cast " + dtype_name(from) + " -> " + dtype_name(to));
     }
   const Tensor i = Tensor::from_ids({-5, 0, 7, 1LL << 40}, {4});
-  for (DType to : {DType::F32, DType::F64, DType::I64}) expect_close(i.to(to), i.to(kGpu).to(to), "cast int64 -> " + dtype_name(to));
+  for (DType to : {DType::F32, DType::F64, DType::I64})
+    expect_close(i.to(to), i.to(kGpu).to(to), "cast int64 -> " + dtype_name(to));
   expect_close(Tensor::full({3, 2}, 7.0, DType::I64), Tensor::full({3, 2}, 7.0, DType::I64, kGpu), "int64 fill");
   expect_close(Tensor::arange(10, DType::I64), Tensor::arange(10, DType::I64, kGpu), "int64 arange");
   {
@@ -307,8 +321,8 @@ void test_primitives_and_errors() {
   // rank above 8 after merging dims: a clear error, not a wrong answer
   Shape sa, sb;
   for (int k = 0; k < 9; ++k) sa.push_back(2), sa.push_back(1), sb.push_back(1), sb.push_back(2);
-  expect_error([&] { add(Tensor::ones(sa, DType::F32, kGpu), Tensor::ones(sb, DType::F32, kGpu)); },
-               "at most 8 dims", "rank > 8 broadcast");
+  expect_error([&] { add(Tensor::ones(sa, DType::F32, kGpu), Tensor::ones(sb, DType::F32, kGpu)); }, "at most 8 dims",
+               "rank > 8 broadcast");
   // the allocator still works after an out-of-memory failure
   expect_close(Tensor::ones({1000}), Tensor::ones({1000}, DType::F32, kGpu), "allocation after OOM");
 }
@@ -347,7 +361,8 @@ void check_checkpoint_round_trip(const models::Translator& model, const data::Vo
     require(want.size() == got.size(), "checkpoint round trip: parameter count differs");
     for (size_t k = 0; k < want.size(); ++k) {
       require(got[k].second.device() == device, "checkpoint loaded onto " + got[k].second.device().str());
-      expect_bitwise(want[k].second, got[k].second, "checkpoint from the GPU loaded on " + device.str() + ": " + want[k].first);
+      expect_bitwise(want[k].second, got[k].second,
+                     "checkpoint from the GPU loaded on " + device.str() + ": " + want[k].first);
     }
   }
   std::remove(path.c_str());
@@ -380,7 +395,8 @@ std::vector<double> train_losses(Device device, bool check_checkpoint = false) {
     const int64_t reads_before = host_reads();
     const Tensor loss = models::train_step(model, optimizer, params, batch).loss;
     require(host_reads() == reads_before, "a training step on " + device.str() + " read " +
-                                              std::to_string(host_reads() - reads_before) + " tensor(s) back to the host");
+                                              std::to_string(host_reads() - reads_before) +
+                                              " tensor(s) back to the host");
     losses.push_back(loss.item());
   }
   if (check_checkpoint) check_checkpoint_round_trip(model, english, hindi);
@@ -394,10 +410,10 @@ void test_training_parity() {
   for (size_t k = 0; k < cpu.size(); ++k) {
     require(std::isfinite(cpu[k]), "CPU loss at step " + std::to_string(k + 1) + " is not finite");
     require(std::fabs(cpu[k] - gpu[k]) <= 1e-4, "step " + std::to_string(k + 1) + ": cpu loss " + fmt_double(cpu[k]) +
-                                                     ", gpu loss " + fmt_double(gpu[k]) + " (tolerance 1e-4)");
-    require(std::memcmp(&gpu[k], &again[k], sizeof(double)) == 0,
-            "step " + std::to_string(k + 1) + ": two GPU runs differ: " + fmt_double(gpu[k]) + " vs " +
-                fmt_double(again[k]));
+                                                    ", gpu loss " + fmt_double(gpu[k]) + " (tolerance 1e-4)");
+    require(std::memcmp(&gpu[k], &again[k], sizeof(double)) == 0, "step " + std::to_string(k + 1) +
+                                                                      ": two GPU runs differ: " + fmt_double(gpu[k]) +
+                                                                      " vs " + fmt_double(again[k]));
   }
   require(gpu.back() < gpu.front(), "GPU training did not reduce the loss");
   std::printf("  translator losses: cpu %.6f -> %.6f, gpu %.6f -> %.6f\n", cpu.front(), cpu.back(), gpu.front(),

@@ -46,81 +46,79 @@ void write_required(const TempDir& dir) {
 }  // namespace
 
 TEST_SUITE("dataset") {
-  TEST_CASE("without generalisation files: train, valid and test only; asking for one names its file") {
-    TempDir dir;
-    write_required(dir);
-    const data::Dataset ds = data::load_dataset(dir.path.string());
-    CHECK(ds.available() == std::vector<std::string>{"train", "valid", "test"});
-    CHECK(ds.generalisation.empty());
-    CHECK(ds.train.size() == 2);
-    CHECK(ds.split("test").size() == 1);
-    CHECK_FALSE(ds.has("deeper"));
-    CHECK(error_of([&] { ds.split("deeper"); }) ==
-          fmt::format("split 'deeper' is not in this dataset: {} does not exist", dir.file("deeper.tsv")));
-    CHECK(error_of([&] { ds.split("bogus"); }) ==
-          "unknown split 'bogus' (expected one of train, valid, test, idiom_context, sense_context, role_swap, deeper, "
-          "noun_roles, verb_objects, coordination)");
-  }
+TEST_CASE("without generalisation files: train, valid and test only; asking for one names its file") {
+  TempDir dir;
+  write_required(dir);
+  const data::Dataset ds = data::load_dataset(dir.path.string());
+  CHECK(ds.available() == std::vector<std::string>{"train", "valid", "test"});
+  CHECK(ds.generalisation.empty());
+  CHECK(ds.train.size() == 2);
+  CHECK(ds.split("test").size() == 1);
+  CHECK_FALSE(ds.has("deeper"));
+  CHECK(error_of([&] { ds.split("deeper"); }) ==
+        fmt::format("split 'deeper' is not in this dataset: {} does not exist", dir.file("deeper.tsv")));
+  CHECK(error_of([&] { ds.split("bogus"); }) ==
+        "unknown split 'bogus' (expected one of train, valid, test, idiom_context, sense_context, role_swap, deeper, "
+        "noun_roles, verb_objects, coordination)");
+}
 
-  TEST_CASE("generalisation files that exist are loaded, in the fixed report order") {
-    TempDir dir;
-    write_required(dir);
-    dir.write("role_swap.tsv", "bank money grows\tबैंक पैसा बढ़ता है\nflows river bank\tबहती नदी है\n");
-    dir.write("idiom_context.tsv", "the exam was a piece of cake\tपरीक्षा बहुत आसान थी\n");
-    dir.write("unrelated.tsv", "not\ta split\n");  // other files are ignored
-    const data::Dataset ds = data::load_dataset(dir.path.string());
-    CHECK(ds.available() == std::vector<std::string>{"train", "valid", "test", "idiom_context", "role_swap"});
-    REQUIRE(ds.split("role_swap").size() == 2);
-    CHECK(ds.split("role_swap")[1].english == std::vector<std::string>{"flows", "river", "bank"});
-    CHECK(ds.split("role_swap")[1].source == dir.file("role_swap.tsv") + ":2");
-    CHECK(ds.split("idiom_context")[0].hindi.size() == 4);
-    CHECK(error_of([&] { ds.split("sense_context"); }).find("sense_context.tsv does not exist") != std::string::npos);
-    for (const auto& name : data::generalisation_split_names()) {
-      dir.write(name + ".tsv", "a b\tक ख\n");
-    }
-    CHECK(data::load_dataset(dir.path.string()).available() == data::all_split_names());
-  }
+TEST_CASE("generalisation files that exist are loaded, in the fixed report order") {
+  TempDir dir;
+  write_required(dir);
+  dir.write("role_swap.tsv", "bank money grows\tबैंक पैसा बढ़ता है\nflows river bank\tबहती नदी है\n");
+  dir.write("idiom_context.tsv", "the exam was a piece of cake\tपरीक्षा बहुत आसान थी\n");
+  dir.write("unrelated.tsv", "not\ta split\n");  // other files are ignored
+  const data::Dataset ds = data::load_dataset(dir.path.string());
+  CHECK(ds.available() == std::vector<std::string>{"train", "valid", "test", "idiom_context", "role_swap"});
+  REQUIRE(ds.split("role_swap").size() == 2);
+  CHECK(ds.split("role_swap")[1].english == std::vector<std::string>{"flows", "river", "bank"});
+  CHECK(ds.split("role_swap")[1].source == dir.file("role_swap.tsv") + ":2");
+  CHECK(ds.split("idiom_context")[0].hindi.size() == 4);
+  CHECK(error_of([&] { ds.split("sense_context"); }).find("sense_context.tsv does not exist") != std::string::npos);
+  for (const auto& name : data::generalisation_split_names()) { dir.write(name + ".tsv", "a b\tक ख\n"); }
+  CHECK(data::load_dataset(dir.path.string()).available() == data::all_split_names());
+}
 
-  TEST_CASE("a malformed line in a generalisation file is an error naming file:line") {
-    TempDir dir;
-    write_required(dir);
-    dir.write("sense_context.tsv", "river bank flows\tनदी बहती है\nno tab on this line\n");
-    CHECK(error_of([&] { data::load_dataset(dir.path.string()); }) ==
-          dir.file("sense_context.tsv") + ":2: missing tab between english and hindi");
-    dir.write("sense_context.tsv", "");
-    CHECK(error_of([&] { data::load_dataset(dir.path.string()); }) ==
-          dir.file("sense_context.tsv") + ": no sentence pairs");
-    dir.write("sense_context.tsv", "a\tक\n");
-    dir.write("deeper.tsv", "a\tक\t\n");
-    CHECK(error_of([&] { data::load_dataset(dir.path.string()); }) ==
-          dir.file("deeper.tsv") + ":1: more than one tab (expected english<TAB>hindi)");
-  }
+TEST_CASE("a malformed line in a generalisation file is an error naming file:line") {
+  TempDir dir;
+  write_required(dir);
+  dir.write("sense_context.tsv", "river bank flows\tनदी बहती है\nno tab on this line\n");
+  CHECK(error_of([&] { data::load_dataset(dir.path.string()); }) ==
+        dir.file("sense_context.tsv") + ":2: missing tab between english and hindi");
+  dir.write("sense_context.tsv", "");
+  CHECK(error_of([&] { data::load_dataset(dir.path.string()); }) ==
+        dir.file("sense_context.tsv") + ": no sentence pairs");
+  dir.write("sense_context.tsv", "a\tक\n");
+  dir.write("deeper.tsv", "a\tक\t\n");
+  CHECK(error_of([&] { data::load_dataset(dir.path.string()); }) ==
+        dir.file("deeper.tsv") + ":1: more than one tab (expected english<TAB>hindi)");
+}
 
-  TEST_CASE("the required splits stay required") {
-    TempDir dir;
-    write_required(dir);
-    fs::remove(dir.path / "test.tsv");
-    dir.write("deeper.tsv", "a\tक\n");
-    CHECK(error_of([&] { data::load_dataset(dir.path.string()); }) == dir.file("test.tsv") + ": cannot open file");
-  }
+TEST_CASE("the required splits stay required") {
+  TempDir dir;
+  write_required(dir);
+  fs::remove(dir.path / "test.tsv");
+  dir.write("deeper.tsv", "a\tक\n");
+  CHECK(error_of([&] { data::load_dataset(dir.path.string()); }) == dir.file("test.tsv") + ": cannot open file");
+}
 
-  TEST_CASE("unknown words of a generalisation split become <unk>; a too-long sentence names file:line") {
-    TempDir dir;
-    write_required(dir);
-    dir.write("deeper.tsv", "money bank zorble\tपैसा ज़ोरबल है\nthe river bank grows again\tनदी फिर बढ़ती है\n");
-    const data::Dataset ds = data::load_dataset(dir.path.string());
-    std::vector<std::vector<std::string>> en, hi;
-    for (const auto& p : ds.train) en.push_back(p.english), hi.push_back(p.hindi);
-    const data::Vocab english = data::Vocab::build(en), hindi = data::Vocab::build(hi);  // from train only
-    CHECK_FALSE(english.contains("zorble"));
-    const data::Layout layout{3, 4};
-    const data::Batch batch = data::make_batch(ds.split("deeper"), {0}, english, hindi, layout);
-    CHECK(batch.source.to_ids() == std::vector<int64_t>{english.id("money"), english.id("bank"), data::Vocab::UNK});
-    CHECK(batch.target_output.to_ids() ==
-          std::vector<int64_t>{hindi.id("पैसा"), data::Vocab::UNK, hindi.id("है"), data::Vocab::EOS});
-    CHECK(error_of([&] { data::make_batch(ds.split("deeper"), {1}, english, hindi, layout); }) ==
-          dir.file("deeper.tsv") + ":2: english has 5 tokens, the model reads at most 3");
-  }
+TEST_CASE("unknown words of a generalisation split become <unk>; a too-long sentence names file:line") {
+  TempDir dir;
+  write_required(dir);
+  dir.write("deeper.tsv", "money bank zorble\tपैसा ज़ोरबल है\nthe river bank grows again\tनदी फिर बढ़ती है\n");
+  const data::Dataset ds = data::load_dataset(dir.path.string());
+  std::vector<std::vector<std::string>> en, hi;
+  for (const auto& p : ds.train) en.push_back(p.english), hi.push_back(p.hindi);
+  const data::Vocab english = data::Vocab::build(en), hindi = data::Vocab::build(hi);  // from train only
+  CHECK_FALSE(english.contains("zorble"));
+  const data::Layout layout{3, 4};
+  const data::Batch batch = data::make_batch(ds.split("deeper"), {0}, english, hindi, layout);
+  CHECK(batch.source.to_ids() == std::vector<int64_t>{english.id("money"), english.id("bank"), data::Vocab::UNK});
+  CHECK(batch.target_output.to_ids() ==
+        std::vector<int64_t>{hindi.id("पैसा"), data::Vocab::UNK, hindi.id("है"), data::Vocab::EOS});
+  CHECK(error_of([&] { data::make_batch(ds.split("deeper"), {1}, english, hindi, layout); }) ==
+        dir.file("deeper.tsv") + ":2: english has 5 tokens, the model reads at most 3");
+}
 }
 
 TEST_CASE("the shipped corpus has every generalisation split, each in train's vocabulary and length") {
@@ -151,7 +149,8 @@ TEST_CASE("the shipped corpus has every generalisation split, each in train's vo
 TEST_CASE("English as people type it: lower case, sentence punctuation off, suggestions for unknown words") {
   CHECK(data::normalize_english(data::tokenize("The Exam was a piece of cake.")) ==
         std::vector<std::string>{"the", "exam", "was", "a", "piece", "of", "cake"});
-  CHECK(data::normalize_english(data::tokenize("\"Ravi,\" she said ! ?")) == std::vector<std::string>{"ravi", "she", "said"});
+  CHECK(data::normalize_english(data::tokenize("\"Ravi,\" she said ! ?")) ==
+        std::vector<std::string>{"ravi", "she", "said"});
   CHECK(data::normalize_english(data::tokenize("don't stop-now")) == std::vector<std::string>{"don't", "stop-now"});
   CHECK(data::normalize_english(data::tokenize("... !")).empty());
   const std::vector<std::string> vocab = {"<pad>", "cake", "car", "bank", "exam", "cat"};
@@ -175,5 +174,6 @@ TEST_CASE("dataset lines are read 64 KB at most, the longer one named with file:
   CHECK(qkv::testing::error_of([&] { data::parse_pairs(long_line, "t.tsv"); }) ==
         "t.tsv:2: a line longer than 65536 bytes (is this a text file?)");
   std::istringstream no_newline(std::string(1 << 20, '\0'));  // like /dev/zero: never a newline
-  CHECK(qkv::testing::error_of([&] { data::parse_pairs(no_newline, "zeros"); }).rfind("zeros:1: a line longer", 0) == 0);
+  CHECK(qkv::testing::error_of([&] { data::parse_pairs(no_newline, "zeros"); }).rfind("zeros:1: a line longer", 0) ==
+        0);
 }

@@ -26,11 +26,14 @@ std::vector<std::vector<double>> step_logits(models::Translator& model, const Te
   options.recompute_prefix = !cache;
   std::vector<std::vector<double>> steps;
   const int64_t B = source.size(0);
-  model.decode(source, lengths, [&](const Tensor& logits, int64_t t, std::vector<int64_t>& next) {
-    steps.push_back(logits.to_vector());
-    for (int64_t b = 0; b < B; ++b) next[b] = 4 + (b * 7 + t * 3) % (vocab - 4);
-    return false;
-  }, options);
+  model.decode(
+      source, lengths,
+      [&](const Tensor& logits, int64_t t, std::vector<int64_t>& next) {
+        steps.push_back(logits.to_vector());
+        for (int64_t b = 0; b < B; ++b) next[b] = 4 + (b * 7 + t * 3) % (vocab - 4);
+        return false;
+      },
+      options);
   return steps;
 }
 
@@ -46,9 +49,10 @@ double worst_difference(const std::vector<double>& a, const std::vector<double>&
 }  // namespace
 
 TEST_SUITE("decode") {
-  TEST_CASE("the cache gives the same logits at every step, for learned and static, 1 and 3 layers, every position scheme") {
-    for (const auto positions : {models::Positions::Absolute, models::Positions::Rotary, models::Positions::AbsoluteRotary,
-                                 models::Positions::Alibi})
+TEST_CASE(
+    "the cache gives the same logits at every step, for learned and static, 1 and 3 layers, every position scheme") {
+  for (const auto positions : {models::Positions::Absolute, models::Positions::Rotary,
+                               models::Positions::AbsoluteRotary, models::Positions::Alibi})
     for (const auto mode : {models::AttentionMode::Learned, models::AttentionMode::Static})
       for (const int64_t layers : {1, 3})
         for (const int64_t width : {16, 6}) {  // 16: the blocked float32 kernels; 6: the plain loops
@@ -75,19 +79,19 @@ TEST_SUITE("decode") {
             CHECK(worst_difference(cached[t], recomputed[t]) < 1e-6);
           }
         }
-  }
+}
 
-  TEST_CASE("the trained twin fixture translates the test split identically with and without the cache") {
-    models::LoadedTranslator m = models::load_translator("tests/fixtures/twin_model.safetensors");
-    m.model->train(false);
-    const std::vector<data::SentencePair> pairs = data::load_pairs("data/idioms/test.tsv");
-    std::vector<std::vector<std::string>> english;
-    for (size_t i = 0; i < 300 && i < pairs.size(); ++i)
-      if (static_cast<int64_t>(pairs[i].english.size()) <= m.model->config().layout.max_source)
-        english.push_back(pairs[i].english);
-    REQUIRE(english.size() > 100);
-    const auto cached = m.model->translate(english, m.english, m.hindi);
-    const auto recomputed = m.model->translate(english, m.english, m.hindi, {.recompute_prefix = true});
-    CHECK(cached == recomputed);
-  }
+TEST_CASE("the trained twin fixture translates the test split identically with and without the cache") {
+  models::LoadedTranslator m = models::load_translator("tests/fixtures/twin_model.safetensors");
+  m.model->train(false);
+  const std::vector<data::SentencePair> pairs = data::load_pairs("data/idioms/test.tsv");
+  std::vector<std::vector<std::string>> english;
+  for (size_t i = 0; i < 300 && i < pairs.size(); ++i)
+    if (static_cast<int64_t>(pairs[i].english.size()) <= m.model->config().layout.max_source)
+      english.push_back(pairs[i].english);
+  REQUIRE(english.size() > 100);
+  const auto cached = m.model->translate(english, m.english, m.hindi);
+  const auto recomputed = m.model->translate(english, m.english, m.hindi, {.recompute_prefix = true});
+  CHECK(cached == recomputed);
+}
 }

@@ -28,71 +28,71 @@ struct StepSetup {
 }  // namespace
 
 TEST_SUITE("host reads") {
-  TEST_CASE("a translator training step reads nothing back; reading the loss counts once") {
-    StepSetup setup;
-    const int64_t before = host_reads();
-    Tensor loss;
-    for (int step = 0; step < 2; ++step) loss = setup.step();
-    CHECK(host_reads() == before);
-    CHECK(std::isfinite(loss.item()));
-    CHECK(host_reads() == before + 1);
-  }
+TEST_CASE("a translator training step reads nothing back; reading the loss counts once") {
+  StepSetup setup;
+  const int64_t before = host_reads();
+  Tensor loss;
+  for (int step = 0; step < 2; ++step) loss = setup.step();
+  CHECK(host_reads() == before);
+  CHECK(std::isfinite(loss.item()));
+  CHECK(host_reads() == before + 1);
+}
 
-  TEST_CASE("cross_entropy and embedding read nothing back, with or without ignored targets") {
-    const Tensor logits = Tensor::from_vector({0.5, -1, 2, 0, 1, 1}, {2, 3});
-    const Tensor table = Tensor::from_vector({1, 2, 3, 4}, {2, 2});
-    const int64_t before = host_reads();
-    Tensor a = cross_entropy(logits, Tensor::from_ids({2, -100}, {2}));
-    Tensor b = embedding(table, Tensor::from_ids({1, 0, 1}, {3}));
-    CHECK(host_reads() == before);
-    CHECK(a.item() == doctest::Approx(0.2414).epsilon(1e-3));  // -log_softmax([0.5, -1, 2])[2]
-    CHECK(b.to_vector() == std::vector<double>{3, 4, 1, 2, 3, 4});
-    CHECK(host_reads() == before + 2);
-  }
+TEST_CASE("cross_entropy and embedding read nothing back, with or without ignored targets") {
+  const Tensor logits = Tensor::from_vector({0.5, -1, 2, 0, 1, 1}, {2, 3});
+  const Tensor table = Tensor::from_vector({1, 2, 3, 4}, {2, 2});
+  const int64_t before = host_reads();
+  Tensor a = cross_entropy(logits, Tensor::from_ids({2, -100}, {2}));
+  Tensor b = embedding(table, Tensor::from_ids({1, 0, 1}, {3}));
+  CHECK(host_reads() == before);
+  CHECK(a.item() == doctest::Approx(0.2414).epsilon(1e-3));  // -log_softmax([0.5, -1, 2])[2]
+  CHECK(b.to_vector() == std::vector<double>{3, 4, 1, 2, 3, 4});
+  CHECK(host_reads() == before + 2);
+}
 
-  TEST_CASE("a training step takes no new tensor memory from the system once warm") {
-    StepSetup setup;
-    for (int step = 0; step < 2; ++step) setup.step();  // warm-up
-    const MemoryUse warm = cpu_memory_use();
-    for (int step = 0; step < 3; ++step) setup.step();
-    const MemoryUse after = cpu_memory_use();
-    CHECK(after.system_allocations == warm.system_allocations);
-    CHECK(after.current == warm.current);  // nothing kept alive from step to step
-  }
+TEST_CASE("a training step takes no new tensor memory from the system once warm") {
+  StepSetup setup;
+  for (int step = 0; step < 2; ++step) setup.step();  // warm-up
+  const MemoryUse warm = cpu_memory_use();
+  for (int step = 0; step < 3; ++step) setup.step();
+  const MemoryUse after = cpu_memory_use();
+  CHECK(after.system_allocations == warm.system_allocations);
+  CHECK(after.current == warm.current);  // nothing kept alive from step to step
+}
 
-  TEST_CASE("at the benchmark's toy size, no step after the first takes tensor memory from the system") {
-    // qkv bench's toy size (B = 64, 6 + 15 positions, D = 64, F = 256), with one and with two
-    // blocks: the working set's blocks come in many sizes, and a released block of one size must
-    // not be given back only to be asked for again within the same step.
-    for (const int64_t layers : {int64_t{1}, int64_t{2}}) {
-      CAPTURE(layers);
-      models::TranslatorConfig config;
-      config.d_model = 64;
-      config.d_k = 64;
-      config.d_ff = 256;
-      config.layers = layers;
-      config.source_vocab = config.target_vocab = 600;
-      config.layout = {6, 15};
-      Generator gen(0);
-      models::Translator model(config, gen);
-      optim::AdamW optimizer(model.parameters(), {.lr = 1e-3, .weight_decay = 0.01});
-      const std::vector<Tensor> params = model.parameters();
-      const int64_t B = 64;
-      auto ids = [&](int64_t count) {
-        std::vector<int64_t> out;
-        for (int64_t i = 0; i < count; ++i) out.push_back(4 + static_cast<int64_t>(gen.below(config.source_vocab - 4)));
-        return out;
-      };
-      data::Batch batch;
-      batch.source = Tensor::from_ids(ids(B * 6), {B, 6});
-      const std::vector<int64_t> target = ids(B * 15);
-      batch.target_input = Tensor::from_ids(target, {B, 15});
-      batch.target_output = Tensor::from_ids(target, {B, 15});
-      batch.source_lengths.assign(B, 6);
-      models::train_step(model, optimizer, params, batch);  // the first step
-      const MemoryUse first = cpu_memory_use();
-      for (int step = 0; step < 4; ++step) models::train_step(model, optimizer, params, batch);
-      CHECK(cpu_memory_use().system_allocations == first.system_allocations);
-    }
+TEST_CASE("at the benchmark's toy size, no step after the first takes tensor memory from the system") {
+  // qkv bench's toy size (B = 64, 6 + 15 positions, D = 64, F = 256), with one and with two
+  // blocks: the working set's blocks come in many sizes, and a released block of one size must
+  // not be given back only to be asked for again within the same step.
+  for (const int64_t layers : {int64_t{1}, int64_t{2}}) {
+    CAPTURE(layers);
+    models::TranslatorConfig config;
+    config.d_model = 64;
+    config.d_k = 64;
+    config.d_ff = 256;
+    config.layers = layers;
+    config.source_vocab = config.target_vocab = 600;
+    config.layout = {6, 15};
+    Generator gen(0);
+    models::Translator model(config, gen);
+    optim::AdamW optimizer(model.parameters(), {.lr = 1e-3, .weight_decay = 0.01});
+    const std::vector<Tensor> params = model.parameters();
+    const int64_t B = 64;
+    auto ids = [&](int64_t count) {
+      std::vector<int64_t> out;
+      for (int64_t i = 0; i < count; ++i) out.push_back(4 + static_cast<int64_t>(gen.below(config.source_vocab - 4)));
+      return out;
+    };
+    data::Batch batch;
+    batch.source = Tensor::from_ids(ids(B * 6), {B, 6});
+    const std::vector<int64_t> target = ids(B * 15);
+    batch.target_input = Tensor::from_ids(target, {B, 15});
+    batch.target_output = Tensor::from_ids(target, {B, 15});
+    batch.source_lengths.assign(B, 6);
+    models::train_step(model, optimizer, params, batch);  // the first step
+    const MemoryUse first = cpu_memory_use();
+    for (int step = 0; step < 4; ++step) models::train_step(model, optimizer, params, batch);
+    CHECK(cpu_memory_use().system_allocations == first.system_allocations);
   }
+}
 }

@@ -106,9 +106,10 @@ Reference load_reference() {
   const std::string model = model_path(), ref = reference_path();
   for (const std::string& p : {model, ref})
     if (!std::filesystem::exists(p))
-      FAIL(fmt::format("missing fixture '{}' (run the tests from the repository root; regenerate with "
-                       "/usr/bin/python3 tools/pytorch_twin.py --checkpoint {} --out {})",
-                       p, model, ref));
+      FAIL(
+          fmt::format("missing fixture '{}' (run the tests from the repository root; regenerate with "
+                      "/usr/bin/python3 tools/pytorch_twin.py --checkpoint {} --out {})",
+                      p, model, ref));
   Reference r{safetensors_read(ref), ref};
   REQUIRE_MESSAGE(r.meta("format") == "qkv-pytorch-twin-1", ref, " is not a pytorch_twin fixture");
   REQUIRE_MESSAGE(r.meta("dtype") == "float64", ref, " was not computed in float64");
@@ -125,15 +126,14 @@ data::Batch batch_from(const Reference& ref) {
 }
 
 struct Agreement {
-  double worst = 0;       // the largest |a - b| / allowed-scale seen, in units of the tolerance
-  double max_rel = 0;     // the largest |a - b| / max(|b|, floor)
+  double worst = 0;    // the largest |a - b| / allowed-scale seen, in units of the tolerance
+  double max_rel = 0;  // the largest |a - b| / max(|b|, floor)
   std::string first_failure;
 };
 
 // float64: |a - b| <= tol * max(|b|, floor_fraction * max|b|) element by element.
 // float32: floor_fraction = 1, i.e. |a - b| <= tol * max|b|.
-Agreement compare(const std::vector<double>& got, const std::vector<double>& want, double tol,
-                  double floor_fraction) {
+Agreement compare(const std::vector<double>& got, const std::vector<double>& want, double tol, double floor_fraction) {
   Agreement a;
   if (got.size() != want.size()) {
     a.first_failure = fmt::format("{} values, the reference has {}", got.size(), want.size());
@@ -147,8 +147,8 @@ Agreement compare(const std::vector<double>& got, const std::vector<double>& wan
     const double scale = std::max(std::fabs(want[i]), floor);
     const double rel = std::fabs(got[i] - want[i]) / scale;
     if (!(rel <= tol) && a.first_failure.empty())  // NaN fails too
-      a.first_failure = fmt::format("element {}: qkv {:.17g} vs PyTorch {:.17g} (relative error {:.3g})", i,
-                                    got[i], want[i], rel);
+      a.first_failure =
+          fmt::format("element {}: qkv {:.17g} vs PyTorch {:.17g} (relative error {:.3g})", i, got[i], want[i], rel);
     if (std::isnan(rel)) a.max_rel = INFINITY;
     a.max_rel = std::max(a.max_rel, rel);
   }
@@ -242,8 +242,7 @@ Trajectory train_trajectory(const Reference& ref, DType dtype) {
   const int64_t steps = source_shape[0], B = source_shape[1];
   REQUIRE(steps == settings.at("steps").get<int64_t>());
   const std::vector<int64_t> source = ref.i64("train.source"), target_input = ref.i64("train.target_input"),
-                             target_output = ref.i64("train.target_output"),
-                             lengths = ref.i64("train.source_lengths");
+                             target_output = ref.i64("train.target_output"), lengths = ref.i64("train.source_lengths");
   const auto rows = [&](const std::vector<int64_t>& all, int64_t k, int64_t width) {
     return std::vector<int64_t>(all.begin() + k * B * width, all.begin() + (k + 1) * B * width);
   };
@@ -258,9 +257,8 @@ Trajectory train_trajectory(const Reference& ref, DType dtype) {
     batch.target_output = Tensor::from_ids(rows(target_output, k, target_shape[2]), {B, target_shape[2]});
     batch.source_lengths = rows(lengths, k, 1);
     const double lr = optim::scheduled_learning_rate(k, settings.at("total_steps").get<int64_t>(),
-                                                      settings.at("warmup_steps").get<int64_t>(),
-                                                      settings.at("lr").get<double>(),
-                                                      schedule);
+                                                     settings.at("warmup_steps").get<int64_t>(),
+                                                     settings.at("lr").get<double>(), schedule);
     models::StepOptions options;
     options.lr = lr;
     options.clip = settings.at("clip").get<double>();
@@ -292,9 +290,10 @@ double check_trajectory(DType dtype, double tol) {
     double max_abs = 0;
     for (size_t k = 0; k < t.losses.size() && k < ref.f64("train.losses" + suffix).size(); ++k)
       max_abs = std::max(max_abs, std::fabs(t.losses[k] - ref.f64("train.losses" + suffix)[k]));
-    MESSAGE(fmt::format("{} {} training steps: loss largest relative error {:.3g} (absolute {:.3g}), gradient norm "
-                        "largest relative error {:.3g}",
-                        reference_path(), dtype_name(dtype), loss.max_rel, max_abs, norm.max_rel));
+    MESSAGE(
+        fmt::format("{} {} training steps: loss largest relative error {:.3g} (absolute {:.3g}), gradient norm "
+                    "largest relative error {:.3g}",
+                    reference_path(), dtype_name(dtype), loss.max_rel, max_abs, norm.max_rel));
   }
   return loss.max_rel;
 }
@@ -316,73 +315,73 @@ static void check_variant(const char* variant, models::Positions positions) {
 }
 
 TEST_SUITE("pytorch_twin") {
-  TEST_CASE("pytorch_twin: the fixture batch is what data::make_batch builds from the same sentences") {
-    const Reference ref = load_reference();
-    const models::LoadedTranslator loaded = models::load_translator(model_path());
-    const auto english = nlohmann::json::parse(ref.meta("english")).get<std::vector<std::string>>();
-    const auto hindi = nlohmann::json::parse(ref.meta("hindi")).get<std::vector<std::string>>();
-    REQUIRE(english.size() == hindi.size());
-    REQUIRE(!english.empty());
-    std::vector<data::SentencePair> pairs;
-    std::vector<size_t> indices;
-    for (size_t i = 0; i < english.size(); ++i) {
-      pairs.push_back({data::tokenize(english[i]), data::tokenize(hindi[i]), fmt::format("fixture:{}", i + 1)});
-      indices.push_back(i);
-    }
-    const data::Batch ours =
-        data::make_batch(pairs, indices, loaded.english, loaded.hindi, loaded.model->config().layout);
-    const data::Batch theirs = batch_from(ref);
-    CHECK(ours.source.to_ids() == theirs.source.to_ids());
-    CHECK(ours.target_input.to_ids() == theirs.target_input.to_ids());
-    CHECK(ours.target_output.to_ids() == theirs.target_output.to_ids());
-    CHECK(ours.source_lengths == theirs.source_lengths);
-    CHECK(ours.source.shape() == theirs.source.shape());
-    CHECK(ours.target_input.shape() == theirs.target_input.shape());
-    // The batch should exercise padding on both sides and every special token.
-    const auto src = theirs.source.to_ids(), tout = theirs.target_output.to_ids();
-    CHECK(std::count(src.begin(), src.end(), data::Vocab::PAD) > 0);
-    CHECK(std::count(tout.begin(), tout.end(), data::Vocab::PAD) > 0);
-    CHECK(std::count(tout.begin(), tout.end(), data::Vocab::EOS) == static_cast<long>(english.size()));
+TEST_CASE("pytorch_twin: the fixture batch is what data::make_batch builds from the same sentences") {
+  const Reference ref = load_reference();
+  const models::LoadedTranslator loaded = models::load_translator(model_path());
+  const auto english = nlohmann::json::parse(ref.meta("english")).get<std::vector<std::string>>();
+  const auto hindi = nlohmann::json::parse(ref.meta("hindi")).get<std::vector<std::string>>();
+  REQUIRE(english.size() == hindi.size());
+  REQUIRE(!english.empty());
+  std::vector<data::SentencePair> pairs;
+  std::vector<size_t> indices;
+  for (size_t i = 0; i < english.size(); ++i) {
+    pairs.push_back({data::tokenize(english[i]), data::tokenize(hindi[i]), fmt::format("fixture:{}", i + 1)});
+    indices.push_back(i);
   }
+  const data::Batch ours =
+      data::make_batch(pairs, indices, loaded.english, loaded.hindi, loaded.model->config().layout);
+  const data::Batch theirs = batch_from(ref);
+  CHECK(ours.source.to_ids() == theirs.source.to_ids());
+  CHECK(ours.target_input.to_ids() == theirs.target_input.to_ids());
+  CHECK(ours.target_output.to_ids() == theirs.target_output.to_ids());
+  CHECK(ours.source_lengths == theirs.source_lengths);
+  CHECK(ours.source.shape() == theirs.source.shape());
+  CHECK(ours.target_input.shape() == theirs.target_input.shape());
+  // The batch should exercise padding on both sides and every special token.
+  const auto src = theirs.source.to_ids(), tout = theirs.target_output.to_ids();
+  CHECK(std::count(src.begin(), src.end(), data::Vocab::PAD) > 0);
+  CHECK(std::count(tout.begin(), tout.end(), data::Vocab::PAD) > 0);
+  CHECK(std::count(tout.begin(), tout.end(), data::Vocab::EOS) == static_cast<long>(english.size()));
+}
 
-  TEST_CASE("pytorch_twin: float64 loss, logits, attention and every gradient match PyTorch to 1e-6") {
-    g_variant = "";
-    const double max_rel = check_against_reference(DType::F64, 1e-6, 1e-6);
-    if (verbose()) MESSAGE(fmt::format("float64: largest relative error {:.3g}", max_rel));
-  }
+TEST_CASE("pytorch_twin: float64 loss, logits, attention and every gradient match PyTorch to 1e-6") {
+  g_variant = "";
+  const double max_rel = check_against_reference(DType::F64, 1e-6, 1e-6);
+  if (verbose()) MESSAGE(fmt::format("float64: largest relative error {:.3g}", max_rel));
+}
 
-  TEST_CASE("pytorch_twin: float32 agrees with the float64 PyTorch reference to 1e-4 of each tensor's scale") {
-    g_variant = "";
-    const double max_rel = check_against_reference(DType::F32, 1e-4, 1.0);
-    if (verbose()) MESSAGE(fmt::format("float32: largest error relative to the tensor's max magnitude {:.3g}", max_rel));
-  }
+TEST_CASE("pytorch_twin: float32 agrees with the float64 PyTorch reference to 1e-4 of each tensor's scale") {
+  g_variant = "";
+  const double max_rel = check_against_reference(DType::F32, 1e-4, 1.0);
+  if (verbose()) MESSAGE(fmt::format("float32: largest error relative to the tensor's max magnitude {:.3g}", max_rel));
+}
 
-  TEST_CASE("pytorch_twin: a GELU feed-forward matches PyTorch too (float64 1e-6, float32 1e-4)") {
-    g_variant = "_gelu";
-    check_against_reference(DType::F64, 1e-6, 1e-6);
-    check_against_reference(DType::F32, 1e-4, 1.0);
-    g_variant = "";
-  }
+TEST_CASE("pytorch_twin: a GELU feed-forward matches PyTorch too (float64 1e-6, float32 1e-4)") {
+  g_variant = "_gelu";
+  check_against_reference(DType::F64, 1e-6, 1e-6);
+  check_against_reference(DType::F32, 1e-4, 1.0);
+  g_variant = "";
+}
 
-  TEST_CASE("pytorch_twin: a two-layer model matches PyTorch too, every layer's attention included") {
-    check_variant("_layers2", models::Positions::Absolute);
-  }
+TEST_CASE("pytorch_twin: a two-layer model matches PyTorch too, every layer's attention included") {
+  check_variant("_layers2", models::Positions::Absolute);
+}
 
-  TEST_CASE("pytorch_twin: a two-layer rotary model matches PyTorch too (RoPE on q and k, no position embedding)") {
-    check_variant("_rotary", models::Positions::Rotary);
-  }
+TEST_CASE("pytorch_twin: a two-layer rotary model matches PyTorch too (RoPE on q and k, no position embedding)") {
+  check_variant("_rotary", models::Positions::Rotary);
+}
 
-  TEST_CASE("pytorch_twin: a two-layer alibi model matches PyTorch too (a distance bias on every score)") {
-    check_variant("_alibi", models::Positions::Alibi);
-  }
+TEST_CASE("pytorch_twin: a two-layer alibi model matches PyTorch too (a distance bias on every score)") {
+  check_variant("_alibi", models::Positions::Alibi);
+}
 
-  TEST_CASE("pytorch_twin: 10 steps of train_step (AdamW, warm-up + cosine, clipping) follow PyTorch's losses") {
-    for (const char* variant : {"", "_gelu", "_layers2"}) {
-      g_variant = variant;
-      CAPTURE(g_variant);
-      check_trajectory(DType::F64, 1e-9);
-      check_trajectory(DType::F32, 1e-4);
-    }
-    g_variant = "";
+TEST_CASE("pytorch_twin: 10 steps of train_step (AdamW, warm-up + cosine, clipping) follow PyTorch's losses") {
+  for (const char* variant : {"", "_gelu", "_layers2"}) {
+    g_variant = variant;
+    CAPTURE(g_variant);
+    check_trajectory(DType::F64, 1e-9);
+    check_trajectory(DType::F32, 1e-4);
   }
+  g_variant = "";
+}
 }

@@ -67,9 +67,7 @@ Decoded decode_png(const fs::path& p) {
   return d;
 }
 
-int colour_distance(RGB a, RGB b) {
-  return std::abs(a[0] - b[0]) + std::abs(a[1] - b[1]) + std::abs(a[2] - b[2]);
-}
+int colour_distance(RGB a, RGB b) { return std::abs(a[0] - b[0]) + std::abs(a[1] - b[1]) + std::abs(a[2] - b[2]); }
 
 // Smallest L1 distance from c to any colour of the viridis map.
 int distance_to_viridis(RGB c) {
@@ -234,8 +232,8 @@ TEST_CASE("heatmap label boxes never overlap and stay inside the image") {
     check_label_layout(spec);
   }
   SUBCASE("long labels, Devanagari with marks above and below, many columns") {
-    std::vector<std::string> rows = {"an_extremely_long_subword_token_label", "कृष्णमूर्ति", "प्रिय", "ठीक",
-                                     "W", "क्षत्रिय", "ॐ", "x"};
+    std::vector<std::string> rows = {
+        "an_extremely_long_subword_token_label", "कृष्णमूर्ति", "प्रिय", "ठीक", "W", "क्षत्रिय", "ॐ", "x"};
     std::vector<std::string> cols;
     for (int i = 0; i < 20; ++i) cols.push_back(i % 3 == 0 ? "डिब्बे" : i % 3 == 1 ? "internationalisation" : "ई");
     HeatmapSpec spec = causal_spec(rows, cols, 5);
@@ -326,7 +324,7 @@ TEST_CASE("a missing font gives a clear error naming the Debian package") {
 
 TEST_CASE("HarfBuzz reorders the Devanagari vowel sign i before its consonant") {
   const Font font(32.0f);
-  const uint32_t ka = font.glyph_index(U'\u0915');    // क
+  const uint32_t ka = font.glyph_index(U'\u0915');      // क
   const uint32_t sign_i = font.glyph_index(U'\u093F');  // ि
   REQUIRE(ka != 0);
   REQUIRE(sign_i != 0);
@@ -336,9 +334,9 @@ TEST_CASE("HarfBuzz reorders the Devanagari vowel sign i before its consonant") 
   const std::vector<uint32_t> naive = {ka, sign_i};
   const std::vector<uint32_t> shaped = {g[0].glyph, g[1].glyph};
   CHECK(shaped != naive);
-  CHECK(g[0].glyph != ka);  // the matra glyph comes first...
-  CHECK(g[1].glyph == ka);  // ...followed by the consonant
-  CHECK(g[0].x < g[1].x);   // and is placed to its left
+  CHECK(g[0].glyph != ka);   // the matra glyph comes first...
+  CHECK(g[1].glyph == ka);   // ...followed by the consonant
+  CHECK(g[0].x < g[1].x);    // and is placed to its left
   CHECK(g[0].cluster == 0);  // both belong to the one syllable cluster
   CHECK(g[1].cluster == 0);
 

@@ -27,9 +27,10 @@ TEST_CASE("seed: the running example money bank grows, to 4 decimals") {
     check_table(ex.S, {2, 1, 1, 1, 2, 1, 1, 1, 3}, 0);
     check_table(ex.S_scaled, {1.0, 0.5, 0.5, 0.5, 1.0, 0.5, 0.5, 0.5, 1.5}, 0);
     check_table(ex.W, {0.4519, 0.2741, 0.2741, 0.2741, 0.4519, 0.2741, 0.2119, 0.2119, 0.5761}, tol);
-    check_table(ex.Y, {0.7259, 0.5481, 0.7259, 0.2741,   // y_money
-                       0.7259, 0.7259, 0.5481, 0.2741,   // y_bank
-                       0.4239, 0.7881, 0.7881, 0.5761},  // y_grows
+    check_table(ex.Y,
+                {0.7259, 0.5481, 0.7259, 0.2741,   // y_money
+                 0.7259, 0.7259, 0.5481, 0.2741,   // y_bank
+                 0.4239, 0.7881, 0.7881, 0.5761},  // y_grows
                 tol);
     CHECK(std::fabs(ex.cos_before - 0.5) <= tol);
     CHECK(std::fabs(ex.cos_after - 0.9779) <= tol);

@@ -29,9 +29,7 @@ struct LabelBox {
   bool overlaps(const LabelBox& o) const {
     return !empty() && !o.empty() && x0 < o.x1 && o.x0 < x1 && y0 < o.y1 && o.y0 < y1;
   }
-  bool contains(const LabelBox& o) const {
-    return o.x0 >= x0 && o.y0 >= y0 && o.x1 <= x1 && o.y1 <= y1;
-  }
+  bool contains(const LabelBox& o) const { return o.x0 >= x0 && o.y0 >= y0 && o.x1 <= x1 && o.y1 <= y1; }
 };
 
 // An 8-bit RGB raster, row-major, 3 bytes per pixel, origin at the top left.
@@ -43,9 +41,9 @@ struct Image {
   Image(int w, int h, RGB background = {255, 255, 255});  // throws std::invalid_argument if w/h < 0
 
   bool contains(int x, int y) const { return x >= 0 && y >= 0 && x < width && y < height; }
-  RGB get(int x, int y) const;                    // throws std::out_of_range outside the image
-  void set(int x, int y, RGB c);                  // silently clipped
-  void blend(int x, int y, RGB c, double alpha);  // alpha in [0,1], clipped
+  RGB get(int x, int y) const;                              // throws std::out_of_range outside the image
+  void set(int x, int y, RGB c);                            // silently clipped
+  void blend(int x, int y, RGB c, double alpha);            // alpha in [0,1], clipped
   void fill_rect(int x0, int y0, int x1, int y1, RGB c);    // half-open, clipped
   void stroke_rect(int x0, int y0, int x1, int y1, RGB c);  // 1 px outline on the rect's edge pixels
   // Anti-aliased line of the given width with round caps. If clip is given, only pixels inside it change.
@@ -82,9 +80,9 @@ class Font {
   int ascent() const;   // typographic ascent above the baseline, px
   int descent() const;  // typographic descent below the baseline, px (positive)
 
-  uint32_t glyph_index(char32_t codepoint) const;            // naive cmap lookup in the primary face
+  uint32_t glyph_index(char32_t codepoint) const;                 // naive cmap lookup in the primary face
   std::vector<ShapedGlyph> shape(const std::string& utf8) const;  // HarfBuzz-shaped glyph run
-  double advance(const std::string& utf8) const;             // total pen advance, px
+  double advance(const std::string& utf8) const;                  // total pen advance, px
 
   // Horizontal extent (ink and advance) of the text in pixels.
   int text_width(const std::string& utf8) const;
@@ -108,10 +106,10 @@ RGB viridis(double t);
 RGB tab10(int i);
 
 struct HeatmapSpec {
-  std::string title;  // may contain several lines separated by '\n'
+  std::string title;                                // may contain several lines separated by '\n'
   std::vector<std::string> row_labels, col_labels;  // rows = queries (left), cols = keys (top)
   std::vector<double> values;                       // rows*cols, row-major
-  std::vector<uint8_t> masked;  // rows*cols, 1 = masked (light grey, hatched); empty = none
+  std::vector<uint8_t> masked;                      // rows*cols, 1 = masked (light grey, hatched); empty = none
   double vmin = 0, vmax = 1;
   int cell_px = 32;  // at least 24 is enforced; grows if labels need more room
   std::string colorbar_label = "attention weight";
@@ -135,7 +133,7 @@ struct HeatmapLayout {
   }
 };
 
-HeatmapLayout heatmap_layout(const HeatmapSpec&);            // throws std::invalid_argument on bad specs
+HeatmapLayout heatmap_layout(const HeatmapSpec&);               // throws std::invalid_argument on bad specs
 std::vector<LabelBox> heatmap_label_boxes(const HeatmapSpec&);  // row label boxes, then column label boxes
 Image render_heatmap(const HeatmapSpec&);
 
@@ -154,8 +152,8 @@ struct LinePlotSpec {
   std::string title, x_label, y_label;  // title may contain '\n'
   std::vector<Series> series;
   bool log_x = false, log_y = false;  // non-positive values are skipped on a log axis
-  bool integer_x = false;  // x counts something (layers, blocks): ticks only at whole numbers
-  int width = 800, height = 500;  // the height grows when the legend needs more room
+  bool integer_x = false;             // x counts something (layers, blocks): ticks only at whole numbers
+  int width = 800, height = 500;      // the height grows when the legend needs more room
 };
 
 Image render_line_plot(const LinePlotSpec&);

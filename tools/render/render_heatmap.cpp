@@ -48,7 +48,6 @@ void place_column_labels(HeatmapPlan& P, const HeatmapSpec& spec, const std::vec
     }
     P.col_items.push_back(t);
   }
-
 }
 
 // Row labels (queries) left of the grid, right-aligned, centred on the row.
@@ -65,7 +64,6 @@ void place_row_labels(HeatmapPlan& P, const HeatmapSpec& spec, const std::vector
     if (b0.height() > 0) base = std::clamp(base, top + 1 - b0.y0, top + cell - 1 - b0.y1);
     P.row_items.push_back(place(lf, spec.row_labels[r], x, base, false, kText));
   }
-
 }
 
 // The colour bar right of the grid, with its ticks and its label turned upright.
@@ -100,7 +98,6 @@ void place_colour_bar(HeatmapPlan& P, const HeatmapSpec& spec) {
     const int pen_y = gy + cb_h / 2 + b0.width() / 2 + b0.x0;
     P.other_items.push_back(place(lf, spec.colorbar_label, x, pen_y, true, kText));
   }
-
 }
 
 // The bounding box of everything: the title centred over the content, everything shifted to leave
@@ -110,15 +107,18 @@ void fit_to_content(HeatmapPlan& P, const HeatmapSpec& spec, int pad) {
   const int gx = L.grid_x, gy = L.grid_y, grid_w = L.cols * L.cell, grid_h = L.rows * L.cell;
   LabelBox content = {gx, gy, gx + grid_w, gy + grid_h};
   content = union_box(content, L.colorbar);
-  for (const auto& t : P.row_items) if (!t.box.empty()) content = union_box(content, t.box);
-  for (const auto& t : P.col_items) if (!t.box.empty()) content = union_box(content, t.box);
+  for (const auto& t : P.row_items)
+    if (!t.box.empty()) content = union_box(content, t.box);
+  for (const auto& t : P.col_items)
+    if (!t.box.empty()) content = union_box(content, t.box);
   const size_t n_title = split_lines(spec.title).size();
   for (size_t i = n_title; i < P.other_items.size(); ++i)
     if (!P.other_items[i].box.empty()) content = union_box(content, P.other_items[i].box);
   const int content_cx = (content.x0 + content.x1) / 2;
   for (size_t i = 0; i < n_title; ++i) shift(P.other_items[i], content_cx, 0);
   LabelBox all = content;
-  for (size_t i = 0; i < n_title; ++i) if (!P.other_items[i].box.empty()) all = union_box(all, P.other_items[i].box);
+  for (size_t i = 0; i < n_title; ++i)
+    if (!P.other_items[i].box.empty()) all = union_box(all, P.other_items[i].box);
   const int dx = pad - all.x0, dy = std::max(0, pad - all.y0);
   for (auto& t : P.row_items) shift(t, dx, dy);
   for (auto& t : P.col_items) shift(t, dx, dy);
@@ -138,15 +138,16 @@ HeatmapPlan plan_heatmap(const HeatmapSpec& spec) {
   const int cols = static_cast<int>(spec.col_labels.size());
   if (rows == 0 || cols == 0) throw std::invalid_argument("heatmap: needs at least one row and one column label");
   if (spec.values.size() != static_cast<size_t>(rows) * cols)
-    throw std::invalid_argument("heatmap: values.size() (" + std::to_string(spec.values.size()) +
-                                ") != rows*cols (" + std::to_string(rows) + "*" + std::to_string(cols) + ")");
+    throw std::invalid_argument("heatmap: values.size() (" + std::to_string(spec.values.size()) + ") != rows*cols (" +
+                                std::to_string(rows) + "*" + std::to_string(cols) + ")");
   if (!spec.masked.empty() && spec.masked.size() != spec.values.size())
     throw std::invalid_argument("heatmap: masked must be empty or have rows*cols entries");
   if (!(spec.vmax > spec.vmin) || !std::isfinite(spec.vmin) || !std::isfinite(spec.vmax))
     throw std::invalid_argument("heatmap: need finite vmin < vmax");
 
   HeatmapPlan P;
-  if (!(spec.label_px >= 6 && spec.label_px <= 200)) throw std::invalid_argument("heatmap: label_px must be in [6, 200]");
+  if (!(spec.label_px >= 6 && spec.label_px <= 200))
+    throw std::invalid_argument("heatmap: label_px must be in [6, 200]");
   P.title_font = std::make_shared<Font>(spec.label_px * 1.2f);
   P.label_font = std::make_shared<Font>(spec.label_px);
   P.tick_font = std::make_shared<Font>(std::max(9.0f, spec.label_px * 0.85f));

@@ -37,8 +37,7 @@ void Image::blend(int x, int y, RGB c, double alpha) {
   if (!contains(x, y) || !(alpha > 0)) return;
   if (alpha >= 1) return set(x, y, c);
   uint8_t* p = &rgb[(static_cast<size_t>(y) * width + x) * 3];
-  for (int k = 0; k < 3; ++k)
-    p[k] = static_cast<uint8_t>(std::lround(p[k] + (c[k] - p[k]) * alpha));
+  for (int k = 0; k < 3; ++k) p[k] = static_cast<uint8_t>(std::lround(p[k] + (c[k] - p[k]) * alpha));
 }
 
 void Image::fill_rect(int x0, int y0, int x1, int y1, RGB c) {
@@ -62,8 +61,7 @@ bool in_clip(const LabelBox* clip, int x, int y) {
 }
 }  // namespace
 
-void Image::draw_line(double ax, double ay, double bx, double by, RGB c, double line_width,
-                      const LabelBox* clip) {
+void Image::draw_line(double ax, double ay, double bx, double by, RGB c, double line_width, const LabelBox* clip) {
   if (!std::isfinite(ax) || !std::isfinite(ay) || !std::isfinite(bx) || !std::isfinite(by)) return;
   const double hw = std::max(line_width, 0.0) / 2;
   const double dx = bx - ax, dy = by - ay, len2 = dx * dx + dy * dy;

@@ -41,8 +41,7 @@ int centre_baseline(const Font& f, int cy);
 int layout_title(const Font& f, const std::string& title, int cx, int top, std::vector<TextItem>& out);
 
 // "Nice" tick values in [lo, hi]: multiples of 1, 2, (2.5,) or 5 times a power of ten, at most max_ticks.
-std::vector<double> nice_ticks(double lo, double hi, int max_ticks, double* step_out = nullptr,
-                               bool allow_2_5 = false);
+std::vector<double> nice_ticks(double lo, double hi, int max_ticks, double* step_out = nullptr, bool allow_2_5 = false);
 
 // Number of decimals needed to print multiples of `step` exactly.
 int decimals_for(double step);

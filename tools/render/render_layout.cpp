@@ -58,8 +58,7 @@ int layout_title(const Font& f, const std::string& title, int cx, int top, std::
 }
 
 // "Nice" tick values in [lo, hi]: multiples of 1, 2, (2.5,) or 5 times a power of ten, at most max_ticks.
-std::vector<double> nice_ticks(double lo, double hi, int max_ticks, double* step_out,
-                               bool allow_2_5) {
+std::vector<double> nice_ticks(double lo, double hi, int max_ticks, double* step_out, bool allow_2_5) {
   if (!(hi > lo) || !std::isfinite(lo) || !std::isfinite(hi)) {
     if (step_out) *step_out = 1;
     return {lo};

@@ -14,7 +14,7 @@ namespace {
 
 struct Axis {
   bool log = false;
-  double lo = 0, hi = 1;  // in transformed units (log10 for log axes)
+  double lo = 0, hi = 1;      // in transformed units (log10 for log axes)
   std::vector<double> major;  // transformed units
   std::vector<std::string> labels;
   std::vector<double> minor;  // transformed units
@@ -133,7 +133,8 @@ void draw_ticks(Image& img, const PlotArea& a, const Font& tick_f, int W, std::v
     const LabelBox b0 = tick_f.text_box(a.ax.labels[i], 0, 0);
     int lx = x - (b0.x0 + b0.x1) / 2;
     lx = std::clamp(lx, -b0.x0 + 1, W - 1 - b0.x1);
-    TextItem t = place(tick_f, a.ax.labels[i], lx, a.py1 + 8 + static_cast<int>(tick_f.pixel_height() * 0.8), false, kText);
+    TextItem t =
+        place(tick_f, a.ax.labels[i], lx, a.py1 + 8 + static_cast<int>(tick_f.pixel_height() * 0.8), false, kText);
     if (t.box.x0 > last_x1 + 3) {  // skip labels that would collide
       items.push_back(t);
       last_x1 = t.box.x1;
@@ -145,7 +146,6 @@ void draw_ticks(Image& img, const PlotArea& a, const Font& tick_f, int W, std::v
     const LabelBox b0 = tick_f.text_box(a.ay.labels[i], 0, 0);
     items.push_back(place(tick_f, a.ay.labels[i], a.px0 - 8 - b0.x1, centre_baseline(tick_f, y), false, kText));
   }
-
 }
 
 // The axis labels: x centred under the ticks, y turned upright at the left edge.
@@ -162,7 +162,6 @@ void draw_axis_labels(const LinePlotSpec& spec, const PlotArea& a, const Font& l
     const int pen_y = (a.py0 + a.py1) / 2 + b0.width() / 2 + b0.x0;
     items.push_back(place(label_f, spec.y_label, x, pen_y, true, kText));
   }
-
 }
 
 // Each series as a line (solid or dashed) through its finite points, clipped to the area, with
@@ -205,12 +204,11 @@ void draw_series(Image& img, const PlotArea& a, const std::vector<Series>& all) 
       prev_x = X, prev_y = Y, have_prev = true;
     }
   }
-
 }
 
 // The legend box right of the plot area: one row per named series, its line style and name.
-void draw_legend(Image& img, const PlotArea& a, const std::vector<const Series*>& named, int legend_w,
-                 int legend_row_h, const Font& label_f, std::vector<TextItem>& items) {
+void draw_legend(Image& img, const PlotArea& a, const std::vector<const Series*>& named, int legend_w, int legend_row_h,
+                 const Font& label_f, std::vector<TextItem>& items) {
   if (!named.empty()) {
     const int lx0 = a.px1 + 12, ly0 = a.py0;
     const int row_h = legend_row_h;
@@ -232,7 +230,6 @@ void draw_legend(Image& img, const PlotArea& a, const std::vector<const Series*>
       items.push_back(place(label_f, s.name, lx0 + 36, centre_baseline(label_f, cy), false, kText));
     }
   }
-
 }
 
 }  // namespace

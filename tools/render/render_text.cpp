@@ -86,9 +86,8 @@ std::shared_ptr<const FontData> load_font_data(const std::string& path) {
   const int offset = stbtt_GetFontOffsetForIndex(fd->bytes.data(), 0);
   if (fd->bytes.size() < 12 || offset < 0 || !stbtt_InitFont(&fd->info, fd->bytes.data(), offset))
     throw std::runtime_error("not a usable TrueType/OpenType font: " + path);
-  fd->blob = hb_blob_create(reinterpret_cast<const char*>(fd->bytes.data()),
-                            static_cast<unsigned>(fd->bytes.size()), HB_MEMORY_MODE_READONLY, nullptr,
-                            nullptr);
+  fd->blob = hb_blob_create(reinterpret_cast<const char*>(fd->bytes.data()), static_cast<unsigned>(fd->bytes.size()),
+                            HB_MEMORY_MODE_READONLY, nullptr, nullptr);
   fd->face = hb_face_create(fd->blob, 0);
   fd->font = hb_font_create(fd->face);  // scale defaults to upem: positions come in font units
   hb_font_make_immutable(fd->font);
@@ -147,8 +146,7 @@ char32_t decode_utf8(const std::string& s, size_t i, size_t& len) {
 
 bool is_mark(hb_unicode_funcs_t* uf, char32_t cp) {
   const auto gc = hb_unicode_general_category(uf, cp);
-  return gc == HB_UNICODE_GENERAL_CATEGORY_NON_SPACING_MARK ||
-         gc == HB_UNICODE_GENERAL_CATEGORY_SPACING_MARK ||
+  return gc == HB_UNICODE_GENERAL_CATEGORY_NON_SPACING_MARK || gc == HB_UNICODE_GENERAL_CATEGORY_SPACING_MARK ||
          gc == HB_UNICODE_GENERAL_CATEGORY_ENCLOSING_MARK || cp == 0x200C || cp == 0x200D;
 }
 

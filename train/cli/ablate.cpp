@@ -32,7 +32,7 @@ struct AblateOptions {
   std::string out = "runs/ablate", data_dir = "data/idioms";
   std::vector<int64_t> blocks = {1, 2, 3, 4, 5};
   std::vector<models::AttentionMode> modes = {models::AttentionMode::Learned, models::AttentionMode::Static,
-                                             models::AttentionMode::None};
+                                              models::AttentionMode::None};
   bool no_frozen = false;   // skip the frozen-embedding cells
   bool no_control = false;  // skip the equal-parameter control
   int64_t epochs = TrainOptions{}.epochs;
@@ -56,8 +56,14 @@ struct Cell {
 
 // What a cell's cached result must agree on to be reused.
 nlohmann::json cell_settings(const Cell& c, const AblateOptions& o) {
-  return {{"mode", c.mode_name()},   {"frozen_embeddings", c.frozen}, {"blocks", c.blocks}, {"d_model", o.d_model},
-          {"d_k", o.d_k},     {"d_ff", c.d_ff},                {"epochs", o.epochs}, {"seed", std::to_string(o.seed)},
+  return {{"mode", c.mode_name()},
+          {"frozen_embeddings", c.frozen},
+          {"blocks", c.blocks},
+          {"d_model", o.d_model},
+          {"d_k", o.d_k},
+          {"d_ff", c.d_ff},
+          {"epochs", o.epochs},
+          {"seed", std::to_string(o.seed)},
           {"data", fs::weakly_canonical(o.data_dir).string()}};
 }
 
@@ -90,9 +96,10 @@ std::string join_numbers(const std::vector<int64_t>& v) {
 std::string command_line(const AblateOptions& o) {
   std::string modes;
   for (size_t i = 0; i < o.modes.size(); ++i) modes += (i ? "," : "") + models::attention_mode_name(o.modes[i]);
-  return fmt::format("qkv ablate --data {} --blocks {} --modes {} --epochs {} --d-model {} --d-k {} --d-ff {} --seed {}{}{} --out {}",
-                     o.data_dir, join_numbers(o.blocks), modes, o.epochs, o.d_model, o.d_k, o.d_ff, o.seed,
-                     o.no_frozen ? " --no-frozen" : "", o.no_control ? " --no-control" : "", o.out);
+  return fmt::format(
+      "qkv ablate --data {} --blocks {} --modes {} --epochs {} --d-model {} --d-k {} --d-ff {} --seed {}{}{} --out {}",
+      o.data_dir, join_numbers(o.blocks), modes, o.epochs, o.d_model, o.d_k, o.d_ff, o.seed,
+      o.no_frozen ? " --no-frozen" : "", o.no_control ? " --no-control" : "", o.out);
 }
 
 // Trains (or resumes) one cell and evaluates it on every report split; the result, with the
@@ -162,10 +169,12 @@ void write_outputs(const std::vector<Cell>& cells, const std::vector<nlohmann::j
   for (size_t i = 0; i < cells.size(); ++i) {
     const Cell& c = cells[i];
     const nlohmann::json& r = results[i];
-    tsv += fmt::format("{}\t{}\t{}\t{}\t{}\t{}\t{}\t{:.1f}", c.name(), c.control ? "static (equal parameters)" : c.mode_name(),
-                       c.frozen ? "frozen" : "trained", c.blocks, c.d_ff, r["parameters"].get<int64_t>(),
-                       r["attention_parameters"].get<int64_t>(), r["train_seconds"].get<double>());
-    table += fmt::format("{:<26} {:>9} {:>10.1f}", c.name(), r["parameters"].get<int64_t>(), r["train_seconds"].get<double>());
+    tsv += fmt::format("{}\t{}\t{}\t{}\t{}\t{}\t{}\t{:.1f}", c.name(),
+                       c.control ? "static (equal parameters)" : c.mode_name(), c.frozen ? "frozen" : "trained",
+                       c.blocks, c.d_ff, r["parameters"].get<int64_t>(), r["attention_parameters"].get<int64_t>(),
+                       r["train_seconds"].get<double>());
+    table += fmt::format("{:<26} {:>9} {:>10.1f}", c.name(), r["parameters"].get<int64_t>(),
+                         r["train_seconds"].get<double>());
     for (const auto& s : report_splits) {
       const double v = r["exact_match"].value(s, std::nan(""));
       tsv += fmt::format("\t{:.2f}", v);
@@ -185,7 +194,8 @@ void write_outputs(const std::vector<Cell>& cells, const std::vector<nlohmann::j
                       results[i]["generalisation_mean"].get<double>()});
   const render::LinePlotSpec plot = ablation_plot(
       points, fmt::format("greedy exact match, mean of the generalisation splits\n{} epoch{} per model, seed {} "
-                          "(the command is in ablation.json)", o.epochs, o.epochs == 1 ? "" : "s", o.seed));
+                          "(the command is in ablation.json)",
+                          o.epochs, o.epochs == 1 ? "" : "s", o.seed));
   render::write_png(render::render_line_plot(plot), (fs::path(o.out) / "ablation.png").string());
 
   fmt::print("\nAblation grid (greedy exact match %; gen mean = mean over the generalisation splits):\n{}", table);
@@ -203,7 +213,8 @@ void run_ablate(const AblateOptions& o) {
   for (const Cell& c : cells) names.insert(c.name());
   for (const auto& r : o.rerun)
     if (!names.count(r))
-      throw std::runtime_error(fmt::format("--rerun: no cell '{}' in this grid (cells are named like {})", r, cells.front().name()));
+      throw std::runtime_error(
+          fmt::format("--rerun: no cell '{}' in this grid (cells are named like {})", r, cells.front().name()));
   fs::create_directories(fs::path(o.out) / "cells");
   std::vector<nlohmann::json> results;
   for (size_t i = 0; i < cells.size(); ++i) {
@@ -231,11 +242,16 @@ void run_ablate(const AblateOptions& o) {
 void register_ablate(CLI::App& app) {
   auto o = std::make_shared<AblateOptions>();
   auto* cmd = app.add_subcommand(
-      "ablate", "the tutorial's experiment as a grid: blocks x learned/static/none x trained/frozen embeddings, cached per cell");
-  cmd->add_option("--out", o->out, "output directory (cells/NAME per model, ablation.tsv, .json, .png)")->capture_default_str();
+      "ablate",
+      "the tutorial's experiment as a grid: blocks x learned/static/none x trained/frozen embeddings, cached per cell");
+  cmd->add_option("--out", o->out, "output directory (cells/NAME per model, ablation.tsv, .json, .png)")
+      ->capture_default_str();
   add_data_option(cmd, o->data_dir);
-  cmd->add_option("--layers,--blocks", o->blocks, "numbers of blocks (qkv train --layers), comma-separated, each 1 to 16")
-      ->delimiter(',')->check(whole_number_in(1, models::TranslatorConfig::kMaxLayers))->capture_default_str();
+  cmd->add_option("--layers,--blocks", o->blocks,
+                  "numbers of blocks (qkv train --layers), comma-separated, each 1 to 16")
+      ->delimiter(',')
+      ->check(whole_number_in(1, models::TranslatorConfig::kMaxLayers))
+      ->capture_default_str();
   cmd->add_option_function<std::vector<std::string>>(
          "--modes",
          [o](const std::vector<std::string>& names) {
@@ -253,7 +269,8 @@ void register_ablate(CLI::App& app) {
   add_option_of_row(cmd, &TrainOptions::d_k, o->d_k);
   add_option_of_row(cmd, &TrainOptions::d_ff, o->d_ff, "feed-forward width F (the control's is wider)");
   add_seed_option(cmd, o->seed, "random seed, the same for every cell");
-  cmd->add_option("--rerun", o->rerun, "train these cells again although cached (names as printed, e.g. learned-frozen-L2)")
+  cmd->add_option("--rerun", o->rerun,
+                  "train these cells again although cached (names as printed, e.g. learned-frozen-L2)")
       ->delimiter(',');
   add_threads_option(cmd, o->threads);
   cmd->callback([o] {

@@ -52,14 +52,16 @@ static std::string text_heatmap(const models::AttentionTrace& t, bool colour) {
         out += fmt::format(" {:>5}", colour ? "  ·  " : "-");
       } else if (colour) {
         const render::RGB c = render::viridis(w);
-        out += fmt::format(" \033[48;2;{};{};{}m{}{:>4.2f}\033[0m", c[0], c[1], c[2], w > 0.55 ? "\033[30m" : "\033[97m", w);
+        out += fmt::format(" \033[48;2;{};{};{}m{}{:>4.2f}\033[0m", c[0], c[1], c[2],
+                           w > 0.55 ? "\033[30m" : "\033[97m", w);
       } else {
         out += fmt::format(" {:>5.3f}", w);
       }
     }
     out += "\n";
   }
-  out += fmt::format("rows are queries, columns are keys (numbered as the rows); '-' marks a masked cell; rows sum to 1\n");
+  out += fmt::format(
+      "rows are queries, columns are keys (numbered as the rows); '-' marks a masked cell; rows sum to 1\n");
   return out;
 }
 
@@ -76,7 +78,8 @@ static std::string trace_csv(const models::AttentionTrace& t) {
   for (size_t i = 0; i < n; ++i) {
     out += quote(t.labels[i]);
     // a masked cell is an empty field, so that it cannot be mistaken for a weight of zero
-    for (size_t j = 0; j < n; ++j) out += t.masked[i * n + j] ? std::string(",") : fmt::format(",{:.6f}", t.weights[i * n + j]);
+    for (size_t j = 0; j < n; ++j)
+      out += t.masked[i * n + j] ? std::string(",") : fmt::format(",{:.6f}", t.weights[i * n + j]);
     out += "\n";
   }
   return out;
@@ -102,10 +105,10 @@ static nlohmann::ordered_json trace_json(const models::AttentionTrace& t, const 
 
 struct AttendOptions {
   std::string checkpoint, compare, sentence, out, format, device = "cpu";
-  int64_t layer = 0;         // 1-based, when layer_given
-  bool layer_given = false;  // otherwise: the last layer of each model
-  int threads = 0;           // --threads
-  std::string knockout;      // QUERY:KEY, row and column numbers of the text map (0-based)
+  int64_t layer = 0;                   // 1-based, when layer_given
+  bool layer_given = false;            // otherwise: the last layer of each model
+  int threads = 0;                     // --threads
+  std::string knockout;                // QUERY:KEY, row and column numbers of the text map (0-based)
   std::string knockout_layer = "all";  // 1-based layer or all
 };
 
@@ -117,9 +120,10 @@ static std::pair<int64_t, int64_t> parse_knockout(const std::string& text) {
   const size_t colon = text.find(':');
   const auto number = [&](const std::string& part) {
     if (part.empty() || part.size() > 6 || part.find_first_not_of("0123456789") != std::string::npos)
-      throw std::runtime_error(fmt::format("--knockout: expected QUERY:KEY, QUERY a whole number, target or all and "
-                                           "KEY a whole number (rows and columns of attend's map, 0-based), got '{}'",
-                                           text));
+      throw std::runtime_error(
+          fmt::format("--knockout: expected QUERY:KEY, QUERY a whole number, target or all and "
+                      "KEY a whole number (rows and columns of attend's map, 0-based), got '{}'",
+                      text));
     return static_cast<int64_t>(std::stoll(part));
   };
   if (colon == std::string::npos) number("");
@@ -172,18 +176,23 @@ static void run_knockout(const AttendOptions& o, const std::vector<std::string>&
   const int64_t S = std::max(model.config().layout.max_source, n);  // the source slots translate lays out
   const auto position = [&](int64_t label) { return label < n ? label : S + (label - n); };
   const int64_t T = S + model.decode_length(S);  // the layout translate decodes in
-  const auto [from, to] = query == kAllQueries ? std::pair<int64_t, int64_t>{0, T}
+  const auto [from, to] = query == kAllQueries      ? std::pair<int64_t, int64_t>{0, T}
                           : query == kTargetQueries ? std::pair<int64_t, int64_t>{S, T}
                                                     : std::pair<int64_t, int64_t>{position(query), position(query) + 1};
   const models::Knockout knock = {.key = position(key), .query_from = from, .query_to = to, .layer = layer};
-  const std::string queries = query == kAllQueries ? "every query" : query == kTargetQueries ? "the target queries"
-                              : fmt::format("query {} '{}'", query, labels[query]);
+  const std::string queries = query == kAllQueries      ? "every query"
+                              : query == kTargetQueries ? "the target queries"
+                                                        : fmt::format("query {} '{}'", query, labels[query]);
   const std::string where = layer < 0 ? "every layer" : fmt::format("layer {}", layer + 1);
   if (o.format == "json") {
-    nlohmann::ordered_json j = {{"sentence", join(words, " ")}, {"translation", join(plain, " ")},
-                                {"knockout", {{"key", key}, {"queries", query == kAllQueries ? "all" : query == kTargetQueries
-                                                                           ? "target" : std::to_string(query)},
-                                              {"layer", layer < 0 ? "all" : std::to_string(layer + 1)}}}};
+    nlohmann::ordered_json j = {{"sentence", join(words, " ")},
+                                {"translation", join(plain, " ")},
+                                {"knockout",
+                                 {{"key", key},
+                                  {"queries", query == kAllQueries      ? "all"
+                                              : query == kTargetQueries ? "target"
+                                                                        : std::to_string(query)},
+                                  {"layer", layer < 0 ? "all" : std::to_string(layer + 1)}}}};
     for (int64_t l = 0; l < model.layers(); ++l) {
       const models::AttentionTrace t = models::trace_attention(model, words, loaded.english, loaded.hindi, l, knock);
       j["knocked_translation"] = join(t.hindi, " ");
@@ -197,13 +206,16 @@ static void run_knockout(const AttendOptions& o, const std::vector<std::string>&
     fmt::print("{}\n", j.dump(2));
     return;
   }
-  const std::vector<std::string> knocked = model.translate({words}, loaded.english, loaded.hindi, {.knockout = knock})[0];
+  const std::vector<std::string> knocked =
+      model.translate({words}, loaded.english, loaded.hindi, {.knockout = knock})[0];
   const std::string never = never_sees(model, query, key, n);
   fmt::print("{}\nwithout knockout: {}\nknockout of key {} '{}' from {} ({}): {}\n{}\n", join(words, " "),
              join(plain, " "), key, labels[key], queries, where, join(knocked, " "),
-             !never.empty() ? fmt::format("unchanged: query {} never sees key {} ({}), so this knockout removes nothing",
-                                          query, key, never)
-             : knocked == plain ? "unchanged" : "changed");
+             !never.empty()
+                 ? fmt::format("unchanged: query {} never sees key {} ({}), so this knockout removes nothing", query,
+                               key, never)
+             : knocked == plain ? "unchanged"
+                                : "changed");
 }
 
 // The 0-based layer to trace in `model`: --layer N (1-based) or, when not given, the last one.
@@ -211,8 +223,8 @@ static int64_t chosen_layer(const AttendOptions& o, const models::Translator& mo
   if (!o.layer_given) return model.layers() - 1;
   const int64_t layer = o.layer;
   if (layer < 1 || layer > model.layers())
-    throw std::runtime_error(fmt::format("--layer {} is out of range: {} has {} layer{} (valid: {})", layer,
-                                         checkpoint, model.layers(), model.layers() == 1 ? "" : "s",
+    throw std::runtime_error(fmt::format("--layer {} is out of range: {} has {} layer{} (valid: {})", layer, checkpoint,
+                                         model.layers(), model.layers() == 1 ? "" : "s",
                                          model.layers() == 1 ? "1" : fmt::format("1 to {}", model.layers())));
   return layer - 1;
 }
@@ -226,10 +238,13 @@ static void run_attend(const AttendOptions& o) {
   for (char& c : extension) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   const auto known = by_extension.find(extension);
   if (!o.format.empty() && known != by_extension.end() && known->second != o.format)
-    throw std::runtime_error(fmt::format("--out {} has the extension {} but --format is {}; give a {} name or --format {}",
-                                         o.out, extension, o.format, o.format == "text" ? ".txt" : "." + o.format,
-                                         known->second));
-  const std::string format = !o.format.empty() ? o.format : o.out.empty() ? "text" : known != by_extension.end() ? known->second : "png";
+    throw std::runtime_error(
+        fmt::format("--out {} has the extension {} but --format is {}; give a {} name or --format {}", o.out, extension,
+                    o.format, o.format == "text" ? ".txt" : "." + o.format, known->second));
+  const std::string format = !o.format.empty()             ? o.format
+                             : o.out.empty()               ? "text"
+                             : known != by_extension.end() ? known->second
+                                                           : "png";
   if (format == "png" && o.out.empty()) throw std::runtime_error("--format png needs --out FILE.png");
   const std::vector<std::string> words = sentence_words(o.sentence);
   if (!o.knockout.empty()) return run_knockout(o, words);
@@ -247,7 +262,8 @@ static void run_attend(const AttendOptions& o) {
   }
   if (format == "png") {
     std::vector<render::Image> images;
-    for (size_t k = 0; k < traces.size(); ++k) images.push_back(render::render_heatmap(attention_heatmap(traces[k], modes[k], checkpoints[k])));
+    for (size_t k = 0; k < traces.size(); ++k)
+      images.push_back(render::render_heatmap(attention_heatmap(traces[k], modes[k], checkpoints[k])));
     render::write_png(images.size() == 1 ? images[0] : render::hstack(images, 24), o.out);
     fmt::print("wrote {}\n", o.out);
     return;
@@ -270,8 +286,10 @@ static void run_attend(const AttendOptions& o) {
   } else {
     throw std::runtime_error("unknown --format '" + format + "' (expected png, text, csv or json)");
   }
-  if (o.out.empty()) fmt::print("{}", text);
-  else write_file_atomic(o.out, text), fmt::print("wrote {}\n", o.out);
+  if (o.out.empty())
+    fmt::print("{}", text);
+  else
+    write_file_atomic(o.out, text), fmt::print("wrote {}\n", o.out);
 }
 
 void register_attend(CLI::App& app) {
@@ -286,23 +304,26 @@ void register_attend(CLI::App& app) {
                     ->check(whole_number());
   add_device_option(attend, a->device);
   auto attend_words = std::make_shared<std::vector<std::string>>();
-  attend->add_option("sentence", *attend_words, "the English sentence, quoted or not (lower-cased, punctuation dropped)")
+  attend
+      ->add_option("sentence", *attend_words, "the English sentence, quoted or not (lower-cased, punctuation dropped)")
       ->required();
   attend->add_option("--knockout", a->knockout,
                      "QUERY:KEY: hide key KEY from query QUERY (rows and columns of the text map, 0-based; QUERY "
                      "target: every target row, all: every row) and print the translation with and without it");
-  auto* knockout_layer = attend->add_option("--knockout-layer", a->knockout_layer, "the layer of --knockout, 1-based, or all")
-                             ->capture_default_str();
+  auto* knockout_layer =
+      attend->add_option("--knockout-layer", a->knockout_layer, "the layer of --knockout, 1-based, or all")
+          ->capture_default_str();
   add_threads_option(attend, a->threads);
   attend->callback([a, layer, attend_words, knockout_layer] {
     apply_threads(a->threads);
     if (a->knockout.empty() && knockout_layer->count() > 0)
       throw std::runtime_error("--knockout-layer needs --knockout QUERY:KEY");
-    if (!a->knockout.empty() && (layer->count() > 0 || !a->out.empty() || (!a->format.empty() && a->format != "json") ||
-                                 !a->compare.empty()))
-      throw std::runtime_error("--knockout prints two translations (or, with --format json, them and every layer's "
-                               "weights): it takes no --layer (use --knockout-layer), --out, --format other than json "
-                               "or --compare");
+    if (!a->knockout.empty() &&
+        (layer->count() > 0 || !a->out.empty() || (!a->format.empty() && a->format != "json") || !a->compare.empty()))
+      throw std::runtime_error(
+          "--knockout prints two translations (or, with --format json, them and every layer's "
+          "weights): it takes no --layer (use --knockout-layer), --out, --format other than json "
+          "or --compare");
     a->sentence = join(*attend_words, " ");
     a->layer_given = layer->count() > 0;
     if (!a->out.empty()) check_output_file(a->out);  // a device, pipe or folder is refused before any work

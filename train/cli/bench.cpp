@@ -78,20 +78,22 @@ static void bench_matmul(int n, int repeats, BenchOutput& out) {
   double raw = 0;
   {
     OpenBlasThreads raw_threads;
-    raw = median_seconds([&] {
-      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, n, n, 1.0f, a.data<float>(), n, b.data<float>(), n,
-                  0.0f, c.data(), n);
-    }, repeats);
+    raw = median_seconds(
+        [&] {
+          cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, n, n, 1.0f, a.data<float>(), n, b.data<float>(), n,
+                      0.0f, c.data(), n);
+        },
+        repeats);
   }
   const double ours = median_seconds([&] { Tensor y = matmul(a, b); }, repeats);
   const double ours_t = median_seconds([&] { Tensor y = matmul(a, b, false, true); }, repeats);
   const double flops = 2.0 * n * n * n;
   out.say("matmul {}x{} float32 (median of {}):\n", n, n, repeats);
   out.say("  raw cblas_sgemm      {:8.3f} ms  {:6.1f} GFLOP/s\n", raw * 1e3, flops / raw / 1e9);
-  out.say("  qkv matmul           {:8.3f} ms  {:6.1f} GFLOP/s   ratio qkv/raw {:.3f}\n", ours * 1e3,
-             flops / ours / 1e9, ours / raw);
+  out.say("  qkv matmul           {:8.3f} ms  {:6.1f} GFLOP/s   ratio qkv/raw {:.3f}\n", ours * 1e3, flops / ours / 1e9,
+          ours / raw);
   out.say("  qkv matmul (A @ B^T) {:8.3f} ms  {:6.1f} GFLOP/s   ratio qkv/raw {:.3f}\n", ours_t * 1e3,
-             flops / ours_t / 1e9, ours_t / raw);
+          flops / ours_t / 1e9, ours_t / raw);
   const nlohmann::ordered_json shape = {{"n", n}, {"dtype", "float32"}};
   out.measure("matmul_raw_cblas_sgemm", shape, raw * 1e3, "ms");
   out.measure("matmul_qkv", shape, ours * 1e3, "ms");
@@ -106,15 +108,17 @@ static void bench_cuda_gemm(int n, int repeats, BenchOutput& out) {
   Generator gen(0);
   Tensor a = randn({n, n}, gen).to(cuda), b = randn({n, n}, gen).to(cuda);
   Backend& be = backend_for(cuda);
-  const double seconds = median_seconds([&] {
-    Tensor y = matmul(a, b);
-    be.synchronize();
-  }, repeats);
+  const double seconds = median_seconds(
+      [&] {
+        Tensor y = matmul(a, b);
+        be.synchronize();
+      },
+      repeats);
   const double tflops = 2.0 * n * n * n / seconds / 1e12;
   const double peak = cuda_peak_fp32_tflops(0);
   out.say("{}\n", cuda_device_summary(0));
-  out.say("cuBLAS sgemm {}x{} through qkv: {:.3f} ms, {:.1f} TFLOP/s = {:.0f}% of the {:.1f} TFLOP/s float32 peak\n",
-             n, n, seconds * 1e3, tflops, 100 * tflops / peak, peak);
+  out.say("cuBLAS sgemm {}x{} through qkv: {:.3f} ms, {:.1f} TFLOP/s = {:.0f}% of the {:.1f} TFLOP/s float32 peak\n", n,
+          n, seconds * 1e3, tflops, 100 * tflops / peak, peak);
   out.measure("cuda_gemm", {{"n", n}, {"device", "cuda"}}, seconds * 1e3, "ms");
   out.measure("cuda_gemm_throughput", {{"n", n}, {"device", "cuda"}}, tflops, "TFLOP/s");
   out.measure("cuda_gemm_fraction_of_peak", {{"n", n}, {"device", "cuda"}}, tflops / peak, "fraction");
@@ -186,12 +190,12 @@ static AttentionTiming time_attention(int64_t T, bool fused, int repeats, Device
 static void bench_attention(const std::vector<int64_t>& lengths, Device device, BenchOutput& out) {
   const bool cpu = device == Device::cpu();
   // the composed path's (T, T) matrices must fit: half the host's memory, or a GPU's 16 GB at least
-  const double memory = cpu ? static_cast<double>(sysconf(_SC_PHYS_PAGES)) * static_cast<double>(sysconf(_SC_PAGESIZE))
-                            : 32e9;
+  const double memory =
+      cpu ? static_cast<double>(sysconf(_SC_PHYS_PAGES)) * static_cast<double>(sysconf(_SC_PAGESIZE)) : 32e9;
   out.say("causal single-head attention on {}, H = 64, float32, forward + backward, one sequence{}:\n", device.str(),
-             cpu ? "" : " (peak memory is measured on the CPU only)");
+          cpu ? "" : " (peak memory is measured on the CPU only)");
   out.say("  {:>7}  {:<9} {:>10} {:>10} {:>10} {:>12}  {:>9}\n", "T", "path", "forward", "backward", "total",
-             "peak memory", "GFLOP/s");
+          "peak memory", "GFLOP/s");
   for (const int64_t T : lengths) {
     // about 2 T^2 H multiply-adds forward (scores, weights @ v) and 4 T^2 H backward, halved by causality
     const double flops = 6.0 * T * T * 64 * 2 / 2;
@@ -199,15 +203,16 @@ static void bench_attention(const std::vector<int64_t>& lengths, Device device, 
     const AttentionTiming fused = time_attention(T, true, repeats, device);
     const double fused_total = fused.forward_s + fused.backward_s;
     out.say("  {:>7}  {:<9} {:>8.1f}ms {:>8.1f}ms {:>8.1f}ms {:>10.4f}GB  {:>9.1f}\n", T, "fused",
-               fused.forward_s * 1e3, fused.backward_s * 1e3, fused_total * 1e3, gb(fused.peak_bytes),
-               flops / fused_total / 1e9);
+            fused.forward_s * 1e3, fused.backward_s * 1e3, fused_total * 1e3, gb(fused.peak_bytes),
+            flops / fused_total / 1e9);
     // The tutorial's cost table: "At T = 100,000, one (T, T) float32 score matrix is 40 GB."
     if (cpu)
-      out.say("  {:>7}  one (T, T) float32 score matrix would be {:.3g} GB (the tutorial: 40 GB at T = 100,000); the fused "
-                 "op's peak was {:.4f} GB\n",
-                 T, 4.0 * T * T / 1e9, fused.peak_bytes / 1e9);
+      out.say(
+          "  {:>7}  one (T, T) float32 score matrix would be {:.3g} GB (the tutorial: 40 GB at T = 100,000); the fused "
+          "op's peak was {:.4f} GB\n",
+          T, 4.0 * T * T / 1e9, fused.peak_bytes / 1e9);
     out.say("RESULT attention {} T={} fused_ms={:.2f} tflops={:.3f}\n", device.str(), T, fused_total * 1e3,
-               flops / fused_total / 1e12);
+            flops / fused_total / 1e12);
     const auto record = [&](const char* path, const AttentionTiming& t) {
       const nlohmann::ordered_json where = {{"T", T}, {"path", path}, {"device", device.str()}};
       out.measure("attention_forward", where, t.forward_s * 1e3, "ms");
@@ -221,22 +226,23 @@ static void bench_attention(const std::vector<int64_t>& lengths, Device device, 
     const double composed_need = 6.0 * T * T * 4;
     if (composed_need > memory / 2) {
       out.say("  {:>7}  {:<9} skipped: needs about {:.1f} GB for its (T, T) matrices (this machine has {:.1f} GB)\n", T,
-                 "composed", composed_need / 1e9, memory / 1e9);
+              "composed", composed_need / 1e9, memory / 1e9);
       out.measure("attention_composed_skipped_need", {{"T", T}, {"device", device.str()}}, composed_need, "bytes");
       continue;
     }
     const AttentionTiming composed = time_attention(T, false, repeats, device);
     const double composed_total = composed.forward_s + composed.backward_s;
     out.say("  {:>7}  {:<9} {:>8.1f}ms {:>8.1f}ms {:>8.1f}ms {:>10.4f}GB  {:>9.1f}\n", T, "composed",
-               composed.forward_s * 1e3, composed.backward_s * 1e3, composed_total * 1e3, gb(composed.peak_bytes),
-               flops / composed_total / 1e9);
+            composed.forward_s * 1e3, composed.backward_s * 1e3, composed_total * 1e3, gb(composed.peak_bytes),
+            flops / composed_total / 1e9);
     out.say("  {:>7}  fused is {:.2f}x faster and needs {:.1f}x less peak memory\n", T, composed_total / fused_total,
-               static_cast<double>(composed.peak_bytes) / static_cast<double>(std::max<int64_t>(fused.peak_bytes, 1)));
+            static_cast<double>(composed.peak_bytes) / static_cast<double>(std::max<int64_t>(fused.peak_bytes, 1)));
     record("composed", composed);
     out.measure("attention_fused_speedup", {{"T", T}, {"device", device.str()}}, composed_total / fused_total, "ratio");
   }
   if (cpu) out.say("process peak RSS: {:.3f} GB\n", gb(static_cast<double>(peak_rss_bytes())));
-  if (cpu) out.measure("process_peak_rss", nlohmann::ordered_json::object(), static_cast<double>(peak_rss_bytes()), "bytes");
+  if (cpu)
+    out.measure("process_peak_rss", nlohmann::ordered_json::object(), static_cast<double>(peak_rss_bytes()), "bytes");
 }
 
 struct BenchSize {
@@ -255,11 +261,11 @@ static std::pair<double, double> gemm_floor(const BenchSize& s) {
   const int64_t R = B * T, Rt = B * s.max_target, Tt = s.max_target;
   // One layer, which is also the last: keys and values over every position, and the rest (queries,
   // W_o, feed-forward, head) over the target positions only (Translator::forward skips the rest).
-  std::vector<GemmShape> linear = {{R, H, D, 2}, {Rt, H, D, 1}, {Rt, D, H, 1}, {Rt, F, D, 1}, {Rt, D, F, 1},
-                                   {Rt, s.vocab, D, 1}};
+  std::vector<GemmShape> linear = {{R, H, D, 2},  {Rt, H, D, 1}, {Rt, D, H, 1},
+                                   {Rt, F, D, 1}, {Rt, D, F, 1}, {Rt, s.vocab, D, 1}};
   std::vector<GemmShape> shapes;
   for (const GemmShape& g : linear) {
-    shapes.push_back(g);                          // forward: y = x W^T
+    shapes.push_back(g);                         // forward: y = x W^T
     shapes.push_back({g.M, g.K, g.N, g.count});  // d x = g W
     shapes.push_back({g.N, g.K, g.M, g.count});  // d W = g^T x
   }
@@ -273,10 +279,12 @@ static std::pair<double, double> gemm_floor(const BenchSize& s) {
     std::vector<float> a(static_cast<size_t>(g.M * g.K), 0.5f), b(static_cast<size_t>(g.K * g.N), 0.25f),
         c(static_cast<size_t>(g.M * g.N));
     OpenBlasThreads raw_threads;
-    const double one = median_seconds([&] {
-      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, g.M, g.N, g.K, 1.0f, a.data(), g.K, b.data(), g.N, 0.0f,
-                  c.data(), g.N);
-    }, 7);
+    const double one = median_seconds(
+        [&] {
+          cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, g.M, g.N, g.K, 1.0f, a.data(), g.K, b.data(), g.N,
+                      0.0f, c.data(), g.N);
+        },
+        7);
     flops += 2.0 * g.M * g.N * g.K * g.count;
     seconds += one * g.count;
   }
@@ -331,20 +339,23 @@ static double bench_training(const BenchSize& s, Device device, int steps, Bench
     throw std::runtime_error(fmt::format("bench: {} on {} gave a non-finite loss", s.name, device.str()));
   const double tokens = static_cast<double>(steps) * s.batch * (s.max_source + s.max_target);
   out.say("  {:<34} {:<7} {:8.2f} ms/step  {:10.0f} tokens/s  ({} steps)\n", s.name, device.str(),
-             seconds / steps * 1e3, tokens / seconds, steps);
+          seconds / steps * 1e3, tokens / seconds, steps);
   out.say("RESULT qkv {} {} {:.4f}\n", s.batch == 64 ? "toy" : "large", device.str(), seconds / steps * 1e3);
-  const nlohmann::ordered_json where = {{"size", s.batch == 64 ? "toy" : "large"}, {"device", device.str()}, {"steps", steps}};
+  const nlohmann::ordered_json where = {
+      {"size", s.batch == 64 ? "toy" : "large"}, {"device", device.str()}, {"steps", steps}};
   out.measure("training_step", where, seconds / steps * 1e3, "ms");
   out.measure("training_throughput", where, tokens / seconds, "tokens/s");
   // What a step makes beside its arithmetic (the counts are the same on every run of a size).
   const auto per_step = [&](int64_t after, int64_t before) { return static_cast<double>(after - before) / steps; };
-  const double ops = per_step(graph_after.ops, graph_before.ops), nodes = per_step(graph_after.nodes, graph_before.nodes);
+  const double ops = per_step(graph_after.ops, graph_before.ops),
+               nodes = per_step(graph_after.nodes, graph_before.nodes);
   const double tensors = per_step(made_after.tensors, made_before.tensors);
   const double storages = per_step(made_after.storages, made_before.storages);
   const double megabytes = per_step(made_after.storage_bytes, made_before.storage_bytes) / 1e6;
-  out.say("  {:<34} per step: {:.0f} op calls, {:.0f} graph nodes, {:.0f} tensor headers, {:.0f} allocations "
-          "({:.1f} MB)\n",
-          "", ops, nodes, tensors, storages, megabytes);
+  out.say(
+      "  {:<34} per step: {:.0f} op calls, {:.0f} graph nodes, {:.0f} tensor headers, {:.0f} allocations "
+      "({:.1f} MB)\n",
+      "", ops, nodes, tensors, storages, megabytes);
   out.measure("training_op_calls_per_step", where, ops, "calls");
   out.measure("training_graph_nodes_per_step", where, nodes, "nodes");
   out.measure("training_tensor_headers_per_step", where, tensors, "headers");
@@ -352,9 +363,10 @@ static double bench_training(const BenchSize& s, Device device, int steps, Bench
   out.measure("training_allocated_megabytes_per_step", where, megabytes, "MB");
   if (device == Device::cpu()) {
     const auto [flops, floor] = gemm_floor(s);
-    out.say("  {:<34} {:.2f} GFLOP per step; raw sgemm at the step's shapes: {:.2f} ms, so qkv runs at {:.0f}% of "
-               "the gemm floor\n",
-               "", flops / 1e9, floor * 1e3, 100 * floor / (seconds / steps));
+    out.say(
+        "  {:<34} {:.2f} GFLOP per step; raw sgemm at the step's shapes: {:.2f} ms, so qkv runs at {:.0f}% of "
+        "the gemm floor\n",
+        "", flops / 1e9, floor * 1e3, 100 * floor / (seconds / steps));
     out.say("RESULT floor {} {:.4f} {:.4f}\n", s.batch == 64 ? "toy" : "large", flops / 1e9, floor * 1e3);
     out.measure("training_step_flops", where, flops / 1e9, "GFLOP");
     out.measure("training_gemm_floor", where, floor * 1e3, "ms");
@@ -369,7 +381,8 @@ static double bench_training(const BenchSize& s, Device device, int steps, Bench
 static void bench_data_parallel(const BenchSize& s, int steps, BenchOutput& out) {
   dist::ProcessGroup& group = dist::ProcessGroup::world();
   const int N = group.size(), rank = group.rank();
-  if (s.batch < N) throw std::runtime_error(fmt::format("bench --data-parallel: {} ranks for a batch of {}", N, s.batch));
+  if (s.batch < N)
+    throw std::runtime_error(fmt::format("bench --data-parallel: {} ranks for a batch of {}", N, s.batch));
   Generator gen(0);
   models::Translator model(config_for(s), gen);
   optim::AdamW opt(model.parameters(), {.lr = 1e-3, .weight_decay = 0.01});
@@ -420,8 +433,9 @@ static void bench_data_parallel(const BenchSize& s, int steps, BenchOutput& out)
     for (const int ranks : {8, 64, 512}) {
       const double ring = 2.0 * (ranks - 1) / ranks * bytes / net.bytes_per_second + 2.0 * (ranks - 1) * net.latency;
       row += fmt::format(" {:>7.1f}%", 100 * compute / (compute + ring));
-      out.measure("data_parallel_projected_efficiency", {{"size", where["size"]}, {"network", net.name}, {"ranks", ranks}},
-                  compute / (compute + ring), "fraction");
+      out.measure("data_parallel_projected_efficiency",
+                  {{"size", where["size"]}, {"network", net.name}, {"ranks", ranks}}, compute / (compute + ring),
+                  "fraction");
     }
     out.say("{}\n", row);
   }
@@ -442,7 +456,8 @@ static void measure_all(BenchOutput& out, const std::vector<std::string>& device
   };
   if (data_parallel) {
     for (const auto& s : sizes)
-      if (only == "all" || (only == "toy") == (s.batch >= 32)) bench_data_parallel(s, s.batch >= 32 ? steps * 5 : steps, out);
+      if (only == "all" || (only == "toy") == (s.batch >= 32))
+        bench_data_parallel(s, s.batch >= 32 ? steps * 5 : steps, out);
     return;
   }
   for (const auto& d : devices) (void)backend_for(Device::parse(d));  // fail before measuring anything
@@ -463,7 +478,9 @@ static void measure_all(BenchOutput& out, const std::vector<std::string>& device
     const auto cpu = ms.find({key.first, "cpu"});
     if (cpu != ms.end()) {
       out.say("  {:<34} {} is {:.2f}x the CPU's speed\n", key.first, key.second, cpu->second / value);
-      out.measure("training_speedup_over_cpu", {{"size", key.first == sizes[0].name ? "toy" : "large"}, {"device", key.second}}, cpu->second / value, "ratio");
+      out.measure("training_speedup_over_cpu",
+                  {{"size", key.first == sizes[0].name ? "toy" : "large"}, {"device", key.second}}, cpu->second / value,
+                  "ratio");
     }
   }
   for (const auto& d : devices) {
@@ -475,7 +492,6 @@ static void measure_all(BenchOutput& out, const std::vector<std::string>& device
   }
 }
 
-
 void register_bench(CLI::App& app) {
   auto* cmd = app.add_subcommand("bench", "measure matmul overhead and training throughput");
   auto threads = std::make_shared<int>(0);
@@ -485,16 +501,21 @@ void register_bench(CLI::App& app) {
   auto lengths = std::make_shared<std::vector<int64_t>>();
   auto format = std::make_shared<std::string>("text");
   auto data_parallel = std::make_shared<bool>(false);
-  cmd->add_option("--size", *only, "toy | large | all")->check(CLI::IsMember({"toy", "large", "all"}))->capture_default_str();
+  cmd->add_option("--size", *only, "toy | large | all")
+      ->check(CLI::IsMember({"toy", "large", "all"}))
+      ->capture_default_str();
   add_threads_option(cmd, *threads);
   cmd->add_option("--device", *devices, "devices to measure (repeatable): cpu, cuda")->capture_default_str();
-  cmd->add_option("--steps", *steps, "timed training steps per size")->check(whole_number_in(1, 100000))->capture_default_str();
+  cmd->add_option("--steps", *steps, "timed training steps per size")
+      ->check(whole_number_in(1, 100000))
+      ->capture_default_str();
   cmd->add_option("--attention-length", *lengths,
                   "instead of training, time the fused and the composed attention op (forward and backward, "
                   "H = 64, causal) at these sequence lengths, on the first --device")
       ->check(whole_number_in(int64_t{1}, int64_t{1} << 20));
   cmd->add_option("--format", *format, "text | json (every measurement with its unit, printed at the end)")
-      ->check(CLI::IsMember({"text", "json"}))->capture_default_str();
+      ->check(CLI::IsMember({"text", "json"}))
+      ->capture_default_str();
   cmd->add_flag("--data-parallel", *data_parallel,
                 "under mpirun: time data-parallel training steps (step, all-reduce, bytes) and project the scaling");
   cmd->callback([threads, devices, steps, only, lengths, format, data_parallel] {

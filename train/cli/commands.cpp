@@ -96,9 +96,7 @@ CLI::Validator device_name() {
         try {
           Device::parse(text);
           return {};
-        } catch (const std::exception& e) {
-          return e.what();
-        }
+        } catch (const std::exception& e) { return e.what(); }
       },
       "");
 }

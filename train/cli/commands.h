@@ -21,18 +21,18 @@ void register_commands(CLI::App& app);
 std::shared_ptr<CLI::Formatter> help_formatter();
 
 // One per command, each in the file named for it.
-void register_example(CLI::App& app);      // example.cpp
-void register_train(CLI::App& app);        // train.cpp
-void register_eval(CLI::App& app);         // eval.cpp
-void register_translate(CLI::App& app);    // translate.cpp
-void register_attend(CLI::App& app);      // attend.cpp: attention maps and knockouts
-void register_demo(CLI::App& app);         // demo.cpp: the tutorial's experiment in one command
-void register_scaling(CLI::App& app);      // scaling.cpp: the sqrt(d_k) experiment
-void register_bench(CLI::App& app);        // bench.cpp: matmul overhead and training throughput
-void register_explore(CLI::App& app);      // explore.cpp: the offline explorer page
-void register_ablate(CLI::App& app);       // ablate.cpp: the blocks x attention x embeddings grid
-void register_cues(CLI::App& app);         // cues.cpp: cue attention and knockout flip rates
-void register_probe(CLI::App& app);        // probe.cpp: the sense probe per layer
+void register_example(CLI::App& app);    // example.cpp
+void register_train(CLI::App& app);      // train.cpp
+void register_eval(CLI::App& app);       // eval.cpp
+void register_translate(CLI::App& app);  // translate.cpp
+void register_attend(CLI::App& app);     // attend.cpp: attention maps and knockouts
+void register_demo(CLI::App& app);       // demo.cpp: the tutorial's experiment in one command
+void register_scaling(CLI::App& app);    // scaling.cpp: the sqrt(d_k) experiment
+void register_bench(CLI::App& app);      // bench.cpp: matmul overhead and training throughput
+void register_explore(CLI::App& app);    // explore.cpp: the offline explorer page
+void register_ablate(CLI::App& app);     // ablate.cpp: the blocks x attention x embeddings grid
+void register_cues(CLI::App& app);       // cues.cpp: cue attention and knockout flip rates
+void register_probe(CLI::App& app);      // probe.cpp: the sense probe per layer
 
 // Option validators shared by the commands. finite_number(): the text parses as a finite number
 // (rejects nan and inf, which pass CLI11's range checks because every comparison with NaN is false).
@@ -62,13 +62,15 @@ CLI::Option* add_train_option(CLI::App* cmd, const OptionInfo& info, T& value) {
   if constexpr (std::is_same_v<T, bool>) {
     return cmd->add_flag(info.flag, value, info.help);
   } else if constexpr (ChoiceOption<T>) {
-    return cmd->add_option_function<std::string>(
-                  info.flag, [&value](const std::string& name) { value = *parse_choice<T>(name); }, info.help)
+    return cmd
+        ->add_option_function<std::string>(
+            info.flag, [&value](const std::string& name) { value = *parse_choice<T>(name); }, info.help)
         ->check(CLI::IsMember(choice_names<T>()))
         ->default_str(Choices<T>::name(value));
   } else if constexpr (std::is_same_v<T, Device>) {
-    return cmd->add_option_function<std::string>(
-                  info.flag, [&value](const std::string& name) { value = Device::parse(name); }, info.help)
+    return cmd
+        ->add_option_function<std::string>(
+            info.flag, [&value](const std::string& name) { value = Device::parse(name); }, info.help)
         ->check(device_name())
         ->default_str(value.str());
   } else if constexpr (std::is_same_v<T, uint64_t>) {
@@ -84,7 +86,6 @@ CLI::Option* add_train_option(CLI::App* cmd, const OptionInfo& info, T& value) {
     return cmd->add_option(info.flag, value, info.help)->capture_default_str();
   }
 }
-
 
 // An option of another command from its row of the option table (train/run/train_options.h): the
 // row's flag, check and help, so each shared option is declared once. `help`, when given, says

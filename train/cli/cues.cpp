@@ -25,25 +25,28 @@ namespace fs = std::filesystem;
 namespace {
 
 struct CuesOptions {
-  std::string checkpoint, split = "sense_context", data_dir = "data/idioms", cues, out, device = "cpu";  // cues empty: DATA/cues.tsv
+  std::string checkpoint, split = "sense_context", data_dir = "data/idioms", cues, out,
+                          device = "cpu";  // cues empty: DATA/cues.tsv
   std::vector<std::string> compare;
   uint64_t seed = 1;
   int threads = 0;
 };
 
 std::string results_tsv(const std::vector<CueResult>& results, const std::string& split) {
-  std::string tsv = "checkpoint\tattention\tsplit\tlayer\tsentences\tcue_peak\tbaseline_peak\tcue_above_baseline\t"
-                    "knockout_trials\tcue_knockout_flip_rate\trandom_knockout_flip_rate\tcue_knockout_change_rate\t"
-                    "random_knockout_change_rate\tcue_knockout_all_queries_flip_rate\t"
-                    "random_knockout_all_queries_flip_rate\n";
+  std::string tsv =
+      "checkpoint\tattention\tsplit\tlayer\tsentences\tcue_peak\tbaseline_peak\tcue_above_baseline\t"
+      "knockout_trials\tcue_knockout_flip_rate\trandom_knockout_flip_rate\tcue_knockout_change_rate\t"
+      "random_knockout_change_rate\tcue_knockout_all_queries_flip_rate\t"
+      "random_knockout_all_queries_flip_rate\n";
   for (const CueResult& r : results)
     for (const models::CueLayer& l : r.report.layers)
-      tsv += fmt::format("{}\t{}\t{}\t{}\t{}\t{:.4f}\t{:.4f}\t{:.4f}\t{}\t{:.4f}\t{:.4f}\t{:.4f}\t{:.4f}\t{:.4f}\t{:.4f}\n", r.checkpoint,
-                         r.mode, split, l.layer + 1, l.cue_peaks.size(), l.cue_mean, l.baseline_mean,
-                         l.cue_above_fraction, r.report.trials, r.report.cue_flip_rate(), r.report.random_flip_rate(),
-                         models::CueReport::rate(r.report.cue_changes, r.report.trials),
-                         models::CueReport::rate(r.report.random_changes, r.report.trials),
-                         r.report.cue_flip_rate_all_queries(), r.report.random_flip_rate_all_queries());
+      tsv += fmt::format(
+          "{}\t{}\t{}\t{}\t{}\t{:.4f}\t{:.4f}\t{:.4f}\t{}\t{:.4f}\t{:.4f}\t{:.4f}\t{:.4f}\t{:.4f}\t{:.4f}\n",
+          r.checkpoint, r.mode, split, l.layer + 1, l.cue_peaks.size(), l.cue_mean, l.baseline_mean,
+          l.cue_above_fraction, r.report.trials, r.report.cue_flip_rate(), r.report.random_flip_rate(),
+          models::CueReport::rate(r.report.cue_changes, r.report.trials),
+          models::CueReport::rate(r.report.random_changes, r.report.trials), r.report.cue_flip_rate_all_queries(),
+          r.report.random_flip_rate_all_queries());
   return tsv;
 }
 
@@ -67,8 +70,11 @@ nlohmann::ordered_json results_json(const std::vector<CueResult>& results, const
     m["cue_knockout_all_queries_flips"] = r.report.cue_flips_all_queries;
     m["random_knockout_all_queries_flips"] = r.report.random_flips_all_queries;
     for (const models::CueLayer& l : r.report.layers)
-      m["layers"].push_back({{"layer", l.layer + 1}, {"sentences", l.cue_peaks.size()}, {"cue_peak", l.cue_mean},
-                             {"baseline_peak", l.baseline_mean}, {"cue_above_baseline", l.cue_above_fraction}});
+      m["layers"].push_back({{"layer", l.layer + 1},
+                             {"sentences", l.cue_peaks.size()},
+                             {"cue_peak", l.cue_mean},
+                             {"baseline_peak", l.baseline_mean},
+                             {"cue_above_baseline", l.cue_above_fraction}});
     j["models"].push_back(m);
   }
   return j;
@@ -96,9 +102,10 @@ void write_histogram(const std::vector<CueResult>& results, const CuesOptions& o
   std::vector<render::Image> panels;
   for (const CueResult& r : results) {
     render::LinePlotSpec spec;
-    spec.title = fmt::format("{} ({}): cue attention on {}\nthe cue's peak weight over the target queries (solid)\n"
-                             "against the other source words' mean peak (dashed)", r.mode,
-                             std::filesystem::path(r.checkpoint).parent_path().filename().string(), o.split);
+    spec.title = fmt::format(
+        "{} ({}): cue attention on {}\nthe cue's peak weight over the target queries (solid)\n"
+        "against the other source words' mean peak (dashed)",
+        r.mode, std::filesystem::path(r.checkpoint).parent_path().filename().string(), o.split);
     spec.x_label = "peak attention weight (20 bins)";
     spec.y_label = "fraction of sentences";
     spec.width = 640;
@@ -137,12 +144,14 @@ void run_cues(CuesOptions o) {
       fmt::print("{:<8} {:>5} {:>9.3f} {:>9.3f} {:>9.1f}%\n", r.mode, l.layer + 1, l.cue_mean, l.baseline_mean,
                  100 * l.cue_above_fraction);
   fmt::print("\n{}", knockout_table(results));
-  fmt::print("cue peak: the cue's largest weight from any target query; others: the mean of the same for the other "
-             "source words (not the cue, not the ambiguous word or idiom); cue above: sentences where the first "
-             "exceeds the second. KO: that key hidden from every target query in every layer (random: one other "
-             "word per sentence, seed {}); flip: the translation loses every Hindi word of the sentence's reading; "
-             "change: any token differs; all queries: hidden from the source words' queries too, so the cue cannot reach "
-             "the target through their vectors. Trials: sentences whose own translation holds the reading.\n", o.seed);
+  fmt::print(
+      "cue peak: the cue's largest weight from any target query; others: the mean of the same for the other "
+      "source words (not the cue, not the ambiguous word or idiom); cue above: sentences where the first "
+      "exceeds the second. KO: that key hidden from every target query in every layer (random: one other "
+      "word per sentence, seed {}); flip: the translation loses every Hindi word of the sentence's reading; "
+      "change: any token differs; all queries: hidden from the source words' queries too, so the cue cannot reach "
+      "the target through their vectors. Trials: sentences whose own translation holds the reading.\n",
+      o.seed);
   if (o.out.empty()) return;
   fs::create_directories(o.out);
   const std::string stem = (fs::path(o.out) / ("cues_" + o.split)).string();
@@ -156,11 +165,13 @@ void run_cues(CuesOptions o) {
 
 void register_cues(CLI::App& app) {
   auto o = std::make_shared<CuesOptions>();
-  auto* cmd = app.add_subcommand("cues", "cue attention and attention-knockout flip rates over the cue file of --data (DATA/cues.tsv)");
+  auto* cmd = app.add_subcommand(
+      "cues", "cue attention and attention-knockout flip rates over the cue file of --data (DATA/cues.tsv)");
   add_checkpoint_option(cmd, o->checkpoint);
   cmd->add_option("--compare", o->compare, "more checkpoints, measured the same way (e.g. static)");
   cmd->add_option("--split", o->split, "sense_context | idiom_context | test")
-      ->check(CLI::IsMember({"sense_context", "idiom_context", "test"}))->capture_default_str();
+      ->check(CLI::IsMember({"sense_context", "idiom_context", "test"}))
+      ->capture_default_str();
   add_data_option(cmd, o->data_dir, "dataset directory, whose cues.tsv is read");
   cmd->add_option("--cues", o->cues, "the cue file (python3 data/make_idioms.py writes it) [DATA/cues.tsv]");
   cmd->add_option("--out", o->out, "also write DIR/cues_SPLIT.tsv, .json and .png");

@@ -80,16 +80,21 @@ struct Demo {
   data::Dataset dataset;
   std::vector<std::string> report_splits;
   std::vector<DemoModel> seed_setting = {}, defaults = {};  // the tutorial's setting (1 block, frozen); the default
-  std::string grid_text = {};                    // the ablation.tsv drawn (its comments name its source)
-  std::vector<AblationPoint> grid = {};          // its cells
-  std::map<std::string, std::string> page = {};  // the template's values
+  std::string grid_text = {};                               // the ablation.tsv drawn (its comments name its source)
+  std::vector<AblationPoint> grid = {};                     // its cells
+  std::map<std::string, std::string> page = {};             // the template's values
   std::vector<std::pair<std::string, std::string>> figures = {};  // file, caption
 };
 
 std::string html_escape(const std::string& s) {
   std::string out;
   for (char c : s)
-    out += c == '<' ? "&lt;" : c == '>' ? "&gt;" : c == '&' ? "&amp;" : c == '"' ? "&quot;" : c == '\'' ? "&#39;" : std::string(1, c);
+    out += c == '<'    ? "&lt;"
+           : c == '>'  ? "&gt;"
+           : c == '&'  ? "&amp;"
+           : c == '"'  ? "&quot;"
+           : c == '\'' ? "&#39;"
+                       : std::string(1, c);
   return out;
 }
 
@@ -101,7 +106,8 @@ std::string fill_page_template(const std::string& page, const std::map<std::stri
   size_t from = 0;
   for (size_t open; (open = page.find("{{", from)) != std::string::npos;) {
     const size_t close = page.find("}}", open + 2);
-    if (close == std::string::npos) throw std::runtime_error("demo: the page template has an unclosed {{ (a build problem)");
+    if (close == std::string::npos)
+      throw std::runtime_error("demo: the page template has an unclosed {{ (a build problem)");
     const std::string name = page.substr(open + 2, close - open - 2);
     const auto value = values.find(name);
     if (value == values.end())
@@ -143,8 +149,8 @@ DemoModel untrained_demo_model(const DemoModelSpec& spec) {
   r.mode = spec.mode;
   r.blocks = spec.blocks;
   r.frozen = spec.frozen;
-  r.label = fmt::format("{}, {} block{}, {} embeddings", models::attention_mode_name(spec.mode), spec.blocks, spec.blocks == 1 ? "" : "s",
-                        spec.frozen ? "frozen" : "trained");
+  r.label = fmt::format("{}, {} block{}, {} embeddings", models::attention_mode_name(spec.mode), spec.blocks,
+                        spec.blocks == 1 ? "" : "s", spec.frozen ? "frozen" : "trained");
   return r;
 }
 
@@ -177,7 +183,8 @@ std::string training_line_start(const DemoModel& r, int64_t epochs) {
   return fmt::format("training {:<44} ({} epoch{}) ...", r.label, epochs, epochs == 1 ? "" : "s");
 }
 std::string training_line_end(const DemoModel& r) {
-  return fmt::format(" {:.1f}s, test {:.1f}%, generalisation mean {:.1f}%\n", r.train.seconds, r.test(), r.generalisation());
+  return fmt::format(" {:.1f}s, test {:.1f}%, generalisation mean {:.1f}%\n", r.train.seconds, r.test(),
+                     r.generalisation());
 }
 
 // The heading printed before the model at this position of demo_model_specs, if any.
@@ -231,7 +238,8 @@ void decode_trained(const std::string& text, DemoModel& r) {
 // --threads 1: the models one after another in this process, each line as it trains.
 void train_models_in_order(Demo& d, const std::vector<DemoModelSpec>& specs) {
   for (size_t k = 0; k < specs.size(); ++k) {
-    fmt::print("{}{}", section_heading(k, d.options), training_line_start(untrained_demo_model(specs[k]), d.options.epochs));
+    fmt::print("{}{}", section_heading(k, d.options),
+               training_line_start(untrained_demo_model(specs[k]), d.options.epochs));
     std::fflush(stdout);
     DemoModel r = train_demo_model(d, specs[k], d.options.threads);
     fmt::print("{}", training_line_end(r));
@@ -277,7 +285,8 @@ std::string exact_match_table(const Demo& d, const std::vector<DemoModel>& model
   for (const auto& r : models) {
     table += fmt::format("{:<9} {:>6} {:<10}", r.mode_name(), r.blocks, r.frozen ? "frozen" : "trained");
     for (size_t k = 0; k < d.report_splits.size(); ++k)
-      table += fmt::format(" {:>{}.1f}%", 100 * r.splits[k].exact_match, std::max<size_t>(d.report_splits[k].size(), 6) - 1);
+      table +=
+          fmt::format(" {:>{}.1f}%", 100 * r.splits[k].exact_match, std::max<size_t>(d.report_splits[k].size(), 6) - 1);
     table += fmt::format(" {:>7.1f}% {:>12} {:>8.1f}\n", r.generalisation(), r.attention_params, r.train.seconds);
   }
   return table;
@@ -298,22 +307,29 @@ void accuracy_sections(Demo& d) {
   DemoModel &learned = by_mode(d.defaults, AttentionMode::Learned), &fixed = by_mode(d.defaults, AttentionMode::Static);
   const std::string seed_table = exact_match_table(d, d.seed_setting), default_table = exact_match_table(d, d.defaults);
   const std::string seed_says = fmt::format(
-      "In the tutorial's setting, learned W_q, W_k, W_v reach {:.1f}% on the test split and {:.1f}% on the generalisation "
-      "splits; parameter-free attention (Q = K = V = x) reaches {:.1f}% and {:.1f}%, and no attention {:.1f}% and {:.1f}%. "
+      "In the tutorial's setting, learned W_q, W_k, W_v reach {:.1f}% on the test split and {:.1f}% on the "
+      "generalisation "
+      "splits; parameter-free attention (Q = K = V = x) reaches {:.1f}% and {:.1f}%, and no attention {:.1f}% and "
+      "{:.1f}%. "
       "Over frozen random embeddings, parameter-free attention can only weigh words by how alike their random vectors "
       "are; learned projections choose what to look for.",
       seed_learned.test(), seed_learned.generalisation(), seed_static.test(), seed_static.generalisation(),
       seed_none.test(), seed_none.generalisation());
   const std::string default_says = fmt::format(
-      "With {} blocks and trained embeddings, learned attention reaches {:.1f}% on test and {:.1f}% on the generalisation "
+      "With {} blocks and trained embeddings, learned attention reaches {:.1f}% on test and {:.1f}% on the "
+      "generalisation "
       "splits against {:.1f}% and {:.1f}% for parameter-free attention: {} points apart on test, {} on the sentences "
       "that put known words in new roles. Parameter-free attention comes close inside the training distribution "
-      "because from block 2 on its Q = K = V are outputs of learned feed-forward layers, and its embeddings are trained "
+      "because from block 2 on its Q = K = V are outputs of learned feed-forward layers, and its embeddings are "
+      "trained "
       "too: the learning moves below the attention.",
       learned.blocks, learned.test(), learned.generalisation(), fixed.test(), fixed.generalisation(),
-      fmt::format("{:.1f}", learned.test() - fixed.test()), fmt::format("{:.1f}", learned.generalisation() - fixed.generalisation()));
-  fmt::print("\nThe tutorial's setting: one block, frozen token embeddings (greedy exact match):\n{}{}\n", seed_table, seed_says);
-  fmt::print("\nThe default model ({} blocks, trained embeddings):\n{}{}\n", learned.blocks, default_table, default_says);
+      fmt::format("{:.1f}", learned.test() - fixed.test()),
+      fmt::format("{:.1f}", learned.generalisation() - fixed.generalisation()));
+  fmt::print("\nThe tutorial's setting: one block, frozen token embeddings (greedy exact match):\n{}{}\n", seed_table,
+             seed_says);
+  fmt::print("\nThe default model ({} blocks, trained embeddings):\n{}{}\n", learned.blocks, default_table,
+             default_says);
   d.page["SEED_TABLE"] = html_escape(seed_table);
   d.page["SEED_SAYS"] = html_escape(seed_says);
   d.page["DEFAULT_TABLE"] = html_escape(default_table);
@@ -341,11 +357,12 @@ void grid_section(Demo& d) {
   std::istringstream lines(text);
   for (std::string line; std::getline(lines, line);)
     if (line.rfind("# ", 0) == 0) provenance += line.substr(2) + "\n";
-  const render::LinePlotSpec plot = ablation_plot(
-      grid, "greedy exact match, mean of the generalisation splits, against blocks\nthe grid of " + path);
+  const render::LinePlotSpec plot =
+      ablation_plot(grid, "greedy exact match, mean of the generalisation splits, against blocks\nthe grid of " + path);
   render::write_png(render::render_line_plot(plot), (fs::path(d.options.out) / "ablation.png").string());
-  std::string table = fmt::format("{:<44} {:>20} {:>14}\n", "cell", fmt::format("this run ({} epoch{})", d.options.epochs,
-                                  d.options.epochs == 1 ? "" : "s"), "the grid");
+  std::string table =
+      fmt::format("{:<44} {:>20} {:>14}\n", "cell",
+                  fmt::format("this run ({} epoch{})", d.options.epochs, d.options.epochs == 1 ? "" : "s"), "the grid");
   for (const auto* group : {&d.seed_setting, &d.defaults})
     for (const DemoModel& m : *group) {
       std::string recorded = "-";
@@ -373,28 +390,32 @@ void cue_section(Demo& d) {
     fmt::print("\ncue attention: skipped ({} has no sense_context sentences)\n", cues_path.string());
     return;
   }
-  std::string table = fmt::format("{:<8} {:>5} {:>9} {:>9} {:>10}\n", "mode", "layer", "cue peak", "others", "cue above");
+  std::string table =
+      fmt::format("{:<8} {:>5} {:>9} {:>9} {:>10}\n", "mode", "layer", "cue peak", "others", "cue above");
   std::vector<CueResult> results;
   std::string says;
   for (const models::AttentionMode mode : {models::AttentionMode::Learned, models::AttentionMode::Static}) {
     DemoModel& m = by_mode(d.defaults, mode);
-    results.push_back({m.train.checkpoint, m.mode_name(),
-                       models::measure_cues(*m.loaded.model, sentences, m.loaded.english, m.loaded.hindi, d.options.seed)});
+    results.push_back(
+        {m.train.checkpoint, m.mode_name(),
+         models::measure_cues(*m.loaded.model, sentences, m.loaded.english, m.loaded.hindi, d.options.seed)});
     const models::CueReport& r = results.back().report;
     for (const models::CueLayer& l : r.layers)
-      table += fmt::format("{:<8} {:>5} {:>9.3f} {:>9.3f} {:>9.1f}%\n", m.mode_name(), l.layer + 1, l.cue_mean, l.baseline_mean,
-                           100 * l.cue_above_fraction);
-    says += fmt::format("{}{}: hiding the cue from the Hindi positions flips the ambiguous word's translation in {:.1f}% "
-                        "of {} sentences (a random other word: {:.1f}%); hiding it from every position, {:.1f}% "
-                        "({:.1f}%).", says.empty() ? "" : " ", m.mode_name(), 100 * r.cue_flip_rate(), r.trials,
-                        100 * r.random_flip_rate(), 100 * r.cue_flip_rate_all_queries(),
-                        100 * r.random_flip_rate_all_queries());
+      table += fmt::format("{:<8} {:>5} {:>9.3f} {:>9.3f} {:>9.1f}%\n", m.mode_name(), l.layer + 1, l.cue_mean,
+                           l.baseline_mean, 100 * l.cue_above_fraction);
+    says += fmt::format(
+        "{}{}: hiding the cue from the Hindi positions flips the ambiguous word's translation in {:.1f}% "
+        "of {} sentences (a random other word: {:.1f}%); hiding it from every position, {:.1f}% "
+        "({:.1f}%).",
+        says.empty() ? "" : " ", m.mode_name(), 100 * r.cue_flip_rate(), r.trials, 100 * r.random_flip_rate(),
+        100 * r.cue_flip_rate_all_queries(), 100 * r.random_flip_rate_all_queries());
   }
   const std::string knockout = knockout_table(results);
-  says += " The cue peak is the cue's largest weight from any Hindi position; others, the mean of the same for the "
-          "other source words. A cue flip rate far above the random one means the model uses the attention to the cue; "
-          "where hiding it from the Hindi positions alone changes little, the English positions have already carried "
-          "the cue into the ambiguous word's vector (the sense probe below reads it there).";
+  says +=
+      " The cue peak is the cue's largest weight from any Hindi position; others, the mean of the same for the "
+      "other source words. A cue flip rate far above the random one means the model uses the attention to the cue; "
+      "where hiding it from the Hindi positions alone changes little, the English positions have already carried "
+      "the cue into the ambiguous word's vector (the sense probe below reads it there).";
   fmt::print("\nCue attention on sense_context ({} sentences; qkv cues --split sense_context):\n{}\n{}{}\n",
              sentences.size(), table, knockout, says);
   d.page["CUE_TABLE"] = html_escape(table + "\n" + knockout);
@@ -421,33 +442,38 @@ void probe_section(Demo& d) {
   for (const auto* group : {&d.seed_setting, &d.defaults})
     for (const DemoModel& m : *group)
       if (m.mode != models::AttentionMode::None)
-        results.push_back({m.train.checkpoint, m.label, models::probe_senses(*m.loaded.model, words, m.loaded.english)});
+        results.push_back(
+            {m.train.checkpoint, m.label, models::probe_senses(*m.loaded.model, words, m.loaded.english)});
   const std::string table = probe_table(results);
-  std::string says = "Held-out accuracy of a logistic regression that reads the ambiguous word's sense (bank: river or "
-                     "money, and the other words with two senses) from its vector; chance is 50%. The embedding row is "
-                     "the vector before any attention: the same token vector in every sentence, so only its position "
-                     "can tell the senses apart.";
+  std::string says =
+      "Held-out accuracy of a logistic regression that reads the ambiguous word's sense (bank: river or "
+      "money, and the other words with two senses) from its vector; chance is 50%. The embedding row is "
+      "the vector before any attention: the same token vector in every sentence, so only its position "
+      "can tell the senses apart.";
   for (const ProbeResult& r : results)
     if (r.report.accuracy.size() > 1)
       says += fmt::format(" {}: {:.1f}% from the embedding, {:.1f}% after block 1, {:.1f}% after the last.", r.mode,
-                          100 * r.report.mean(0), 100 * r.report.mean(1), 100 * r.report.mean(r.report.accuracy.size() - 1));
+                          100 * r.report.mean(0), 100 * r.report.mean(1),
+                          100 * r.report.mean(r.report.accuracy.size() - 1));
   // learned against static after block 1, in the tutorial's setting (results 0 and 1) and the default (2 and 3)
   for (size_t k = 0; k + 1 < results.size(); k += 2) {
     const double gap = 100 * (results[k].report.mean(1) - results[k + 1].report.mean(1));
     says += fmt::format(" After block 1 of the {}, learned attention's vector tells the sense {}.",
                         k == 0 ? "tutorial's setting" : "default model",
                         std::fabs(gap) < 2 ? fmt::format("as well as parameter-free attention's ({:+.1f} points)", gap)
-                                           : fmt::format("{:.1f} points {} than parameter-free attention's", std::fabs(gap),
-                                                         gap > 0 ? "better" : "worse"));
+                                           : fmt::format("{:.1f} points {} than parameter-free attention's",
+                                                         std::fabs(gap), gap > 0 ? "better" : "worse"));
   }
-  says += " Either kind of attention makes the word's vector depend on its sentence, as the tutorial says; where learned "
-          "projections pay off is in translating new combinations (sections 2 and 3), not in whether the sense is there.";
+  says +=
+      " Either kind of attention makes the word's vector depend on its sentence, as the tutorial says; where learned "
+      "projections pay off is in translating new combinations (sections 2 and 3), not in whether the sense is there.";
   write_probe_files(results, p, d.options.out);
   fmt::print("\nSense probe (qkv probe; embedding = token + position, before any attention):\n{}{}\n", table, says);
   d.page["PROBE_TABLE"] = html_escape(table);
   d.page["PROBE_SAYS"] = html_escape(says);
-  d.figures.push_back({"sense_probe.png", "The sense probe: held-out accuracy of a logistic regression reading the "
-                                          "ambiguous word's sense from its vector after each layer; chance is 50%."});
+  d.figures.push_back({"sense_probe.png",
+                       "The sense probe: held-out accuracy of a logistic regression reading the "
+                       "ambiguous word's sense from its vector after each layer; chance is 50%."});
 }
 
 // The showcase sentences translated by every default model, and their last-layer attention side by
@@ -468,14 +494,16 @@ std::string showcase_section(Demo& d) {
                                                    r.loaded.model->layers() - 1);
         translations += fmt::format("    {:<44} -> {}\n", r.label, join(trace.hindi, " "));
         if (group == &d.defaults)
-          images.insert(images.begin(), render::render_heatmap(attention_heatmap(trace, r.mode_name(), r.train.checkpoint)));
+          images.insert(images.begin(),
+                        render::render_heatmap(attention_heatmap(trace, r.mode_name(), r.train.checkpoint)));
       }
     const std::string file = fmt::format("attention_{}.png", name);
     render::write_png(render::hstack(images, 24), (fs::path(d.options.out) / file).string());
-    d.figures.push_back({file, fmt::format("\"{}\": static (left) vs learned (right) attention in the last layer of the "
-                                           "default model ({} of {}). Each row is a query; the row of a target token "
-                                           "is the position that predicts the next token. Hatched cells are masked.",
-                                           sentence, d.options.layers, d.options.layers)});
+    d.figures.push_back(
+        {file, fmt::format("\"{}\": static (left) vs learned (right) attention in the last layer of the "
+                           "default model ({} of {}). Each row is a query; the row of a target token "
+                           "is the position that predicts the next token. Hatched cells are masked.",
+                           sentence, d.options.layers, d.options.layers)});
   }
   fmt::print("\nShowcase translations:{}", translations);
   d.page["SHOWCASE_TRANSLATIONS"] = html_escape(translations);
@@ -488,8 +516,9 @@ void write_page(Demo& d) {
                          fmt::format("{}: train loss per step and valid loss per epoch", r.label)});
   std::string figures;
   for (const auto& [file, caption] : d.figures)
-    figures += fmt::format("<figure><a href=\"{}\"><img src=\"{}\" alt=\"{}\"></a><figcaption>{}</figcaption></figure>\n",
-                           html_escape(file), html_escape(file), html_escape(caption), html_escape(caption));
+    figures +=
+        fmt::format("<figure><a href=\"{}\"><img src=\"{}\" alt=\"{}\"></a><figcaption>{}</figcaption></figure>\n",
+                    html_escape(file), html_escape(file), html_escape(caption), html_escape(caption));
   d.page["FIGURES"] = figures;
   std::vector<std::string> checkpoints;
   for (const DemoModel& r : d.defaults) checkpoints.push_back(r.train.checkpoint);
@@ -501,11 +530,14 @@ void write_page(Demo& d) {
 }
 
 void run_demo(const DemoOptions& o) {
-  Demo d{.options = o, .dataset = data::load_dataset(o.data_dir), .report_splits = {"test"}};  // the data is checked before any output
+  Demo d{.options = o,
+         .dataset = data::load_dataset(o.data_dir),
+         .report_splits = {"test"}};  // the data is checked before any output
   for (const auto& name : data::generalisation_split_names())
     if (d.dataset.has(name)) d.report_splits.push_back(name);
   d.grid_text = grid_text(o);
-  d.grid = parse_ablation_tsv(d.grid_text, o.grid.empty() ? "tools/demo/ablation_grid.tsv" : o.grid);  // before any training
+  d.grid =
+      parse_ablation_tsv(d.grid_text, o.grid.empty() ? "tools/demo/ablation_grid.tsv" : o.grid);  // before any training
   create_out_folder(o.out);
   const std::vector<DemoModelSpec> specs = demo_model_specs(o);
   // As many models at a time as the demo has threads (--threads, QKV_THREADS, one per core), each on one.
@@ -526,8 +558,9 @@ void run_demo(const DemoOptions& o) {
 
 void register_demo(CLI::App& app) {
   auto d = std::make_shared<DemoOptions>();
-  auto* demo = app.add_subcommand("demo", "the tutorial's experiment in one command: learned, static and no attention, "
-                                          "compared, measured and drawn");
+  auto* demo = app.add_subcommand("demo",
+                                  "the tutorial's experiment in one command: learned, static and no attention, "
+                                  "compared, measured and drawn");
   demo->add_option("--out", d->out, "output directory")->capture_default_str();
   add_data_option(demo, d->data_dir);
   add_option_of_row(demo, &TrainOptions::epochs, d->epochs, "epochs per model");

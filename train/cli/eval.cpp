@@ -45,8 +45,8 @@ void register_eval(CLI::App& app) {
     decoding.recompute_prefix = *no_cache;
     // "all": every split file but train (80,000 greedy decodes take minutes; ask for it by name).
     // Every split is read before any work, so a missing or malformed file fails first.
-    const std::vector<std::string> names = *split == "all" ? data::evaluation_split_names(*data_dir)
-                                                           : std::vector<std::string>{*split};
+    const std::vector<std::string> names =
+        *split == "all" ? data::evaluation_split_names(*data_dir) : std::vector<std::string>{*split};
     std::vector<data::NamedSplit> splits;
     for (const auto& name : names) splits.push_back(data::read_split(*data_dir, name));
     // One aligned row per split; exact match is greedy decoding of the whole sentence.

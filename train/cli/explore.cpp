@@ -26,12 +26,15 @@ static void run_explore(const ExploreOptions& o) {
 
 void register_explore(CLI::App& app) {
   auto o = std::make_shared<ExploreOptions>();
-  auto* cmd = app.add_subcommand("explore", "write an offline HTML page that translates and draws attention in the browser");
+  auto* cmd =
+      app.add_subcommand("explore", "write an offline HTML page that translates and draws attention in the browser");
   add_checkpoint_option(cmd, o->checkpoint);
   cmd->add_option("--compare", o->compare, "more checkpoints shown side by side (repeatable, e.g. static and none)");
   cmd->add_option("--out", o->out, "the HTML file to write")->required();
   cmd->add_option("--sentence", o->sentences, "a starting sentence (repeatable; default: the demo's showcase)");
-  cmd->add_option("--weights", o->weights, "the weights in the page: float32 (translates exactly as qkv translate) or float16 (about half the size)")
+  cmd->add_option(
+         "--weights", o->weights,
+         "the weights in the page: float32 (translates exactly as qkv translate) or float16 (about half the size)")
       ->check(CLI::IsMember({"float16", "float32"}))
       ->capture_default_str();
   add_threads_option(cmd, o->threads);

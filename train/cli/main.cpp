@@ -44,13 +44,9 @@ static int run(CLI::App& app, int argc, char** argv) {
   }
   try {
     app.parse(argc, argv);
-  } catch (const CLI::CallForHelp& e) {
+  } catch (const CLI::CallForHelp& e) { return app.exit(e); } catch (const CLI::CallForAllHelp& e) {
     return app.exit(e);
-  } catch (const CLI::CallForAllHelp& e) {
-    return app.exit(e);
-  } catch (const CLI::CallForVersion& e) {
-    return app.exit(e);
-  } catch (const CLI::ParseError& e) {
+  } catch (const CLI::CallForVersion& e) { return app.exit(e); } catch (const CLI::ParseError& e) {
     std::fprintf(stderr, "qkv: error: %s%s (see qkv --help)\n", one_line(e.what()).c_str(),
                  did_you_mean(app, argc, argv).c_str());
     return 2;
@@ -67,7 +63,8 @@ static int run(CLI::App& app, int argc, char** argv) {
   } catch (const std::exception& e) {
     std::fflush(stdout);
     if (qkv::dist::ProcessGroup::active() && qkv::dist::ProcessGroup::world().size() > 1)
-      std::fprintf(stderr, "qkv: error: rank %d: %s\n", qkv::dist::ProcessGroup::world().rank(), one_line(e.what()).c_str());
+      std::fprintf(stderr, "qkv: error: rank %d: %s\n", qkv::dist::ProcessGroup::world().rank(),
+                   one_line(e.what()).c_str());
     else
       std::fprintf(stderr, "qkv: error: %s\n", one_line(e.what()).c_str());
     return 1;
@@ -99,7 +96,8 @@ static std::string did_you_mean(CLI::App& app, int argc, char** argv) {
     token = token.substr(2, token.find('=') == std::string::npos ? std::string::npos : token.find('=') - 2);
     if (std::find(flags.begin(), flags.end(), token) != flags.end()) continue;
     const auto near = qkv::nearest_strings(token, flags, 1);
-    if (!near.empty()) return fmt::format("; --{} is not an option of qkv {}: did you mean --{}?", token, command, near[0]);
+    if (!near.empty())
+      return fmt::format("; --{} is not an option of qkv {}: did you mean --{}?", token, command, near[0]);
   }
   return "";
 }
@@ -120,11 +118,16 @@ static std::string one_line(const std::string& message) {
   std::string out;
   for (const char c : text) {
     const auto byte = static_cast<unsigned char>(c);
-    if (c == '\n') out += "\\n";
-    else if (c == '\r') out += "\\r";
-    else if (c == '\t') out += "\\t";
-    else if (byte < 0x20 || byte == 0x7F) out += fmt::format("\\x{:02x}", byte);
-    else out += c;
+    if (c == '\n')
+      out += "\\n";
+    else if (c == '\r')
+      out += "\\r";
+    else if (c == '\t')
+      out += "\\t";
+    else if (byte < 0x20 || byte == 0x7F)
+      out += fmt::format("\\x{:02x}", byte);
+    else
+      out += c;
   }
   return out;
 }

@@ -16,15 +16,17 @@ void register_probe(CLI::App& app) {
   auto o = std::make_shared<ProbeOptions>();
   auto checkpoint = std::make_shared<std::string>();
   auto compare = std::make_shared<std::vector<std::string>>();
-  auto* cmd = app.add_subcommand("probe", "sense probe: can a logistic regression read an ambiguous word's sense "
-                                          "from its vector after each layer?");
+  auto* cmd = app.add_subcommand("probe",
+                                 "sense probe: can a logistic regression read an ambiguous word's sense "
+                                 "from its vector after each layer?");
   add_checkpoint_option(cmd, *checkpoint);
   cmd->add_option("--compare", *compare, "more checkpoints, probed the same way (e.g. static)");
   add_data_option(cmd, o->data_dir);
   cmd->add_option("--split", o->split, "the split whose sentences are probed")->capture_default_str();
   cmd->add_option("--cues", o->cues, "the cue file, whose labels give each word's senses [DATA/cues.tsv]");
   cmd->add_option("--per-sense", o->per_sense, "sentences of each sense of each word (half fit, half score)")
-      ->check(whole_number_in(4, 100000))->capture_default_str();
+      ->check(whole_number_in(4, 100000))
+      ->capture_default_str();
   add_seed_option(cmd, o->seed, "seed of the sentence draw");
   cmd->add_option("--out", o->out, "also write DIR/sense_probe.tsv, .json and .png");
   add_device_option(cmd, o->device);

@@ -59,17 +59,17 @@ void print_tables(const models::ScalingResult& r, int64_t pairs, int64_t draws, 
   fmt::print("\nStep 3 — saturated softmax kills gradients\n");
   fmt::print("(gradient norm reaching one query's scores, ||dL/d logits_i||, L = sum(softmax(logits) * G),\n");
   fmt::print(" logits = Q K^T (unscaled) or Q K^T / sqrt d (scaled), Q: {} x d, K: {} x d, G fixed;\n", queries, keys);
-  fmt::print(" over {} random draws x {} queries: median = a typical query, mean = pulled up by near-ties;\n",
-             draws, queries);
-  fmt::print(" max w = mean largest attention weight, 1 = one-hot, {:.4f} = uniform)\n\n", 1.0 / static_cast<double>(keys));
-  fmt::print("{:>6}  {:>13}  {:>13}  {:>10}  {:>10}  {:>8}  {:>8}\n", "", "median grad", "median grad",
-             "mean grad", "mean grad", "max w", "max w");
-  fmt::print("{:>6}  {:>13}  {:>13}  {:>10}  {:>10}  {:>8}  {:>8}\n", "d", "unscaled", "scaled", "unscaled",
-             "scaled", "unscaled", "scaled");
+  fmt::print(" over {} random draws x {} queries: median = a typical query, mean = pulled up by near-ties;\n", draws,
+             queries);
+  fmt::print(" max w = mean largest attention weight, 1 = one-hot, {:.4f} = uniform)\n\n",
+             1.0 / static_cast<double>(keys));
+  fmt::print("{:>6}  {:>13}  {:>13}  {:>10}  {:>10}  {:>8}  {:>8}\n", "", "median grad", "median grad", "mean grad",
+             "mean grad", "max w", "max w");
+  fmt::print("{:>6}  {:>13}  {:>13}  {:>10}  {:>10}  {:>8}  {:>8}\n", "d", "unscaled", "scaled", "unscaled", "scaled",
+             "unscaled", "scaled");
   for (const auto& g : r.gradient)
     fmt::print("{:>6}  {:>13.3e}  {:>13.4f}  {:>10.4f}  {:>10.4f}  {:>8.3f}  {:>8.3f}\n", g.d, g.grad_unscaled,
-               g.grad_scaled, g.grad_mean_unscaled, g.grad_mean_scaled, g.max_weight_unscaled,
-               g.max_weight_scaled);
+               g.grad_scaled, g.grad_mean_unscaled, g.grad_mean_scaled, g.max_weight_unscaled, g.max_weight_scaled);
   fmt::print("\n");
 }
 
@@ -127,11 +127,14 @@ void register_scaling(CLI::App& app) {
   cmd->add_option("--out", o->out, "output directory for scaling.png")->capture_default_str();
   add_seed_option(cmd, o->seed, "random seed (same seed, same numbers)");
   cmd->add_option("--pairs", o->pairs, "sampled (q, k) pairs per dimension")
-      ->check(whole_number_in(int64_t{2}, int64_t{100000000}))->capture_default_str();
+      ->check(whole_number_in(int64_t{2}, int64_t{100000000}))
+      ->capture_default_str();
   cmd->add_option("--max-d", o->max_d, "largest head width (a power of two; d = 1, 2, 4, ..., max)")
-      ->check(whole_number_in(int64_t{1}, int64_t{16384}))->capture_default_str();
+      ->check(whole_number_in(int64_t{1}, int64_t{16384}))
+      ->capture_default_str();
   cmd->add_option("--draws", o->draws, "random (Q, K) draws per dimension for the gradient table")
-      ->check(whole_number_in(int64_t{1}, int64_t{1000000}))->capture_default_str();
+      ->check(whole_number_in(int64_t{1}, int64_t{1000000}))
+      ->capture_default_str();
   add_threads_option(cmd, o->threads);
   cmd->callback([o] {
     apply_threads(o->threads);

@@ -35,7 +35,9 @@ void register_train(CLI::App& app) {
           "add --data-parallel (mpirun -np {} qkv train --data-parallel ...), or run qkv train without mpirun",
           launched, opts->out_dir, launched));
     if (opts->data_parallel && launched == 1 && dist::built_with_mpi())
-      fmt::print(stderr, "note: --data-parallel with 1 rank (not launched by mpirun: mpirun -np N qkv train --data-parallel ...)\n");
+      fmt::print(
+          stderr,
+          "note: --data-parallel with 1 rank (not launched by mpirun: mpirun -np N qkv train --data-parallel ...)\n");
     apply_threads(opts->threads);
     install_interrupt_handlers();
     train_translator(*opts);

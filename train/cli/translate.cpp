@@ -24,7 +24,8 @@ namespace qkv::app {
 // Batch translation: one sentence per line from `path` (stdin when empty), english<TAB>hindi per
 // line on stdout in input order, decoded in batches. Blank lines are passed over. A bad line (not
 // UTF-8, too long) is reported with its line number on stderr and skipped; returns false if any was.
-static bool translate_lines(models::Translator& model, const models::LoadedTranslator& loaded, const std::string& path) {
+static bool translate_lines(models::Translator& model, const models::LoadedTranslator& loaded,
+                            const std::string& path) {
   std::ifstream file;
   if (!path.empty()) {
     std::error_code ec;
@@ -68,10 +69,11 @@ static bool translate_lines(models::Translator& model, const models::LoadedTrans
     }
     const std::vector<std::string> typed = data::tokenize(line);
     const std::vector<std::string> words = data::normalize_english(typed);
-    if (words.empty()) continue;  // blank lines separate nothing and translate to nothing
+    if (words.empty()) continue;     // blank lines separate nothing and translate to nothing
     if (words != typed && !noted) {  // said once: the first line that changed
-      fmt::print(stderr, "{}: note: read as '{}' (lower case, sentence punctuation dropped; likewise for later lines)\n",
-                 where, join(words, " "));
+      fmt::print(stderr,
+                 "{}: note: read as '{}' (lower case, sentence punctuation dropped; likewise for later lines)\n", where,
+                 join(words, " "));
       noted = true;
     }
     if (static_cast<int64_t>(words.size()) > max_words) {
@@ -106,8 +108,9 @@ void register_translate(CLI::App& app) {
   add_checkpoint_option(translate, *translate_checkpoint);
   add_device_option(translate, *translate_device);
   translate->add_option("--input", *input, "read sentences from this file, one per line (english<TAB>hindi lines out)");
-  translate->add_option("sentence", *sentence_parts,
-                        "the English sentence, quoted or not (lower-cased, punctuation dropped); - or none: read stdin");
+  translate->add_option(
+      "sentence", *sentence_parts,
+      "the English sentence, quoted or not (lower-cased, punctuation dropped); - or none: read stdin");
   auto translate_threads = std::make_shared<int>(0);
   add_threads_option(translate, *translate_threads);
   translate->callback([sentence_parts, translate_checkpoint, translate_device, input, translate_threads] {
@@ -121,7 +124,8 @@ void register_translate(CLI::App& app) {
     if (sentence.empty() || sentence == "-" || !input->empty()) {
       if (input->empty() && ::isatty(STDIN_FILENO))
         fmt::print(stderr, "reading sentences from stdin, one per line; Ctrl-D ends\n");
-      if (!translate_lines(*loaded.model, loaded, *input)) throw std::runtime_error("some lines could not be translated (see above)");
+      if (!translate_lines(*loaded.model, loaded, *input))
+        throw std::runtime_error("some lines could not be translated (see above)");
       return;
     }
     const std::vector<std::string> words = sentence_words(sentence);

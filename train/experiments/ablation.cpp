@@ -42,7 +42,7 @@ render::LinePlotSpec ablation_plot(const std::vector<AblationPoint>& points, con
       s.x.push_back(static_cast<double>(p.blocks));
       s.y.push_back(p.generalisation_mean);
       s.dashed = p.frozen;
-      s.color = colours[p.control                                 ? 3
+      s.color = colours[p.control                                  ? 3
                         : p.mode == models::AttentionMode::Learned ? 0
                         : p.mode == models::AttentionMode::Static  ? 1
                                                                    : 2];
@@ -68,20 +68,23 @@ std::vector<AblationPoint> parse_ablation_tsv(const std::string& text, const std
       header = fields;
       for (const char* need : {"attention", "token_embeddings", "blocks", "generalisation_mean"})
         if (std::find(header.begin(), header.end(), need) == header.end())
-          throw std::runtime_error(fmt::format("{}: the header has no column '{}' (an ablation.tsv of qkv ablate has)", where, need));
+          throw std::runtime_error(
+              fmt::format("{}: the header has no column '{}' (an ablation.tsv of qkv ablate has)", where, need));
       return;
     }
     if (fields.size() != header.size())
       throw std::runtime_error(fmt::format("{}: {} fields, the header has {}", where, fields.size(), header.size()));
-    auto field = [&](const char* name) { return fields[std::find(header.begin(), header.end(), name) - header.begin()]; };
+    auto field = [&](const char* name) {
+      return fields[std::find(header.begin(), header.end(), name) - header.begin()];
+    };
     AblationPoint p;
     const std::string attention = field("attention");
     p.control = attention == "static (equal parameters)";
     try {
       p.mode = models::parse_attention_mode(p.control ? "static" : attention);
     } catch (const std::exception&) {
-      throw std::runtime_error(
-          fmt::format("{}: attention '{}' (expected learned, static, none or static (equal parameters))", where, attention));
+      throw std::runtime_error(fmt::format(
+          "{}: attention '{}' (expected learned, static, none or static (equal parameters))", where, attention));
     }
     p.frozen = field("token_embeddings") == "frozen";
     try {

@@ -14,10 +14,10 @@ std::string layer_name(const models::AttentionTrace& trace) {
 }
 
 render::HeatmapSpec attention_heatmap(const models::AttentionTrace& trace, const std::string& mode,
-                                       const std::string& checkpoint) {
+                                      const std::string& checkpoint) {
   render::HeatmapSpec spec;
-  spec.title = fmt::format("{}\n-> {}\n{} attention · {} · {}", join(trace.english, " "), join(trace.hindi, " "),
-                           mode, layer_name(trace), checkpoint);
+  spec.title = fmt::format("{}\n-> {}\n{} attention · {} · {}", join(trace.english, " "), join(trace.hindi, " "), mode,
+                           layer_name(trace), checkpoint);
   spec.row_labels = trace.labels;
   spec.col_labels = trace.labels;
   spec.values = trace.weights;

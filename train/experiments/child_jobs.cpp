@@ -78,7 +78,8 @@ class SignalsCaught {
 
  private:
   sigset_t old_mask_{}, wait_mask_{};
-  struct sigaction old_int_ {}, old_term_ {};
+  struct sigaction old_int_ {
+  }, old_term_{};
 };
 
 struct Child {
@@ -90,8 +91,7 @@ struct Child {
 
 int reap(pid_t pid) {
   int status = 0;
-  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-  }
+  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {}
   return status;
 }
 
@@ -129,8 +129,8 @@ bool write_all(int fd, const std::string& text) {
 // The child's whole life: the job's result (or its error) into the pipe, then _exit.
 [[noreturn]] void run_child(const Child& child, int write_fd, pid_t parent, const std::vector<Child>& others,
                             const std::function<std::string(int)>& job, const SignalsCaught& signals) {
-  prctl(PR_SET_PDEATHSIG, SIGKILL);     // no orphan keeps training if the parent dies
-  if (getppid() != parent) _exit(1);    // it died before that line
+  prctl(PR_SET_PDEATHSIG, SIGKILL);   // no orphan keeps training if the parent dies
+  if (getppid() != parent) _exit(1);  // it died before that line
   signals.restore();
   for (const Child& c : others) close(c.fd);
   std::string message;
@@ -141,9 +141,7 @@ bool write_all(int fd, const std::string& text) {
     status = 0;
   } catch (const std::bad_alloc&) {
     message = "error\nout of memory: the job asked for more memory than this machine could give";
-  } catch (const std::exception& e) {
-    message = "error\n" + message_on_one_line(e.what());
-  } catch (...) {
+  } catch (const std::exception& e) { message = "error\n" + message_on_one_line(e.what()); } catch (...) {
     message = "error\nan exception that is not a std::exception";
   }
   std::fflush(stdout);
@@ -176,8 +174,9 @@ Child start_child(int index, const std::vector<Child>& others, const std::functi
 }
 
 [[noreturn]] void throw_interrupted(int sig) {
-  throw Interrupted(fmt::format("interrupted{}: every child process was stopped",
-                                sig == SIGINT ? " (SIGINT)" : sig == SIGTERM ? " (SIGTERM)" : ""));
+  throw Interrupted(fmt::format("interrupted{}: every child process was stopped", sig == SIGINT    ? " (SIGINT)"
+                                                                                  : sig == SIGTERM ? " (SIGTERM)"
+                                                                                                   : ""));
 }
 
 // Waits until a signal comes (throws Interrupted) or some child's pipe has data or is closed;
@@ -187,16 +186,18 @@ std::vector<size_t> wait_for_ended(std::vector<Child>& children, const SignalsCa
   for (const Child& c : children) fds.push_back({.fd = c.fd, .events = POLLIN, .revents = 0});
   const int ready = ppoll(fds.data(), fds.size(), nullptr, &signals.wait_mask());
   if (caught_signal != 0) throw_interrupted(caught_signal);
-  if (ready < 0 && errno != EINTR) throw std::runtime_error(fmt::format("waiting for the child processes: {}", std::strerror(errno)));
+  if (ready < 0 && errno != EINTR)
+    throw std::runtime_error(fmt::format("waiting for the child processes: {}", std::strerror(errno)));
   std::vector<size_t> ended;
   for (size_t k = 0; k < fds.size(); ++k) {
     if (fds[k].revents == 0) continue;
     char buffer[4096];
     ssize_t n;
-    while ((n = read(fds[k].fd, buffer, sizeof buffer)) < 0 && errno == EINTR) {
-    }
-    if (n > 0) children[k].received.append(buffer, static_cast<size_t>(n));
-    else ended.push_back(k);  // end of file (or a broken pipe): the child has finished writing
+    while ((n = read(fds[k].fd, buffer, sizeof buffer)) < 0 && errno == EINTR) {}
+    if (n > 0)
+      children[k].received.append(buffer, static_cast<size_t>(n));
+    else
+      ended.push_back(k);  // end of file (or a broken pipe): the child has finished writing
   }
   return ended;
 }

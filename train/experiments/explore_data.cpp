@@ -11,12 +11,17 @@ std::string script_safe(const std::string& json) {
   out.reserve(json.size());
   for (size_t i = 0; i < json.size(); ++i) {
     const char c = json[i];
-    if (c == '<') out += "\\u003c";
-    else if (c == '>') out += "\\u003e";
-    else if (c == '&') out += "\\u0026";
-    else if (c == '\xE2' && i + 2 < json.size() && json[i + 1] == '\x80' && (json[i + 2] == '\xA8' || json[i + 2] == '\xA9'))
+    if (c == '<')
+      out += "\\u003c";
+    else if (c == '>')
+      out += "\\u003e";
+    else if (c == '&')
+      out += "\\u0026";
+    else if (c == '\xE2' && i + 2 < json.size() && json[i + 1] == '\x80' &&
+             (json[i + 2] == '\xA8' || json[i + 2] == '\xA9'))
       out += json[i + 2] == '\xA8' ? "\\u2028" : "\\u2029", i += 2;
-    else out += c;
+    else
+      out += c;
   }
   return out;
 }
@@ -26,8 +31,8 @@ std::string script_json(const nlohmann::ordered_json& data) {
   try {
     text = data.dump();
   } catch (const nlohmann::json::type_error& e) {  // 316: a string that is not UTF-8
-    throw std::runtime_error(std::string("explore: a checkpoint path or vocabulary word is not valid UTF-8 (") + e.what() +
-                             ")");
+    throw std::runtime_error(std::string("explore: a checkpoint path or vocabulary word is not valid UTF-8 (") +
+                             e.what() + ")");
   }
   return script_safe(text);
 }

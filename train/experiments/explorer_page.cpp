@@ -126,34 +126,38 @@ void write_explorer_page(const std::vector<std::string>& paths, const std::vecto
 
   std::string page = kExplorerPage;
   const size_t at = page.find(kDataMarker);
-  if (at == std::string::npos) throw std::runtime_error("explore: the page template has no data marker (a build problem)");
+  if (at == std::string::npos)
+    throw std::runtime_error("explore: the page template has no data marker (a build problem)");
   page.replace(at, std::strlen(kDataMarker), script_json(data));
   write_file_atomic(out, page);
   if (!quiet)
-    fmt::print("wrote {} ({:.2f} MB; {} model{} with {} weights, {} starting sentences); open it in a browser, no network "
-               "needed\n",
-               out, page.size() / 1e6, paths.size(), paths.size() == 1 ? "" : "s",
-               weights == PageWeights::float16 ? "float16" : "float32", sentences.size());
+    fmt::print(
+        "wrote {} ({:.2f} MB; {} model{} with {} weights, {} starting sentences); open it in a browser, no network "
+        "needed\n",
+        out, page.size() / 1e6, paths.size(), paths.size() == 1 ? "" : "s",
+        weights == PageWeights::float16 ? "float16" : "float32", sentences.size());
 }
 
 // The demo's showcase sentences (also the explorer page's starting sentences), with file stems.
 const std::vector<std::pair<std::string, std::string>>& demo_showcase() {
   static const std::vector<std::pair<std::string, std::string>> showcase = {
-    {"cake_literal", "she ate a piece of cake"},
-    {"cake_idiom", "the exam was a piece of cake"},
-    {"bank_money", "money bank grows"},
-    {"bank_river", "river bank flows"},
-    {"bank_kept", "he kept money in the bank"},
-    {"bank_sat", "he sat on the bank of the river"},
-    // none of these is in any split; bank_thief, bat_garden, cake_idiom_puzzle, role_swap,
-    // snake_subject and coordination are combinations train never shows
-    {"bank_thief", "ravi saw a thief on the bank of the river"},         // a thief (also seen in banks) by a river
-    {"bat_garden", "priya saw a bat in the garden"},                      // as sense_context: no animal bat in a garden in train
-    {"cake_idiom_puzzle", "the puzzle was a piece of cake for the girl"},  // as idiom_context: no puzzle with the idiom
-    {"role_swap", "priya called ravi"},                                   // as role_swap: train has ravi acting on priya only
-    {"cat_subject", "the cat ate a piece of cake"},                       // an animal eating the literal cake
-    {"snake_subject", "the snake ate an egg"},                            // as noun_roles: train has the snake only as an object
-    {"coordination", "ravi bought a book for amit and priya"},            // as coordination: train never coordinates a beneficiary
+      {"cake_literal", "she ate a piece of cake"},
+      {"cake_idiom", "the exam was a piece of cake"},
+      {"bank_money", "money bank grows"},
+      {"bank_river", "river bank flows"},
+      {"bank_kept", "he kept money in the bank"},
+      {"bank_sat", "he sat on the bank of the river"},
+      // none of these is in any split; bank_thief, bat_garden, cake_idiom_puzzle, role_swap,
+      // snake_subject and coordination are combinations train never shows
+      {"bank_thief", "ravi saw a thief on the bank of the river"},  // a thief (also seen in banks) by a river
+      {"bat_garden", "priya saw a bat in the garden"},  // as sense_context: no animal bat in a garden in train
+      {"cake_idiom_puzzle",
+       "the puzzle was a piece of cake for the girl"},  // as idiom_context: no puzzle with the idiom
+      {"role_swap", "priya called ravi"},               // as role_swap: train has ravi acting on priya only
+      {"cat_subject", "the cat ate a piece of cake"},   // an animal eating the literal cake
+      {"snake_subject", "the snake ate an egg"},        // as noun_roles: train has the snake only as an object
+      {"coordination",
+       "ravi bought a book for amit and priya"},  // as coordination: train never coordinates a beneficiary
   };
   return showcase;
 }

@@ -16,7 +16,8 @@ const std::vector<std::pair<std::string, std::string>>& demo_showcase();
 enum class PageWeights { float32, float16 };
 // Writes the explorer page (atomically) for these checkpoints, side by side in this order;
 // no starting sentences means the demo's showcase. Every checkpoint is checked first.
-void write_explorer_page(const std::vector<std::string>& checkpoints, const std::vector<std::string>& starting_sentences,
-                         const std::string& out, bool quiet, PageWeights weights = PageWeights::float32);
+void write_explorer_page(const std::vector<std::string>& checkpoints,
+                         const std::vector<std::string>& starting_sentences, const std::string& out, bool quiet,
+                         PageWeights weights = PageWeights::float32);
 
 }  // namespace qkv::app

@@ -24,9 +24,7 @@ namespace qkv::app {
 namespace fs = std::filesystem;
 
 // --cues, or the cue file of --data (probe and cues follow --data like every other command).
-static std::string cue_file(const ProbeOptions& o) {
-  return o.cues.empty() ? data::cue_file_of(o.data_dir) : o.cues;
-}
+static std::string cue_file(const ProbeOptions& o) { return o.cues.empty() ? data::cue_file_of(o.data_dir) : o.cues; }
 
 std::vector<data::SenseWord> load_sense_words(const ProbeOptions& o) {
   const std::vector<data::SentencePair> pairs = data::load_pairs((fs::path(o.data_dir) / (o.split + ".tsv")).string());
@@ -50,7 +48,8 @@ std::vector<ProbeResult> run_probes(const ProbeOptions& o, const std::vector<std
 
 std::string probe_table(const std::vector<ProbeResult>& results) {
   size_t layers = 0, width = 5;
-  for (const auto& r : results) layers = std::max(layers, r.report.accuracy.size()), width = std::max(width, r.mode.size());
+  for (const auto& r : results)
+    layers = std::max(layers, r.report.accuracy.size()), width = std::max(width, r.mode.size());
   std::string table = fmt::format("{:<{}} {:>9}", "model", width, "embedding");
   for (size_t l = 1; l < layers; ++l) table += fmt::format(" {:>7}", fmt::format("L{}", l));
   table += "\n";
@@ -64,8 +63,10 @@ std::string probe_table(const std::vector<ProbeResult>& results) {
     std::string words;
     for (size_t w = 0; w < first.words.size(); ++w)
       words += fmt::format("{}{} ({})", w ? ", " : "", first.words[w], first.examples[w]);
-    table += fmt::format("mean over the words {}: held-out accuracy of a logistic regression on the word's vector "
-                         "after each layer (embedding: token + position); chance 50%\n", words);
+    table += fmt::format(
+        "mean over the words {}: held-out accuracy of a logistic regression on the word's vector "
+        "after each layer (embedding: token + position); chance 50%\n",
+        words);
   }
   return table;
 }
@@ -75,8 +76,10 @@ void write_probe_files(const std::vector<ProbeResult>& results, const ProbeOptio
   std::string tsv = "checkpoint\tattention\tlayer\tword\texamples\taccuracy\n";
   nlohmann::ordered_json j = {{"split", o.split}, {"per_sense", o.per_sense}, {"seed", std::to_string(o.seed)}};
   render::LinePlotSpec plot;
-  plot.title = fmt::format("sense probe: held-out accuracy reading the ambiguous word's sense from its vector\n"
-                           "mean over the words, split {}; chance is 50%", o.split);
+  plot.title = fmt::format(
+      "sense probe: held-out accuracy reading the ambiguous word's sense from its vector\n"
+      "mean over the words, split {}; chance is 50%",
+      o.split);
   plot.x_label = "layer (0: the input embedding)";
   plot.y_label = "probe accuracy (%)";
   static const render::RGB palette[] = {{31, 119, 180}, {255, 127, 14}, {44, 160, 44}, {148, 103, 189}};
@@ -91,7 +94,8 @@ void write_probe_files(const std::vector<ProbeResult>& results, const ProbeOptio
       for (size_t w = 0; w < r.report.words.size(); ++w)
         tsv += fmt::format("{}\t{}\t{}\t{}\t{}\t{:.4f}\n", r.checkpoint, r.mode, l, r.report.words[w],
                            r.report.examples[w], r.report.accuracy[l][w]);
-      model["layers"].push_back({{"layer", l}, {"mean_accuracy", r.report.mean(l)}, {"accuracy", r.report.accuracy[l]}});
+      model["layers"].push_back(
+          {{"layer", l}, {"mean_accuracy", r.report.mean(l)}, {"accuracy", r.report.accuracy[l]}});
       s.x.push_back(static_cast<double>(l));
       s.y.push_back(100 * r.report.mean(l));
     }
@@ -103,7 +107,8 @@ void write_probe_files(const std::vector<ProbeResult>& results, const ProbeOptio
   chance.color = {127, 127, 127};
   chance.dashed = true;
   double last_layer = 1;
-  for (const ProbeResult& r : results) last_layer = std::max(last_layer, static_cast<double>(r.report.accuracy.size() - 1));
+  for (const ProbeResult& r : results)
+    last_layer = std::max(last_layer, static_cast<double>(r.report.accuracy.size() - 1));
   chance.x = {0, last_layer};
   chance.y = {50, 50};
   plot.series.push_back(chance);

@@ -21,8 +21,8 @@ std::vector<std::string> sentence_words(const std::string& sentence, const std::
   std::vector<std::string> words = data::normalize_english(typed);
   if (words.empty()) throw std::runtime_error("the sentence is empty");
   if (words != typed)
-    fmt::print(stderr, "{}note: read as '{}' (lower case, sentence punctuation dropped)\n", where.empty() ? "" : where + ": ",
-               join(words, " "));
+    fmt::print(stderr, "{}note: read as '{}' (lower case, sentence punctuation dropped)\n",
+               where.empty() ? "" : where + ": ", join(words, " "));
   return words;
 }
 
@@ -44,12 +44,13 @@ std::string unknown_words(const std::vector<std::string>& words, const data::Voc
 void check_sentence(const std::vector<std::string>& words, const models::Translator& model, const data::Vocab& vocab) {
   const int64_t max_words = model.config().layout.max_source;
   if (static_cast<int64_t>(words.size()) > max_words && !model.reads_longer())
-    throw std::runtime_error(fmt::format("the sentence has {} words; this model reads at most {} (its {} positions "
-                                         "cannot read past them; a model trained with --positions rotary or alibi can)",
-                                         words.size(), max_words, models::positions_name(model.config().positions)));
+    throw std::runtime_error(
+        fmt::format("the sentence has {} words; this model reads at most {} (its {} positions "
+                    "cannot read past them; a model trained with --positions rotary or alibi can)",
+                    words.size(), max_words, models::positions_name(model.config().positions)));
   if (static_cast<int64_t>(words.size()) > data::kMaxSentenceWords)
-    throw std::runtime_error(fmt::format("the sentence has {} words; qkv reads at most {}", words.size(),
-                                         data::kMaxSentenceWords));
+    throw std::runtime_error(
+        fmt::format("the sentence has {} words; qkv reads at most {}", words.size(), data::kMaxSentenceWords));
   const std::string unknown = unknown_words(words, vocab);
   if (!unknown.empty()) fmt::print(stderr, "warning: unknown words mapped to <unk>: {}\n", unknown);
   if (every_word_unknown(words, vocab)) fmt::print(stderr, "warning: {}\n", kMeaninglessTranslation);

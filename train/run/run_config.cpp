@@ -37,16 +37,18 @@ models::TranslatorConfig translator_config(const TrainOptions& o, const data::Da
   // sentence must fit).
   if (o.max_source > 0) {
     if (o.max_source < train_layout.max_source)
-      throw std::runtime_error(fmt::format("--max-source {} is shorter than the longest train sentence ({} words): "
-                                           "give at least {}, or 0 for train's longest", o.max_source,
-                                           train_layout.max_source, train_layout.max_source));
+      throw std::runtime_error(
+          fmt::format("--max-source {} is shorter than the longest train sentence ({} words): "
+                      "give at least {}, or 0 for train's longest",
+                      o.max_source, train_layout.max_source, train_layout.max_source));
     config.layout.max_source = o.max_source;
   }
   if (o.max_target > 0) {
     if (o.max_target < train_layout.max_target)
-      throw std::runtime_error(fmt::format("--max-target {} is shorter than the longest train translation ({} "
-                                           "positions with <eos>): give at least {}, or 0 for train's longest",
-                                           o.max_target, train_layout.max_target, train_layout.max_target));
+      throw std::runtime_error(
+          fmt::format("--max-target {} is shorter than the longest train translation ({} "
+                      "positions with <eos>): give at least {}, or 0 for train's longest",
+                      o.max_target, train_layout.max_target, train_layout.max_target));
     config.layout.max_target = o.max_target;
   }
   config.validate();  // e.g. --layers out of range, before anything is written

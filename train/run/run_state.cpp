@@ -37,8 +37,6 @@ namespace fs = std::filesystem;
 
 constexpr const char* kStateFormat = "qkv-train-state-1";
 
-
-
 std::string exact(double v) { return fmt::format("{:a}", v); }  // hex float: round-trips exactly
 
 // A value from a saved state, shown in a message: at most 40 bytes of it.
@@ -52,8 +50,8 @@ double parse_exact(const std::string& text, const std::string& what, double low,
   char* end = nullptr;
   const double v = std::strtod(text.c_str(), &end);
   if (text.empty() || *end != '\0' || exact(v) != text)
-    throw std::runtime_error(fmt::format("training state: '{}' is {}, not a number as qkv writes it (a hex float)",
-                                         what, shown(text)));
+    throw std::runtime_error(
+        fmt::format("training state: '{}' is {}, not a number as qkv writes it (a hex float)", what, shown(text)));
   if (!std::isfinite(v) || v < low || v > high)
     throw std::runtime_error(fmt::format("training state: '{}' is {}, outside [{}, {}]", what, v, low, high));
   return v;
@@ -79,11 +77,16 @@ static nlohmann::json parse_state_json(const std::string& text, int max_depth, s
 // decimal text (JSON numbers are doubles to many readers), a choice or device by name.
 template <class T>
 static nlohmann::ordered_json state_value(const T& value) {
-  if constexpr (std::is_same_v<T, double>) return exact(value);
-  else if constexpr (std::is_same_v<T, uint64_t>) return std::to_string(value);
-  else if constexpr (ChoiceOption<T>) return Choices<T>::name(value);
-  else if constexpr (std::is_same_v<T, Device>) return value.str();
-  else return value;  // a whole number, a flag, text
+  if constexpr (std::is_same_v<T, double>)
+    return exact(value);
+  else if constexpr (std::is_same_v<T, uint64_t>)
+    return std::to_string(value);
+  else if constexpr (ChoiceOption<T>)
+    return Choices<T>::name(value);
+  else if constexpr (std::is_same_v<T, Device>)
+    return value.str();
+  else
+    return value;  // a whole number, a flag, text
 }
 
 std::string options_json(const TrainOptions& o) {
@@ -118,7 +121,8 @@ static void read_state_value(const nlohmann::json& j, const OptionInfo& info, T&
     const std::string text = j.at(key).get<std::string>();
     const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
     if (error != std::errc() || end != text.data() + text.size() || std::to_string(value) != text)
-      throw std::runtime_error(fmt::format("training state: its {} {} is not an integer in [0, 2^64)", key, shown(text)));
+      throw std::runtime_error(
+          fmt::format("training state: its {} {} is not an integer in [0, 2^64)", key, shown(text)));
   } else if constexpr (ChoiceOption<T>) {
     const std::string text = j.at(key).get<std::string>();
     const std::optional<T> choice = parse_choice<T>(text);
@@ -128,9 +132,7 @@ static void read_state_value(const nlohmann::json& j, const OptionInfo& info, T&
     const std::string text = j.at(key).get<std::string>();
     try {
       value = Device::parse(text);
-    } catch (const std::exception&) {
-      throw refused(text);
-    }
+    } catch (const std::exception&) { throw refused(text); }
   } else if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
     value = j.at(key).get<T>();
     const auto low = static_cast<int64_t>(info.bounds.low), high = static_cast<int64_t>(info.bounds.high);
@@ -148,16 +150,19 @@ TrainOptions options_from_json(const std::string& text, const TrainOptions& curr
     if (!j.is_object()) throw std::runtime_error("not a JSON object");
     for_each_option([&](const OptionInfo& info, auto member) {
       if (!info.saved()) return;
-      if (info.kind == OptionKind::LaterSetting && !j.contains(info.key())) o.*member = TrainOptions{}.*member;
-      else read_state_value(j, info, o.*member);
+      if (info.kind == OptionKind::LaterSetting && !j.contains(info.key()))
+        o.*member = TrainOptions{}.*member;
+      else
+        read_state_value(j, info, o.*member);
     });
     const int64_t ranks = j.contains("ranks") ? j.at("ranks").get<int64_t>() : 1;
     const int64_t now = current.data_parallel ? dist::ProcessGroup::world().size() : 1;
     if (ranks != now)
-      throw std::runtime_error(fmt::format(
-          "the run was saved by {} rank{}{} and is resumed with {}; resume it with the same number{}", ranks,
-          ranks == 1 ? "" : "s", ranks == 1 ? " (no --data-parallel)" : "", now,
-          ranks > 1 ? fmt::format(" (mpirun -np {} ... --data-parallel)", ranks) : std::string(" (without --data-parallel)")));
+      throw std::runtime_error(
+          fmt::format("the run was saved by {} rank{}{} and is resumed with {}; resume it with the same number{}",
+                      ranks, ranks == 1 ? "" : "s", ranks == 1 ? " (no --data-parallel)" : "", now,
+                      ranks > 1 ? fmt::format(" (mpirun -np {} ... --data-parallel)", ranks)
+                                : std::string(" (without --data-parallel)")));
   } catch (const std::runtime_error& e) {
     const std::string what = e.what();
     if (what.rfind("the run was saved by", 0) == 0 || what.rfind("training state: ", 0) == 0) throw;
@@ -191,9 +196,9 @@ Tensor tensor_from(const SafeTensor& t, const Tensor& like, const std::string& p
   int64_t bad = 0;
   for (const double v : host.to_vector()) bad += !std::isfinite(v) || (non_negative && v < 0);
   if (bad > 0)
-    throw std::runtime_error(fmt::format("{}: training state tensor '{}' holds {} value{} that no run leaves ({}) among {}",
-                                         path, name, bad, bad == 1 ? "" : "s",
-                                         non_negative ? "NaN, Inf or negative" : "NaN or Inf", host.numel()));
+    throw std::runtime_error(
+        fmt::format("{}: training state tensor '{}' holds {} value{} that no run leaves ({}) among {}", path, name, bad,
+                    bad == 1 ? "" : "s", non_negative ? "NaN, Inf or negative" : "NaN or Inf", host.numel()));
   return like.device() == Device::cpu() ? host : host.to(like.device());
 }
 
@@ -257,9 +262,7 @@ TrainOptions saved_options(const SafeTensorsFile& saved, const std::string& save
     throw std::runtime_error(fmt::format("{}: not a qkv training state", saved_path));
   try {
     return options_from_json(meta_of(saved, "options", saved_path), requested);
-  } catch (const std::runtime_error& e) {
-    throw std::runtime_error(fmt::format("{}: {}", saved_path, e.what()));
-  }
+  } catch (const std::runtime_error& e) { throw std::runtime_error(fmt::format("{}: {}", saved_path, e.what())); }
 }
 
 std::unique_ptr<SafeTensorsFile> open_saved_state(const TrainOptions& requested, TrainOptions& o) {
@@ -289,18 +292,21 @@ std::unique_ptr<SafeTensorsFile> open_saved_state(const TrainOptions& requested,
     o = saved_options(*saved, saved_path, requested);
   } else if (!requested.force) {
     if (folder.has(RunFolder::kState))
-      throw std::runtime_error(fmt::format("{} already holds a run (train_state.safetensors); continue it with qkv train "
-                                           "--resume --out {}, or start over with --force",
-                                           dir, dir));
+      throw std::runtime_error(
+          fmt::format("{} already holds a run (train_state.safetensors); continue it with qkv train "
+                      "--resume --out {}, or start over with --force",
+                      dir, dir));
     if (folder.holds_finished_run())
-      throw std::runtime_error(fmt::format("{} already holds a run (model.safetensors), finished; use --force to start "
-                                           "over in it, or another --out",
-                                           dir));
+      throw std::runtime_error(
+          fmt::format("{} already holds a run (model.safetensors), finished; use --force to start "
+                      "over in it, or another --out",
+                      dir));
     for (const char* name : {RunFolder::kModel, RunFolder::kMetrics})
       if (folder.has(name))
-        throw std::runtime_error(fmt::format("{} already holds a run ({}) without a training state to resume; use "
-                                             "--force to start over in it, or another --out",
-                                             dir, name));
+        throw std::runtime_error(
+            fmt::format("{} already holds a run ({}) without a training state to resume; use "
+                        "--force to start over in it, or another --out",
+                        dir, name));
   }
   return saved;
 }
@@ -310,15 +316,15 @@ std::unique_ptr<SafeTensorsFile> open_saved_state(const TrainOptions& requested,
 void check_saved_config(const SafeTensorsFile& saved, const std::string& saved_path,
                         const models::TranslatorConfig& config, const std::string& data_dir) {
   if (meta_of(saved, "config", saved_path) != config.to_json())
-    throw std::runtime_error(fmt::format("{}: the saved run's model does not match {} (was the dataset changed?)",
-                                         saved_path, data_dir));
+    throw std::runtime_error(
+        fmt::format("{}: the saved run's model does not match {} (was the dataset changed?)", saved_path, data_dir));
 }
 
 // The metadata a state holds, every one of them (the checksum is the safetensors layer's).
 static const std::set<std::string> kStateFields = {
-    "format",     "options",     "config",      "epoch",        "position",  "step",
-    "best_epoch", "best_exact",  "best_loss",   "loss_count",   "tokens_seen", "train_seconds",
-    "epoch_rng",  "dropout_rng", "metrics_csv", "history",      "adam_step"};
+    "format",     "options",     "config",      "epoch",      "position",    "step",
+    "best_epoch", "best_exact",  "best_loss",   "loss_count", "tokens_seen", "train_seconds",
+    "epoch_rng",  "dropout_rng", "metrics_csv", "history",    "adam_step"};
 // Fields a state may lack (written by an older qkv): steps.csv then starts afresh.
 static const std::set<std::string> kOptionalStateFields = {"steps_csv"};
 
@@ -330,7 +336,8 @@ static void restore_generator(Generator& gen, const std::string& text, const cha
     throw std::runtime_error(fmt::format("training state: '{}' is not a random generator's state", what));
   }
   if (gen.state() != text)
-    throw std::runtime_error(fmt::format("training state: '{}' is not a random generator's state as qkv writes it", what));
+    throw std::runtime_error(
+        fmt::format("training state: '{}' is not a random generator's state as qkv writes it", what));
 }
 
 // The state's history: one [epoch, train loss, valid loss, seconds] per finished epoch, agreeing
@@ -351,23 +358,23 @@ static void validate_history(const std::string& text, const TrainOptions& o, Run
     const int64_t epoch = static_cast<int64_t>(r.history.size()) + 1;
     if (!e.is_array() || e.size() != 4 || !e[0].is_number_integer() || e[0].get<int64_t>() != epoch ||
         !e[1].is_string() || !e[2].is_string() || !e[3].is_string())
-      throw std::runtime_error(fmt::format("training state: 'history' entry {} is not [{}, train loss, valid loss, "
-                                           "seconds] with the numbers as hex-float strings",
-                                           epoch, epoch));
+      throw std::runtime_error(
+          fmt::format("training state: 'history' entry {} is not [{}, train loss, valid loss, "
+                      "seconds] with the numbers as hex-float strings",
+                      epoch, epoch));
     EpochRecord rec;
     rec.epoch = epoch;
     const double most = std::numeric_limits<double>::max();
     rec.train_loss = parse_exact(e[1].get<std::string>(), fmt::format("history[{}] train loss", epoch), 0, most);
     rec.valid.loss = parse_exact(e[2].get<std::string>(), fmt::format("history[{}] valid loss", epoch), 0, most);
-    rec.seconds = parse_exact(e[3].get<std::string>(), fmt::format("history[{}] seconds", epoch), last_seconds,
-                              r.train_seconds);
+    rec.seconds =
+        parse_exact(e[3].get<std::string>(), fmt::format("history[{}] seconds", epoch), last_seconds, r.train_seconds);
     last_seconds = rec.seconds;
     r.history.push_back(rec);
   }
   if (r.best_epoch > 0 && r.best_loss != r.history[r.best_epoch - 1].valid.loss)
     throw std::runtime_error(fmt::format("training state: best_loss {} is not the valid loss of its best epoch {} ({})",
                                          r.best_loss, r.best_epoch, r.history[r.best_epoch - 1].valid.loss));
-
 }
 
 // metrics.csv so far (already in r.csv): the header and one line per finished epoch, the best
@@ -380,23 +387,27 @@ static void validate_metrics_csv(RunState& r) {
     lines.push_back(r.csv.substr(begin, end - begin));
     begin = end + 1;
   }
-  bool csv_ok = lines.empty() ? r.history.empty() : lines[0] + "\n" == kMetricsCsvHeader && lines.size() == r.history.size() + 1;
+  bool csv_ok =
+      lines.empty() ? r.history.empty() : lines[0] + "\n" == kMetricsCsvHeader && lines.size() == r.history.size() + 1;
   for (size_t i = 1; csv_ok && i < lines.size(); ++i)
     csv_ok = lines[i].size() < 200 && lines[i].rfind(std::to_string(i) + ",", 0) == 0;
   if (!csv_ok)
-    throw std::runtime_error(fmt::format("training state: 'metrics_csv' is not the header and one line for each of "
-                                         "the {} finished epoch{}",
-                                         r.history.size(), r.history.size() == 1 ? "" : "s"));
+    throw std::runtime_error(
+        fmt::format("training state: 'metrics_csv' is not the header and one line for each of "
+                    "the {} finished epoch{}",
+                    r.history.size(), r.history.size() == 1 ? "" : "s"));
   // the best epoch's exact match, as its metrics.csv line gives it (the fifth column, 6 decimals)
   if (r.best_epoch > 0) {
     const std::string& best_line = lines[static_cast<size_t>(r.best_epoch)];
     size_t column = 0;
     for (int comma = 0; comma < 4 && column != std::string::npos; ++comma) column = best_line.find(',', column + 1);
-    const std::string written = column == std::string::npos ? "" : best_line.substr(column + 1, best_line.find(',', column + 1) - column - 1);
+    const std::string written =
+        column == std::string::npos ? "" : best_line.substr(column + 1, best_line.find(',', column + 1) - column - 1);
     if (written != fmt::format("{:.6f}", r.best_exact))
-      throw std::runtime_error(fmt::format("training state: best_exact {} is not the valid exact match of its best epoch "
-                                           "{} in metrics_csv ({})",
-                                           r.best_exact, r.best_epoch, shown(written)));
+      throw std::runtime_error(
+          fmt::format("training state: best_exact {} is not the valid exact match of its best epoch "
+                      "{} in metrics_csv ({})",
+                      r.best_exact, r.best_epoch, shown(written)));
   }
 }
 
@@ -405,9 +416,7 @@ static void validate_metrics_csv(RunState& r) {
 static void validate_steps_csv(const RunState& r, int64_t total_steps) {
   const std::string& text = r.steps_csv;
   const std::string header = kStepsCsvHeader;
-  const auto bad = [](const std::string& why) {
-    return std::runtime_error("training state: 'steps_csv' " + why);
-  };
+  const auto bad = [](const std::string& why) { return std::runtime_error("training state: 'steps_csv' " + why); };
   if (text.empty()) return;
   if (text.compare(0, header.size(), header) != 0) throw bad("does not start with steps.csv's header");
   const int64_t every = steps_logged_every(total_steps);
@@ -433,8 +442,8 @@ static void validate_steps_csv(const RunState& r, int64_t total_steps) {
 
 // The metadata of a saved state as a RunState, each field checked for type, range and agreement
 // with the others and with the run (o, ds, config), before anything is sized or copied from it.
-static RunState validated_fields(const SafeTensorsFile& file, const TrainOptions& o,
-                                 const data::Dataset& ds, const models::TranslatorConfig& config, int64_t& adam_step) {
+static RunState validated_fields(const SafeTensorsFile& file, const TrainOptions& o, const data::Dataset& ds,
+                                 const models::TranslatorConfig& config, int64_t& adam_step) {
   const auto meta = [&](const char* key) -> const std::string& {
     const auto it = file.metadata.find(key);
     if (it == file.metadata.end()) throw std::runtime_error(fmt::format("training state has no '{}'", key));
@@ -453,9 +462,10 @@ static RunState validated_fields(const SafeTensorsFile& file, const TrainOptions
   const int64_t expected_step = (r.epoch - 1) * steps_per_epoch + steps_in_epoch;
   r.step = parse_integer(meta("step"), "step", 0, steps_per_epoch * o.epochs);
   if (r.step != expected_step)
-    throw std::runtime_error(fmt::format("training state: step {} does not follow from epoch {} and position {} "
-                                         "(batches of {}: step {} does)",
-                                         r.step, r.epoch, r.position, o.batch, expected_step));
+    throw std::runtime_error(
+        fmt::format("training state: step {} does not follow from epoch {} and position {} "
+                    "(batches of {}: step {} does)",
+                    r.step, r.epoch, r.position, o.batch, expected_step));
   r.loss_count = parse_integer(meta("loss_count"), "loss_count", steps_in_epoch, steps_in_epoch);
   adam_step = parse_integer(meta("adam_step"), "adam_step", r.step, r.step);  // AdamW steps once a step
   // Every step sees at least one target token (<eos>) and at most batch * max_target.
@@ -466,7 +476,8 @@ static RunState validated_fields(const SafeTensorsFile& file, const TrainOptions
   r.train_seconds = parse_exact(meta("train_seconds"), "train_seconds", 0, 1e12);
   r.best_epoch = parse_integer(meta("best_epoch"), "best_epoch", r.epoch > 1 ? 1 : 0, r.epoch - 1);
   r.best_exact = parse_exact(meta("best_exact"), "best_exact", r.best_epoch > 0 ? 0 : -1, r.best_epoch > 0 ? 1 : -1);
-  r.best_loss = parse_exact(meta("best_loss"), "best_loss", 0, r.best_epoch > 0 ? std::numeric_limits<double>::max() : 0);
+  r.best_loss =
+      parse_exact(meta("best_loss"), "best_loss", 0, r.best_epoch > 0 ? std::numeric_limits<double>::max() : 0);
 
   validate_history(meta("history"), o, r);
   r.csv = meta("metrics_csv");
@@ -499,15 +510,14 @@ void restore_state(const SafeTensorsFile& saved_file, const std::string& saved_p
     r = validated_fields(*saved, o, ds, config, adam_step);
     restore_generator(gen, r.epoch_rng, "epoch_rng");
     restore_generator(model.dropout_generator(), r.dropout_rng, "dropout_rng");
-  } catch (const std::runtime_error& e) {
-    throw std::runtime_error(fmt::format("{}: {}", saved_path, e.what()));
-  }
+  } catch (const std::runtime_error& e) { throw std::runtime_error(fmt::format("{}: {}", saved_path, e.what())); }
   // The model's best epoch is in model.safetensors, or, at the end of that very epoch, in the
   // state's weights (write_finished_epoch_outputs writes it).
   if (r.best_epoch > 0 && !(r.position == 0 && r.best_epoch == r.epoch - 1) && !run.folder.has(RunFolder::kModel))
-    throw std::runtime_error(fmt::format("{}: the saved run's best model (epoch {}) should be in {}, which is missing; "
-                                         "start over with --force",
-                                         saved_path, r.best_epoch, run.folder.model_path()));
+    throw std::runtime_error(
+        fmt::format("{}: the saved run's best model (epoch {}) should be in {}, which is missing; "
+                    "start over with --force",
+                    saved_path, r.best_epoch, run.folder.model_path()));
 
   // Exactly the tensors a run saves at this point: every parameter, both AdamW moments of every
   // trained one (AdamW makes them, zero, before its first step), and the epoch's loss sum once it
@@ -523,8 +533,8 @@ void restore_state(const SafeTensorsFile& saved_file, const std::string& saved_p
   if (r.loss_count > 0) expected.insert("loss_sum");
   for (const auto& [name, tensor] : saved->tensors)
     if (!expected.count(name))
-      throw std::runtime_error(fmt::format("{}: training state has a tensor that no run at step {} saves: {}", saved_path,
-                                           r.step, shown(name)));
+      throw std::runtime_error(fmt::format("{}: training state has a tensor that no run at step {} saves: {}",
+                                           saved_path, r.step, shown(name)));
   for (const std::string& name : expected)
     if (!saved->tensors.count(name))
       throw std::runtime_error(fmt::format("{}: training state lacks tensor '{}'", saved_path, name));
@@ -536,8 +546,8 @@ void restore_state(const SafeTensorsFile& saved_file, const std::string& saved_p
     v[i] = tensor_from(saved->tensors.at("exp_avg_sq." + name), trained[i], saved_path, "exp_avg_sq." + name, true);
   }
   if (r.loss_count > 0)
-    r.loss_sum = tensor_from(saved->tensors.at("loss_sum"), Tensor::zeros({}, trained.front().dtype(), device), saved_path,
-                             "loss_sum", true);
+    r.loss_sum = tensor_from(saved->tensors.at("loss_sum"), Tensor::zeros({}, trained.front().dtype(), device),
+                             saved_path, "loss_sum", true);
   for (const auto& [name, param] : names) {
     Tensor target = param;
     NoGradGuard no_grad;
@@ -553,23 +563,24 @@ void restore_state(const SafeTensorsFile& saved_file, const std::string& saved_p
 void write_finished_epoch_outputs(const TrainingRun& run) {
   const RunState& st = run.st;
   if (st.position != 0 || st.epoch == 1) return;  // not saved at the end of an epoch
-  run.folder.write_epoch_outputs(st.best_epoch == st.epoch - 1, run.model, run.english, run.hindi, st.csv, st.steps_csv);
+  run.folder.write_epoch_outputs(st.best_epoch == st.epoch - 1, run.model, run.english, run.hindi, st.csv,
+                                 st.steps_csv);
 }
 
 void rethrow_noting_full_disk(const RunState& st, const std::string& dir) {
   try {
     throw;
-  } catch (const Interrupted&) {
-    throw;
-  } catch (const std::runtime_error& e) {
+  } catch (const Interrupted&) { throw; } catch (const std::runtime_error& e) {
     const std::string what = e.what();
     if (what.find(std::strerror(ENOSPC)) == std::string::npos) throw;
     if (st.saved_step >= 0 && RunFolder(dir).has(RunFolder::kState))
-      throw std::runtime_error(fmt::format("{} (the disk is full; the run is saved at step {}: free space and continue it "
-                                           "with qkv train --resume --out {})",
-                                           what, st.saved_step, dir));
-    throw std::runtime_error(what + " (the disk is full before the run's first save, and nothing of the run is kept: free "
-                                    "space and start it again)");
+      throw std::runtime_error(
+          fmt::format("{} (the disk is full; the run is saved at step {}: free space and continue it "
+                      "with qkv train --resume --out {})",
+                      what, st.saved_step, dir));
+    throw std::runtime_error(what +
+                             " (the disk is full before the run's first save, and nothing of the run is kept: free "
+                             "space and start it again)");
   }
 }
 

@@ -65,5 +65,4 @@ void write_finished_epoch_outputs(const TrainingRun& run);
 // the run: "the run is saved at step N: ... qkv train --resume --out DIR", or that nothing is.
 [[noreturn]] void rethrow_noting_full_disk(const RunState& st, const std::string& dir);
 
-
 }  // namespace qkv::app

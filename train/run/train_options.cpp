@@ -9,8 +9,10 @@
 namespace qkv::app {
 
 std::string bounds_text(const Bounds& b, bool whole) {
-  if (whole) return fmt::format("a whole number from {} to {}", static_cast<int64_t>(b.low), static_cast<int64_t>(b.high));
-  if (b.high == std::numeric_limits<double>::infinity()) return fmt::format("{} {}", b.low_excluded ? ">" : ">=", b.low);
+  if (whole)
+    return fmt::format("a whole number from {} to {}", static_cast<int64_t>(b.low), static_cast<int64_t>(b.high));
+  if (b.high == std::numeric_limits<double>::infinity())
+    return fmt::format("{} {}", b.low_excluded ? ">" : ">=", b.low);
   return fmt::format("from {} to {}", b.low, b.high);
 }
 

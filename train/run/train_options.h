@@ -42,65 +42,67 @@ constexpr Bounds at_least(double low) { return {low, std::numeric_limits<double>
 // without its dashes, '-' read as '_' (--d-model: d_model). A choice option's type is an enum with
 // a Choices entry below; its spellings are the same on the command line and in a state. Settings
 // come first, in the order of a state's JSON; --help lists the options in this order.
-#define QKV_TRAIN_OPTIONS(X)                                                                                        \
-  X(std::string, data_dir, "data/idioms", "--data", Setting, unbounded(), "dataset directory with train/valid/test.tsv") \
+#define QKV_TRAIN_OPTIONS(X)                                                                                          \
+  X(std::string, data_dir, "data/idioms", "--data", Setting, unbounded(),                                             \
+    "dataset directory with train/valid/test.tsv")                                                                    \
   X(models::AttentionMode, attention, models::AttentionMode::Learned, "--attention", Setting, unbounded(),            \
-    "learned | static | none")                                                                                     \
-  /* The architecture's defaults are TranslatorConfig's (chosen by measurement: RESULTS.md). */                    \
-  X(int64_t, layers, models::TranslatorConfig{}.layers, "--layers", Setting,                                        \
-    from_to(1, models::TranslatorConfig::kMaxLayers), "stacked attention + feed-forward layers")                   \
-  X(int64_t, d_model, models::TranslatorConfig{}.d_model, "--d-model", Setting,                                     \
-    from_to(1, models::TranslatorConfig::kMaxWidth), "model width D")                                              \
-  X(int64_t, d_k, models::TranslatorConfig{}.d_k, "--d-k", Setting, from_to(1, models::TranslatorConfig::kMaxWidth), \
-    "head width H")                                                                                                \
-  X(int64_t, d_ff, models::TranslatorConfig{}.d_ff, "--d-ff", Setting,                                              \
-    from_to(1, models::TranslatorConfig::kMaxFeedForward), "feed-forward width F")                                 \
-  X(models::Activation, activation, models::TranslatorConfig{}.activation, "--activation", Setting, unbounded(),    \
-    "feed-forward activation: relu | gelu")                                                                        \
-  X(int64_t, epochs, 3, "--epochs", Setting, from_to(1, 100000), "training epochs")                                 \
-  X(int64_t, batch, 64, "--batch", Setting, from_to(1, 100000), "sentences per batch")                              \
-  X(double, lr, 5e-3, "--lr", Setting, above(0), "AdamW learning rate")                                             \
-  X(double, weight_decay, 0.01, "--weight-decay", Setting, at_least(0), "AdamW weight decay")                       \
+    "learned | static | none")                                                                                        \
+  /* The architecture's defaults are TranslatorConfig's (chosen by measurement: RESULTS.md). */                       \
+  X(int64_t, layers, models::TranslatorConfig{}.layers, "--layers", Setting,                                          \
+    from_to(1, models::TranslatorConfig::kMaxLayers), "stacked attention + feed-forward layers")                      \
+  X(int64_t, d_model, models::TranslatorConfig{}.d_model, "--d-model", Setting,                                       \
+    from_to(1, models::TranslatorConfig::kMaxWidth), "model width D")                                                 \
+  X(int64_t, d_k, models::TranslatorConfig{}.d_k, "--d-k", Setting, from_to(1, models::TranslatorConfig::kMaxWidth),  \
+    "head width H")                                                                                                   \
+  X(int64_t, d_ff, models::TranslatorConfig{}.d_ff, "--d-ff", Setting,                                                \
+    from_to(1, models::TranslatorConfig::kMaxFeedForward), "feed-forward width F")                                    \
+  X(models::Activation, activation, models::TranslatorConfig{}.activation, "--activation", Setting, unbounded(),      \
+    "feed-forward activation: relu | gelu")                                                                           \
+  X(int64_t, epochs, 3, "--epochs", Setting, from_to(1, 100000), "training epochs")                                   \
+  X(int64_t, batch, 64, "--batch", Setting, from_to(1, 100000), "sentences per batch")                                \
+  X(double, lr, 5e-3, "--lr", Setting, above(0), "AdamW learning rate")                                               \
+  X(double, weight_decay, 0.01, "--weight-decay", Setting, at_least(0), "AdamW weight decay")                         \
   X(double, clip, 1.0, "--clip", Setting, above(0), "largest joint gradient norm (larger gradients are scaled down)") \
-  X(double, dropout, 0.0, "--dropout", Setting, from_to(0, 0.95), "dropout probability while training")             \
-  X(uint64_t, seed, 1, "--seed", Setting, unbounded(), "random seed (same seed, same checkpoint)")                  \
-  /* cosine: a linear warm-up over one epoch or a tenth of the run, whichever is shorter, then cosine decay to */  \
-  /* 10% (optim::scheduled_learning_rate and default_warmup_steps, framework/optim.cpp) | constant */              \
-  X(optim::Schedule, schedule, optim::Schedule::Cosine, "--schedule", Setting, unbounded(),                         \
-    "learning-rate schedule: cosine | constant")                                                                   \
-  X(Device, device, Device::cpu(), "--device", Setting, unbounded(), "cpu | cuda | cuda:N")                          \
-  X(bool, freeze_embeddings, false, "--freeze-embeddings", Setting, unbounded(),                                    \
-    "keep token embeddings at their random start (the tutorial's static embeddings)")                                  \
-  /* the data-parallel exactness test trains in float64 */                                                         \
-  X(DType, dtype, DType::F32, "--dtype", LaterSetting, unbounded(), "float32 | float64 (parameters and arithmetic)") \
-  X(models::Positions, positions, models::TranslatorConfig{}.positions, "--positions", LaterSetting, unbounded(),    \
-    "where word order enters: absolute (a learned embedding) | rotary (RoPE on queries and keys; reads longer "     \
-    "sentences) | absolute+rotary | alibi (a bias of -1/8 per word of distance on every score; reads longer "      \
-    "sentences)")                                                                                                  \
-  /* 0: the longest train sentence; a longer valid or test sentence is then skipped (absolute) or read (rotary) */ \
-  X(int64_t, max_source, 0, "--max-source", LaterSetting, from_to(0, data::kMaxSentenceWords),                      \
-    "English positions of the model's layout (0 = train's longest sentence)")                                      \
-  X(int64_t, max_target, 0, "--max-target", LaterSetting, from_to(0, data::kMaxSentenceWords + 1),                  \
-    "Hindi positions of the model's layout, with <eos> (0 = train's longest sentence + 1)")                        \
-  X(double, label_smoothing, 0.0, "--label-smoothing", LaterSetting, from_to(0, 1),                                \
-    "label smoothing of the training loss, as PyTorch's CrossEntropyLoss (validation reports the plain loss)")     \
-  /* 0: keep the count set before (apply_threads: QKV_THREADS, else one per core) */                               \
-  X(int, threads, 0, "--threads", Run, from_to(0, 256),                                                             \
-    "CPU threads for gemm and the loops (0 = QKV_THREADS when set, else one per core; results are the same for "   \
-    "any count)")                                                                                                  \
-  X(std::string, out_dir, "runs/learned", "--out", Run, unbounded(), "output directory")                            \
-  /* An --out that already holds a run is refused unless the run is resumed or force is set. */                    \
-  X(bool, resume, false, "--resume", Run, unbounded(),                                                              \
-    "continue the interrupted run saved in --out (its settings come from the saved state)")                        \
-  X(bool, force, false, "--force", Run, unbounded(), "start over in an --out that already holds a run")             \
-  /* Every rank trains the same model on its slice of each global batch; the gradients are summed with one */      \
-  /* all-reduce per step; rank 0 alone writes files. */                                                            \
-  X(bool, data_parallel, false, "--data-parallel", Run, unbounded(),                                                \
-    "data-parallel over the processes mpirun started: each rank takes a slice of every batch, gradients are "      \
-    "summed with one all-reduce per step, rank 0 writes the files")                                                \
-  X(std::string, step_losses, "", "--step-losses", Testing, unbounded(), "testing: write each step's loss to this file") \
-  X(int64_t, stop_after_steps, 0, "--stop-after-steps", Testing, from_to(0, double(int64_t{1} << 40)),              \
-    "testing: stop as if interrupted after this many steps, saving the state")                                     \
+  X(double, dropout, 0.0, "--dropout", Setting, from_to(0, 0.95), "dropout probability while training")               \
+  X(uint64_t, seed, 1, "--seed", Setting, unbounded(), "random seed (same seed, same checkpoint)")                    \
+  /* cosine: a linear warm-up over one epoch or a tenth of the run, whichever is shorter, then cosine decay to */     \
+  /* 10% (optim::scheduled_learning_rate and default_warmup_steps, framework/optim.cpp) | constant */                 \
+  X(optim::Schedule, schedule, optim::Schedule::Cosine, "--schedule", Setting, unbounded(),                           \
+    "learning-rate schedule: cosine | constant")                                                                      \
+  X(Device, device, Device::cpu(), "--device", Setting, unbounded(), "cpu | cuda | cuda:N")                           \
+  X(bool, freeze_embeddings, false, "--freeze-embeddings", Setting, unbounded(),                                      \
+    "keep token embeddings at their random start (the tutorial's static embeddings)")                                 \
+  /* the data-parallel exactness test trains in float64 */                                                            \
+  X(DType, dtype, DType::F32, "--dtype", LaterSetting, unbounded(), "float32 | float64 (parameters and arithmetic)")  \
+  X(models::Positions, positions, models::TranslatorConfig{}.positions, "--positions", LaterSetting, unbounded(),     \
+    "where word order enters: absolute (a learned embedding) | rotary (RoPE on queries and keys; reads longer "       \
+    "sentences) | absolute+rotary | alibi (a bias of -1/8 per word of distance on every score; reads longer "         \
+    "sentences)")                                                                                                     \
+  /* 0: the longest train sentence; a longer valid or test sentence is then skipped (absolute) or read (rotary) */    \
+  X(int64_t, max_source, 0, "--max-source", LaterSetting, from_to(0, data::kMaxSentenceWords),                        \
+    "English positions of the model's layout (0 = train's longest sentence)")                                         \
+  X(int64_t, max_target, 0, "--max-target", LaterSetting, from_to(0, data::kMaxSentenceWords + 1),                    \
+    "Hindi positions of the model's layout, with <eos> (0 = train's longest sentence + 1)")                           \
+  X(double, label_smoothing, 0.0, "--label-smoothing", LaterSetting, from_to(0, 1),                                   \
+    "label smoothing of the training loss, as PyTorch's CrossEntropyLoss (validation reports the plain loss)")        \
+  /* 0: keep the count set before (apply_threads: QKV_THREADS, else one per core) */                                  \
+  X(int, threads, 0, "--threads", Run, from_to(0, 256),                                                               \
+    "CPU threads for gemm and the loops (0 = QKV_THREADS when set, else one per core; results are the same for "      \
+    "any count)")                                                                                                     \
+  X(std::string, out_dir, "runs/learned", "--out", Run, unbounded(), "output directory")                              \
+  /* An --out that already holds a run is refused unless the run is resumed or force is set. */                       \
+  X(bool, resume, false, "--resume", Run, unbounded(),                                                                \
+    "continue the interrupted run saved in --out (its settings come from the saved state)")                           \
+  X(bool, force, false, "--force", Run, unbounded(), "start over in an --out that already holds a run")               \
+  /* Every rank trains the same model on its slice of each global batch; the gradients are summed with one */         \
+  /* all-reduce per step; rank 0 alone writes files. */                                                               \
+  X(bool, data_parallel, false, "--data-parallel", Run, unbounded(),                                                  \
+    "data-parallel over the processes mpirun started: each rank takes a slice of every batch, gradients are "         \
+    "summed with one all-reduce per step, rank 0 writes the files")                                                   \
+  X(std::string, step_losses, "", "--step-losses", Testing, unbounded(),                                              \
+    "testing: write each step's loss to this file")                                                                   \
+  X(int64_t, stop_after_steps, 0, "--stop-after-steps", Testing, from_to(0, double(int64_t{1} << 40)),                \
+    "testing: stop as if interrupted after this many steps, saving the state")                                        \
   X(bool, quiet, false, "", Internal, unbounded(), "no per-step progress (used by demo)")
 
 struct TrainOptions {
@@ -167,7 +169,9 @@ struct Choices<DType> {
 };
 
 template <class T>
-concept ChoiceOption = requires { Choices<T>::values; };
+concept ChoiceOption = requires {
+  Choices<T>::values;
+};
 
 template <ChoiceOption E>
 std::vector<std::string> choice_names() {

@@ -110,7 +110,8 @@ EvalResult evaluate(models::Translator& model, const std::vector<data::SentenceP
     const std::vector<int64_t> predicted = max_with_indices(logits, -1).indices.to_ids();
     // A target word the vocabulary lacks became <unk>; predicting <unk> does not produce it.
     for (size_t i = 0; i < targets.size(); ++i)
-      if (targets[i] != data::Vocab::PAD && targets[i] != data::Vocab::UNK && predicted[i] == targets[i]) ++correct_tokens;
+      if (targets[i] != data::Vocab::PAD && targets[i] != data::Vocab::UNK && predicted[i] == targets[i])
+        ++correct_tokens;
     r.tokens += counted;
     // greedy exact match
     std::vector<std::vector<std::string>> sources;
@@ -129,10 +130,12 @@ EvalResult evaluate(models::Translator& model, const std::vector<data::SentenceP
 }
 
 std::string skipped_note(const std::string& split, int64_t skipped, const models::TranslatorConfig& config) {
-  return fmt::format("{}: {} sentence{} longer than the model's {} source and {} target positions skipped (its {} "
-                     "positions cannot read past them; train with --positions rotary or alibi, or a larger --max-source and "
-                     "--max-target)", split, skipped, skipped == 1 ? "" : "s", config.layout.max_source,
-                     config.layout.max_target, models::positions_name(config.positions));
+  return fmt::format(
+      "{}: {} sentence{} longer than the model's {} source and {} target positions skipped (its {} "
+      "positions cannot read past them; train with --positions rotary or alibi, or a larger --max-source and "
+      "--max-target)",
+      split, skipped, skipped == 1 ? "" : "s", config.layout.max_source, config.layout.max_target,
+      models::positions_name(config.positions));
 }
 
 static std::string format_eta(double seconds) {
@@ -208,10 +211,10 @@ static EvalResult evaluate_across_ranks(dist::ProcessGroup& group, models::Trans
   const size_t n = pairs.size(), r = static_cast<size_t>(group.rank()), N = static_cast<size_t>(group.size());
   const std::vector<data::SentencePair> mine(pairs.begin() + n * r / N, pairs.begin() + n * (r + 1) / N);
   const EvalResult local = evaluate(model, mine, english, hindi);
-  Tensor sums = Tensor::from_vector({local.loss * local.tokens, local.token_accuracy * local.tokens,
-                                     local.exact_match * local.sentences, static_cast<double>(local.sentences),
-                                     static_cast<double>(local.tokens), static_cast<double>(local.skipped)},
-                                    {6}, DType::F64);
+  Tensor sums = Tensor::from_vector(
+      {local.loss * local.tokens, local.token_accuracy * local.tokens, local.exact_match * local.sentences,
+       static_cast<double>(local.sentences), static_cast<double>(local.tokens), static_cast<double>(local.skipped)},
+      {6}, DType::F64);
   group.all_reduce_sum(sums);
   const std::vector<double> s = sums.to_vector();
   EvalResult all;
@@ -269,17 +272,19 @@ static void check_ranks_agree(dist::ProcessGroup& group, const TrainOptions& o, 
       if (other["options"][key] != value) {
         std::string flag = "--" + key;
         std::replace(flag.begin(), flag.end(), '_', '-');
-        throw std::runtime_error(fmt::format("data-parallel: rank {} was started with {} {}, rank 0 with {} {}; every "
-                                             "rank needs the same flags",
-                                             r, flag, shown(other["options"][key]), flag, shown(value)));
+        throw std::runtime_error(
+            fmt::format("data-parallel: rank {} was started with {} {}, rank 0 with {} {}; every "
+                        "rank needs the same flags",
+                        r, flag, shown(other["options"][key]), flag, shown(value)));
       }
     if (other["dataset"] != first["dataset"])
       throw std::runtime_error(fmt::format("data-parallel: rank {}'s dataset ({}) differs from rank 0's ({})", r,
                                            other["dataset"].get<std::string>(), first["dataset"].get<std::string>()));
     if (other["config"] != first["config"])
-      throw std::runtime_error(fmt::format("data-parallel: rank {}'s model config or vocabulary ({}) differs from rank "
-                                           "0's ({})",
-                                           r, other["config"].get<std::string>(), first["config"].get<std::string>()));
+      throw std::runtime_error(
+          fmt::format("data-parallel: rank {}'s model config or vocabulary ({}) differs from rank "
+                      "0's ({})",
+                      r, other["config"].get<std::string>(), first["config"].get<std::string>()));
   }
 }
 
@@ -292,7 +297,7 @@ struct TrainingProgress {
   // After each step: the step's loss (on the device; reading it back costs a synchronisation) and
   // the training seconds so far. The step count and tokens seen are in the run's state.
   std::function<void(int64_t epoch, const Tensor& loss, double train_seconds)> step;
-  std::function<void(int64_t epoch)> validating;                           // before an epoch's validation
+  std::function<void(int64_t epoch)> validating;                          // before an epoch's validation
   std::function<void(const EpochRecord& record, bool saved_best)> epoch;  // after its validation
   std::function<void(const TrainResult& result)> finish;                  // rank 0, after the last epoch
 };
@@ -304,7 +309,8 @@ static TrainResult run_training(TrainingRun& run, const TrainingProgress& progre
 
 // --resume of a run that stopped after its last file: its model, metrics and plot are all there.
 static TrainResult completed_run(const TrainOptions& o) {
-  if (!o.quiet) fmt::print("{}: the run is complete (its model, metrics and plot are there); nothing to resume\n", o.out_dir);
+  if (!o.quiet)
+    fmt::print("{}: the run is complete (its model, metrics and plot are there); nothing to resume\n", o.out_dir);
   TrainResult done;
   done.checkpoint = RunFolder(o.out_dir).model_path();
   return done;
@@ -336,7 +342,8 @@ TrainResult train_translator(const TrainOptions& requested) {
   const data::Vocab english = data::Vocab::build(en_sentences), hindi = data::Vocab::build(hi_sentences);
   const models::TranslatorConfig config = translator_config(o, ds, english, hindi);
   if (saved) check_saved_config(*saved, saved_path, config, o.data_dir);  // before a model is sized from it
-  models::check_training_fits(config, static_cast<int>(dtype_size(o.dtype)), o.resume ? saved_path : std::string("qkv train"));
+  models::check_training_fits(config, static_cast<int>(dtype_size(o.dtype)),
+                              o.resume ? saved_path : std::string("qkv train"));
   Generator gen(o.seed);
   models::Translator model(config, gen);
   if (o.dtype != DType::F32) model.to(o.dtype);
@@ -350,7 +357,8 @@ TrainResult train_translator(const TrainOptions& requested) {
   optim::AdamW optimizer(trained, {.lr = o.lr, .weight_decay = o.weight_decay});
 
   RunState st;
-  TrainingRun run{o, ds, english, hindi, config, device, model, trained, optimizer, gen, st, group, RunFolder(o.out_dir)};
+  TrainingRun run{
+      o, ds, english, hindi, config, device, model, trained, optimizer, gen, st, group, RunFolder(o.out_dir)};
   if (saved) {  // everything the interrupted run had, checked against this dataset and model
     restore_state(*saved, saved_path, run);
     saved.reset();
@@ -361,7 +369,8 @@ TrainResult train_translator(const TrainOptions& requested) {
   const bool created_out = !fs::exists(o.out_dir);
   fs::create_directories(o.out_dir);
   run.folder.remove_stale_temp_files();
-  if (o.force && !o.resume) run.folder.remove_run_files();  // start over: nothing of the old run may be mistaken for this one
+  if (o.force && !o.resume)
+    run.folder.remove_run_files();  // start over: nothing of the old run may be mistaken for this one
   try {
     if (o.resume) {
       write_finished_epoch_outputs(run);  // a run killed at an epoch's end
@@ -392,13 +401,15 @@ static TrainingProgress console_progress(const TrainingRun& run) {
   p.start = [&run, total](int64_t total_steps) {
     const TrainOptions& o = run.o;
     *total = total_steps;
-    const std::string ranks = run.group ? fmt::format(" on {} data-parallel rank{}", run.group->size(),
-                                                      run.group->size() == 1 ? "" : "s")
-                                        : "";
-    fmt::print("training {} attention, {} layer{}{}: {} train / {} valid pairs, {} parameters ({} in attention), {} steps\n",
-               models::attention_mode_name(o.attention), o.layers, o.layers == 1 ? "" : "s", ranks, run.ds.train.size(), run.ds.valid.size(),
-               run.model.parameter_count(), run.model.attention_parameter_count(), total_steps);
-    if (o.resume) fmt::print("resuming {} at epoch {}, step {} of {}\n", o.out_dir, run.st.epoch, run.st.step, total_steps);
+    const std::string ranks =
+        run.group ? fmt::format(" on {} data-parallel rank{}", run.group->size(), run.group->size() == 1 ? "" : "s")
+                  : "";
+    fmt::print(
+        "training {} attention, {} layer{}{}: {} train / {} valid pairs, {} parameters ({} in attention), {} steps\n",
+        models::attention_mode_name(o.attention), o.layers, o.layers == 1 ? "" : "s", ranks, run.ds.train.size(),
+        run.ds.valid.size(), run.model.parameter_count(), run.model.attention_parameter_count(), total_steps);
+    if (o.resume)
+      fmt::print("resuming {} at epoch {}, step {} of {}\n", o.out_dir, run.st.epoch, run.st.step, total_steps);
     for (const auto& name : run.ds.available()) {
       if (name == "train") continue;
       const int64_t past = sentences_past_layout(run.model, run.ds.split(name));
@@ -425,10 +436,12 @@ static TrainingProgress console_progress(const TrainingRun& run) {
     const RunState& st = run.st;
     if (live) fmt::print("\r\033[K");
     const double eta = st.train_seconds / std::max<int64_t>(st.step, 1) * (*total - st.step);
-    fmt::print("epoch {:>3}/{}  train loss {:.4f}  valid loss {:.4f}  token acc {:5.1f}%  exact {:5.1f}%  {:>7.0f} tok/s  ETA {}{}\n",
-               rec.epoch, run.o.epochs, rec.train_loss, rec.valid.loss, 100 * rec.valid.token_accuracy,
-               100 * rec.valid.exact_match, st.tokens_seen / std::max(st.train_seconds, 1e-9), format_eta(eta),
-               better ? "  *saved" : "");
+    fmt::print(
+        "epoch {:>3}/{}  train loss {:.4f}  valid loss {:.4f}  token acc {:5.1f}%  exact {:5.1f}%  {:>7.0f} tok/s  ETA "
+        "{}{}\n",
+        rec.epoch, run.o.epochs, rec.train_loss, rec.valid.loss, 100 * rec.valid.token_accuracy,
+        100 * rec.valid.exact_match, st.tokens_seen / std::max(st.train_seconds, 1e-9), format_eta(eta),
+        better ? "  *saved" : "");
     std::fflush(stdout);
   };
   p.finish = [](const TrainResult& result) {
@@ -440,9 +453,9 @@ static TrainingProgress console_progress(const TrainingRun& run) {
 
 // Where the last good checkpoint is, for the message that stops a run.
 static std::string kept_note(const TrainResult& result) {
-  return result.best_epoch > 0 ? fmt::format("; the last good checkpoint (epoch {}) is kept in {}", result.best_epoch,
-                                             result.checkpoint)
-                               : std::string("; no checkpoint was written");
+  return result.best_epoch > 0
+             ? fmt::format("; the last good checkpoint (epoch {}) is kept in {}", result.best_epoch, result.checkpoint)
+             : std::string("; no checkpoint was written");
 }
 
 // ---- the rank's batch slice ----
@@ -460,7 +473,8 @@ static RankBatch rank_batch(const TrainingRun& run, std::vector<size_t> idx) {
   RankBatch r;
   if (run.group) {
     for (size_t i : idx) r.batch_tokens += static_cast<int64_t>(run.ds.train[i].hindi.size()) + 1;  // + <eos>
-    const size_t n = idx.size(), rank = static_cast<size_t>(run.group->rank()), N = static_cast<size_t>(run.group->size());
+    const size_t n = idx.size(), rank = static_cast<size_t>(run.group->rank()),
+                 N = static_cast<size_t>(run.group->size());
     idx = std::vector<size_t>(idx.begin() + n * rank / N, idx.begin() + n * (rank + 1) / N);
   }
   r.batch = idx.empty() ? data::Batch{}
@@ -493,7 +507,7 @@ class NonFiniteCheck {
   // Adds step `step` (1-based) of `epoch`; reads the window back when it is due (always on the
   // CPU) and throws naming the epoch and step(s), the learning rate and the kept checkpoint.
   void add_step(const Tensor& loss, const Tensor& grad_norm, int64_t epoch, int64_t step, bool epoch_end,
-           const TrainingRun& run, const TrainResult& result) {
+                const TrainingRun& run, const TrainResult& result) {
     window_loss_ = window_loss_.defined() ? add(window_loss_, loss.detach()) : loss.detach();
     if (grad_norm.defined()) window_norm_ = window_norm_.defined() ? add(window_norm_, grad_norm) : grad_norm;
     if (!(run.device == Device::cpu() || step % kCheckEvery == 0 || epoch_end)) return;
@@ -504,8 +518,8 @@ class NonFiniteCheck {
     };
     const double loss_value = window_loss_.item();
     if (!std::isfinite(loss_value))
-      throw std::runtime_error(fmt::format("training stopped: the loss was {} at {} (learning rate {:g}){}",
-                                           loss_value, where(), run.optimizer.lr, kept_note(result)));
+      throw std::runtime_error(fmt::format("training stopped: the loss was {} at {} (learning rate {:g}){}", loss_value,
+                                           where(), run.optimizer.lr, kept_note(result)));
     if (window_norm_.defined() && !std::isfinite(window_norm_.item()))
       throw std::runtime_error(fmt::format("training stopped: the gradient norm was {} at {} (learning rate {:g}){}",
                                            window_norm_.item(), where(), run.optimizer.lr, kept_note(result)));
@@ -544,8 +558,10 @@ class StateSaver {
                                                         run_.group->size(), run_.o.out_dir)
                                           : fmt::format("qkv train --resume --out {}", run_.o.out_dir);
     throw Interrupted(fmt::format("interrupted{} at epoch {}, step {}: the run is saved; continue it with {}",
-                                  sig == SIGINT ? " (SIGINT)" : sig == SIGTERM ? " (SIGTERM)" : "", epoch, st.step,
-                                  resume));
+                                  sig == SIGINT    ? " (SIGINT)"
+                                  : sig == SIGTERM ? " (SIGTERM)"
+                                                   : "",
+                                  epoch, st.step, resume));
   }
 
  private:
@@ -621,10 +637,9 @@ static void finish_epoch(TrainingRun& run, int64_t epoch, TrainResult& result, S
   rec.valid = run.group ? evaluate_across_ranks(*run.group, run.model, run.ds.valid, run.english, run.hindi)
                         : evaluate(run.model, run.ds.valid, run.english, run.hindi);
   if (!std::isfinite(rec.valid.loss) || !std::isfinite(rec.train_loss))
-    throw std::runtime_error(fmt::format("training stopped: the {} loss was {} after epoch {}{}",
-                                         std::isfinite(rec.train_loss) ? "valid" : "train",
-                                         std::isfinite(rec.train_loss) ? rec.valid.loss : rec.train_loss, epoch,
-                                         kept_note(result)));
+    throw std::runtime_error(fmt::format(
+        "training stopped: the {} loss was {} after epoch {}{}", std::isfinite(rec.train_loss) ? "valid" : "train",
+        std::isfinite(rec.train_loss) ? rec.valid.loss : rec.train_loss, epoch, kept_note(result)));
   rec.seconds = st.train_seconds;
   result.history.push_back(rec);
   const bool better = rec.valid.exact_match > st.best_exact ||
@@ -684,7 +699,8 @@ static TrainResult run_training(TrainingRun& run, const TrainingProgress& progre
     throw std::runtime_error(fmt::format("{}: the run ended without a model (best epoch {}); start over with --force",
                                          o.out_dir, result.best_epoch));
   write_loss_plot(run.folder.path(RunFolder::kPlot), result.history, st.steps_csv,
-                  static_cast<double>(plan.total_steps) / o.epochs, fmt::format("{} attention", models::attention_mode_name(o.attention)));
+                  static_cast<double>(plan.total_steps) / o.epochs,
+                  fmt::format("{} attention", models::attention_mode_name(o.attention)));
   run.folder.remove_state();  // the run is complete, the last of its files written: nothing to resume
   if (progress.finish) progress.finish(result);
   return result;

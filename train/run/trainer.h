@@ -29,8 +29,7 @@ TrainResult train_translator(const TrainOptions& options);
 // 14 source and 17 target positions skipped (...)".
 std::string skipped_note(const std::string& split, int64_t skipped, const models::TranslatorConfig& config);
 
-EvalResult evaluate(models::Translator& model, const std::vector<data::SentencePair>& pairs,
-                    const data::Vocab& english, const data::Vocab& hindi, int64_t batch_size = 256,
-                    const models::ForwardOptions& decoding = {});
+EvalResult evaluate(models::Translator& model, const std::vector<data::SentencePair>& pairs, const data::Vocab& english,
+                    const data::Vocab& hindi, int64_t batch_size = 256, const models::ForwardOptions& decoding = {});
 
 }  // namespace qkv::app

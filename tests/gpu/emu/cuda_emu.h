@@ -66,10 +66,13 @@ struct cudaDeviceProp {
 
 cudaError_t cudaMalloc(void** ptr, size_t size);
 template <typename T>
-inline cudaError_t cudaMalloc(T** ptr, size_t size) { return cudaMalloc(reinterpret_cast<void**>(ptr), size); }
+inline cudaError_t cudaMalloc(T** ptr, size_t size) {
+  return cudaMalloc(reinterpret_cast<void**>(ptr), size);
+}
 cudaError_t cudaFree(void* ptr);
 cudaError_t cudaMemcpy(void* dst, const void* src, size_t count, cudaMemcpyKind kind);
-cudaError_t cudaMemcpyAsync(void* dst, const void* src, size_t count, cudaMemcpyKind kind, cudaStream_t stream = nullptr);
+cudaError_t cudaMemcpyAsync(void* dst, const void* src, size_t count, cudaMemcpyKind kind,
+                            cudaStream_t stream = nullptr);
 cudaError_t cudaMemset(void* ptr, int value, size_t count);
 cudaError_t cudaGetDeviceCount(int* count);
 cudaError_t cudaSetDevice(int device);
@@ -96,8 +99,12 @@ enum cublasStatus_t {
   CUBLAS_STATUS_NOT_SUPPORTED = 15,
 };
 enum cublasOperation_t { CUBLAS_OP_N = 0, CUBLAS_OP_T = 1, CUBLAS_OP_C = 2 };
-enum cublasMath_t { CUBLAS_DEFAULT_MATH = 0, CUBLAS_TENSOR_OP_MATH = 1, CUBLAS_PEDANTIC_MATH = 2,
-                    CUBLAS_TF32_TENSOR_OP_MATH = 3 };
+enum cublasMath_t {
+  CUBLAS_DEFAULT_MATH = 0,
+  CUBLAS_TENSOR_OP_MATH = 1,
+  CUBLAS_PEDANTIC_MATH = 2,
+  CUBLAS_TF32_TENSOR_OP_MATH = 3
+};
 enum cublasAtomicsMode_t { CUBLAS_ATOMICS_NOT_ALLOWED = 0, CUBLAS_ATOMICS_ALLOWED = 1 };
 struct cublasContext;
 using cublasHandle_t = cublasContext*;
@@ -116,8 +123,7 @@ cublasStatus_t cublasSgemmStridedBatched(cublasHandle_t handle, cublasOperation_
 cublasStatus_t cublasDgemmStridedBatched(cublasHandle_t handle, cublasOperation_t transa, cublasOperation_t transb,
                                          int m, int n, int k, const double* alpha, const double* A, int lda,
                                          long long strideA, const double* B, int ldb, long long strideB,
-                                         const double* beta, double* C, int ldc, long long strideC,
-                                         int batchCount);
+                                         const double* beta, double* C, int ldc, long long strideC, int batchCount);
 
 // ---- the emulated device (emu_runtime.cpp) ----
 namespace qkv_emu {
@@ -164,8 +170,8 @@ void launch(const char* kernel, dim3 grid, dim3 block, Fn fn, Args... args) {
     std::tuple<Args...> args;
   } ctx{fn, std::tuple<Args...>(args...)};
   // fn takes its parameters by value: each GPU thread works on its own copies.
-  run_grid(kernel, grid, block, [](void* p) { std::apply(static_cast<Ctx*>(p)->fn, static_cast<Ctx*>(p)->args); },
-           &ctx);
+  run_grid(
+      kernel, grid, block, [](void* p) { std::apply(static_cast<Ctx*>(p)->fn, static_cast<Ctx*>(p)->args); }, &ctx);
 }
 
 template <typename A>

@@ -32,8 +32,8 @@ template <typename T>
 bool inside_device(const char* api, const char* which, const T* base, Span s) {
   const size_t avail = qkv_emu::device_bytes_from(base);
   if (s.lo >= 0 && avail >= static_cast<size_t>(s.hi + 1) * sizeof(T)) return true;
-  report("%s: %s (%p) spans elements [%lld, %lld], but its device allocation holds %zu elements from there", api,
-         which, static_cast<const void*>(base), s.lo, s.hi, avail / sizeof(T));
+  report("%s: %s (%p) spans elements [%lld, %lld], but its device allocation holds %zu elements from there", api, which,
+         static_cast<const void*>(base), s.lo, s.hi, avail / sizeof(T));
   return false;
 }
 
@@ -44,17 +44,17 @@ bool overlap(const T* a, Span sa, const T* b, Span sb) {
 
 template <typename T>
 cublasStatus_t gemm_strided_batched(const char* api, cublasHandle_t handle, cublasOperation_t transa,
-                                    cublasOperation_t transb, int m, int n, int k, const T* alpha, const T* A,
-                                    int lda, long long strideA, const T* B, int ldb, long long strideB, const T* beta,
-                                    T* C, int ldc, long long strideC, int batchCount) {
+                                    cublasOperation_t transb, int m, int n, int k, const T* alpha, const T* A, int lda,
+                                    long long strideA, const T* B, int ldb, long long strideB, const T* beta, T* C,
+                                    int ldc, long long strideC, int batchCount) {
   if (!handle) return CUBLAS_STATUS_NOT_INITIALIZED;
   // op(A) is m x k, op(B) is k x n, C is m x n; A is stored a_rows x a_cols, B b_rows x b_cols.
   const int a_rows = transa == CUBLAS_OP_N ? m : k, a_cols = transa == CUBLAS_OP_N ? k : m;
   const int b_rows = transb == CUBLAS_OP_N ? k : n, b_cols = transb == CUBLAS_OP_N ? n : k;
   if (!valid_op(transa) || !valid_op(transb) || m < 0 || n < 0 || k < 0 || batchCount < 0 ||
       lda < std::max(1, a_rows) || ldb < std::max(1, b_rows) || ldc < std::max(1, m) || !alpha || !beta) {
-    report("%s: invalid arguments: transa %d transb %d m %d n %d k %d lda %d ldb %d ldc %d batchCount %d", api,
-           transa, transb, m, n, k, lda, ldb, ldc, batchCount);
+    report("%s: invalid arguments: transa %d transb %d m %d n %d k %d lda %d ldb %d ldc %d batchCount %d", api, transa,
+           transb, m, n, k, lda, ldb, ldc, batchCount);
     return CUBLAS_STATUS_INVALID_VALUE;
   }
   if (m == 0 || n == 0 || batchCount == 0) return CUBLAS_STATUS_SUCCESS;
@@ -86,8 +86,10 @@ cublasStatus_t gemm_strided_batched(const char* api, cublasHandle_t handle, cubl
         T acc = T(0);
         if (reads_ab)
           for (int l = 0; l < k; ++l) {
-            const T x = transa == CUBLAS_OP_N ? a[i + static_cast<long long>(l) * lda] : a[l + static_cast<long long>(i) * lda];
-            const T y = transb == CUBLAS_OP_N ? bb[l + static_cast<long long>(j) * ldb] : bb[j + static_cast<long long>(l) * ldb];
+            const T x =
+                transa == CUBLAS_OP_N ? a[i + static_cast<long long>(l) * lda] : a[l + static_cast<long long>(i) * lda];
+            const T y = transb == CUBLAS_OP_N ? bb[l + static_cast<long long>(j) * ldb]
+                                              : bb[j + static_cast<long long>(l) * ldb];
             acc += x * y;
           }
         T& out = c[i + static_cast<long long>(j) * ldc];
@@ -180,8 +182,7 @@ cublasStatus_t cublasSgemmStridedBatched(cublasHandle_t handle, cublasOperation_
 cublasStatus_t cublasDgemmStridedBatched(cublasHandle_t handle, cublasOperation_t transa, cublasOperation_t transb,
                                          int m, int n, int k, const double* alpha, const double* A, int lda,
                                          long long strideA, const double* B, int ldb, long long strideB,
-                                         const double* beta, double* C, int ldc, long long strideC,
-                                         int batchCount) {
+                                         const double* beta, double* C, int ldc, long long strideC, int batchCount) {
   return gemm_strided_batched("cublasDgemmStridedBatched", handle, transa, transb, m, n, k, alpha, A, lda, strideA, B,
                               ldb, strideB, beta, C, ldc, strideC, batchCount);
 }

@@ -111,7 +111,7 @@ struct Launch {
   ucontext_t scheduler;
   std::vector<Fiber> fibers = std::vector<Fiber>(kMaxBlockThreads);
   char* stacks = nullptr;
-  uint64_t block_serial = 0;             // changes at every block start
+  uint64_t block_serial = 0;              // changes at every block start
   std::map<void*, uint64_t> shared_seen;  // __shared__ storage -> the block that last filled it
   size_t shared_bytes = 0;
   std::string problem;  // why the current block cannot go on
@@ -177,7 +177,8 @@ bool complete_shuffle(int w) {
   for (int t = first; t < last; ++t) {
     const Fiber& f = g.fibers[t];
     if (f.mask != full || f.width != f0.width || f.size != f0.size || f.lane_mask != f0.lane_mask) {
-      g.problem = "warp " + std::to_string(w) + ": lanes disagree on the shuffle's mask, width, type or lane mask "
+      g.problem = "warp " + std::to_string(w) +
+                  ": lanes disagree on the shuffle's mask, width, type or lane mask "
                   "(the emulator supports full-warp shuffles only)";
       return false;
     }
@@ -275,8 +276,8 @@ void check_kernel_pointer(const char* kernel, int arg, const void* p) {
 void run_grid(const char* kernel, dim3 grid, dim3 block, void (*thread_fn)(void*), void* ctx) {
   std::lock_guard<std::mutex> lock(g_mutex);
   const uint64_t threads = uint64_t{block.x} * block.y * block.z;
-  if (threads == 0 || threads > kMaxBlockThreads || block.x > 1024 || block.y > 1024 || block.z > 64 ||
-      grid.x == 0 || grid.y == 0 || grid.z == 0 || grid.x > 0x7fffffffu || grid.y > 65535 || grid.z > 65535) {
+  if (threads == 0 || threads > kMaxBlockThreads || block.x > 1024 || block.y > 1024 || block.z > 64 || grid.x == 0 ||
+      grid.y == 0 || grid.z == 0 || grid.x > 0x7fffffffu || grid.y > 65535 || grid.z > 65535) {
     report("%s: invalid launch configuration grid (%u, %u, %u) block (%u, %u, %u)", kernel, grid.x, grid.y, grid.z,
            block.x, block.y, block.z);
     fail(cudaErrorInvalidConfiguration);
