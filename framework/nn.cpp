@@ -102,5 +102,8 @@ LayerNorm::LayerNorm(int64_t dim, double eps_, DType dtype) : eps(eps_) {
 }
 
 Tensor LayerNorm::forward(const Tensor& x) const { return layer_norm(x, weight, bias, eps); }
+Tensor LayerNorm::forward(const Tensor& x, const Tensor& residual) const {
+  return add_layer_norm(x, residual, weight, bias, eps);
+}
 
 }  // namespace qkv::nn

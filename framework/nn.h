@@ -68,6 +68,7 @@ class LayerNorm : public Module {
  public:
   explicit LayerNorm(int64_t dim, double eps = 1e-5, DType dtype = DType::F32);
   Tensor forward(const Tensor& x) const;
+  Tensor forward(const Tensor& x, const Tensor& residual) const;  // of x + residual, in one pass
   Tensor weight, bias;
   double eps;
 };

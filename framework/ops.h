@@ -81,6 +81,10 @@ Tensor masked_fill(const Tensor& x, const Tensor& mask, double value);
 Tensor embedding(const Tensor& table, const Tensor& ids);
 // Normalises over the last axis; weight and bias (D) may be undefined tensors.
 Tensor layer_norm(const Tensor& x, const Tensor& weight, const Tensor& bias, double eps = 1e-5);
+// layer_norm(x + residual) in one pass over memory (x and residual of one shape): the sum is never
+// written out, and both inputs get the normalised gradient, as add's backward would give them.
+Tensor add_layer_norm(const Tensor& x, const Tensor& residual, const Tensor& weight, const Tensor& bias,
+                      double eps = 1e-5);
 // Mean cross-entropy of logits (..., vocab) against int64 targets (...), skipping ignore_index.
 // label_smoothing in [0, 1] as PyTorch's: (1 - e) * that + e * the counted rows' mean of
 // -mean_c log_softmax(logits)[c] (the cross-entropy against the uniform distribution).

@@ -84,15 +84,23 @@ Tensor embedding(const Tensor& table, const Tensor& ids) {
   });
 }
 
-Tensor layer_norm(const Tensor& x, const Tensor& weight, const Tensor& bias, double eps) {
-  check_float(x, "layer_norm");
-  if (x.dim() == 0) throw std::runtime_error("layer_norm: needs at least 1 dim");
+// layer_norm of x, or of x + residual when `residual` is defined (add_layer_norm).
+static Tensor layer_norm_of(const Tensor& x, const Tensor& residual, const Tensor& weight, const Tensor& bias,
+                            double eps, const char* op) {
+  check_float(x, op);
+  if (x.dim() == 0) throw std::runtime_error(fmt::format("{}: needs at least 1 dim", op));
+  if (residual.defined()) {
+    check_pair(x, residual, op);
+    if (residual.shape() != x.shape())
+      throw std::runtime_error(fmt::format("{}: residual {} must have the shape of x {}", op,
+                                           shape_str(residual.shape()), shape_str(x.shape())));
+  }
   const int64_t width = x.size(-1);
   for (const Tensor* p : {&weight, &bias}) {
     if (!p->defined()) continue;
-    check_pair(x, *p, "layer_norm");
+    check_pair(x, *p, op);
     if (p->shape() != Shape{width})
-      throw std::runtime_error(fmt::format("layer_norm: weight/bias must be ({},) for input {}, got {}", width,
+      throw std::runtime_error(fmt::format("{}: weight/bias must be ({},) for input {}, got {}", op, width,
                                            shape_str(x.shape()), shape_str(p->shape())));
   }
   // One pass per row on the backend (formula::layer_norm_row): out, x_hat and rstd.
@@ -100,25 +108,39 @@ Tensor layer_norm(const Tensor& x, const Tensor& weight, const Tensor& bias, dou
   Tensor x_hat = Tensor::empty(x.shape(), x.dtype(), x.device());
   Tensor rstd = Tensor::empty(Shape(x.shape().begin(), x.shape().end() - 1), x.dtype(), x.device());
   const int64_t rows = rstd.numel();
-  backend_of(x).layer_norm_rows(x.dtype(), x.data_ptr(), weight.defined() ? weight.data_ptr() : nullptr,
+  backend_of(x).layer_norm_rows(x.dtype(), x.data_ptr(), residual.defined() ? residual.data_ptr() : nullptr,
+                                weight.defined() ? weight.data_ptr() : nullptr,
                                 bias.defined() ? bias.data_ptr() : nullptr, rows, width, eps, out.data_ptr(),
                                 x_hat.data_ptr(), rstd.data_ptr());
-  // y = x_hat * w + b,  x_hat = (x - mean) * rstd
+  // y = x_hat * w + b,  x_hat = (s - mean) * rstd,  s = x (+ residual)
   // d w = sum(g * x_hat), d b = sum(g)
-  // d x = rstd * (d_x_hat - mean(d_x_hat) - x_hat * mean(d_x_hat * x_hat)),  d_x_hat = g * w
+  // d s = rstd * (d_x_hat - mean(d_x_hat) - x_hat * mean(d_x_hat * x_hat)),  d_x_hat = g * w
   //       (one pass per row on the backend: formula::layer_norm_backward_row)
+  // d x = d residual = d s
   Tensor w = weight.defined() ? weight.detach() : Tensor();
-  const bool has_bias = bias.defined();
-  return record(out, "layer_norm", {x, weight, bias},
-                [x_hat, rstd, w, has_bias, rows, width](const Tensor& g) -> std::vector<Tensor> {
-                  Tensor d_x = Tensor::empty(g.shape(), g.dtype(), g.device());
+  const bool has_bias = bias.defined(), has_residual = residual.defined();
+  std::vector<Tensor> inputs =
+      has_residual ? std::vector<Tensor>{x, residual, weight, bias} : std::vector<Tensor>{x, weight, bias};
+  return record(out, op, std::move(inputs),
+                [x_hat, rstd, w, has_bias, has_residual, rows, width](const Tensor& g) -> std::vector<Tensor> {
+                  Tensor d_s = Tensor::empty(g.shape(), g.dtype(), g.device());
                   backend_of(g).layer_norm_backward_rows(g.dtype(), g.data_ptr(), x_hat.data_ptr(), rstd.data_ptr(),
                                                          w.defined() ? w.data_ptr() : nullptr, rows, width,
-                                                         d_x.data_ptr());
+                                                         d_s.data_ptr());
                   Tensor d_w = w.defined() ? sum_to(mul(g, x_hat), w.shape()) : Tensor();
                   Tensor d_b = has_bias ? sum_to(g, Shape{g.size(-1)}) : Tensor();
-                  return {d_x, d_w, d_b};
+                  if (has_residual) return {d_s, d_s, d_w, d_b};
+                  return {d_s, d_w, d_b};
                 });
+}
+
+Tensor layer_norm(const Tensor& x, const Tensor& weight, const Tensor& bias, double eps) {
+  return layer_norm_of(x, Tensor(), weight, bias, eps, "layer_norm");
+}
+
+Tensor add_layer_norm(const Tensor& x, const Tensor& residual, const Tensor& weight, const Tensor& bias, double eps) {
+  if (!residual.defined()) throw std::runtime_error("add_layer_norm: the residual is undefined");
+  return layer_norm_of(x, residual, weight, bias, eps, "add_layer_norm");
 }
 
 Tensor cross_entropy(const Tensor& logits, const Tensor& targets, int64_t ignore_index, double label_smoothing) {

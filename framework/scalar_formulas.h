@@ -76,10 +76,16 @@ QKV_FORMULA T nan_max(T a, T b) {
 // LayerNorm of one row of `width` entries, as PyTorch's (biased variance):
 //   mean = sum(x) / width,  rstd = 1 / sqrt(sum((x - mean)^2) / width + eps)
 //   x_hat = (x - mean) * rstd,  out = x_hat * w + b  (w, b may be null: no affine part)
+// With a residual row, x is first replaced by x + residual (rounded to T, as the add op rounds it),
+// held in `out` until the last loop overwrites each entry after reading it.
 // Sums accumulate in double; every entry is computed in the row's own precision.
 template <typename T>
-QKV_FORMULA void layer_norm_row(const T* x, const T* w, const T* b, int64_t width, double eps, T* out, T* x_hat,
-                                T* rstd) {
+QKV_FORMULA void layer_norm_row(const T* x, const T* residual, const T* w, const T* b, int64_t width, double eps,
+                                T* out, T* x_hat, T* rstd) {
+  if (residual) {
+    for (int64_t c = 0; c < width; ++c) out[c] = x[c] + residual[c];
+    x = out;
+  }
   double total = 0.0;
   for (int64_t c = 0; c < width; ++c) total += x[c];
   const T mean = static_cast<T>(total / static_cast<double>(width));

@@ -119,10 +119,9 @@ BlockOutput Block::forward(const Tensor& x, AttentionContext& context, const Blo
   const Tensor x_queries = context.query_rows(index, x);  // (.., Tq, D)
   const Tensor mixed =
       attention->forward(index, x_queries, x, context, options.record_attention ? &r.weights : nullptr);
-  if (!mixed.defined()) return r;                                           // this layer only supplied keys and values
-  const Tensor contextual = add(x_queries, apply_dropout(mixed, options));  // (.., Tq, D)
-  Tensor h = ln1->forward(contextual);                                      // residual + LayerNorm
-  r.out = add(h, apply_dropout(ffn->forward(h), options));                  // feed-forward + residual
+  if (!mixed.defined()) return r;                                     // this layer only supplied keys and values
+  Tensor h = ln1->forward(x_queries, apply_dropout(mixed, options));  // LayerNorm(x + attention): (.., Tq, D)
+  r.out = add(h, apply_dropout(ffn->forward(h), options));            // feed-forward + residual
   return r;
 }
 

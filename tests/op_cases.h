@@ -748,6 +748,21 @@ inline void layer_norm_cases(CaseList& t) {
     // by hand: x = (0, 2): mean 1, variance 1, x_hat = (-1, 1) / sqrt(1 + eps)
     const double r = 1.0 / std::sqrt(1.0 + 1e-5);
     add_case(make("layer_norm values by hand", {"layer_norm"}, literals({{{0, 2}, {2}}}), ln_none)).expect({2}, {-r, r});
+    // ---- add_layer_norm: layer_norm(x + residual) in one pass; both inputs get the gradient ----
+    auto add_ln_all = [](const V& x) { return add_layer_norm(x[0], x[1], x[2], x[3]); };
+    auto add_ln_none = [](const V& x) { return add_layer_norm(x[0], x[1], Tensor(), Tensor()); };
+    add_case(make("add_layer_norm weight and bias (2,3,5)", {"add_layer_norm"},
+                  randoms({{2, 3, 5}, {2, 3, 5}, {5}, {5}}), add_ln_all));
+    add_case(make("add_layer_norm no affine (4,5,8)", {"add_layer_norm"}, randoms({{4, 5, 8}, {4, 5, 8}}), add_ln_none));
+    // x + residual = (0, 2): the by-hand row above
+    add_case(make("add_layer_norm values by hand", {"add_layer_norm"}, literals({{{-1, 3}, {2}}, {{1, -1}, {2}}}),
+                  add_ln_none)).expect({2}, {-r, r});
+    // the same values as layer_norm of the sum, with weight and bias
+    add_case(make("add_layer_norm values, weight and bias", {"add_layer_norm"},
+                  literals({{{1, 2, 3, -1, 0, 4}, {2, 3}}, lx, lw, lb}),
+                  [](const V& x) { return sub(add_layer_norm(x[0], x[1], x[2], x[3]),
+                                              layer_norm(add(x[0], x[1]), x[2], x[3])); }))
+        .expect({2, 3}, {0, 0, 0, 0, 0, 0});
   }
 }
 

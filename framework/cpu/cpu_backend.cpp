@@ -680,11 +680,12 @@ class CpuBackend final : public Backend {
     });
   }
 
-  void layer_norm_rows(DType dtype, const void* x, const void* weight, const void* bias, int64_t rows, int64_t width,
-                       double eps, void* out, void* x_hat, void* rstd) override {
+  void layer_norm_rows(DType dtype, const void* x, const void* residual, const void* weight, const void* bias,
+                       int64_t rows, int64_t width, double eps, void* out, void* x_hat, void* rstd) override {
     dispatch_float(dtype, "layer_norm", [&](auto zero) {
       using T = decltype(zero);
       const T* in = static_cast<const T*>(x);
+      const T* res = static_cast<const T*>(residual);
       const T* w = static_cast<const T*>(weight);
       const T* b = static_cast<const T*>(bias);
       T* y = static_cast<T*>(out);
@@ -692,7 +693,8 @@ class CpuBackend final : public Backend {
       T* r = static_cast<T*>(rstd);
       parallel_ranges(rows, row_grain(width), [&](int64_t row_begin, int64_t row_end) {
         for (int64_t row = row_begin; row < row_end; ++row)
-          formula::layer_norm_row(in + row * width, w, b, width, eps, y + row * width, h + row * width, r + row);
+          formula::layer_norm_row(in + row * width, res ? res + row * width : nullptr, w, b, width, eps,
+                                  y + row * width, h + row * width, r + row);
       });
     });
   }

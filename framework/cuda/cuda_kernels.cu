@@ -245,10 +245,11 @@ __global__ void check_indices_kernel(const int64_t* index, int64_t count, int64_
 // One thread per row through the shared row formulas (scalar_formulas.h), so the sums run in
 // the CPU's order. Rows are short here (the model width); a warp per row would coalesce better.
 template <typename T>
-__global__ void layer_norm_kernel(const T* x, const T* w, const T* b, int64_t rows, int64_t width, double eps, T* out,
-                                  T* x_hat, T* rstd) {
+__global__ void layer_norm_kernel(const T* x, const T* residual, const T* w, const T* b, int64_t rows, int64_t width,
+                                  double eps, T* out, T* x_hat, T* rstd) {
   QKV_GRID_LOOP(r, rows) {
-    formula::layer_norm_row(x + r * width, w, b, width, eps, out + r * width, x_hat + r * width, rstd + r);
+    formula::layer_norm_row(x + r * width, residual ? residual + r * width : nullptr, w, b, width, eps, out + r * width,
+                            x_hat + r * width, rstd + r);
   }
 }
 
@@ -918,15 +919,17 @@ void CudaBackend::softmax_minus_onehot(DType dtype, const void* x, const void* s
   QKV_CUDA_CHECK_LAUNCH();
 }
 
-void CudaBackend::layer_norm_rows(DType dtype, const void* x, const void* weight, const void* bias, int64_t rows,
-                                  int64_t width, double eps, void* out, void* x_hat, void* rstd) {
+void CudaBackend::layer_norm_rows(DType dtype, const void* x, const void* residual, const void* weight,
+                                  const void* bias, int64_t rows, int64_t width, double eps, void* out, void* x_hat,
+                                  void* rstd) {
   activate();
   if (rows <= 0) return;
   dispatch_float(dtype, "layer_norm", [&](auto zero) {
     using T = decltype(zero);
-    layer_norm_kernel<<<grid_for(rows), kThreads>>>(static_cast<const T*>(x), static_cast<const T*>(weight),
-                                                    static_cast<const T*>(bias), rows, width, eps, static_cast<T*>(out),
-                                                    static_cast<T*>(x_hat), static_cast<T*>(rstd));
+    layer_norm_kernel<<<grid_for(rows), kThreads>>>(static_cast<const T*>(x), static_cast<const T*>(residual),
+                                                    static_cast<const T*>(weight), static_cast<const T*>(bias), rows,
+                                                    width, eps, static_cast<T*>(out), static_cast<T*>(x_hat),
+                                                    static_cast<T*>(rstd));
   });
   QKV_CUDA_CHECK_LAUNCH();
 }

@@ -50,6 +50,21 @@ TEST_CASE("dtype and device mismatches") {
   CHECK_MSG_HAS(error_of([&] { exp(Tensor::from_ids({1, 2}, {2})); }), "int64");
 }
 
+TEST_CASE("add_layer_norm names a residual of another shape, and a weight of the wrong width") {
+  const std::string msg = error_of([&] {
+    add_layer_norm(Tensor::zeros({2, 3}), Tensor::zeros({3}), Tensor(), Tensor());
+  });
+  CHECK_MSG_HAS(msg, "add_layer_norm: residual (3,) must have the shape of x (2, 3)");
+  CHECK_MSG_HAS(error_of([&] {
+                  add_layer_norm(Tensor::zeros({2, 3}), Tensor::zeros({2, 3}), Tensor::ones({4}), Tensor());
+                }),
+                "add_layer_norm: weight/bias must be (3,)");
+  CHECK_MSG_HAS(error_of([&] {
+                  add_layer_norm(Tensor::zeros({2, 3}), Tensor(), Tensor(), Tensor());
+                }),
+                "residual is undefined");
+}
+
 TEST_CASE("broadcasting failure names both shapes") {
   Tensor a = Tensor::zeros({2, 3}), b = Tensor::zeros({4});
   const std::string msg = error_of([&] { add(a, b); });

@@ -91,6 +91,9 @@ def translate_launches(path, text):
         out.append(text[done:start])
         out.append(f'::qkv_emu::launch("{label}", {config[0].strip()}, {config[1].strip()}, '
                    f"[](auto... qkv_emu_arg) {{ {callee}(qkv_emu_arg...); }}")
+        # newlines between the kernel's name and its arguments (a launch the layout broke before
+        # <<< or inside it) stay, ahead of the arguments, so every later line keeps its number
+        out.append("\n" * text[start:paren].count("\n"))
         out.append(f",{args})" if args.strip() else ")")
         done = end + 1
     out.append(text[done:])
