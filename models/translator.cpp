@@ -297,12 +297,6 @@ void Translator::set_dropout(double p, uint64_t seed) {
   dropout_gen_.seed(seed);
 }
 
-int64_t Translator::attention_parameter_count() const {
-  int64_t count = 0;
-  for (const Block& block : blocks_) count += block.attention->parameter_count();
-  return count;
-}
-
 std::vector<std::vector<std::string>> Translator::translate(const std::vector<std::vector<std::string>>& english,
                                                             const data::Vocab& english_vocab,
                                                             const data::Vocab& hindi_vocab,

@@ -1,5 +1,6 @@
 // models/translator_config.cpp — the translator's config: its JSON form (stored in checkpoints, read
-// back with every field checked), its validation and its parameter count.
+// back with every field checked), its validation and its parameter counts (the config's, and a
+// built translator's attention parameters).
 #include <fmt/format.h>
 
 #include <nlohmann/json.hpp>
@@ -98,6 +99,12 @@ int64_t TranslatorConfig::parameter_count() const {
   const int64_t block = attention + 2 * D + (D * F + F) + (F * D + D);                          // + LayerNorm, fc1, fc2
   count += layers * block;
   return count + D * target_vocab + target_vocab;  // the head
+}
+
+int64_t Translator::attention_parameter_count() const {
+  int64_t count = 0;
+  for (const Block& block : blocks_) count += block.attention->parameter_count();
+  return count;
 }
 
 }  // namespace qkv::models

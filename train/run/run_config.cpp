@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <stdexcept>
+#include <string>
 
 #include <fmt/format.h>
 
@@ -35,22 +36,19 @@ models::TranslatorConfig translator_config(const TrainOptions& o, const data::Da
   config.layout = train_layout;
   // The layout is a setting: train's longest sentence unless asked for more (never less: a train
   // sentence must fit).
-  if (o.max_source > 0) {
-    if (o.max_source < train_layout.max_source)
+  const auto at_least_train = [](int64_t asked, int64_t trains, const char* flag, const std::string& longest) {
+    if (asked > 0 && asked < trains)
       throw std::runtime_error(
-          fmt::format("--max-source {} is shorter than the longest train sentence ({} words): "
-                      "give at least {}, or 0 for train's longest",
-                      o.max_source, train_layout.max_source, train_layout.max_source));
-    config.layout.max_source = o.max_source;
-  }
-  if (o.max_target > 0) {
-    if (o.max_target < train_layout.max_target)
-      throw std::runtime_error(
-          fmt::format("--max-target {} is shorter than the longest train translation ({} "
-                      "positions with <eos>): give at least {}, or 0 for train's longest",
-                      o.max_target, train_layout.max_target, train_layout.max_target));
-    config.layout.max_target = o.max_target;
-  }
+          fmt::format("{} {} is shorter than the longest train {}: give at least {}, or 0 for "
+                      "train's longest",
+                      flag, asked, longest, trains));
+    return asked > 0 ? asked : trains;
+  };
+  config.layout.max_source = at_least_train(o.max_source, train_layout.max_source, "--max-source",
+                                            fmt::format("sentence ({} words)", train_layout.max_source));
+  config.layout.max_target =
+      at_least_train(o.max_target, train_layout.max_target, "--max-target",
+                     fmt::format("translation ({} positions with <eos>)", train_layout.max_target));
   config.validate();  // e.g. --layers out of range, before anything is written
   return config;
 }
