@@ -122,6 +122,45 @@ void Adam::step() {
   }
 }
 
+WeightAverage::WeightAverage(std::vector<Tensor> params, double decay) : params_(std::move(params)), decay_(decay) {
+  if (!(decay > 0.0 && decay < 1.0))
+    throw std::runtime_error(fmt::format("WeightAverage: decay must be in (0, 1), got {}", decay));
+  NoGradGuard no_grad;
+  for (const Tensor& p : params_) averages_.push_back(p.detach().clone());
+}
+
+void WeightAverage::update(int64_t step) {
+  if (step < 1) throw std::runtime_error(fmt::format("WeightAverage: update after step {} (steps count from 1)", step));
+  NoGradGuard no_grad;
+  const double d = std::min(decay_, (1.0 + static_cast<double>(step)) / (10.0 + static_cast<double>(step)));
+  for (size_t i = 0; i < params_.size(); ++i) {
+    if (step == 1) averages_[i] = params_[i].detach().clone();  // the average starts at the first step's weights
+    averages_[i] = add(mul_scalar(averages_[i], d), mul_scalar(params_[i].detach(), 1.0 - d));
+  }
+}
+
+void WeightAverage::swap() {
+  NoGradGuard no_grad;
+  for (size_t i = 0; i < params_.size(); ++i) {
+    const Tensor values = params_[i].detach().clone();
+    Tensor param = params_[i].detach();
+    param.copy_(averages_[i]);
+    averages_[i] = values;
+  }
+}
+
+void WeightAverage::restore(std::vector<Tensor> averages) {
+  if (averages.size() != params_.size())
+    throw std::runtime_error(
+        fmt::format("WeightAverage: {} saved averages for {} parameters", averages.size(), params_.size()));
+  for (size_t i = 0; i < params_.size(); ++i)
+    if (averages[i].shape() != params_[i].shape() || averages[i].dtype() != params_[i].dtype() ||
+        averages[i].device() != params_[i].device())
+      throw std::runtime_error(fmt::format("WeightAverage: a saved average {} does not match its parameter {}",
+                                           averages[i].describe(), params_[i].describe()));
+  averages_ = std::move(averages);
+}
+
 Tensor clip_grad_norm(const std::vector<Tensor>& params, double max_norm) {
   NoGradGuard no_grad;
   Tensor total_sq;

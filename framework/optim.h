@@ -67,6 +67,44 @@ class AdamW : public Adam {
   AdamW(std::vector<Tensor> params, AdamOptions options) : Adam(std::move(params), options, true) {}
 };
 
+// An exponential moving average of parameters (Polyak averaging, as torch.optim.swa_utils'
+// get_ema_multi_avg_fn): update(n), after the n-th optimiser step (n >= 1), sets
+//   average = d * average + (1 - d) * param,  d = min(decay, (1 + n) / (10 + n)),
+// the short warm-up of TensorFlow's ExponentialMovingAverage, which keeps the first steps' weights
+// from dominating. The first update starts the averages from the parameters, as AveragedModel's
+// first update copies them; before it they are copies of the initial weights. swap() exchanges the parameters' values with the averages in place
+// (the optimiser keeps its tensors), so evaluating or saving the averaged model is swap, work,
+// swap back: SwappedIn does that for one scope.
+class WeightAverage {
+ public:
+  WeightAverage(std::vector<Tensor> params, double decay);
+  void update(int64_t step);
+  void swap();
+  const std::vector<Tensor>& averages() const { return averages_; }
+  // The averages of a saved run (the shapes, dtypes and devices of the parameters).
+  void restore(std::vector<Tensor> averages);
+  double decay() const { return decay_; }
+
+  class SwappedIn {
+   public:
+    explicit SwappedIn(WeightAverage* average) : average_(average) {
+      if (average_) average_->swap();
+    }
+    ~SwappedIn() {
+      if (average_) average_->swap();
+    }
+    SwappedIn(const SwappedIn&) = delete;
+    SwappedIn& operator=(const SwappedIn&) = delete;
+
+   private:
+    WeightAverage* average_;
+  };
+
+ private:
+  std::vector<Tensor> params_, averages_;
+  double decay_;
+};
+
 // Scales all gradients so that their joint L2 norm is at most max_norm: every gradient is
 // multiplied by min(1, max_norm / (norm + 1e-6)), as in PyTorch. Returns the norm before clipping
 // as a 0-d tensor on the gradients' device; nothing is read back to the host.

@@ -554,6 +554,24 @@ for k in 1 4 6 8; do  # mid-epoch 1, mid-epoch 2, the end of epoch 2, mid-epoch 
     fail "interrupted after step $k and resumed: the checkpoint or steps.csv differs from the uninterrupted run's: $(cat "$work/err")"
   fi
 done
+# --ema: the averaged weights are the checkpoint, and the state carries them, so a run interrupted
+# mid-epoch or at an epoch's end resumes byte for byte; without --ema the checkpoint differs
+"$QKV" train "${run[@]}" --epochs 3 --ema 0.5 --out "$work/ema_whole" >"$work/out" 2>&1 || fail "--ema 0.5 run: $(cat "$work/out")"
+! cmp -s "$work/whole/model.safetensors" "$work/ema_whole/model.safetensors" && pass ||
+  fail "--ema 0.5 writes the same checkpoint as the trained weights"
+for k in 4 6; do
+  "$QKV" train "${run[@]}" --epochs 3 --ema 0.5 --stop-after-steps "$k" --out "$work/ema_part$k" >"$work/out" 2>&1
+  if "$QKV" train --resume --out "$work/ema_part$k" >"$work/out" 2>"$work/err" &&
+     cmp -s "$work/ema_whole/model.safetensors" "$work/ema_part$k/model.safetensors" &&
+     cmp -s "$work/ema_whole/steps.csv" "$work/ema_part$k/steps.csv"; then
+    pass
+  else
+    fail "--ema 0.5 interrupted after step $k and resumed: the checkpoint or steps.csv differs: $(cat "$work/err")"
+  fi
+done
+expect_error "--ema 1" "--ema: must be from 0 to 0.9999, got 1 \(see" \
+  "$QKV" train "${run[@]}" --ema 1 --out "$work/ema_bad"
+expect_absent "--ema 1" "$work/ema_bad"
 expect_error "a rerun into a finished run" "already holds a run \(model.safetensors\), finished; use --force to start over" \
   "$QKV" train "${run[@]}" --epochs 3 --out "$work/whole"
 [ -f "$work/whole/model.safetensors" ] && pass || fail "a refused rerun removed the earlier model"

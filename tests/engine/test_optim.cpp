@@ -182,6 +182,45 @@ TEST_CASE("clip_grad_norm returns the norm and scales only when it exceeds max_n
   CHECK(e.grad().to_vector()[1] == doctest::Approx(4.0).epsilon(1e-5));
 }
 
+TEST_CASE("WeightAverage: the warm-up decay by hand, swap in place and back, restore and bad arguments") {
+  Tensor p = Tensor::from_vector({1, 2}, {2}, DType::F64);
+  p.set_requires_grad(true);
+  optim::WeightAverage average({p}, 0.9);
+  CHECK(average.averages()[0].to_vector() == std::vector<double>{1, 2});  // starts as a copy
+  {
+    NoGradGuard no_grad;
+    p.copy_(Tensor::from_vector({3, 6}, {2}, DType::F64));
+  }
+  average.update(1);  // the first update starts from the weights: d * p + (1 - d) * p, d = min(0.9, 2 / 11)
+  const double d1 = 2.0 / 11.0;
+  const std::vector<double> after1 = {d1 * 3 + (1 - d1) * 3, d1 * 6 + (1 - d1) * 6};
+  CHECK(average.averages()[0].to_vector() == after1);
+  average.update(100);  // d = min(0.9, 101 / 110) = 0.9
+  const std::vector<double> after100 = {0.9 * after1[0] + (1 - 0.9) * 3, 0.9 * after1[1] + (1 - 0.9) * 6};
+  CHECK(average.averages()[0].to_vector() == after100);
+  // swap exchanges the values in place (the parameter's tensor stays the one the optimiser holds)
+  const void* storage = p.data_ptr();
+  {
+    const optim::WeightAverage::SwappedIn averaged(&average);
+    CHECK(p.to_vector() == after100);
+    CHECK(average.averages()[0].to_vector() == std::vector<double>{3, 6});
+    CHECK(p.data_ptr() == storage);
+  }
+  CHECK(p.to_vector() == std::vector<double>{3, 6});
+  CHECK(average.averages()[0].to_vector() == after100);
+  { const optim::WeightAverage::SwappedIn nothing(nullptr); }  // no average: nothing happens
+  CHECK(p.to_vector() == std::vector<double>{3, 6});
+  average.restore({Tensor::from_vector({7, 8}, {2}, DType::F64)});
+  CHECK(average.averages()[0].to_vector() == std::vector<double>{7, 8});
+  CHECK_THROWS_WITH_AS(average.restore({Tensor::zeros({3}, DType::F64)}),
+                       doctest::Contains("does not match its parameter"), std::runtime_error);
+  CHECK_THROWS_WITH_AS(average.restore({}), doctest::Contains("0 saved averages for 1 parameters"), std::runtime_error);
+  CHECK_THROWS_WITH_AS(average.update(0), doctest::Contains("steps count from 1"), std::runtime_error);
+  CHECK_THROWS_WITH_AS(optim::WeightAverage({p}, 1.0), doctest::Contains("decay must be in (0, 1)"),
+                       std::runtime_error);
+  CHECK_THROWS_AS(optim::WeightAverage({p}, 0.0), std::runtime_error);
+}
+
 TEST_CASE("clip_grad_norm scales in place, each gradient once, with mul's bits") {
   // two parameters holding one gradient tensor: scaled once (twice would give 3/25, not 3/5)
   Tensor shared_grad = Tensor::from_vector({3, 4}, {2}, DType::F64);

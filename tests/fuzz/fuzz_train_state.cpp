@@ -12,6 +12,7 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -106,6 +107,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     for (const Tensor& p : model.parameters())
       if (p.requires_grad()) trained.push_back(p);
     optim::AdamW optimizer(trained, {.lr = o.lr, .weight_decay = o.weight_decay});
+    std::optional<optim::WeightAverage> average;
+    if (o.ema > 0) average.emplace(trained, o.ema);
     app::RunState st;
     app::TrainingRun run{o,
                          fx.ds,
@@ -119,7 +122,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
                          gen,
                          st,
                          nullptr,
-                         app::RunFolder(o.out_dir)};
+                         app::RunFolder(o.out_dir),
+                         average ? &*average : nullptr};
     app::restore_state(saved, path, run);
     if (verbose)
       std::fprintf(stderr, "restored: epoch %lld, step %lld\n", static_cast<long long>(st.epoch),

@@ -239,6 +239,7 @@ void save_state(TrainingRun& run) {
       file.tensors.emplace("exp_avg." + name, host_tensor(optimizer.exp_avg()[i]));
       file.tensors.emplace("exp_avg_sq." + name, host_tensor(optimizer.exp_avg_sq()[i]));
     }
+    if (run.average) file.tensors.emplace("average." + name, host_tensor(run.average->averages()[i]));
   }
   if (st.loss_sum.defined()) file.tensors.emplace("loss_sum", host_tensor(st.loss_sum));
   file.metadata["adam_step"] = std::to_string(optimizer.steps_taken());
@@ -520,8 +521,10 @@ void restore_state(const SafeTensorsFile& saved_file, const std::string& saved_p
                     saved_path, r.best_epoch, run.folder.model_path()));
 
   // Exactly the tensors a run saves at this point: every parameter, both AdamW moments of every
-  // trained one (AdamW makes them, zero, before its first step), and the epoch's loss sum once it
-  // has a step.
+  // trained one (AdamW makes them, zero, before its first step), its average with --ema, and the
+  // epoch's loss sum once it has a step.
+  if ((o.ema > 0) != (run.average != nullptr))
+    throw std::logic_error("restore_state: --ema's averages and the run's disagree");
   const auto names = model.named_parameters();
   std::vector<std::string> trained_names(trained.size());
   for (size_t i = 0; i < trained.size(); ++i)
@@ -530,6 +533,8 @@ void restore_state(const SafeTensorsFile& saved_file, const std::string& saved_p
   std::set<std::string> expected;
   for (const auto& [name, param] : names) expected.insert("param." + name);
   for (const std::string& name : trained_names) expected.insert({"exp_avg." + name, "exp_avg_sq." + name});
+  if (run.average)
+    for (const std::string& name : trained_names) expected.insert("average." + name);
   if (r.loss_count > 0) expected.insert("loss_sum");
   for (const auto& [name, tensor] : saved->tensors)
     if (!expected.count(name))
@@ -545,6 +550,11 @@ void restore_state(const SafeTensorsFile& saved_file, const std::string& saved_p
     m[i] = tensor_from(saved->tensors.at("exp_avg." + name), trained[i], saved_path, "exp_avg." + name);
     v[i] = tensor_from(saved->tensors.at("exp_avg_sq." + name), trained[i], saved_path, "exp_avg_sq." + name, true);
   }
+  std::vector<Tensor> averages;
+  if (run.average)
+    for (size_t i = 0; i < trained.size(); ++i)
+      averages.push_back(tensor_from(saved->tensors.at("average." + trained_names[i]), trained[i], saved_path,
+                                     "average." + trained_names[i]));
   if (r.loss_count > 0)
     r.loss_sum = tensor_from(saved->tensors.at("loss_sum"), Tensor::zeros({}, trained.front().dtype(), device),
                              saved_path, "loss_sum", true);
@@ -554,6 +564,7 @@ void restore_state(const SafeTensorsFile& saved_file, const std::string& saved_p
     target.copy_(tensor_from(saved->tensors.at("param." + name), param, saved_path, "param." + name));
   }
   optimizer.restore(adam_step, m, v);
+  if (run.average) run.average->restore(std::move(averages));
   st = std::move(r);
   if (!saved->checksum_verified)
     fmt::print(stderr, "note: {}: no checksum (written by an older qkv); it was checked field by field only\n",
@@ -562,7 +573,8 @@ void restore_state(const SafeTensorsFile& saved_file, const std::string& saved_p
 
 void write_finished_epoch_outputs(const TrainingRun& run) {
   const RunState& st = run.st;
-  if (st.position != 0 || st.epoch == 1) return;  // not saved at the end of an epoch
+  if (st.position != 0 || st.epoch == 1) return;                // not saved at the end of an epoch
+  const optim::WeightAverage::SwappedIn averaged(run.average);  // --ema: the averaged weights are written
   run.folder.write_epoch_outputs(st.best_epoch == st.epoch - 1, run.model, run.english, run.hindi, st.csv,
                                  st.steps_csv);
 }

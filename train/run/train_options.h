@@ -85,6 +85,9 @@ constexpr Bounds at_least(double low) { return {low, std::numeric_limits<double>
     "Hindi positions of the model's layout, with <eos> (0 = train's longest sentence + 1)")                           \
   X(double, label_smoothing, 0.0, "--label-smoothing", LaterSetting, from_to(0, 1),                                   \
     "label smoothing of the training loss, as PyTorch's CrossEntropyLoss (validation reports the plain loss)")        \
+  X(double, ema, 0.0, "--ema", LaterSetting, from_to(0, 0.9999),                                                      \
+    "decay of an exponential moving average of the weights (Polyak averaging), which validation, the best epoch "     \
+    "and the checkpoint use (0 = off, the trained weights themselves)")                                               \
   /* 0: keep the count set before (apply_threads: QKV_THREADS, else one per core) */                                  \
   X(int, threads, 0, "--threads", Run, from_to(0, 256),                                                               \
     "CPU threads for gemm and the loops (0 = QKV_THREADS when set, else one per core; results are the same for "      \

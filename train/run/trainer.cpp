@@ -10,6 +10,8 @@
 #include <chrono>
 #include <csignal>
 #include <memory>
+#include <optional>
+#include <utility>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
@@ -316,6 +318,31 @@ static TrainResult completed_run(const TrainOptions& o) {
   return done;
 }
 
+// The device a run trains on: --device, and under data-parallel CUDA, rank r's GPU r mod the count.
+static Device run_device(const TrainOptions& o, [[maybe_unused]] dist::ProcessGroup* group) {
+  Device device = o.device;
+#ifdef QKV_WITH_CUDA
+  if (group && device.type == DeviceType::CUDA && cuda_available())
+    device = Device::cuda(group->rank() % cuda_device_count());
+#endif
+  return device;
+}
+
+// The English and Hindi vocabularies of the train split.
+static std::pair<data::Vocab, data::Vocab> train_vocabularies(const data::Dataset& ds) {
+  std::vector<std::vector<std::string>> english, hindi;
+  for (const auto& p : ds.train) english.push_back(p.english), hindi.push_back(p.hindi);
+  return {data::Vocab::build(english), data::Vocab::build(hindi)};
+}
+
+// The parameters the optimiser updates (frozen embeddings are left out).
+static std::vector<Tensor> trained_parameters(const models::Translator& model) {
+  std::vector<Tensor> trained;
+  for (const Tensor& p : model.parameters())
+    if (p.requires_grad()) trained.push_back(p);
+  return trained;
+}
+
 TrainResult train_translator(const TrainOptions& requested) {
   // Data-parallel: join the ranks first (MPI), so that every later error can stop them all.
   dist::ProcessGroup* group = requested.data_parallel ? &dist::ProcessGroup::world() : nullptr;
@@ -328,18 +355,12 @@ TrainResult train_translator(const TrainOptions& requested) {
   const std::string saved_path = RunFolder(requested.out_dir).state_path();
   check_option_bounds(o);  // the command line's checks, for options built in code
   if (!writer) o.quiet = true;
-  Device device = o.device;
-#ifdef QKV_WITH_CUDA
-  if (group && device.type == DeviceType::CUDA && cuda_available())  // rank r uses GPU r mod (number of GPUs)
-    device = Device::cuda(group->rank() % cuda_device_count());
-#endif
+  const Device device = run_device(o, group);
   if (o.threads > 0) set_cpu_threads(o.threads);
 
   // Everything that can fail on input happens before the output directory is touched.
   const data::Dataset ds = data::load_dataset(o.data_dir);
-  std::vector<std::vector<std::string>> en_sentences, hi_sentences;
-  for (const auto& p : ds.train) en_sentences.push_back(p.english), hi_sentences.push_back(p.hindi);
-  const data::Vocab english = data::Vocab::build(en_sentences), hindi = data::Vocab::build(hi_sentences);
+  const auto [english, hindi] = train_vocabularies(ds);
   const models::TranslatorConfig config = translator_config(o, ds, english, hindi);
   if (saved) check_saved_config(*saved, saved_path, config, o.data_dir);  // before a model is sized from it
   models::check_training_fits(config, static_cast<int>(dtype_size(o.dtype)),
@@ -351,14 +372,26 @@ TrainResult train_translator(const TrainOptions& requested) {
   // Each rank draws its own dropout masks (runs with dropout are not bit-equal to one process).
   model.set_dropout(o.dropout, o.seed + 1 + (group ? static_cast<uint64_t>(group->rank()) : 0));
   if (o.freeze_embeddings) model.freeze_token_embeddings();
-  std::vector<Tensor> trained;
-  for (const Tensor& p : model.parameters())
-    if (p.requires_grad()) trained.push_back(p);
+  const std::vector<Tensor> trained = trained_parameters(model);
   optim::AdamW optimizer(trained, {.lr = o.lr, .weight_decay = o.weight_decay});
+  std::optional<optim::WeightAverage> average;
+  if (o.ema > 0) average.emplace(trained, o.ema);
 
   RunState st;
-  TrainingRun run{
-      o, ds, english, hindi, config, device, model, trained, optimizer, gen, st, group, RunFolder(o.out_dir)};
+  TrainingRun run{o,
+                  ds,
+                  english,
+                  hindi,
+                  config,
+                  device,
+                  model,
+                  trained,
+                  optimizer,
+                  gen,
+                  st,
+                  group,
+                  RunFolder(o.out_dir),
+                  average ? &*average : nullptr};
   if (saved) {  // everything the interrupted run had, checked against this dataset and model
     restore_state(*saved, saved_path, run);
     saved.reset();
@@ -616,6 +649,7 @@ static Tensor train_one_batch(TrainingRun& run, const StepPlan& plan, int64_t ep
     nonfinite.add_step(loss, grad_norm, epoch, step + 1, end >= order.size(), run, result);
   };
   const Tensor loss = models::train_step(run.model, run.optimizer, run.trained, batch, step_options).loss;
+  if (run.average) run.average->update(run.optimizer.steps_taken());
   ++step;
   tokens_seen += run.group ? mine.batch_tokens : batch.target_tokens;
   st.loss_sum = st.loss_sum.defined() ? add(st.loss_sum, loss.detach()) : loss.detach();  // read once per epoch
@@ -634,8 +668,11 @@ static void finish_epoch(TrainingRun& run, int64_t epoch, TrainResult& result, S
   rec.epoch = epoch;
   rec.train_loss = st.loss_sum.item() / std::max<int64_t>(st.loss_count, 1);
   if (progress.validating) progress.validating(epoch);
-  rec.valid = run.group ? evaluate_across_ranks(*run.group, run.model, run.ds.valid, run.english, run.hindi)
-                        : evaluate(run.model, run.ds.valid, run.english, run.hindi);
+  {
+    const optim::WeightAverage::SwappedIn averaged(run.average);  // --ema: the averaged weights are validated
+    rec.valid = run.group ? evaluate_across_ranks(*run.group, run.model, run.ds.valid, run.english, run.hindi)
+                          : evaluate(run.model, run.ds.valid, run.english, run.hindi);
+  }
   if (!std::isfinite(rec.valid.loss) || !std::isfinite(rec.train_loss))
     throw std::runtime_error(fmt::format(
         "training stopped: the {} loss was {} after epoch {}{}", std::isfinite(rec.train_loss) ? "valid" : "train",
@@ -657,7 +694,10 @@ static void finish_epoch(TrainingRun& run, int64_t epoch, TrainResult& result, S
   // (write_finished_epoch_outputs).
   start_epoch(st, epoch + 1, run.gen);
   saver.save();
-  if (run.writer()) run.folder.write_epoch_outputs(better, run.model, run.english, run.hindi, st.csv, st.steps_csv);
+  if (run.writer()) {
+    const optim::WeightAverage::SwappedIn averaged(run.average);  // --ema: the averaged weights are written
+    run.folder.write_epoch_outputs(better, run.model, run.english, run.hindi, st.csv, st.steps_csv);
+  }
   if (progress.epoch) progress.epoch(rec, better);
 }
 

@@ -72,10 +72,11 @@ struct TrainingRun {
   const std::vector<Tensor>& trained;
   optim::AdamW& optimizer;
   Generator& gen;
-  RunState& st;               // where the run is: saved, and restored by --resume
-  dist::ProcessGroup* group;  // data-parallel ranks, or null
-  RunFolder folder;           // o.out_dir and the files the run owns in it
-  bool writer() const;        // rank 0 alone writes files
+  RunState& st;                             // where the run is: saved, and restored by --resume
+  dist::ProcessGroup* group;                // data-parallel ranks, or null
+  RunFolder folder;                         // o.out_dir and the files the run owns in it
+  optim::WeightAverage* average = nullptr;  // --ema's averaged weights (saved; validated and written), or null
+  bool writer() const;                      // rank 0 alone writes files
 };
 
 }  // namespace qkv::app
