@@ -539,20 +539,25 @@ run=(--batch 2 --layers 2 --d-model 8 --d-k 4 --d-ff 16 --data "$gen")  # 3 step
   [ "$(tail -n +2 "$work/whole/steps.csv" | cut -d, -f1 | tr '\n' ' ')" = "1 2 3 4 5 6 7 8 9 " ] &&
   [ "$(sed -n 10p "$work/whole/steps.csv" | cut -d, -f2)" = 3 ] && pass ||
   fail "steps.csv logs steps 1 to 9 with their epoch: $(cat "$work/whole/steps.csv")"
-for k in 1 4 6 8; do  # mid-epoch 1, mid-epoch 2, the end of epoch 2, mid-epoch 3
-  "$QKV" train "${run[@]}" --epochs 3 --stop-after-steps "$k" --out "$work/part$k" >"$work/out" 2>"$work/err"
-  rc=$?
-  if [ "$rc" -ne 130 ] || [ ! -f "$work/part$k/train_state.safetensors" ] || ! grep -q "the run is saved" "$work/err"; then
-    fail "interrupt after step $k: rc $rc, $(cat "$work/err")"
-    continue
-  fi
-  if "$QKV" train --resume --out "$work/part$k" >"$work/out" 2>"$work/err" &&
-     cmp -s "$work/whole/model.safetensors" "$work/part$k/model.safetensors" &&
-     cmp -s "$work/whole/steps.csv" "$work/part$k/steps.csv"; then
+# interrupted after step K and resumed = the uninterrupted run WHOLE, byte for byte
+# usage: resumes_like WHOLE NAME K [train options...]
+resumes_like() {
+  local whole=$1 name=$2 k=$3 tag=${2//[^a-z0-9]/}
+  local part="$work/part_${tag}_$k"
+  shift 3
+  "$QKV" train "${run[@]}" --epochs 3 "$@" --stop-after-steps "$k" --out "$part" >"$work/out" 2>"$work/err"
+  local rc=$?
+  if [ "$rc" -ne 130 ] || [ ! -f "$part/train_state.safetensors" ] || ! grep -q "the run is saved" "$work/err"; then
+    fail "$name: interrupt after step $k: rc $rc, $(cat "$work/err")"
+  elif "$QKV" train --resume --out "$part" >"$work/out" 2>"$work/err" &&
+       cmp -s "$whole/model.safetensors" "$part/model.safetensors" && cmp -s "$whole/steps.csv" "$part/steps.csv"; then
     pass
   else
-    fail "interrupted after step $k and resumed: the checkpoint or steps.csv differs from the uninterrupted run's: $(cat "$work/err")"
+    fail "$name: interrupted after step $k and resumed: the checkpoint or steps.csv differs from the uninterrupted run's: $(cat "$work/err")"
   fi
+}
+for k in 1 4 6 8; do  # mid-epoch 1, mid-epoch 2, the end of epoch 2, mid-epoch 3
+  resumes_like "$work/whole" "plain run" "$k"
 done
 # --ema: the averaged weights are the checkpoint, and the state carries them, so a run interrupted
 # mid-epoch or at an epoch's end resumes byte for byte; without --ema the checkpoint differs
@@ -560,14 +565,7 @@ done
 ! cmp -s "$work/whole/model.safetensors" "$work/ema_whole/model.safetensors" && pass ||
   fail "--ema 0.5 writes the same checkpoint as the trained weights"
 for k in 4 6; do
-  "$QKV" train "${run[@]}" --epochs 3 --ema 0.5 --stop-after-steps "$k" --out "$work/ema_part$k" >"$work/out" 2>&1
-  if "$QKV" train --resume --out "$work/ema_part$k" >"$work/out" 2>"$work/err" &&
-     cmp -s "$work/ema_whole/model.safetensors" "$work/ema_part$k/model.safetensors" &&
-     cmp -s "$work/ema_whole/steps.csv" "$work/ema_part$k/steps.csv"; then
-    pass
-  else
-    fail "--ema 0.5 interrupted after step $k and resumed: the checkpoint or steps.csv differs: $(cat "$work/err")"
-  fi
+  resumes_like "$work/ema_whole" "--ema 0.5" "$k" --ema 0.5
 done
 expect_error "--ema 1" "--ema: must be from 0 to 0.9999, got 1 \(see" \
   "$QKV" train "${run[@]}" --ema 1 --out "$work/ema_bad"
