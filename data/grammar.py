@@ -374,6 +374,11 @@ def for_hi(np):
     return genitive_hi(np, DEFAULT_AGR, possessed_oblique=True) + ["लिए"]
 
 
+def with_person_hi(np):
+    """with X (company) -> X के साथ, built like के लिए: मेरे साथ, रवि और प्रिया के साथ."""
+    return genitive_hi(np, DEFAULT_AGR, possessed_oblique=True) + ["साथ"]
+
+
 # ---------------------------------------------------------------------------------------------
 # Verbs.  english: (base, 3rd singular, past, -ing); hindi stem and its class:
 #   "c"  consonant stem  पढ़ -> पढ़ा पढ़ी पढ़े पढ़ीं, पढ़ेगा पढ़ूँगा पढ़ेंगे

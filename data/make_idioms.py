@@ -79,7 +79,7 @@ SENSE_HOLD = [
 SWAP_PAIRS = [("ravi", "priya"), ("amit", "neha"), ("rahul", "sita"), ("priya", "amit"),
               ("neha", "rahul"), ("sita", "ravi")]
 # noun_roles (lexical): these nouns occur in train only in the other roles (subj: the subject;
-# obj: an object, recipient or beneficiary); the split has them in the held-out role, in every
+# obj: an object, recipient, beneficiary or companion); the split has them in the held-out role, in every
 # frame.  The snake and the ball are seen only as objects, the child only as a subject.  Each
 # word form the split needs occurs in train (a snake's and a ball's direct forms as unmarked
 # objects, their oblique ones after को; a child's oblique forms before ने); a person noun could
@@ -89,8 +89,8 @@ NOUN_ROLE_HOLD = [("subj", "snake"), ("subj", "ball"), ("obj", "child")]
 # verbs, never together.
 VERB_OBJECT_HOLD = [("hit", "box"), ("break", "watch"), ("spill", "juice"), ("wash", "doll"), ("catch", "cat"),
                     ("cook", "bean")]
-# coordination (structural): train coordinates subjects, direct objects, recipients, places, events,
-# destinations and instruments (X and Y -> X और Y; to the boy and the girl -> लड़के और लड़की को; in the kitchen
+# coordination (structural): train coordinates subjects, direct objects, recipients, company (with X and
+# Y -> X और Y के साथ), places, events, destinations and instruments (X and Y -> X और Y; to the boy and the girl -> लड़के और लड़की को; in the kitchen
 # and the garden -> रसोई और बगीचे में); the split coordinates beneficiaries (for X and Y -> X और Y
 # के लिए), a position train never coordinates.
 COORD_HOLD = {"ben"}

@@ -74,6 +74,7 @@ def rules_of(en_text, hi_text):
         "18": bool(e & {"quickly", "carefully", "gently"}),
         "19": non_person and hi[-1] in COPULA_HI and bool(e & {"is", "are", "was", "were", "be"}),
         "20": any(w in e and x in h for w, x in PLAIN_SENSE),
+        "21": "with" in e and "साथ" in h,
     }
     return found | {k for k, v in checks.items() if v}
 
@@ -87,7 +88,7 @@ RULE_NAMES = {
     "14 hit X with Y": "hit X with Y", "14 break": "break X", "14 spill": "spill X (drinks)",
     "14 keep X in Y": "keep X in Y", "15": "coordination", "16": "beneficiaries (for X)", "17": "अपना",
     "17 with i, we or they": "अपना after i, we or they", "18": "manner", "19": "copulas with things and animals",
-    "20": "the idioms' words in their plain sense",
+    "20": "the idioms' words in their plain sense", "21": "company (with X)",
 }
 MINIMUM = 500  # pairs each rule (and each of its parts: 8, 14) must have in train
 BREAKDOWN = {"17 with i, we or they"}  # rows that show part of a rule's count, not held to MINIMUM

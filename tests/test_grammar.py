@@ -244,7 +244,7 @@ class WordSenses(unittest.TestCase):
 
 def role(verb, subj, tense, obj, negative=False, **kw):
     """A role-free clause realised from hand-made choices (frames.realize_role_clause)."""
-    kw = {k: (frames.reflexive(v, subj) if k in ("to", "ben") else v) for k, v in kw.items()}
+    kw = {k: (frames.reflexive(v, subj) if k in ("to", "ben", "com") else v) for k, v in kw.items()}
     en, hi = frames.realize_role_clause(verb, subj, tense, negative, frames.reflexive(obj, subj), **kw)
     return " ".join(en), " ".join(hi)
 
@@ -288,6 +288,20 @@ class RoleFreedom(unittest.TestCase):
                          ("ravi will buy a ball for amit and sita", "रवि अमित और सीता के लिए एक गेंद खरीदेगा"))
         self.assertEqual(hindi_of("cake_idiom", "this exam was a piece of cake for my friend"),
                          "यह परीक्षा मेरे दोस्त के लिए बहुत आसान थी")
+
+    def test_company_takes_ke_saath_like_a_beneficiary(self):
+        # rule 21: with X (a person) -> X के साथ, in the beneficiary's place; coordinated people
+        # share one के साथ after oblique conjuncts, and a possessive that refers to the subject is अपना
+        self.assertEqual(role("eat", name("ravi"), "past", noun("mango"), com=noun("friend", "sg", "his")),
+                         ("ravi ate the mango with his friend", "रवि ने अपने दोस्त के साथ आम खाया"))
+        self.assertEqual(role("cook", pron("she"), "fut", noun("egg", "pl"), com=pron("i")),
+                         ("she will cook the eggs with me", "वह मेरे साथ अंडे पकाएगी"))
+        self.assertEqual(role("drink", pron("we"), "prog", noun("tea"), com=g.coord(noun("boy", "pl"), name("sita"))),
+                         ("we are drinking the tea with the boys and sita", "हम लड़कों और सीता के साथ चाय पी रहे हैं"))
+        self.assertEqual(role("cook", pron("he"), "hab", noun("vegetable"), com=g.coord(name("sita"), name("rahul")),
+                              adj=(["in", "the", "village"], ["गाँव", "में"])),
+                         ("he cooks the vegetable with sita and rahul in the village",
+                          "वह गाँव में सीता और राहुल के साथ सब्ज़ी पकाता है"))
 
     def test_a_possessive_that_refers_to_the_subject_is_apna(self):
         self.assertEqual(role("wash", pron("i"), "past", noun("shirt", "sg", "my")),
@@ -469,6 +483,10 @@ class RuleUsage(unittest.TestCase):
         rules = rule_usage.rules_of("i gave a toy to my child", "मैंने अपने बच्चे को एक खिलौना दिया")
         self.assertTrue({"3", "4", "5", "6", "17", "17 with i, we or they"} <= rules, rules)
         self.assertNotIn("15", rules)
+        rules = rule_usage.rules_of("she ate a mango with ravi and neha", "उसने रवि और नेहा के साथ एक आम खाया")
+        self.assertTrue({"15", "21"} <= rules, rules)
+        self.assertNotIn("14 hit X with Y", rules)
+        self.assertNotIn("21", rule_usage.rules_of("he hit the ball with a stick", "उसने डंडे से गेंद को मारा"))
         rules = rule_usage.rules_of("the cat is hungry", "बिल्ली भूखी है")
         self.assertTrue({"13", "19", "20"} <= rules, rules)
         self.assertNotIn("3", rules)

@@ -1,7 +1,8 @@
 # data/frames/roles.py — role freedom: each noun in every role its meaning allows (role clauses,
 # animal intransitives, copulas with every kind of subject, locatives, opening and things' verbs).
 from grammar import (DEFAULT_AGR, NOUNS, PREDICATE_ADJECTIVES, VERBS, adj_en, adj_hi, be_en, copula_hi,
-                     dative_hi, en_agr, for_hi, noun, np_agr, np_en, np_hi, subject_hi, verb_en, verb_hi)
+                     dative_hi, en_agr, for_hi, noun, np_agr, np_en, np_hi, subject_hi, verb_en, verb_hi,
+                     with_person_hi)
 from .phrases import (EVENT_PLACES, GENERAL_PLACES, NEAR_PLACES, PLACE_POSTPOSITION, PLACE_PREPOSITION,
                       TENSES, WATERS, adjuncts, person_np, pick_tense, place_phrase, same_past_clash,
                       with_subject)
@@ -52,6 +53,8 @@ ROLE_VERB_LIST = [v for v, w in ROLE_VERB_WEIGHTS.items() for _ in range(w)]
 SPILL_PLACES = ["floor", "table", "carpet", "kitchen", "room", "floor"]
 BENEFICIARY_VERBS = {"buy", "cook", "write", "wash"}
 RECIPIENT_VERBS = {"give", "send", "show"}
+# verbs that take company (with X -> X के साथ) in a clause without a beneficiary, and how often
+COMPANION_VERBS = {"eat": 0.35, "drink": 0.35, "cook": 0.35, "wash": 0.35, "buy": 0.35}
 ANIMAL_PLACES = ["garden", "house", "room", "kitchen", "village", "field", "forest", "cave", "tree", "park"]
 
 
@@ -119,6 +122,15 @@ def beneficiary(d, subj):
     return who
 
 
+def companion(d, subj):
+    """with X (company) -> X के साथ (with her friend -> अपने दोस्त के साथ; with ravi and priya -> रवि और
+    प्रिया के साथ): the two-word postposition of for X, coordinated as often."""
+    who = person_argument(d, subj, "com", coord_p=0.4, owner_p=0.35)
+    if who is not None:
+        d.depth += 1
+    return who
+
+
 def manner_words(m):
     return ([m], list(MANNERS[m])) if m else ([], [])
 
@@ -152,15 +164,17 @@ def instrument_words(tools):
 
 
 def realize_role_clause(verb, subj, tense, negative, obj, to=None, tool=None, how=None, ben=None, loc=([], []),
-                        adj=([], [])):
-    """English: S V O [loc] [to X] [with Y] [manner] [for X] [adjuncts];
-    Hindi: S(ने in the past) [time] [event] [place] [loc] [X को] [X के लिए] [Y से] [manner] O [नहीं] V.
+                        adj=([], []), com=None):
+    """English: S V O [loc] [to X] [with Y] [manner] [for X | with X] [adjuncts];
+    Hindi: S(ने in the past) [time] [event] [place] [loc] [X को] [X के लिए | X के साथ] [Y से] [manner] O [नहीं] V.
     The perfective agrees with an unmarked object, the other tenses with the subject."""
     obj_en, obj_hi, obj_agr = object_words(verb, obj)
     to_en, to_hi = (["to"] + np_en(to, "obj"), dative_hi(to)) if to else ([], [])
     with_en, with_hi = instrument_words(tool) if tool else ([], [])
     m_en, m_hi = manner_words(how)
     for_en, for_words = (["for"] + np_en(ben, "obj"), for_hi(ben)) if ben else ([], [])
+    if com:
+        for_en, for_words = ["with"] + np_en(com, "obj"), with_person_hi(com)
     en = (np_en(subj) + verb_en(verb, tense, negative, np_agr(subj)) + obj_en + loc[0] + to_en + with_en + m_en +
           for_en + adj[0])
     v_agr = obj_agr if tense == "past" else np_agr(subj)
@@ -209,10 +223,14 @@ def role_clause(d):
             d.feats["coord"] = d.feats.get("coord", ()) + ("tool",)
         d.feats["tool"] = tool[0]
         d.depth += 1
-    ben = None
+    ben = com = None
     if verb in BENEFICIARY_VERBS and d.chance(0.5):
         ben = beneficiary(d, subj)
         if ben is None:
+            return None
+    elif verb in COMPANION_VERBS and is_person(subj) and d.chance(COMPANION_VERBS[verb]):
+        com = companion(d, subj)  # people keep people company
+        if com is None:
             return None
     how = manner(d, 0.15, verb)
     loc = ([], [])
@@ -238,7 +256,7 @@ def role_clause(d):
             places = GENERAL_PLACES + EVENT_PLACES
         adj = adjuncts(d, tense, place_keys=places, place_p=0.25 if verb != "spill" else 0.5, time_p=0.3, event_p=0.1)
     place_cue(d)
-    return d.done(*realize_role_clause(verb, subj, tense, negative, obj, to, tool, how, ben, loc, adj))
+    return d.done(*realize_role_clause(verb, subj, tense, negative, obj, to, tool, how, ben, loc, adj, com))
 
 
 # animal -> intransitive verbs it does; people do them all
