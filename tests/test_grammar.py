@@ -331,8 +331,10 @@ class RoleFreedom(unittest.TestCase):
         for file in sorted(os.listdir(folder)):
             if not file.endswith(".tsv") or file == "cues.tsv":
                 continue
-            for line in open(os.path.join(folder, file), encoding="utf-8"):
-                english, hindi = line.rstrip("\n").split("\t")
+            with open(os.path.join(folder, file), encoding="utf-8") as f:
+                lines = f.read().splitlines()
+            for line in lines:
+                english, hindi = line.split("\t")
                 words, hindi_words = english.split(), hindi.split()
                 if words[0] in own and words[1] != "and" and own[words[0]][0] in words[1:]:
                     checked += 1
