@@ -61,7 +61,7 @@ constexpr Bounds at_least(double low) { return {low, std::numeric_limits<double>
   X(int64_t, epochs, 3, "--epochs", Setting, from_to(1, 100000), "training epochs")                                   \
   X(int64_t, batch, 64, "--batch", Setting, from_to(1, 100000), "sentences per batch")                                \
   X(double, lr, 5e-3, "--lr", Setting, above(0), "AdamW learning rate")                                               \
-  X(double, weight_decay, 0.01, "--weight-decay", Setting, at_least(0), "AdamW weight decay")                         \
+  X(double, weight_decay, 0.1, "--weight-decay", Setting, at_least(0), "AdamW weight decay")                          \
   X(double, clip, 1.0, "--clip", Setting, above(0), "largest joint gradient norm (larger gradients are scaled down)") \
   X(double, dropout, 0.0, "--dropout", Setting, from_to(0, 0.95), "dropout probability while training")               \
   X(uint64_t, seed, 1, "--seed", Setting, unbounded(), "random seed (same seed, same checkpoint)")                    \
