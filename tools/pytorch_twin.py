@@ -404,7 +404,7 @@ def main():
 
     # The training trajectory: qkv's defaults when the fixtures were made (qkv train --lr 5e-3
     # --weight-decay 0.01, clip 1.0, AdamW betas 0.9/0.999, eps 1e-8; the default decay is 0.1 since
-    # the weight-decay commit, and the test reads the decay from the fixture), the schedule over
+    # 7399b16, and the test reads the decay from the fixture), the schedule over
     # exactly these steps.
     settings = {"steps": args.train_steps, "total_steps": args.train_steps, "warmup_steps": args.warmup_steps,
                 "schedule": "cosine", "lr": 5e-3, "weight_decay": 0.01, "beta1": 0.9, "beta2": 0.999,

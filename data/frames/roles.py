@@ -54,7 +54,8 @@ SPILL_PLACES = ["floor", "table", "carpet", "kitchen", "room", "floor"]
 BENEFICIARY_VERBS = {"buy", "cook", "write", "wash"}
 RECIPIENT_VERBS = {"give", "send", "show"}
 # verbs that take company (with X -> X के साथ) in a clause without a beneficiary, and how often
-COMPANION_VERBS = {"eat": 0.35, "drink": 0.35, "cook": 0.35, "wash": 0.35, "buy": 0.35}
+COMPANION_VERBS = {"eat", "drink", "cook", "wash", "buy"}
+COMPANION_P = 0.35
 ANIMAL_PLACES = ["garden", "house", "room", "kitchen", "village", "field", "forest", "cave", "tree", "park"]
 
 
@@ -114,18 +115,10 @@ def patient(d, verb, subj):
     return reflexive(obj, subj)
 
 
-def beneficiary(d, subj):
-    """for X -> X के लिए (for him -> उसके लिए; for ravi and priya -> रवि और प्रिया के लिए)."""
-    who = person_argument(d, subj, "ben", coord_p=0.3, owner_p=0.35)
-    if who is not None:
-        d.depth += 1
-    return who
-
-
-def companion(d, subj):
-    """with X (company) -> X के साथ (with her friend -> अपने दोस्त के साथ; with ravi and priya -> रवि और
-    प्रिया के साथ): the two-word postposition of for X, coordinated as often."""
-    who = person_argument(d, subj, "com", coord_p=0.4, owner_p=0.35)
+def person_adjunct(d, subj, role, coord_p):
+    """for X -> X के लिए (role "ben"; for ravi and priya -> रवि और प्रिया के लिए) or with X -> X के साथ
+    (role "com", company; with her friend -> अपने दोस्त के साथ): a person, or two coordinated."""
+    who = person_argument(d, subj, role, coord_p=coord_p, owner_p=0.35)
     if who is not None:
         d.depth += 1
     return who
@@ -172,9 +165,8 @@ def realize_role_clause(verb, subj, tense, negative, obj, to=None, tool=None, ho
     to_en, to_hi = (["to"] + np_en(to, "obj"), dative_hi(to)) if to else ([], [])
     with_en, with_hi = instrument_words(tool) if tool else ([], [])
     m_en, m_hi = manner_words(how)
-    for_en, for_words = (["for"] + np_en(ben, "obj"), for_hi(ben)) if ben else ([], [])
-    if com:
-        for_en, for_words = ["with"] + np_en(com, "obj"), with_person_hi(com)
+    for_en, for_words = (["for"] + np_en(ben, "obj"), for_hi(ben)) if ben else \
+        (["with"] + np_en(com, "obj"), with_person_hi(com)) if com else ([], [])
     en = (np_en(subj) + verb_en(verb, tense, negative, np_agr(subj)) + obj_en + loc[0] + to_en + with_en + m_en +
           for_en + adj[0])
     v_agr = obj_agr if tense == "past" else np_agr(subj)
@@ -225,11 +217,11 @@ def role_clause(d):
         d.depth += 1
     ben = com = None
     if verb in BENEFICIARY_VERBS and d.chance(0.5):
-        ben = beneficiary(d, subj)
+        ben = person_adjunct(d, subj, "ben", coord_p=0.3)
         if ben is None:
             return None
-    elif verb in COMPANION_VERBS and is_person(subj) and d.chance(COMPANION_VERBS[verb]):
-        com = companion(d, subj)  # people keep people company
+    elif verb in COMPANION_VERBS and is_person(subj) and d.chance(COMPANION_P):
+        com = person_adjunct(d, subj, "com", coord_p=0.4)  # people keep people company
         if com is None:
             return None
     how = manner(d, 0.15, verb)
