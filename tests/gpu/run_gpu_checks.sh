@@ -28,30 +28,57 @@ make -j"$(nproc)" 2>&1 | tee "$LOG_DIR/build.log" | grep -E "error:|warning:" ||
 [ -x build/qkv ] && [ -x build/qkv_gpu_tests ] || { echo "build failed; see build.log"; tail -30 "$LOG_DIR/build.log"; exit 1; }
 echo "build took $(( $(date +%s) - start ))s"
 
-echo "== CPU tests"
-timeout 300 ./build/qkv_tests | tail -3
+# Each stage after the build runs even when one before it failed (a lent machine's minutes are
+# few: one run should show every problem); the table at the end says which passed, and the exit
+# status is non-zero if any failed.
+declare -a summary=()
+failed=0
+stage() {  # stage NAME COMMAND...: runs it, its output also into $LOG_DIR/NAME.log
+  local name=$1
+  shift
+  echo "== $name"
+  local begin rc
+  begin=$(date +%s)
+  set +e
+  "$@" 2>&1 | tee "$LOG_DIR/$name.log"
+  rc=${PIPESTATUS[0]}
+  set -e
+  summary+=("$(printf '%-14s %-6s %4ss' "$name" "$([ "$rc" = 0 ] && echo passed || echo "rc=$rc")" $(( $(date +%s) - begin )))")
+  [ "$rc" = 0 ] || failed=1
+}
 
-echo "== GPU parity tests"
-timeout 300 ./build/qkv_gpu_tests | tee "$LOG_DIR/gpu_tests.log"
-
-echo "== one training epoch on cuda"
-rm -rf /tmp/qkv_gpu_epoch
-timeout 300 ./build/qkv train --device cuda --epochs 1 --out /tmp/qkv_gpu_epoch
-ls /tmp/qkv_gpu_epoch
-
-echo "== one data-parallel epoch on cuda through NCCL (as many ranks as GPUs; rank r uses GPU r mod count)"
-if ./build/qkv --version | grep -q "NCCL on" && command -v mpirun >/dev/null; then
-  gpus=$(nvidia-smi -L 2>/dev/null | wc -l); gpus=$((gpus > 0 ? gpus : 1))
+cpu_tests() { timeout 300 ./build/qkv_tests | tail -3; }
+gpu_tests() { timeout 300 ./build/qkv_gpu_tests; }
+cuda_epoch() {
+  rm -rf /tmp/qkv_gpu_epoch
+  timeout 300 ./build/qkv train --device cuda --epochs 1 --out /tmp/qkv_gpu_epoch && ls /tmp/qkv_gpu_epoch
+}
+# One data-parallel epoch on cuda through NCCL (as many ranks as GPUs; rank r uses GPU r mod count).
+cuda_dp() {
+  if ! ./build/qkv --version | grep -q "NCCL on" || ! command -v mpirun >/dev/null; then
+    echo "skipped: this build has no NCCL or there is no mpirun"
+    return 0
+  fi
+  local gpus
+  gpus=$(nvidia-smi -L 2>/dev/null | wc -l)
+  gpus=$((gpus > 0 ? gpus : 1))
   rm -rf /tmp/qkv_gpu_dp
   OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 timeout 300 mpirun -np "$gpus" --oversubscribe \
-    ./build/qkv train --device cuda --data-parallel --epochs 1 --out /tmp/qkv_gpu_dp | tee "$LOG_DIR/dp.log"
-  ls /tmp/qkv_gpu_dp
-else
-  echo "skipped: this build has no NCCL or there is no mpirun"
-fi
+    ./build/qkv train --device cuda --data-parallel --epochs 1 --out /tmp/qkv_gpu_dp && ls /tmp/qkv_gpu_dp
+}
+# Training steps on the CPU and on cuda (ms, GFLOP/s of the step's products), the residual +
+# LayerNorm fused against add + layer_norm (GB/s), and cuBLAS's sgemm against the card's peak.
+bench() { timeout 300 ./build/qkv bench --device cpu --device cuda; }
+# The fused attention on the GPU, up to the tutorial's T = 100,000 (time and TFLOP/s).
+attention() { timeout 240 ./build/qkv bench --device cuda --attention-length 4096 16384 100000; }
 
-echo "== bench"
-timeout 300 ./build/qkv bench --device cpu --device cuda | tee "$LOG_DIR/bench.log"
+stage cpu_tests cpu_tests
+stage gpu_tests gpu_tests
+stage cuda_epoch cuda_epoch
+stage cuda_dp cuda_dp
+stage bench bench
+stage attention attention
 
-echo "== fused attention on the GPU, up to the tutorial's T = 100,000 (time and TFLOP/s)"
-timeout 240 ./build/qkv bench --device cuda --attention-length 4096 16384 100000 | tee "$LOG_DIR/attention.log"
+echo "== summary"
+printf '%s\n' "${summary[@]}"
+exit "$failed"

@@ -125,6 +125,47 @@ static void bench_cuda_gemm(int n, int repeats, BenchOutput& out) {
 }
 #endif
 
+// ---- the residual add fused into LayerNorm, against add then layer_norm ----
+
+// Forward and backward of LayerNorm(x + residual) over (rows, 256) float32, fused and composed, on
+// `device`: medians of 9 runs. The pass is bound by memory, so the rate is in GB/s of the fewest
+// bytes it must move: forward reads x and residual and writes the output; backward reads the
+// gradient and what the forward saved (the normalised rows) and writes one gradient (the
+// residual's is the same tensor's values).
+static void bench_fused_layer_norm(Device device, BenchOutput& out) {
+  constexpr int64_t D = 256;
+  Backend& backend = backend_for(device);
+  out.say("residual + LayerNorm on {}, D = {}, float32, forward + backward (median of 9):\n", device.str(), D);
+  for (const int64_t rows : {int64_t{1024}, int64_t{65536}}) {
+    Generator gen(2);
+    const Tensor x0 = randn({rows, D}, gen).to(device), r0 = randn({rows, D}, gen).to(device);
+    const Tensor g = randn({rows, D}, gen).to(device);
+    Tensor weight = Tensor::ones({D}).to(device), bias = Tensor::zeros({D}).to(device);
+    weight.set_requires_grad(true);
+    bias.set_requires_grad(true);
+    const auto run = [&](bool fused) {
+      return median_seconds(
+          [&] {
+            Tensor x = x0.detach(), r = r0.detach();
+            x.set_requires_grad(true);
+            r.set_requires_grad(true);
+            Tensor y = fused ? add_layer_norm(x, r, weight, bias) : layer_norm(add(x, r), weight, bias);
+            y.backward(g);
+            backend.synchronize();
+          },
+          9);
+    };
+    const double fused = run(true), composed = run(false);
+    const double bytes = 6.0 * static_cast<double>(rows) * D * sizeof(float);
+    out.say("  rows {:>6}: fused {:8.3f} ms ({:6.1f} GB/s), add + layer_norm {:8.3f} ms ({:6.1f} GB/s): {:.2f}x\n", rows,
+            fused * 1e3, bytes / fused / 1e9, composed * 1e3, bytes / composed / 1e9, composed / fused);
+    const nlohmann::ordered_json where = {{"rows", rows}, {"D", D}, {"device", device.str()}};
+    out.measure("add_layer_norm_fused", where, fused * 1e3, "ms");
+    out.measure("add_layer_norm_composed", where, composed * 1e3, "ms");
+    out.measure("add_layer_norm_speedup", where, composed / fused, "ratio");
+  }
+}
+
 // ---- attention at length T: the fused op against the composed softmax(q k^T) v ----
 
 static double gb(double bytes) { return bytes / 1e9; }
@@ -256,7 +297,7 @@ struct BenchSize {
 struct GemmShape {
   int64_t M, N, K, count;
 };
-static std::pair<double, double> gemm_floor(const BenchSize& s) {
+static std::vector<GemmShape> step_gemm_shapes(const BenchSize& s) {
   const int64_t B = s.batch, T = s.max_source + s.max_target, D = s.d_model, H = s.d_k, F = s.d_ff;
   const int64_t R = B * T, Rt = B * s.max_target, Tt = s.max_target;
   // One layer, which is also the last: keys and values over every position, and the rest (queries,
@@ -274,8 +315,19 @@ static std::pair<double, double> gemm_floor(const BenchSize& s) {
   shapes.push_back({Tt, T, H, 2 * B});  // q k^T, and dP = g v^T
   shapes.push_back({Tt, H, T, 2 * B});  // P v, dS k
   shapes.push_back({T, H, Tt, 2 * B});  // dS^T q, P^T g
-  double flops = 0, seconds = 0;
-  for (const GemmShape& g : shapes) {
+  return shapes;
+}
+
+// The multiply-adds of one training step, counted twice (FLOPs), over step_gemm_shapes.
+static double step_flops(const BenchSize& s) {
+  double flops = 0;
+  for (const GemmShape& g : step_gemm_shapes(s)) flops += 2.0 * g.M * g.N * g.K * g.count;
+  return flops;
+}
+
+static std::pair<double, double> gemm_floor(const BenchSize& s) {
+  double seconds = 0;
+  for (const GemmShape& g : step_gemm_shapes(s)) {
     std::vector<float> a(static_cast<size_t>(g.M * g.K), 0.5f), b(static_cast<size_t>(g.K * g.N), 0.25f),
         c(static_cast<size_t>(g.M * g.N));
     OpenBlasThreads raw_threads;
@@ -285,10 +337,9 @@ static std::pair<double, double> gemm_floor(const BenchSize& s) {
                       0.0f, c.data(), g.N);
         },
         7);
-    flops += 2.0 * g.M * g.N * g.K * g.count;
     seconds += one * g.count;
   }
-  return {flops, seconds};
+  return {step_flops(s), seconds};
 }
 
 // The translator a benchmark size describes (one vocabulary size for both languages).
@@ -341,10 +392,14 @@ static double bench_training(const BenchSize& s, Device device, int steps, Bench
   out.say("  {:<34} {:<7} {:8.2f} ms/step  {:10.0f} tokens/s  ({} steps)\n", s.name, device.str(),
           seconds / steps * 1e3, tokens / seconds, steps);
   out.say("RESULT qkv {} {} {:.4f}\n", s.batch == 64 ? "toy" : "large", device.str(), seconds / steps * 1e3);
+  const double rate = step_flops(s) / (seconds / steps);  // the step's products' FLOPs per second
+  out.say("  {:<34} {:.3f} GFLOP per step in products: {:.1f} GFLOP/s ({:.3f} TFLOP/s)\n", "", step_flops(s) / 1e9,
+          rate / 1e9, rate / 1e12);
   const nlohmann::ordered_json where = {
       {"size", s.batch == 64 ? "toy" : "large"}, {"device", device.str()}, {"steps", steps}};
   out.measure("training_step", where, seconds / steps * 1e3, "ms");
   out.measure("training_throughput", where, tokens / seconds, "tokens/s");
+  out.measure("training_flop_rate", where, rate / 1e12, "TFLOP/s");
   // What a step makes beside its arithmetic (the counts are the same on every run of a size).
   const auto per_step = [&](int64_t after, int64_t before) { return static_cast<double>(after - before) / steps; };
   const double ops = per_step(graph_after.ops, graph_before.ops),
@@ -462,6 +517,8 @@ static void measure_all(BenchOutput& out, const std::vector<std::string>& device
   }
   for (const auto& d : devices) (void)backend_for(Device::parse(d));  // fail before measuring anything
   if (only == "all") bench_matmul(512, 20, out);
+  if (only == "all")
+    for (const auto& d : devices) bench_fused_layer_norm(Device::parse(d), out);
   out.say("training throughput (forward + backward + AdamW, synthetic tokens):\n");
   std::map<std::pair<std::string, std::string>, double> ms;  // (size, device) -> ms/step
   for (const auto& d : devices) {
