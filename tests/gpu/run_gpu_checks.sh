@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # tests/gpu/run_gpu_checks.sh — every check that needs a GPU, in one run of a few minutes:
-# build (with nvcc), the CPU tests, the CPU/GPU parity tests, one training epoch on cuda, and
-# the benchmark. Run from the repository root: bash tests/gpu/run_gpu_checks.sh
+# build (with nvcc), the CPU tests, the CPU/GPU parity tests, one training epoch on cuda, the
+# benchmark, and the parity tests under compute-sanitizer. Run from the repository root: bash tests/gpu/run_gpu_checks.sh
 # On a machine without qkv's Debian packages (the lent device machine has CUDA but no network),
 # first run `bash tools/gpu_deps.sh fetch` on a Debian 12 machine and carry .gpu-debs/ along.
 # Logs go to $OUT when it is set.
@@ -47,7 +47,7 @@ stage() {  # stage NAME COMMAND...: runs it, its output also into $LOG_DIR/NAME.
   [ "$rc" = 0 ] || failed=1
 }
 
-cpu_tests() { timeout 300 ./build/qkv_tests | tail -3; }
+cpu_tests() { timeout 300 ./build/qkv_tests 2>&1 | tail -3; }
 gpu_tests() { timeout 300 ./build/qkv_gpu_tests; }
 cuda_epoch() {
   rm -rf /tmp/qkv_gpu_epoch
@@ -71,6 +71,14 @@ cuda_dp() {
 bench() { timeout 300 ./build/qkv bench --device cpu --device cuda; }
 # The fused attention on the GPU, up to the tutorial's T = 100,000 (time and TFLOP/s).
 attention() { timeout 240 ./build/qkv bench --device cuda --attention-length 4096 16384 100000; }
+# The parity tests again under compute-sanitizer's memory checker (out-of-bounds and misaligned
+# accesses, leaks), where the machine has it; at most two minutes.
+sanitizer() {
+  local tool
+  tool=$(command -v compute-sanitizer || command -v /usr/local/cuda/bin/compute-sanitizer || true)
+  [ -n "$tool" ] || { echo "skipped: no compute-sanitizer"; return 0; }
+  timeout 120 "$tool" --tool memcheck --error-exitcode 3 ./build/qkv_gpu_tests 2>&1 | tail -25
+}
 
 stage cpu_tests cpu_tests
 stage gpu_tests gpu_tests
@@ -78,6 +86,7 @@ stage cuda_epoch cuda_epoch
 stage cuda_dp cuda_dp
 stage bench bench
 stage attention attention
+stage sanitizer sanitizer
 
 echo "== summary"
 printf '%s\n' "${summary[@]}"
