@@ -598,6 +598,9 @@ inline void attention_a_cases(CaseList& t) {
       {"ALiBi, target queries after a 40-key prefix, two tiles", sloped(AttentionMask{40, {33, 40}, 40}, 0.3), 2, 30,
        70, 4, 2, 0.35},
       {"ALiBi, causal over five tiles", sloped(AttentionMask::causal(), 0.05), 1, 260, 260, 2, 1, 0.35},
+      // heads past 64 and past 128 wide (the CUDA kernels' three width limits), keys past one stage
+      {"causal, K 100, Kv 72", AttentionMask::causal(), 1, 18, 18, 100, 72, 0.1},
+      {"prefix, K 256, Kv 130", AttentionMask::prefix_lm(4, {3}), 1, 10, 10, 256, 130, 0.06},
   };
   // q = 0: the weights are softmax of the bias alone, 0, -ln 2, -2 ln 2 -> 4/7, 2/7, 1/7 of v = 1, 2, 3
   add_case(make("attention values, ALiBi alone", {"attention"},

@@ -2,11 +2,13 @@
 // and float64, and the CudaBackend members that launch them (gemm through cuBLAS). Every kernel is
 // deterministic: no atomics, and every sum runs in a fixed order that depends only on the shapes
 // (float32 sums accumulate in double, as on the CPU).
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <limits>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "framework/cuda/cuda_backend.h"
@@ -384,10 +386,15 @@ void dispatch_elem(size_t elem_size, const char* what, Body&& body) {
 
 // ---- fused attention (Backend::attention_forward / attention_backward) ----
 // One thread per query (forward, d_q) or per key (d_k, d_v), 64 to a block; the other side's rows
-// are staged through shared memory 16 at a time. Each thread owns its outputs: no atomics.
+// are staged through shared memory 16 (8 at the widest) at a time. Each thread owns its outputs:
+// no atomics. Each kernel is compiled for three width limits W (64, 128, 256) and launched with
+// the smallest that holds K and Kv: a thread's rows of W, indexed by unrolled loops, can then stay
+// in registers (a loop to the run-time width would put them in local memory). The loops still
+// run over c < K (or Kv) in order, so the arithmetic does not depend on W.
 constexpr int kAttnRows = 64;       // queries or keys per block, one per thread
-constexpr int kAttnStage = 16;      // rows of the other side staged in shared memory at a time
-constexpr int kAttnMaxWidth = 128;  // largest head width (K and Kv) the kernels hold per thread
+constexpr int kAttnMaxWidth = 256;  // the widest head (K and Kv) the kernels take
+template <int W>
+constexpr int attn_stage_rows = W > 128 ? 8 : 16;  // staged rows: float64 tiles stay under 48 KB
 
 struct AttnDims {
   int64_t batch, queries, keys, width, value_width, query_offset, prefix;
@@ -449,56 +456,65 @@ __device__ __forceinline__ bool attn_any(const AttnEntry& e, int64_t i_end, int6
   return lo <= (hi_a < hi_b ? hi_a : hi_b);
 }
 
-// Copies rows [r0, r0 + n) of a (rows, width) matrix into tile (kAttnStage, kAttnMaxWidth).
-template <typename T>
+// Copies rows [r0, r0 + n) of a (rows, width) matrix into tile (attn_stage_rows<W>, W).
+template <int W, typename T>
 __device__ __forceinline__ void attn_stage(const T* src, int64_t r0, int64_t n, int64_t width, T* tile) {
   for (int64_t x = threadIdx.x; x < n * width; x += blockDim.x)
-    tile[(x / width) * kAttnMaxWidth + x % width] = src[(r0 + x / width) * width + x % width];
+    tile[(x / width) * W + x % width] = src[(r0 + x / width) * width + x % width];
 }
 
-template <typename T>
+// for (c = 0; c < n; ++c) body(c), unrolled to W so that arrays indexed by c stay in registers
+// (the emulator's host compiler takes the plain loop).
+#ifdef __CUDACC__
+#define QKV_ATTN_UNROLL _Pragma("unroll")
+#else
+#define QKV_ATTN_UNROLL
+#endif
+#define QKV_ATTN_FOR(c, n) QKV_ATTN_UNROLL for (int c = 0; c < W; ++c) if (c < (n))
+
+template <typename T, int W>
 __global__ void attention_forward_kernel(AttnDims d, T scale, const T* q, const T* k, const T* v, T* out, T* lse) {
-  __shared__ T k_tile[kAttnStage * kAttnMaxWidth];
-  __shared__ T v_tile[kAttnStage * kAttnMaxWidth];
+  __shared__ T k_tile[attn_stage_rows<W> * W];
+  __shared__ T v_tile[attn_stage_rows<W> * W];
   const auto [e, i0, i, i_end, empty, active] = attn_block(d, false);
   if (empty) return;
   const int64_t K = d.width, Kv = d.value_width;
-  T q_row[kAttnMaxWidth], acc[kAttnMaxWidth];
-  for (int64_t c = 0; c < K; ++c) q_row[c] = active ? q[(e.q0 + i) * K + c] : T(0);
-  for (int64_t c = 0; c < Kv; ++c) acc[c] = T(0);
+  T q_row[W], acc[W];
+  QKV_ATTN_FOR(c, K) q_row[c] = active ? q[(e.q0 + i) * K + c] : T(0);
+  QKV_ATTN_FOR(c, Kv) acc[c] = T(0);
   T m = -INFINITY, l = T(0);
-  for (int64_t j0 = 0; j0 < e.nk; j0 += kAttnStage) {
-    const int64_t nk = e.nk - j0 < kAttnStage ? e.nk - j0 : kAttnStage;
+  for (int64_t j0 = 0; j0 < e.nk; j0 += attn_stage_rows<W>) {
+    const int64_t nk = e.nk - j0 < attn_stage_rows<W> ? e.nk - j0 : attn_stage_rows<W>;
     if (!attn_any(e, i_end, j0, j0 + nk)) continue;  // the same for the whole block
     __syncthreads();
-    attn_stage(k + e.k0 * K, j0, nk, K, k_tile);
-    attn_stage(v + e.k0 * Kv, j0, nk, Kv, v_tile);
+    attn_stage<W>(k + e.k0 * K, j0, nk, K, k_tile);
+    attn_stage<W>(v + e.k0 * Kv, j0, nk, Kv, v_tile);
     __syncthreads();
     if (!active) continue;
     for (int64_t jj = 0; jj < nk; ++jj) {
       if (!attn_visible(d, e, i, j0 + jj)) continue;
       T s = T(0);
-      for (int64_t c = 0; c < K; ++c) s += q_row[c] * k_tile[jj * kAttnMaxWidth + c];
+      QKV_ATTN_FOR(c, K) s += q_row[c] * k_tile[jj * W + c];
       s *= scale;
       if (d.distance_slope != 0) s += attn_bias<T>(d, e, i, j0 + jj);
       if (s > m) {  // a new running max: rescale what was summed so far
         const T rescale = m == -INFINITY ? T(0) : exp_of(m - s);
         l *= rescale;
-        for (int64_t c = 0; c < Kv; ++c) acc[c] *= rescale;
+        QKV_ATTN_FOR(c, Kv) acc[c] *= rescale;
         m = s;
       }
       const T p = exp_of(s - m);
       l += p;
-      for (int64_t c = 0; c < Kv; ++c) acc[c] += p * v_tile[jj * kAttnMaxWidth + c];
+      QKV_ATTN_FOR(c, Kv) acc[c] += p * v_tile[jj * W + c];
     }
   }
   if (!active) return;
   T* o = out + (e.q0 + i) * Kv;
   if (l == T(0)) {
-    for (int64_t c = 0; c < Kv; ++c) o[c] = T(0);
+    QKV_ATTN_FOR(c, Kv) o[c] = T(0);
     lse[e.q0 + i] = -INFINITY;
   } else {
-    for (int64_t c = 0; c < Kv; ++c) o[c] = acc[c] / l;
+    QKV_ATTN_FOR(c, Kv) o[c] = acc[c] / l;
     lse[e.q0 + i] = m + log_of(l);
   }
 }
@@ -514,29 +530,29 @@ __global__ void attention_delta_kernel(int64_t rows, int64_t width, const T* out
 }
 
 // One thread per key j: d_v_j = sum_i P_ij d_out_i and d_k_j = scale * sum_i dS_ij q_i.
-template <typename T>
+template <typename T, int W>
 __global__ void attention_dkv_kernel(AttnDims d, T scale, const T* q, const T* k, const T* v, const T* d_out,
                                      const T* lse, const T* delta, T* d_k, T* d_v) {
-  __shared__ T q_tile[kAttnStage * kAttnMaxWidth];
-  __shared__ T g_tile[kAttnStage * kAttnMaxWidth];
+  __shared__ T q_tile[attn_stage_rows<W> * W];
+  __shared__ T g_tile[attn_stage_rows<W> * W];
   const auto [e, j0, j, j_end, empty, active] = attn_block(d, true);
   if (empty) return;
   const int64_t K = d.width, Kv = d.value_width;
-  T k_row[kAttnMaxWidth], v_row[kAttnMaxWidth], dk[kAttnMaxWidth], dv[kAttnMaxWidth];
-  for (int64_t c = 0; c < K; ++c) {
+  T k_row[W], v_row[W], dk[W], dv[W];
+  QKV_ATTN_FOR(c, K) {
     k_row[c] = active ? k[(e.k0 + j) * K + c] : T(0);
     dk[c] = T(0);
   }
-  for (int64_t c = 0; c < Kv; ++c) {
+  QKV_ATTN_FOR(c, Kv) {
     v_row[c] = active ? v[(e.k0 + j) * Kv + c] : T(0);
     dv[c] = T(0);
   }
-  for (int64_t i0 = 0; i0 < e.nq; i0 += kAttnStage) {
-    const int64_t nq = e.nq - i0 < kAttnStage ? e.nq - i0 : kAttnStage;
+  for (int64_t i0 = 0; i0 < e.nq; i0 += attn_stage_rows<W>) {
+    const int64_t nq = e.nq - i0 < attn_stage_rows<W> ? e.nq - i0 : attn_stage_rows<W>;
     if (!attn_any(e, i0 + nq, j0, j_end)) continue;  // the same for the whole block
     __syncthreads();
-    attn_stage(q + e.q0 * K, i0, nq, K, q_tile);
-    attn_stage(d_out + e.q0 * Kv, i0, nq, Kv, g_tile);
+    attn_stage<W>(q + e.q0 * K, i0, nq, K, q_tile);
+    attn_stage<W>(d_out + e.q0 * Kv, i0, nq, Kv, g_tile);
     __syncthreads();
     if (!active) continue;
     for (int64_t ii = 0; ii < nq; ++ii) {
@@ -544,56 +560,56 @@ __global__ void attention_dkv_kernel(AttnDims d, T scale, const T* q, const T* k
       const T l = lse[e.q0 + i];
       if (!attn_visible(d, e, i, j) || l == -INFINITY) continue;
       T s = T(0), dp = T(0);
-      for (int64_t c = 0; c < K; ++c) s += q_tile[ii * kAttnMaxWidth + c] * k_row[c];
-      for (int64_t c = 0; c < Kv; ++c) dp += g_tile[ii * kAttnMaxWidth + c] * v_row[c];
+      QKV_ATTN_FOR(c, K) s += q_tile[ii * W + c] * k_row[c];
+      QKV_ATTN_FOR(c, Kv) dp += g_tile[ii * W + c] * v_row[c];
       const T p = d.distance_slope == 0 ? exp_of(s * scale - l) : exp_of((s * scale + attn_bias<T>(d, e, i, j)) - l);
       const T ds = p * (dp - delta[e.q0 + i]);
-      for (int64_t c = 0; c < Kv; ++c) dv[c] += p * g_tile[ii * kAttnMaxWidth + c];
-      for (int64_t c = 0; c < K; ++c) dk[c] += ds * q_tile[ii * kAttnMaxWidth + c];
+      QKV_ATTN_FOR(c, Kv) dv[c] += p * g_tile[ii * W + c];
+      QKV_ATTN_FOR(c, K) dk[c] += ds * q_tile[ii * W + c];
     }
   }
   if (!active) return;
-  for (int64_t c = 0; c < K; ++c) d_k[(e.k0 + j) * K + c] = dk[c] * scale;
-  for (int64_t c = 0; c < Kv; ++c) d_v[(e.k0 + j) * Kv + c] = dv[c];
+  QKV_ATTN_FOR(c, K) d_k[(e.k0 + j) * K + c] = dk[c] * scale;
+  QKV_ATTN_FOR(c, Kv) d_v[(e.k0 + j) * Kv + c] = dv[c];
 }
 
 // One thread per query i: d_q_i = scale * sum_j dS_ij k_j.
-template <typename T>
+template <typename T, int W>
 __global__ void attention_dq_kernel(AttnDims d, T scale, const T* q, const T* k, const T* v, const T* d_out,
                                     const T* lse, const T* delta, T* d_q) {
-  __shared__ T k_tile[kAttnStage * kAttnMaxWidth];
-  __shared__ T v_tile[kAttnStage * kAttnMaxWidth];
+  __shared__ T k_tile[attn_stage_rows<W> * W];
+  __shared__ T v_tile[attn_stage_rows<W> * W];
   const auto [e, i0, i, i_end, empty, active] = attn_block(d, false);
   if (empty) return;
   const int64_t K = d.width, Kv = d.value_width;
-  T q_row[kAttnMaxWidth], g_row[kAttnMaxWidth], dq[kAttnMaxWidth];
-  for (int64_t c = 0; c < K; ++c) {
+  T q_row[W], g_row[W], dq[W];
+  QKV_ATTN_FOR(c, K) {
     q_row[c] = active ? q[(e.q0 + i) * K + c] : T(0);
     dq[c] = T(0);
   }
-  for (int64_t c = 0; c < Kv; ++c) g_row[c] = active ? d_out[(e.q0 + i) * Kv + c] : T(0);
+  QKV_ATTN_FOR(c, Kv) g_row[c] = active ? d_out[(e.q0 + i) * Kv + c] : T(0);
   const T l = active ? lse[e.q0 + i] : T(0), delta_i = active ? delta[e.q0 + i] : T(0);
-  for (int64_t j0 = 0; j0 < e.nk; j0 += kAttnStage) {
-    const int64_t nk = e.nk - j0 < kAttnStage ? e.nk - j0 : kAttnStage;
+  for (int64_t j0 = 0; j0 < e.nk; j0 += attn_stage_rows<W>) {
+    const int64_t nk = e.nk - j0 < attn_stage_rows<W> ? e.nk - j0 : attn_stage_rows<W>;
     if (!attn_any(e, i_end, j0, j0 + nk)) continue;  // the same for the whole block
     __syncthreads();
-    attn_stage(k + e.k0 * K, j0, nk, K, k_tile);
-    attn_stage(v + e.k0 * Kv, j0, nk, Kv, v_tile);
+    attn_stage<W>(k + e.k0 * K, j0, nk, K, k_tile);
+    attn_stage<W>(v + e.k0 * Kv, j0, nk, Kv, v_tile);
     __syncthreads();
     if (!active || l == -INFINITY) continue;
     for (int64_t jj = 0; jj < nk; ++jj) {
       if (!attn_visible(d, e, i, j0 + jj)) continue;
       T s = T(0), dp = T(0);
-      for (int64_t c = 0; c < K; ++c) s += q_row[c] * k_tile[jj * kAttnMaxWidth + c];
-      for (int64_t c = 0; c < Kv; ++c) dp += g_row[c] * v_tile[jj * kAttnMaxWidth + c];
+      QKV_ATTN_FOR(c, K) s += q_row[c] * k_tile[jj * W + c];
+      QKV_ATTN_FOR(c, Kv) dp += g_row[c] * v_tile[jj * W + c];
       const T p =
           d.distance_slope == 0 ? exp_of(s * scale - l) : exp_of((s * scale + attn_bias<T>(d, e, i, j0 + jj)) - l);
       const T ds = p * (dp - delta_i);
-      for (int64_t c = 0; c < K; ++c) dq[c] += ds * k_tile[jj * kAttnMaxWidth + c];
+      QKV_ATTN_FOR(c, K) dq[c] += ds * k_tile[jj * W + c];
     }
   }
   if (!active) return;
-  for (int64_t c = 0; c < K; ++c) d_q[(e.q0 + i) * K + c] = dq[c] * scale;
+  QKV_ATTN_FOR(c, K) d_q[(e.q0 + i) * K + c] = dq[c] * scale;
 }
 
 // The host side of binary, masked_fill and strided_copy: `shape` read through up to three stride
@@ -960,6 +976,19 @@ void CudaBackend::adam_update(DType dtype, void* param, const void* grad, void* 
   QKV_CUDA_CHECK_LAUNCH();
 }
 
+// Calls body(std::integral_constant<int, W>) with the smallest width limit W that holds the
+// shape's K and Kv (attn_dims has checked them against kAttnMaxWidth).
+template <typename Body>
+void with_attention_width(const AttentionShape& shape, Body&& body) {
+  const int64_t widest = std::max(shape.width, shape.value_width);
+  if (widest <= 64)
+    body(std::integral_constant<int, 64>{});
+  else if (widest <= 128)
+    body(std::integral_constant<int, 128>{});
+  else
+    body(std::integral_constant<int, kAttnMaxWidth>{});
+}
+
 void CudaBackend::attention_forward(DType dtype, const AttentionShape& shape, const void* q, const void* k,
                                     const void* v, void* out, void* lse) {
   activate();
@@ -970,9 +999,12 @@ void CudaBackend::attention_forward(DType dtype, const AttentionShape& shape, co
   if (blocks <= 0) return;
   dispatch_float(dtype, "attention", [&](auto zero) {
     using T = decltype(zero);
-    attention_forward_kernel<T><<<static_cast<unsigned>(blocks), kAttnRows>>>(
-        d, static_cast<T>(shape.scale), static_cast<const T*>(q), static_cast<const T*>(k), static_cast<const T*>(v),
-        static_cast<T*>(out), static_cast<T*>(lse));
+    with_attention_width(shape, [&](auto width) {
+      constexpr int W = decltype(width)::value;
+      attention_forward_kernel<T, W><<<static_cast<unsigned>(blocks), kAttnRows>>>(
+          d, static_cast<T>(shape.scale), static_cast<const T*>(q), static_cast<const T*>(k), static_cast<const T*>(v),
+          static_cast<T*>(out), static_cast<T*>(lse));
+    });
   });
   QKV_CUDA_CHECK_LAUNCH();
 }
@@ -1000,12 +1032,15 @@ void CudaBackend::attention_backward(DType dtype, const AttentionShape& shape, c
       if (rows > 0)
         attention_delta_kernel<T>
             <<<grid_for(rows), kThreads>>>(rows, shape.value_width, static_cast<const T*>(out), g_, delta_);
-      if (k_blocks > 0)
-        attention_dkv_kernel<T><<<static_cast<unsigned>(k_blocks), kAttnRows>>>(
-            d, scale, q_, k_, v_, g_, lse_, delta_, static_cast<T*>(d_k), static_cast<T*>(d_v));
-      if (q_blocks > 0)
-        attention_dq_kernel<T><<<static_cast<unsigned>(q_blocks), kAttnRows>>>(d, scale, q_, k_, v_, g_, lse_, delta_,
-                                                                               static_cast<T*>(d_q));
+      with_attention_width(shape, [&](auto width) {
+        constexpr int W = decltype(width)::value;
+        if (k_blocks > 0)
+          attention_dkv_kernel<T, W><<<static_cast<unsigned>(k_blocks), kAttnRows>>>(
+              d, scale, q_, k_, v_, g_, lse_, delta_, static_cast<T*>(d_k), static_cast<T*>(d_v));
+        if (q_blocks > 0)
+          attention_dq_kernel<T, W><<<static_cast<unsigned>(q_blocks), kAttnRows>>>(d, scale, q_, k_, v_, g_, lse_,
+                                                                                    delta_, static_cast<T*>(d_q));
+      });
     });
     QKV_CUDA_CHECK_LAUNCH();
   } catch (...) {

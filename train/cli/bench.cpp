@@ -157,8 +157,8 @@ static void bench_fused_layer_norm(Device device, BenchOutput& out) {
     };
     const double fused = run(true), composed = run(false);
     const double bytes = 6.0 * static_cast<double>(rows) * D * sizeof(float);
-    out.say("  rows {:>6}: fused {:8.3f} ms ({:6.1f} GB/s), add + layer_norm {:8.3f} ms ({:6.1f} GB/s): {:.2f}x\n", rows,
-            fused * 1e3, bytes / fused / 1e9, composed * 1e3, bytes / composed / 1e9, composed / fused);
+    out.say("  rows {:>6}: fused {:8.3f} ms ({:6.1f} GB/s), add + layer_norm {:8.3f} ms ({:6.1f} GB/s): {:.2f}x\n",
+            rows, fused * 1e3, bytes / fused / 1e9, composed * 1e3, bytes / composed / 1e9, composed / fused);
     const nlohmann::ordered_json where = {{"rows", rows}, {"D", D}, {"device", device.str()}};
     out.measure("add_layer_norm_fused", where, fused * 1e3, "ms");
     out.measure("add_layer_norm_composed", where, composed * 1e3, "ms");
