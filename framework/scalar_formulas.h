@@ -73,55 +73,79 @@ QKV_FORMULA T nan_max(T a, T b) {
   return (a < b || b != b) ? b : a;
 }
 
-// LayerNorm of one row of `width` entries, as PyTorch's (biased variance):
+// LayerNorm of N consecutive rows of `width` entries (each `width` after the last), as PyTorch's
+// (biased variance), each row on its own:
 //   mean = sum(x) / width,  rstd = 1 / sqrt(sum((x - mean)^2) / width + eps)
 //   x_hat = (x - mean) * rstd,  out = x_hat * w + b  (w, b may be null: no affine part)
-// With a residual row, x is first replaced by x + residual (rounded to T, as the add op rounds it),
+// With a residual, x is first replaced by x + residual (rounded to T, as the add op rounds it),
 // held in `out` until the last loop overwrites each entry after reading it.
-// Sums accumulate in double; every entry is computed in the row's own precision.
-template <typename T>
-QKV_FORMULA void layer_norm_row(const T* x, const T* residual, const T* w, const T* b, int64_t width, double eps,
-                                T* out, T* x_hat, T* rstd) {
+// Sums accumulate in double; every entry is computed in the row's own precision. The N rows' sums
+// run side by side, each in its own order: N independent chains of additions, which the CPU
+// overlaps, and every row's bits are those of the one-row form (N = 1, layer_norm_row).
+template <int N, typename T>
+QKV_FORMULA void layer_norm_rows_n(const T* x, const T* residual, const T* w, const T* b, int64_t width, double eps,
+                                   T* out, T* x_hat, T* rstd) {
   if (residual) {
-    for (int64_t c = 0; c < width; ++c) out[c] = x[c] + residual[c];
+    for (int64_t c = 0; c < N * width; ++c) out[c] = x[c] + residual[c];
     x = out;
   }
-  double total = 0.0;
-  for (int64_t c = 0; c < width; ++c) total += x[c];
-  const T mean = static_cast<T>(total / static_cast<double>(width));
-  double squares = 0.0;
-  for (int64_t c = 0; c < width; ++c) {
-    const T centred = x[c] - mean;
-    squares += static_cast<double>(centred) * centred;
-  }
-  const T r = static_cast<T>(1.0 / sqrt_of(squares / static_cast<double>(width) + eps));
-  *rstd = r;
-  for (int64_t c = 0; c < width; ++c) {
-    const T h = (x[c] - mean) * r;
-    x_hat[c] = h;
-    T y = w ? h * w[c] : h;
-    if (b) y += b[c];
-    out[c] = y;
+  double total[N] = {};
+  for (int64_t c = 0; c < width; ++c)
+    for (int r = 0; r < N; ++r) total[r] += x[r * width + c];
+  T mean[N];
+  for (int r = 0; r < N; ++r) mean[r] = static_cast<T>(total[r] / static_cast<double>(width));
+  double squares[N] = {};
+  for (int64_t c = 0; c < width; ++c)
+    for (int r = 0; r < N; ++r) {
+      const T centred = x[r * width + c] - mean[r];
+      squares[r] += static_cast<double>(centred) * centred;
+    }
+  for (int r = 0; r < N; ++r) {
+    const T rs = static_cast<T>(1.0 / sqrt_of(squares[r] / static_cast<double>(width) + eps));
+    rstd[r] = rs;
+    for (int64_t c = r * width; c < (r + 1) * width; ++c) {
+      const T h = (x[c] - mean[r]) * rs;
+      x_hat[c] = h;
+      T y = w ? h * w[c - r * width] : h;
+      if (b) y += b[c - r * width];
+      out[c] = y;
+    }
   }
 }
 
-// The input gradient of layer_norm_row, from the upstream gradient g, its x_hat and rstd:
+template <typename T>
+QKV_FORMULA void layer_norm_row(const T* x, const T* residual, const T* w, const T* b, int64_t width, double eps,
+                                T* out, T* x_hat, T* rstd) {
+  layer_norm_rows_n<1>(x, residual, w, b, width, eps, out, x_hat, rstd);
+}
+
+// The input gradient of layer_norm_rows_n over the same N rows, from the upstream gradient g, x_hat
+// and rstd (N values):
 //   d_x_hat = g * w,  d_x = rstd * (d_x_hat - mean(d_x_hat) - x_hat * mean(d_x_hat * x_hat))
 // (the weight and bias gradients are column sums over rows; the op composes them).
+template <int N, typename T>
+QKV_FORMULA void layer_norm_backward_rows_n(const T* g, const T* x_hat, const T* rstd, const T* w, int64_t width,
+                                            T* d_x) {
+  double sum_d[N] = {}, sum_dh[N] = {};
+  for (int64_t c = 0; c < width; ++c)
+    for (int r = 0; r < N; ++r) {
+      const T d = w ? g[r * width + c] * w[c] : g[r * width + c];
+      sum_d[r] += d;
+      sum_dh[r] += static_cast<double>(d) * x_hat[r * width + c];
+    }
+  for (int r = 0; r < N; ++r) {
+    const T mean_d = static_cast<T>(sum_d[r] / static_cast<double>(width));
+    const T mean_dh = static_cast<T>(sum_dh[r] / static_cast<double>(width));
+    for (int64_t c = r * width; c < (r + 1) * width; ++c) {
+      const T d = w ? g[c] * w[c - r * width] : g[c];
+      d_x[c] = rstd[r] * (d - mean_d - x_hat[c] * mean_dh);
+    }
+  }
+}
+
 template <typename T>
 QKV_FORMULA void layer_norm_backward_row(const T* g, const T* x_hat, T rstd, const T* w, int64_t width, T* d_x) {
-  double sum_d = 0.0, sum_dh = 0.0;
-  for (int64_t c = 0; c < width; ++c) {
-    const T d = w ? g[c] * w[c] : g[c];
-    sum_d += d;
-    sum_dh += static_cast<double>(d) * x_hat[c];
-  }
-  const T mean_d = static_cast<T>(sum_d / static_cast<double>(width));
-  const T mean_dh = static_cast<T>(sum_dh / static_cast<double>(width));
-  for (int64_t c = 0; c < width; ++c) {
-    const T d = w ? g[c] * w[c] : g[c];
-    d_x[c] = rstd * (d - mean_d - x_hat[c] * mean_dh);
-  }
+  layer_norm_backward_rows_n<1>(g, x_hat, &rstd, w, width, d_x);
 }
 
 // One Adam or AdamW step on one entry, in the tensor's precision and PyTorch's order:

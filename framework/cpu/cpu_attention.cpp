@@ -17,6 +17,7 @@
 
 #include <fmt/format.h>
 
+#include "row_reductions.h"
 #include "thread_pool.h"
 
 namespace qkv::cpu {
@@ -60,6 +61,40 @@ struct Visibility {
   bool operator()(int64_t i, int64_t j) const {
     if (j == knockout_key && query_offset + i >= knockout_from && query_offset + i < knockout_to) return false;
     return j < prefix ? j < length : j <= query_offset + i;
+  }
+  // The keys of [j0, j0 + n) that query i sees, as operator() does, in runs: [0, n) is split at
+  // cut[0] <= cut[1] <= cut[2] <= cut[3] (offsets from j0) into hidden, seen, hidden, seen, hidden
+  // runs (the prefix's real words, then the keys from the prefix's end to the query's own
+  // position); the knocked-out key, if any, is `hidden` (an offset from j0, or -1).
+  struct Runs {
+    int64_t cut[4];
+    int64_t hidden;
+    int64_t n;
+    // seen(begin, end) and hidden(begin, end) over [0, n) in order, then hidden on the knocked-out
+    // key (after its run: it overrides it).
+    template <typename Seen, typename Hidden>
+    void visit(Seen&& seen, Hidden&& hide) const {
+      const int64_t ends[5] = {cut[0], cut[1], cut[2], cut[3], n};
+      int64_t j = 0;
+      for (int run = 0; run < 5; ++run) {
+        const int64_t end = std::max(j, ends[run]);
+        if (run % 2 == 1)
+          seen(j, end);
+        else
+          hide(j, end);
+        j = end;
+      }
+      if (hidden >= 0) hide(hidden, hidden + 1);
+    }
+  };
+  Runs runs(int64_t i, int64_t j0, int64_t n) const {
+    const auto at = [&](int64_t j) { return std::clamp<int64_t>(j - j0, 0, n); };
+    const int64_t words_end = std::min(prefix, length), seen_end = std::max(prefix, query_offset + i + 1);
+    Runs r{{at(0), at(words_end), at(prefix), at(seen_end)}, -1, n};
+    if (query_offset + i >= knockout_from && query_offset + i < knockout_to && knockout_key >= j0 &&
+        knockout_key < j0 + n)
+      r.hidden = knockout_key - j0;
+    return r;
   }
   // Whether any key of [j0, j1) is visible to any query before i_end (the last one sees the most;
   // a knockout only hides keys, so this stays an upper bound that skips only empty tiles).
@@ -130,13 +165,27 @@ inline int64_t panel_entry(int64_t r, int64_t c, int64_t cols) {
   return (r / kPanel) * cols * kPanel + c * kPanel + r % kPanel;
 }
 
+// The general form: panel by panel, row r of a panel to every 16th slot from r (float32 on AVX2
+// has the blocked form below).
+template <typename T>
+void transpose_tile_generic(const T* in, int64_t rows, int64_t cols, T* out_t) {
+  const int64_t padded = std::min(kTile, (rows + kPanel - 1) / kPanel * kPanel);
+  for (int64_t p0 = 0; p0 < padded; p0 += kPanel) {
+    T* panel = out_t + p0 * cols;  // (cols, 16)
+    for (int64_t r = 0; r < kPanel; ++r)
+      for (int64_t c = 0; c < cols; ++c) panel[c * kPanel + r] = p0 + r < rows ? in[(p0 + r) * cols + c] : T(0);
+  }
+}
+
+void transpose_tile_avx2(const float* in, int64_t rows, int64_t cols, float* out_t);
+bool has_avx2();
+
 template <typename T>
 void transpose_tile(const T* in, int64_t rows, int64_t cols, T* out_t) {
-  for (int64_t r = 0; r < rows; ++r)
-    for (int64_t c = 0; c < cols; ++c) out_t[panel_entry(r, c, cols)] = in[r * cols + c];
-  const int64_t padded = std::min(kTile, (rows + kPanel - 1) / kPanel * kPanel);
-  for (int64_t r = rows; r < padded; ++r)
-    for (int64_t c = 0; c < cols; ++c) out_t[panel_entry(r, c, cols)] = T(0);
+  if constexpr (std::is_same_v<T, float>) {
+    if (cols % 8 == 0 && has_avx2()) return transpose_tile_avx2(in, rows, cols, out_t);
+  }
+  transpose_tile_generic(in, rows, cols, out_t);
 }
 
 // c (nq, kTile) = a (nq, width) @ b (nk, width)^T over the first nk columns, b in transpose_tile's
@@ -213,8 +262,66 @@ void tile_products_generic(const float* a, int64_t nq, int64_t width, const floa
   tile_products_body(a, nq, width, b_t, nk, c);
 }
 
+// The same products on AVX-512: a 16-key panel is one 16-wide register, so a block of 4 rows by 32
+// keys (two panels) takes 2 loads of b_t and 4 broadcasts of a per step of d for 8 fused
+// multiply-adds of 16, twice the AVX2 block's work per load; an odd last panel takes 4 rows by
+// 16 keys. Each entry is the same chain of fused multiply-adds over d in order as the AVX2 form,
+// so the two give the same bits.
+bool has_avx512() {
+  static const bool yes = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("fma");
+  return yes;
+}
+
+typedef float Floats16 __attribute__((vector_size(64)));
+
+__attribute__((target("avx512f,fma"))) void tile_products_avx512(const float* a, int64_t nq, int64_t width,
+                                                                 const float* b_t, int64_t nk, float* c) {
+  for (int64_t j0 = 0; j0 < nk; j0 += 2 * kPanel) {
+    const bool pair = j0 + kPanel < nk;  // a second panel of keys (else only this one)
+    const float* panel0 = b_t + j0 * width;
+    const float* panel1 = panel0 + kPanel * width;
+    for (int64_t i0 = 0; i0 < nq; i0 += 4) {
+      const int64_t rows = std::min<int64_t>(4, nq - i0);
+      const float* a_rows[4];
+      for (int64_t r = 0; r < 4; ++r) a_rows[r] = a + (i0 + std::min(r, rows - 1)) * width;
+      Floats16 c00 = {}, c01 = {}, c10 = {}, c11 = {}, c20 = {}, c21 = {}, c30 = {}, c31 = {};
+      if (pair) {
+        for (int64_t d = 0; d < width; ++d) {
+          Floats16 b0, b1;
+          std::memcpy(&b0, panel0 + d * kPanel, sizeof b0);
+          std::memcpy(&b1, panel1 + d * kPanel, sizeof b1);
+          c00 += a_rows[0][d] * b0;
+          c01 += a_rows[0][d] * b1;
+          c10 += a_rows[1][d] * b0;
+          c11 += a_rows[1][d] * b1;
+          c20 += a_rows[2][d] * b0;
+          c21 += a_rows[2][d] * b1;
+          c30 += a_rows[3][d] * b0;
+          c31 += a_rows[3][d] * b1;
+        }
+      } else {
+        for (int64_t d = 0; d < width; ++d) {
+          Floats16 b0;
+          std::memcpy(&b0, panel0 + d * kPanel, sizeof b0);
+          c00 += a_rows[0][d] * b0;
+          c10 += a_rows[1][d] * b0;
+          c20 += a_rows[2][d] * b0;
+          c30 += a_rows[3][d] * b0;
+        }
+      }
+      const Floats16* out[4][2] = {{&c00, &c01}, {&c10, &c11}, {&c20, &c21}, {&c30, &c31}};
+      for (int64_t r = 0; r < rows; ++r) {
+        std::memcpy(c + (i0 + r) * kTile + j0, out[r][0], sizeof c00);
+        if (pair) std::memcpy(c + (i0 + r) * kTile + j0 + kPanel, out[r][1], sizeof c00);
+      }
+    }
+  }
+}
+
 void tile_products_blocked(const float* a, int64_t nq, int64_t width, const float* b_t, int64_t nk, float* c) {
-  if (has_avx2())
+  if (has_avx512())
+    tile_products_avx512(a, nq, width, b_t, nk, c);
+  else if (has_avx2())
     tile_products_avx2(a, nq, width, b_t, nk, c);
   else
     tile_products_generic(a, nq, width, b_t, nk, c);
@@ -223,6 +330,35 @@ void tile_products_blocked(const float* a, int64_t nq, int64_t width, const floa
 template <>
 void tile_products<float>(const float* a, int64_t nq, int64_t width, const float* b_t, int64_t nk, float* c) {
   tile_products_blocked(a, nq, width, b_t, nk, c);
+}
+
+// The float32 transpose on AVX2, for widths that are a multiple of 8: 8 x 8 blocks through
+// registers (8 row loads, three rounds of shuffles, 8 stores of 8 keys), instead of one scalar
+// store per entry into every 16th slot. Rows past `rows`, up to the panel's end, load as zeros.
+__attribute__((target("avx2"))) void transpose_tile_avx2(const float* in, int64_t rows, int64_t cols, float* out_t) {
+  const int64_t padded = std::min(kTile, (rows + kPanel - 1) / kPanel * kPanel);
+  for (int64_t r0 = 0; r0 < padded; r0 += 8) {  // 8 rows: half a panel
+    float* half = out_t + (r0 / kPanel) * cols * kPanel + r0 % kPanel;
+    for (int64_t c0 = 0; c0 < cols; c0 += 8) {
+      __m256 x[8];
+      for (int r = 0; r < 8; ++r)
+        x[r] = r0 + r < rows ? _mm256_loadu_ps(in + (r0 + r) * cols + c0) : _mm256_setzero_ps();
+      // pairs of rows interleaved, then quads, then the 128-bit halves swapped across
+      const __m256 a0 = _mm256_unpacklo_ps(x[0], x[1]), a1 = _mm256_unpackhi_ps(x[0], x[1]);
+      const __m256 a2 = _mm256_unpacklo_ps(x[2], x[3]), a3 = _mm256_unpackhi_ps(x[2], x[3]);
+      const __m256 a4 = _mm256_unpacklo_ps(x[4], x[5]), a5 = _mm256_unpackhi_ps(x[4], x[5]);
+      const __m256 a6 = _mm256_unpacklo_ps(x[6], x[7]), a7 = _mm256_unpackhi_ps(x[6], x[7]);
+      const __m256 b0 = _mm256_shuffle_ps(a0, a2, 0x44), b1 = _mm256_shuffle_ps(a0, a2, 0xEE);
+      const __m256 b2 = _mm256_shuffle_ps(a1, a3, 0x44), b3 = _mm256_shuffle_ps(a1, a3, 0xEE);
+      const __m256 b4 = _mm256_shuffle_ps(a4, a6, 0x44), b5 = _mm256_shuffle_ps(a4, a6, 0xEE);
+      const __m256 b6 = _mm256_shuffle_ps(a5, a7, 0x44), b7 = _mm256_shuffle_ps(a5, a7, 0xEE);
+      const __m256 column[8] = {_mm256_permute2f128_ps(b0, b4, 0x20), _mm256_permute2f128_ps(b1, b5, 0x20),
+                                _mm256_permute2f128_ps(b2, b6, 0x20), _mm256_permute2f128_ps(b3, b7, 0x20),
+                                _mm256_permute2f128_ps(b0, b4, 0x31), _mm256_permute2f128_ps(b1, b5, 0x31),
+                                _mm256_permute2f128_ps(b2, b6, 0x31), _mm256_permute2f128_ps(b3, b7, 0x31)};
+      for (int c = 0; c < 8; ++c) _mm256_storeu_ps(half + (c0 + c) * kPanel, column[c]);
+    }
+  }
 }
 
 // acc (rows, width) += p (rows, kTile)[:, :n] @ m (n, width); inner loop over the width.
@@ -295,8 +431,58 @@ void accumulate_rows_generic(const float* p, int64_t rows, int64_t n, const floa
   accumulate_rows_body(p, rows, n, m, width, acc);
 }
 
+// The same sums on AVX-512 for widths that are a multiple of 32: 4 rows by 32 columns, two
+// 16-wide registers a row, summing over j in order with fused multiply-adds (the AVX2 form's
+// bits). The 32-column slice of m is copied into one block, as there.
+__attribute__((target("avx512f,fma"))) void accumulate_rows_avx512(const float* p, int64_t rows, int64_t n,
+                                                                   const float* m, int64_t width, float* acc) {
+  alignas(64) float slice[kTile * 32];
+  for (int64_t c0 = 0; c0 < width; c0 += 32) {
+    for (int64_t j = 0; j < n; ++j) std::memcpy(slice + j * 32, m + j * width + c0, 32 * sizeof(float));
+    for (int64_t i0 = 0; i0 < rows; i0 += 4) {
+      const int64_t valid = std::min<int64_t>(4, rows - i0);
+      const float* p_rows[4];
+      float* out_rows[4];
+      for (int64_t r = 0; r < 4; ++r) {
+        const int64_t row = i0 + std::min(r, valid - 1);  // fewer than 4 rows: the last one repeats
+        p_rows[r] = p + row * kTile;
+        out_rows[r] = acc + row * width + c0;
+      }
+      Floats16 s[4][2];
+      for (int64_t r = 0; r < 4; ++r) {
+        std::memcpy(&s[r][0], out_rows[r], 64);
+        std::memcpy(&s[r][1], out_rows[r] + 16, 64);
+      }
+      Floats16 s00 = s[0][0], s01 = s[0][1], s10 = s[1][0], s11 = s[1][1], s20 = s[2][0], s21 = s[2][1], s30 = s[3][0],
+               s31 = s[3][1];
+      for (int64_t j = 0; j < n; ++j) {
+        Floats16 m0, m1;
+        std::memcpy(&m0, slice + j * 32, sizeof m0);
+        std::memcpy(&m1, slice + j * 32 + 16, sizeof m1);
+        s00 += p_rows[0][j] * m0;
+        s01 += p_rows[0][j] * m1;
+        s10 += p_rows[1][j] * m0;
+        s11 += p_rows[1][j] * m1;
+        s20 += p_rows[2][j] * m0;
+        s21 += p_rows[2][j] * m1;
+        s30 += p_rows[3][j] * m0;
+        s31 += p_rows[3][j] * m1;
+      }
+      const Floats16* sums[4][2] = {{&s00, &s01}, {&s10, &s11}, {&s20, &s21}, {&s30, &s31}};
+      for (int64_t r = 0; r < valid; ++r) {
+        std::memcpy(out_rows[r], sums[r][0], 64);
+        std::memcpy(out_rows[r] + 16, sums[r][1], 64);
+      }
+    }
+  }
+}
+
 template <>
 void accumulate_rows<float>(const float* p, int64_t rows, int64_t n, const float* m, int64_t width, float* acc) {
+  if (width % 32 == 0 && has_avx512()) {
+    accumulate_rows_avx512(p, rows, n, m, width, acc);
+    return;
+  }
   if (width % 16 != 0) {
     for (int64_t i = 0; i < rows; ++i)
       for (int64_t j = 0; j < n; ++j)
@@ -344,7 +530,8 @@ void exp_in_place(T* x, int64_t n) {
   for (int64_t i = 0; i < n; ++i) x[i] = std::exp(x[i]);
 }
 
-// probs = exp(scores * scale + bias - lse) where visible, else 0 (also 0 for a query that sees nothing).
+// probs = exp(scores * scale + bias - lse) where visible, else 0 (also 0 for a query that sees
+// nothing), the visible keys found through each row's runs (Visibility::runs).
 template <typename T>
 void recompute_probs(const Visibility& vis, int64_t i0, int64_t nq, int64_t j0, int64_t nk, T scale, const T* lse,
                      T* scores, T* probs) {
@@ -352,15 +539,95 @@ void recompute_probs(const Visibility& vis, int64_t i0, int64_t nq, int64_t j0, 
   for (int64_t ii = 0; ii < nq; ++ii) {
     const T l = lse[i0 + ii];
     T* p = probs + ii * kTile;
-    for (int64_t jj = 0; jj < nk; ++jj) {
-      const bool seen = vis(i0 + ii, j0 + jj) && l != neg_inf;
+    const T* s = scores + ii * kTile;
+    if (l == neg_inf) {
+      std::fill(p, p + nk, neg_inf);
+    } else if (vis.distance_slope != 0) {
+      for (int64_t jj = 0; jj < nk; ++jj)
+        p[jj] = vis(i0 + ii, j0 + jj) ? (s[jj] * scale + vis.bias<T>(i0 + ii, j0 + jj)) - l : neg_inf;
+    } else {
       // without a slope, exactly the expression the op had before ALiBi (the same bits)
-      if (vis.distance_slope == 0)
-        p[jj] = seen ? scores[ii * kTile + jj] * scale - l : neg_inf;
-      else
-        p[jj] = seen ? (scores[ii * kTile + jj] * scale + vis.bias<T>(i0 + ii, j0 + jj)) - l : neg_inf;
+      vis.runs(i0 + ii, j0, nk)
+          .visit(
+              [&](int64_t b, int64_t e) {
+                for (int64_t jj = b; jj < e; ++jj) p[jj] = s[jj] * scale - l;
+              },
+              [&](int64_t b, int64_t e) { std::fill(p + b, p + e, neg_inf); });
     }
     exp_in_place(p, nk);
+  }
+}
+
+// scores[ii, :nk] = score * scale (+ the ALiBi bias) where query i0 + ii sees key j0 + jj, else
+// -inf: the same values, entry by entry, as testing each key, through the row's runs.
+template <typename T>
+void mask_scores(const Visibility& vis, int64_t i0, int64_t nq, int64_t j0, int64_t nk, T scale, T* scores) {
+  const T neg_inf = -std::numeric_limits<T>::infinity();
+  for (int64_t ii = 0; ii < nq; ++ii) {
+    T* row = scores + ii * kTile;
+    vis.runs(i0 + ii, j0, nk)
+        .visit(
+            [&](int64_t b, int64_t e) {
+              for (int64_t jj = b; jj < e; ++jj) row[jj] *= scale;
+            },
+            [&](int64_t b, int64_t e) { std::fill(row + b, row + e, neg_inf); });
+    if (vis.distance_slope != 0)
+      for (int64_t jj = 0; jj < nk; ++jj)
+        if (row[jj] != neg_inf) row[jj] += vis.bias<T>(i0 + ii, j0 + jj);
+  }
+}
+
+// One key tile of the forward's online softmax over the tile's scores (w.scores, nq x nk): each
+// row's running max and sum (w.row_max, w.row_sum) and its output accumulator (acc, nq x Kv) are
+// rescaled to the new max, and w.probs gets exp(score - max), ready for acc += probs @ v. Each
+// row's values are its own; the rows' sums run four side by side (independent chains of
+// additions, each in key order), which the processor overlaps.
+template <typename T>
+void online_softmax_tile(const Visibility& vis, int64_t i0, int64_t nq, int64_t j0, int64_t nk, T scale, Scratch<T>& w,
+                         T* acc, int64_t Kv) {
+  const T neg_inf = -std::numeric_limits<T>::infinity();
+  mask_scores(vis, i0, nq, j0, nk, scale, w.scores.data());
+  T new_max[kTile], tile_sum[kTile];
+  for (int64_t ii = 0; ii < nq; ++ii) {
+    const T* row = w.scores.data() + ii * kTile;
+    T* p = w.probs.data() + ii * kTile;
+    // a NaN score makes the row NaN; in lanes, the max may differ from a running max only in the
+    // sign of a zero, which every use below takes back out (a difference, an exp, a sum with log)
+    const T tile_max = row_max(row, nk);
+    const T old_max = w.row_max[ii];
+    new_max[ii] = (tile_max > old_max || tile_max != tile_max) ? tile_max : old_max;
+    if (new_max[ii] == neg_inf) {  // nothing visible to this query yet
+      for (int64_t jj = 0; jj < nk; ++jj) p[jj] = 0;
+      continue;
+    }
+    for (int64_t jj = 0; jj < nk; ++jj) p[jj] = row[jj] - new_max[ii];  // -inf where masked
+    exp_in_place(p, nk);
+  }
+  int64_t ii = 0;
+  for (; ii + 4 <= nq; ii += 4) {
+    const T* p = w.probs.data() + ii * kTile;
+    T s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+    for (int64_t jj = 0; jj < nk; ++jj) {
+      s0 += p[jj];
+      s1 += p[kTile + jj];
+      s2 += p[2 * kTile + jj];
+      s3 += p[3 * kTile + jj];
+    }
+    tile_sum[ii] = s0, tile_sum[ii + 1] = s1, tile_sum[ii + 2] = s2, tile_sum[ii + 3] = s3;
+  }
+  for (; ii < nq; ++ii) {
+    T sum = 0;
+    for (int64_t jj = 0; jj < nk; ++jj) sum += w.probs[ii * kTile + jj];
+    tile_sum[ii] = sum;
+  }
+  for (ii = 0; ii < nq; ++ii) {
+    if (new_max[ii] == neg_inf) continue;
+    const T old_max = w.row_max[ii];
+    const T rescale = old_max == neg_inf ? T(0) : std::exp(old_max - new_max[ii]);
+    w.row_sum[ii] = w.row_sum[ii] * rescale + tile_sum[ii];
+    w.row_max[ii] = new_max[ii];
+    if (rescale != T(1))
+      for (int64_t d = 0; d < Kv; ++d) acc[ii * Kv + d] *= rescale;
   }
 }
 
@@ -386,31 +653,7 @@ void forward_typed(const AttentionShape& s, const T* q, const T* k, const T* v, 
       if (!vis.any(i0 + nq, j0, j0 + nk)) continue;
       transpose_tile(k + (e.k0 + j0) * K, nk, K, w.k_t.data());
       tile_products(q_tile, nq, K, w.k_t.data(), nk, w.scores.data());
-      for (int64_t ii = 0; ii < nq; ++ii) {
-        T* row = w.scores.data() + ii * kTile;
-        T* p = w.probs.data() + ii * kTile;
-        T tile_max = neg_inf;
-        for (int64_t jj = 0; jj < nk; ++jj) {
-          row[jj] = vis(i0 + ii, j0 + jj) ? row[jj] * scale : neg_inf;
-          if (vis.distance_slope != 0 && row[jj] != neg_inf) row[jj] += vis.bias<T>(i0 + ii, j0 + jj);
-          if (row[jj] > tile_max || row[jj] != row[jj]) tile_max = row[jj];  // a NaN score makes the row NaN
-        }
-        const T old_max = w.row_max[ii];
-        const T new_max = (tile_max > old_max || tile_max != tile_max) ? tile_max : old_max;
-        if (new_max == neg_inf) {  // nothing visible to this query yet
-          for (int64_t jj = 0; jj < nk; ++jj) p[jj] = 0;
-          continue;
-        }
-        const T rescale = old_max == neg_inf ? T(0) : std::exp(old_max - new_max);
-        for (int64_t jj = 0; jj < nk; ++jj) p[jj] = row[jj] - new_max;  // -inf where masked
-        exp_in_place(p, nk);
-        T tile_sum = 0;
-        for (int64_t jj = 0; jj < nk; ++jj) tile_sum += p[jj];
-        w.row_sum[ii] = w.row_sum[ii] * rescale + tile_sum;
-        w.row_max[ii] = new_max;
-        if (rescale != T(1))
-          for (int64_t d = 0; d < Kv; ++d) acc[ii * Kv + d] *= rescale;
-      }
+      online_softmax_tile(vis, i0, nq, j0, nk, scale, w, acc, Kv);
       accumulate_rows(w.probs.data(), nq, nk, v + (e.k0 + j0) * Kv, Kv, acc);
     }
     for (int64_t ii = 0; ii < nq; ++ii) {

@@ -12,6 +12,7 @@
 #include <limits>
 #include <new>
 #include <stdexcept>
+#include <type_traits>
 #include <vector>
 
 #include <fmt/format.h>
@@ -19,6 +20,7 @@
 #include "../backend.h"
 #include "../scalar_formulas.h"
 #include "cpu_attention.h"
+#include "row_reductions.h"
 #include "thread_pool.h"
 
 namespace qkv {
@@ -180,37 +182,11 @@ void binary_typed(BinaryOp op, const T* a, const Strides& sa, const T* b, const 
   }
 }
 
-// A row's reductions in kLanes interleaved accumulators (entry c goes to lane c % kLanes), combined
-// in lane order at the end: a fixed order that does not depend on the thread count, and one that
-// the compiler can vectorise (a single running sum is one long chain of dependent adds).
-constexpr int64_t kLanes = 8;
+using cpu::row_max;
+using cpu::row_sum;
+
 // A full sum is cut into blocks of this many entries (a shape-only split; see reduce_sum_typed).
 constexpr int64_t kSumBlock = int64_t{1} << 14;
-
-template <typename T>
-T row_max(const T* x, int64_t n) {  // NaN-propagating, as formula::nan_max
-  T lane[kLanes];
-  for (int64_t l = 0; l < kLanes; ++l) lane[l] = -std::numeric_limits<T>::infinity();
-  int64_t c = 0;
-  for (; c + kLanes <= n; c += kLanes)
-    for (int64_t l = 0; l < kLanes; ++l) lane[l] = formula::nan_max(lane[l], x[c + l]);
-  for (; c < n; ++c) lane[0] = formula::nan_max(lane[0], x[c]);
-  T m = lane[0];
-  for (int64_t l = 1; l < kLanes; ++l) m = formula::nan_max(m, lane[l]);
-  return m;
-}
-
-template <typename T>
-double row_sum(const T* x, int64_t n) {  // accumulated in double
-  double lane[kLanes] = {};
-  int64_t c = 0;
-  for (; c + kLanes <= n; c += kLanes)
-    for (int64_t l = 0; l < kLanes; ++l) lane[l] += static_cast<double>(x[c + l]);
-  for (; c < n; ++c) lane[0] += static_cast<double>(x[c]);
-  double total = 0.0;
-  for (int64_t l = 0; l < kLanes; ++l) total += lane[l];
-  return total;
-}
 
 // A sum whose reduced dims all come before its kept dims (column sums of a (rows, width) view) or
 // all after them (row sums), as (rows, width, columns?); else rows == 0. Dims of size 1 are ignored.
@@ -691,10 +667,16 @@ class CpuBackend final : public Backend {
       T* y = static_cast<T*>(out);
       T* h = static_cast<T*>(x_hat);
       T* r = static_cast<T*>(rstd);
+      // four rows at a time (formula::layer_norm_rows_n: the same bits as one at a time)
+      const auto norm = [&](auto rows_at_once, int64_t row) {
+        formula::layer_norm_rows_n<decltype(rows_at_once)::value>(in + row * width, res ? res + row * width : nullptr,
+                                                                  w, b, width, eps, y + row * width, h + row * width,
+                                                                  r + row);
+      };
       parallel_ranges(rows, row_grain(width), [&](int64_t row_begin, int64_t row_end) {
-        for (int64_t row = row_begin; row < row_end; ++row)
-          formula::layer_norm_row(in + row * width, res ? res + row * width : nullptr, w, b, width, eps,
-                                  y + row * width, h + row * width, r + row);
+        int64_t row = row_begin;
+        for (; row + 4 <= row_end; row += 4) norm(std::integral_constant<int, 4>{}, row);
+        for (; row < row_end; ++row) norm(std::integral_constant<int, 1>{}, row);
       });
     });
   }
@@ -708,9 +690,14 @@ class CpuBackend final : public Backend {
       const T* r = static_cast<const T*>(rstd);
       const T* w = static_cast<const T*>(weight);
       T* dx = static_cast<T*>(d_x);
+      const auto back = [&](auto rows_at_once, int64_t row) {
+        formula::layer_norm_backward_rows_n<decltype(rows_at_once)::value>(grad + row * width, h + row * width, r + row,
+                                                                           w, width, dx + row * width);
+      };
       parallel_ranges(rows, row_grain(width), [&](int64_t row_begin, int64_t row_end) {
-        for (int64_t row = row_begin; row < row_end; ++row)
-          formula::layer_norm_backward_row(grad + row * width, h + row * width, r[row], w, width, dx + row * width);
+        int64_t row = row_begin;
+        for (; row + 4 <= row_end; row += 4) back(std::integral_constant<int, 4>{}, row);
+        for (; row < row_end; ++row) back(std::integral_constant<int, 1>{}, row);
       });
     });
   }
