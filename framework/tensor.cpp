@@ -315,6 +315,15 @@ void Tensor::mul_(const Tensor& factor) {
                                broadcast_strides(factor.shape(), shape()), data_ptr(), shape());
 }
 
+void Tensor::add_(const Tensor& other) {
+  if (other.shape() != shape() || other.dtype() != dtype() || other.device() != device())
+    throw std::runtime_error("add_: " + other.describe() + " does not match " + describe());
+  if (numel() == 0) return;
+  // Elementwise, each entry read before its own write: `out` may be `a`.
+  backend_for(device()).binary(BinaryOp::Add, dtype(), data_ptr(), contiguous_strides(shape()), other.data_ptr(),
+                               contiguous_strides(shape()), data_ptr(), shape());
+}
+
 void Tensor::write_at_(int64_t axis, int64_t begin, const Tensor& source) {
   const int64_t rank = dim();
   const int64_t a = axis < 0 ? axis + rank : axis;

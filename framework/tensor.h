@@ -115,6 +115,9 @@ class Tensor {
   // Multiplies every entry by `factor` (same dtype and device, broadcast to this shape, e.g. one
   // element), in place: the same bits as mul(*this, factor), without a new tensor.
   void mul_(const Tensor& factor);
+  // this = this + other, elementwise in place (other of this shape, dtype and device); not recorded
+  // by autograd. The backward engine accumulates gradients with it.
+  void add_(const Tensor& other);
   // `source` into the entries [begin, begin + source.size(axis)) along `axis`; the other dims must
   // match (a decoding cache appends one position's keys this way instead of concatenating).
   void write_at_(int64_t axis, int64_t begin, const Tensor& source);

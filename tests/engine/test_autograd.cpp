@@ -87,6 +87,22 @@ TEST_CASE("a tensor used several times sums its gradients") {
   CHECK(a.grad().item() == doctest::Approx(13.0));
 }
 
+TEST_CASE("the engine keeps a gradient in place only where nothing else can see it") {
+  // A gradient nothing else holds becomes .grad() as it is, and sums at a fork go into it in
+  // place; one that the caller or another tensor still holds is copied first.
+  Tensor x = leaf({1.0, 2.0}, {2});
+  Tensor seed = Tensor::from_vector({5.0, 7.0}, {2}, DType::F64);
+  x.backward(seed);  // the caller keeps the seed: .grad() must be a copy
+  seed.mul_(Tensor::from_vector({0.0, 0.0}, {2}, DType::F64));
+  CHECK(x.grad().to_vector() == std::vector<double>{5.0, 7.0});
+  CHECK(x.grad().data_ptr() != seed.data_ptr());
+  x.zero_grad();
+  // x + x: add's backward hands the same tensor to both inputs, so the fork must not add in place
+  Tensor y = leaf({3.0}, {1});
+  sum(add(add(y, y), mul(y, y))).backward();  // 2 + 2y = 8
+  CHECK(y.grad().item() == doctest::Approx(8.0));
+}
+
 TEST_CASE("gradients accumulate across backward passes until zero_grad (on purpose, as in PyTorch)") {
   // Two separate forward+backward passes add into .grad(): this is deliberate, so that
   // gradients can be accumulated over micro-batches; zero_grad() resets between steps.
