@@ -301,7 +301,8 @@ fuzz-replay: $(FUZZ_TARGETS:%=$(BUILD)/fuzz_replay_%)
 	@for t in $(FUZZ_TARGETS); do printf 'fuzz corpus %s: ' $$t; $(BUILD)/fuzz_replay_$$t tests/fuzz/corpus/$$t/* || exit 1; done
 
 # The Makefile's own checks (tests/make/run.sh), the layout of every C++ file (format-check), no function in any C++ folder longer than 80
-# lines (tests/function_length.py), unit tests (doctest), then the program's bad-input checks,
+# lines (tests/function_length.py), the grammar's tests, the PyTorch benchmark's own check (where
+# /usr/bin/python3 has torch), unit tests (doctest), then the program's bad-input checks,
 # train/README.md's option list of every command against its --help (tests/readme_options.py), --threads and
 # QKV_THREADS (tests/cli/threads.sh), a training run killed at each of its file operations and
 # resumed (tests/cli/kills.sh, with strace), crafted states, checkpoints, outputs and lines
@@ -316,6 +317,8 @@ test: $(BUILD)/qkv $(BUILD)/qkv_framework_tests $(BUILD)/qkv_tests $(if $(LIB_CU
 	python3 tests/function_length.py --self-test
 	python3 tests/function_length.py
 	python3 -m unittest tests/test_grammar.py
+	@if /usr/bin/python3 -c 'import torch' 2>/dev/null; then /usr/bin/python3 tools/bench_pytorch.py --check-only; \
+	else echo "bench_pytorch.py check skipped: no torch for /usr/bin/python3"; fi
 	$(BUILD)/qkv_framework_tests
 	$(BUILD)/qkv_tests
 	QKV=$(BUILD)/qkv bash tests/cli/run.sh
