@@ -456,11 +456,14 @@ __device__ __forceinline__ bool attn_any(const AttnEntry& e, int64_t i_end, int6
   return lo <= (hi_a < hi_b ? hi_a : hi_b);
 }
 
-// Copies rows [r0, r0 + n) of a (rows, width) matrix into tile (attn_stage_rows<W>, W).
+// Copies rows [r0, r0 + n) of a (rows, width) matrix into tile (attn_stage_rows<W>, W), each row
+// padded with zeros from width to W.
 template <int W, typename T>
 __device__ __forceinline__ void attn_stage(const T* src, int64_t r0, int64_t n, int64_t width, T* tile) {
-  for (int64_t x = threadIdx.x; x < n * width; x += blockDim.x)
-    tile[(x / width) * W + x % width] = src[(r0 + x / width) * width + x % width];
+  for (int64_t x = threadIdx.x; x < n * W; x += blockDim.x) {
+    const int64_t c = x % W;
+    tile[x] = c < width ? src[(r0 + x / W) * width + c] : T(0);
+  }
 }
 
 // for (c = 0; c < n; ++c) body(c), unrolled to W so that arrays indexed by c stay in registers
@@ -471,17 +474,21 @@ __device__ __forceinline__ void attn_stage(const T* src, int64_t r0, int64_t n, 
 #define QKV_ATTN_UNROLL
 #endif
 #define QKV_ATTN_FOR(c, n) QKV_ATTN_UNROLL for (int c = 0; c < W; ++c) if (c < (n))
+// for (c = 0; c < W; ++c), unguarded: the products and sums over a whole row of W, which read the
+// tiles and a thread's rows, zero from the real width to W (a zero product leaves a sum as it
+// is), so that the shared-memory reads can go four at a time.
+#define QKV_ATTN_ALL(c) QKV_ATTN_UNROLL for (int c = 0; c < W; ++c)
 
 template <typename T, int W>
 __global__ void attention_forward_kernel(AttnDims d, T scale, const T* q, const T* k, const T* v, T* out, T* lse) {
-  __shared__ T k_tile[attn_stage_rows<W> * W];
-  __shared__ T v_tile[attn_stage_rows<W> * W];
+  __shared__ __align__(16) T k_tile[attn_stage_rows<W> * W];
+  __shared__ __align__(16) T v_tile[attn_stage_rows<W> * W];
   const auto [e, i0, i, i_end, empty, active] = attn_block(d, false);
   if (empty) return;
   const int64_t K = d.width, Kv = d.value_width;
   T q_row[W], acc[W];
-  QKV_ATTN_FOR(c, K) q_row[c] = active ? q[(e.q0 + i) * K + c] : T(0);
-  QKV_ATTN_FOR(c, Kv) acc[c] = T(0);
+  QKV_ATTN_ALL(c) q_row[c] = active && c < K ? q[(e.q0 + i) * K + c] : T(0);
+  QKV_ATTN_ALL(c) acc[c] = T(0);
   T m = -INFINITY, l = T(0);
   for (int64_t j0 = 0; j0 < e.nk; j0 += attn_stage_rows<W>) {
     const int64_t nk = e.nk - j0 < attn_stage_rows<W> ? e.nk - j0 : attn_stage_rows<W>;
@@ -494,18 +501,18 @@ __global__ void attention_forward_kernel(AttnDims d, T scale, const T* q, const 
     for (int64_t jj = 0; jj < nk; ++jj) {
       if (!attn_visible(d, e, i, j0 + jj)) continue;
       T s = T(0);
-      QKV_ATTN_FOR(c, K) s += q_row[c] * k_tile[jj * W + c];
+      QKV_ATTN_ALL(c) s += q_row[c] * k_tile[jj * W + c];
       s *= scale;
       if (d.distance_slope != 0) s += attn_bias<T>(d, e, i, j0 + jj);
       if (s > m) {  // a new running max: rescale what was summed so far
         const T rescale = m == -INFINITY ? T(0) : exp_of(m - s);
         l *= rescale;
-        QKV_ATTN_FOR(c, Kv) acc[c] *= rescale;
+        QKV_ATTN_ALL(c) acc[c] *= rescale;
         m = s;
       }
       const T p = exp_of(s - m);
       l += p;
-      QKV_ATTN_FOR(c, Kv) acc[c] += p * v_tile[jj * W + c];
+      QKV_ATTN_ALL(c) acc[c] += p * v_tile[jj * W + c];
     }
   }
   if (!active) return;
@@ -533,19 +540,16 @@ __global__ void attention_delta_kernel(int64_t rows, int64_t width, const T* out
 template <typename T, int W>
 __global__ void attention_dkv_kernel(AttnDims d, T scale, const T* q, const T* k, const T* v, const T* d_out,
                                      const T* lse, const T* delta, T* d_k, T* d_v) {
-  __shared__ T q_tile[attn_stage_rows<W> * W];
-  __shared__ T g_tile[attn_stage_rows<W> * W];
+  __shared__ __align__(16) T q_tile[attn_stage_rows<W> * W];
+  __shared__ __align__(16) T g_tile[attn_stage_rows<W> * W];
   const auto [e, j0, j, j_end, empty, active] = attn_block(d, true);
   if (empty) return;
   const int64_t K = d.width, Kv = d.value_width;
   T k_row[W], v_row[W], dk[W], dv[W];
-  QKV_ATTN_FOR(c, K) {
-    k_row[c] = active ? k[(e.k0 + j) * K + c] : T(0);
-    dk[c] = T(0);
-  }
-  QKV_ATTN_FOR(c, Kv) {
-    v_row[c] = active ? v[(e.k0 + j) * Kv + c] : T(0);
-    dv[c] = T(0);
+  QKV_ATTN_ALL(c) {
+    k_row[c] = active && c < K ? k[(e.k0 + j) * K + c] : T(0);
+    v_row[c] = active && c < Kv ? v[(e.k0 + j) * Kv + c] : T(0);
+    dk[c] = dv[c] = T(0);
   }
   for (int64_t i0 = 0; i0 < e.nq; i0 += attn_stage_rows<W>) {
     const int64_t nq = e.nq - i0 < attn_stage_rows<W> ? e.nq - i0 : attn_stage_rows<W>;
@@ -560,12 +564,12 @@ __global__ void attention_dkv_kernel(AttnDims d, T scale, const T* q, const T* k
       const T l = lse[e.q0 + i];
       if (!attn_visible(d, e, i, j) || l == -INFINITY) continue;
       T s = T(0), dp = T(0);
-      QKV_ATTN_FOR(c, K) s += q_tile[ii * W + c] * k_row[c];
-      QKV_ATTN_FOR(c, Kv) dp += g_tile[ii * W + c] * v_row[c];
+      QKV_ATTN_ALL(c) s += q_tile[ii * W + c] * k_row[c];
+      QKV_ATTN_ALL(c) dp += g_tile[ii * W + c] * v_row[c];
       const T p = d.distance_slope == 0 ? exp_of(s * scale - l) : exp_of((s * scale + attn_bias<T>(d, e, i, j)) - l);
       const T ds = p * (dp - delta[e.q0 + i]);
-      QKV_ATTN_FOR(c, Kv) dv[c] += p * g_tile[ii * W + c];
-      QKV_ATTN_FOR(c, K) dk[c] += ds * q_tile[ii * W + c];
+      QKV_ATTN_ALL(c) dv[c] += p * g_tile[ii * W + c];
+      QKV_ATTN_ALL(c) dk[c] += ds * q_tile[ii * W + c];
     }
   }
   if (!active) return;
@@ -577,17 +581,17 @@ __global__ void attention_dkv_kernel(AttnDims d, T scale, const T* q, const T* k
 template <typename T, int W>
 __global__ void attention_dq_kernel(AttnDims d, T scale, const T* q, const T* k, const T* v, const T* d_out,
                                     const T* lse, const T* delta, T* d_q) {
-  __shared__ T k_tile[attn_stage_rows<W> * W];
-  __shared__ T v_tile[attn_stage_rows<W> * W];
+  __shared__ __align__(16) T k_tile[attn_stage_rows<W> * W];
+  __shared__ __align__(16) T v_tile[attn_stage_rows<W> * W];
   const auto [e, i0, i, i_end, empty, active] = attn_block(d, false);
   if (empty) return;
   const int64_t K = d.width, Kv = d.value_width;
   T q_row[W], g_row[W], dq[W];
-  QKV_ATTN_FOR(c, K) {
-    q_row[c] = active ? q[(e.q0 + i) * K + c] : T(0);
+  QKV_ATTN_ALL(c) {
+    q_row[c] = active && c < K ? q[(e.q0 + i) * K + c] : T(0);
+    g_row[c] = active && c < Kv ? d_out[(e.q0 + i) * Kv + c] : T(0);
     dq[c] = T(0);
   }
-  QKV_ATTN_FOR(c, Kv) g_row[c] = active ? d_out[(e.q0 + i) * Kv + c] : T(0);
   const T l = active ? lse[e.q0 + i] : T(0), delta_i = active ? delta[e.q0 + i] : T(0);
   for (int64_t j0 = 0; j0 < e.nk; j0 += attn_stage_rows<W>) {
     const int64_t nk = e.nk - j0 < attn_stage_rows<W> ? e.nk - j0 : attn_stage_rows<W>;
@@ -600,12 +604,12 @@ __global__ void attention_dq_kernel(AttnDims d, T scale, const T* q, const T* k,
     for (int64_t jj = 0; jj < nk; ++jj) {
       if (!attn_visible(d, e, i, j0 + jj)) continue;
       T s = T(0), dp = T(0);
-      QKV_ATTN_FOR(c, K) s += q_row[c] * k_tile[jj * W + c];
-      QKV_ATTN_FOR(c, Kv) dp += g_row[c] * v_tile[jj * W + c];
+      QKV_ATTN_ALL(c) s += q_row[c] * k_tile[jj * W + c];
+      QKV_ATTN_ALL(c) dp += g_row[c] * v_tile[jj * W + c];
       const T p =
           d.distance_slope == 0 ? exp_of(s * scale - l) : exp_of((s * scale + attn_bias<T>(d, e, i, j0 + jj)) - l);
       const T ds = p * (dp - delta_i);
-      QKV_ATTN_FOR(c, K) dq[c] += ds * k_tile[jj * W + c];
+      QKV_ATTN_ALL(c) dq[c] += ds * k_tile[jj * W + c];
     }
   }
   if (!active) return;

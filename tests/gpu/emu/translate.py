@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """tests/gpu/emu/translate.py — turns a CUDA source into C++ for the emulator, line for line:
 kernel<<<grid, block>>>(args); becomes qkv_emu::launch("file:line kernel", grid, block,
-[](auto... a) { kernel(a...); }, args);  `__shared__ T name[N];` becomes per-block storage, and
-`#pragma unroll` is dropped. A `#line` directive keeps errors pointing at the real .cu file.
+[](auto... a) { kernel(a...); }, args);  `__shared__ [__align__(A)] T name[N];` becomes per-block
+storage (alignas(A)), and `#pragma unroll` is dropped. A `#line` directive keeps errors pointing at
+the real .cu file.
 
 Usage: translate.py IN.cu OUT.cpp
 """
@@ -11,7 +12,7 @@ import re
 import sys
 
 IDENT = re.compile(r"[A-Za-z0-9_:]")
-SHARED = re.compile(r"__shared__\s+([A-Za-z_][\w:<>, ]*?)\s+([A-Za-z_]\w*)\s*(\[[^\]]+\])\s*;")
+SHARED = re.compile(r"__shared__\s+(?:__align__\((\d+)\)\s+)?([A-Za-z_][\w:<>, ]*?)\s+([A-Za-z_]\w*)\s*(\[[^\]]+\])\s*;")
 
 
 def fail(path, text, pos, why):
@@ -102,13 +103,14 @@ def translate_launches(path, text):
 
 def translate_shared(path, text):
     def repl(m):
-        type_, name, extent = m.group(1), m.group(2), m.group(3)
-        return f"static {type_} {name}{extent}; ::qkv_emu::shared_array({name});"
+        align, type_, name, extent = m.group(1), m.group(2), m.group(3), m.group(4)
+        aligned = f"alignas({align}) " if align else ""
+        return f"{aligned}static {type_} {name}{extent}; ::qkv_emu::shared_array({name});"
 
     text = SHARED.sub(repl, text)
     left = text.find("__shared__")
     if left >= 0:
-        fail(path, text, left, "unsupported __shared__ declaration (only `__shared__ T name[N];`)")
+        fail(path, text, left, "unsupported __shared__ declaration (only `__shared__ [__align__(A)] T name[N];`)")
     return text
 
 
