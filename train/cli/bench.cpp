@@ -128,14 +128,14 @@ static void bench_cuda_gemm(int n, int repeats, BenchOutput& out) {
 // ---- the residual add fused into LayerNorm, against add then layer_norm ----
 
 // Forward and backward of LayerNorm(x + residual) over (rows, 256) float32, fused and composed, on
-// `device`: medians of 9 runs. The pass is bound by memory, so the rate is in GB/s of the fewest
+// `device`: medians of 9 runs each, the two alternating. The pass is bound by memory, so the rate is in GB/s of the fewest
 // bytes it must move: forward reads x and residual and writes the output; backward reads the
 // gradient and what the forward saved (the normalised rows) and writes one gradient (the
 // residual's is the same tensor's values).
 static void bench_fused_layer_norm(Device device, BenchOutput& out) {
   constexpr int64_t D = 256;
   Backend& backend = backend_for(device);
-  out.say("residual + LayerNorm on {}, D = {}, float32, forward + backward (median of 9):\n", device.str(), D);
+  out.say("residual + LayerNorm on {}, D = {}, float32, forward + backward (medians of 9, alternating):\n", device.str(), D);
   for (const int64_t rows : {int64_t{1024}, int64_t{65536}}) {
     Generator gen(2);
     const Tensor x0 = randn({rows, D}, gen).to(device), r0 = randn({rows, D}, gen).to(device);
@@ -143,19 +143,29 @@ static void bench_fused_layer_norm(Device device, BenchOutput& out) {
     Tensor weight = Tensor::ones({D}).to(device), bias = Tensor::zeros({D}).to(device);
     weight.set_requires_grad(true);
     bias.set_requires_grad(true);
-    const auto run = [&](bool fused) {
-      return median_seconds(
-          [&] {
-            Tensor x = x0.detach(), r = r0.detach();
-            x.set_requires_grad(true);
-            r.set_requires_grad(true);
-            Tensor y = fused ? add_layer_norm(x, r, weight, bias) : layer_norm(add(x, r), weight, bias);
-            y.backward(g);
-            backend.synchronize();
-          },
-          9);
+    const auto once = [&](bool fused) {
+      const auto start = Clock::now();
+      Tensor x = x0.detach(), r = r0.detach();
+      x.set_requires_grad(true);
+      r.set_requires_grad(true);
+      Tensor y = fused ? add_layer_norm(x, r, weight, bias) : layer_norm(add(x, r), weight, bias);
+      y.backward(g);
+      backend.synchronize();
+      return std::chrono::duration<double>(Clock::now() - start).count();
     };
-    const double fused = run(true), composed = run(false);
+    // The two paths alternate, so that neither is the one timed while something before it winds
+    // down (OpenBLAS's threads spin for a while after the gemm reference above).
+    std::vector<double> fused_times, composed_times;
+    for (int i = 0; i < 10; ++i) {
+      fused_times.push_back(once(true));
+      composed_times.push_back(once(false));
+    }
+    const auto median_after_first = [](std::vector<double> t) {
+      t.erase(t.begin());  // the warm-up
+      std::sort(t.begin(), t.end());
+      return t[t.size() / 2];
+    };
+    const double fused = median_after_first(fused_times), composed = median_after_first(composed_times);
     const double bytes = 6.0 * static_cast<double>(rows) * D * sizeof(float);
     out.say("  rows {:>6}: fused {:8.3f} ms ({:6.1f} GB/s), add + layer_norm {:8.3f} ms ({:6.1f} GB/s): {:.2f}x\n",
             rows, fused * 1e3, bytes / fused / 1e9, composed * 1e3, bytes / composed / 1e9, composed / fused);
