@@ -135,7 +135,8 @@ static void bench_cuda_gemm(int n, int repeats, BenchOutput& out) {
 static void bench_fused_layer_norm(Device device, BenchOutput& out) {
   constexpr int64_t D = 256;
   Backend& backend = backend_for(device);
-  out.say("residual + LayerNorm on {}, D = {}, float32, forward + backward (medians of 9, alternating):\n", device.str(), D);
+  out.say("residual + LayerNorm on {}, D = {}, float32, forward + backward (medians of 9, alternating):\n",
+          device.str(), D);
   for (const int64_t rows : {int64_t{1024}, int64_t{65536}}) {
     Generator gen(2);
     const Tensor x0 = randn({rows, D}, gen).to(device), r0 = randn({rows, D}, gen).to(device);
