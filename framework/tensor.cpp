@@ -302,6 +302,15 @@ void Tensor::copy_(const Tensor& source) {
 
 void Tensor::fill_(double value) { backend_for(device()).fill(dtype(), data_ptr(), numel(), value); }
 
+// this = this op other in place, other broadcast to this shape (checked by the caller).
+// Elementwise, each entry read before its own write: the backend's `out` may be its `a`.
+static void binary_in_place(BinaryOp op, Tensor& self, const Tensor& other) {
+  if (self.numel() == 0) return;
+  backend_for(self.device())
+      .binary(op, self.dtype(), self.data_ptr(), contiguous_strides(self.shape()), other.data_ptr(),
+              broadcast_strides(other.shape(), self.shape()), self.data_ptr(), self.shape());
+}
+
 void Tensor::mul_(const Tensor& factor) {
   bool fits = factor.dtype() == dtype() && factor.device() == device() && factor.dim() <= dim();
   for (int64_t i = 1; fits && i <= factor.dim(); ++i) {
@@ -309,19 +318,13 @@ void Tensor::mul_(const Tensor& factor) {
     fits = f == 1 || f == shape()[dim() - i];
   }
   if (!fits) throw std::runtime_error("mul_: factor " + factor.describe() + " does not broadcast to " + describe());
-  if (numel() == 0) return;
-  // Elementwise, each entry read before its own write: `out` may be `a`.
-  backend_for(device()).binary(BinaryOp::Mul, dtype(), data_ptr(), contiguous_strides(shape()), factor.data_ptr(),
-                               broadcast_strides(factor.shape(), shape()), data_ptr(), shape());
+  binary_in_place(BinaryOp::Mul, *this, factor);
 }
 
 void Tensor::add_(const Tensor& other) {
   if (other.shape() != shape() || other.dtype() != dtype() || other.device() != device())
     throw std::runtime_error("add_: " + other.describe() + " does not match " + describe());
-  if (numel() == 0) return;
-  // Elementwise, each entry read before its own write: `out` may be `a`.
-  backend_for(device()).binary(BinaryOp::Add, dtype(), data_ptr(), contiguous_strides(shape()), other.data_ptr(),
-                               contiguous_strides(shape()), data_ptr(), shape());
+  binary_in_place(BinaryOp::Add, *this, other);
 }
 
 void Tensor::write_at_(int64_t axis, int64_t begin, const Tensor& source) {
