@@ -1,0 +1,69 @@
+// tests/engine/test_row_reductions.cpp — the CPU's vectorised row max and row sum
+// (framework/cpu/row_reductions.h) give the bits of the plain lane-by-lane loops they replace, on
+// rows of every length up to a few lanes past 8 and on NaN, infinities and signed zeros.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <vector>
+
+#include "framework/cpu/row_reductions.h"
+#include "framework/random.h"
+
+using namespace qkv;
+
+namespace {
+
+// The reference: kLanes accumulators, entry c into lane c % kLanes, the tail into lane 0, the
+// lanes combined in order (the definition row_reductions.h states).
+float reference_max(const float* x, int64_t n) {
+  float lane[cpu::kLanes];
+  for (float& l : lane) l = -std::numeric_limits<float>::infinity();
+  const int64_t whole = n / cpu::kLanes * cpu::kLanes;
+  for (int64_t c = 0; c < whole; ++c) lane[c % cpu::kLanes] = formula::nan_max(lane[c % cpu::kLanes], x[c]);
+  for (int64_t c = whole; c < n; ++c) lane[0] = formula::nan_max(lane[0], x[c]);
+  float m = lane[0];
+  for (int64_t l = 1; l < cpu::kLanes; ++l) m = formula::nan_max(m, lane[l]);
+  return m;
+}
+
+double reference_sum(const float* x, int64_t n) {
+  double lane[cpu::kLanes] = {};
+  const int64_t whole = n / cpu::kLanes * cpu::kLanes;
+  for (int64_t c = 0; c < whole; ++c) lane[c % cpu::kLanes] += static_cast<double>(x[c]);
+  for (int64_t c = whole; c < n; ++c) lane[0] += static_cast<double>(x[c]);
+  double total = 0.0;
+  for (double l : lane) total += l;
+  return total;
+}
+
+template <typename T>
+bool same_bits(T a, T b) {
+  return std::memcmp(&a, &b, sizeof a) == 0;
+}
+
+}  // namespace
+
+TEST_CASE("row_max and row_sum give the lane loops' bits on float32") {
+  Generator gen(11);
+  const float inf = std::numeric_limits<float>::infinity(), nan = std::numeric_limits<float>::quiet_NaN();
+  const std::vector<float> specials = {0.0f, -0.0f, inf, -inf, nan, 1e-30f, -3.5f};
+  for (int64_t n = 0; n <= 40; ++n) {
+    for (int kind = 0; kind < 4; ++kind) {
+      std::vector<float> x(static_cast<size_t>(n));
+      for (int64_t c = 0; c < n; ++c) {
+        // 0: wide random values (sums that round); 1: a special value in each row; 2: signed
+        // zeros only; 3: -inf everywhere but NaN at one place
+        x[c] = static_cast<float>((gen.uniform() - 0.5) * std::pow(10.0, 8.0 * gen.uniform() - 4.0));
+        if (kind == 1 && c == n / 2) x[c] = specials[static_cast<size_t>(n) % specials.size()];
+        if (kind == 2) x[c] = c % 3 == 0 ? -0.0f : 0.0f;
+        if (kind == 3) x[c] = c == n / 3 ? nan : -inf;
+      }
+      CAPTURE(n);
+      CAPTURE(kind);
+      CHECK(same_bits(cpu::row_max(x.data(), n), reference_max(x.data(), n)));
+      CHECK(same_bits(cpu::row_sum(x.data(), n), reference_sum(x.data(), n)));
+    }
+  }
+}
