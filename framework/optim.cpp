@@ -163,11 +163,20 @@ void WeightAverage::restore(std::vector<Tensor> averages) {
 
 Tensor clip_grad_norm(const std::vector<Tensor>& params, double max_norm) {
   NoGradGuard no_grad;
+  // The squared norm in one 0-d tensor: each gradient's sum of squares (Backend::sum_squares, the
+  // bits of sum(mul(g, g)) with no tensor of squares) added in turn, in the gradients' dtype.
   Tensor total_sq;
   for (const Tensor& p : params) {
-    if (!p.grad().defined()) continue;
-    Tensor part = sum(mul(p.grad(), p.grad()));
-    total_sq = total_sq.defined() ? add(total_sq, part) : part;
+    const Tensor& g = p.grad();
+    if (!g.defined()) continue;
+    const bool first = !total_sq.defined();
+    if (first) {
+      total_sq = Tensor::empty({}, g.dtype(), g.device());
+    } else if (g.dtype() != total_sq.dtype() || g.device() != total_sq.device()) {
+      throw std::runtime_error(fmt::format("clip_grad_norm: gradient {} differs in dtype or device from {} before it",
+                                           g.describe(), total_sq.describe()));
+    }
+    backend_for(g.device()).sum_squares(g.dtype(), g.data_ptr(), g.numel(), !first, total_sq.data_ptr());
   }
   if (!total_sq.defined()) return Tensor::scalar(0.0);
   const Tensor norm = sqrt(total_sq);

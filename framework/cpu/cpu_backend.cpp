@@ -213,20 +213,26 @@ RowsAndWidth two_block_sum(const Shape& in_shape, const Shape& out_shape) {
   return r;
 }
 
+// A sum of all n entries (of their squares, with Square): blocks of kSumBlock in parallel, each
+// row_sum_of's lanes, then the blocks in order, in double.
+template <bool Square, typename T>
+double sum_all(const T* in, int64_t n) {
+  const int64_t blocks = (n + kSumBlock - 1) / kSumBlock;
+  std::vector<double> partial(static_cast<size_t>(std::max<int64_t>(blocks, 1)), 0.0);
+  parallel_ranges(blocks, kParallelElements / kSumBlock, [&](int64_t b0, int64_t b1) {
+    for (int64_t b = b0; b < b1; ++b)
+      partial[b] = cpu::row_sum_of<Square>(in + b * kSumBlock, std::min(kSumBlock, n - b * kSumBlock));
+  });
+  double total = 0.0;
+  for (double block : partial) total += block;
+  return total;
+}
+
 template <typename T>
 void reduce_sum_typed(const T* in, const Shape& in_shape, T* out, const Shape& out_shape) {
   const int64_t n_out = shape_numel(out_shape);
-  if (n_out == 1) {  // a sum of everything: blocks of kSumBlock in parallel, then the blocks in order
-    const int64_t n = shape_numel(in_shape);
-    const int64_t blocks = (n + kSumBlock - 1) / kSumBlock;
-    std::vector<double> partial(static_cast<size_t>(std::max<int64_t>(blocks, 1)), 0.0);
-    parallel_ranges(blocks, kParallelElements / kSumBlock, [&](int64_t b0, int64_t b1) {
-      for (int64_t b = b0; b < b1; ++b)
-        partial[b] = row_sum(in + b * kSumBlock, std::min(kSumBlock, n - b * kSumBlock));
-    });
-    double total = 0.0;
-    for (double block : partial) total += block;
-    out[0] = static_cast<T>(total);
+  if (n_out == 1) {  // a sum of everything
+    out[0] = static_cast<T>(sum_all<false>(in, shape_numel(in_shape)));
     return;
   }
   // The two common sums in parallel, each output by one thread in a fixed order (rows in order
@@ -532,6 +538,15 @@ class CpuBackend final : public Backend {
     dispatch_float(dtype, "reduce_sum", [&](auto zero) {
       using T = decltype(zero);
       reduce_sum_typed<T>(static_cast<const T*>(in), in_shape, static_cast<T*>(out), out_shape);
+    });
+  }
+
+  void sum_squares(DType dtype, const void* in, int64_t n, bool accumulate, void* out) override {
+    dispatch_float(dtype, "sum_squares", [&](auto zero) {
+      using T = decltype(zero);
+      T* o = static_cast<T*>(out);
+      const T total = static_cast<T>(sum_all<true>(static_cast<const T*>(in), n));
+      *o = accumulate ? *o + total : total;
     });
   }
 

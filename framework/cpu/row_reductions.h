@@ -37,10 +37,13 @@ __attribute__((target("avx2"))) inline void row_max_lanes_avx2(const float* x, i
   _mm256_storeu_ps(lane, m);
 }
 
+// Square: each entry squared in float32 first (the bits of mul(x, x)), then summed.
+template <bool Square>
 __attribute__((target("avx2"))) inline void row_sum_lanes_avx2(const float* x, int64_t n, double* lane) {
   __m256d low = _mm256_setzero_pd(), high = _mm256_setzero_pd();  // lanes 0-3 and 4-7
   for (int64_t c = 0; c + kLanes <= n; c += kLanes) {
-    const __m256 v = _mm256_loadu_ps(x + c);
+    __m256 v = _mm256_loadu_ps(x + c);
+    if constexpr (Square) v = _mm256_mul_ps(v, v);
     low = _mm256_add_pd(low, _mm256_cvtps_pd(_mm256_castps256_ps128(v)));
     high = _mm256_add_pd(high, _mm256_cvtps_pd(_mm256_extractf128_ps(v, 1)));
   }
@@ -66,21 +69,28 @@ T row_max(const T* x, int64_t n) {  // NaN-propagating, as formula::nan_max
   return m;
 }
 
-template <typename T>
-double row_sum(const T* x, int64_t n) {  // accumulated in double
+// A row's sum in double; with Square, the sum of its entries' squares, each rounded to T first.
+template <bool Square, typename T>
+double row_sum_of(const T* x, int64_t n) {
+  const auto entry = [](T v) { return static_cast<double>(Square ? T(v * v) : v); };
   double lane[kLanes] = {};
   const int64_t whole = n / kLanes * kLanes;
   if constexpr (std::is_same_v<T, float>) {
-    if (cpu_has_avx2()) row_sum_lanes_avx2(x, n, lane);
+    if (cpu_has_avx2()) row_sum_lanes_avx2<Square>(x, n, lane);
   }
   if (!std::is_same_v<T, float> || !cpu_has_avx2()) {
     for (int64_t c = 0; c < whole; c += kLanes)
-      for (int64_t l = 0; l < kLanes; ++l) lane[l] += static_cast<double>(x[c + l]);
+      for (int64_t l = 0; l < kLanes; ++l) lane[l] += entry(x[c + l]);
   }
-  for (int64_t c = whole; c < n; ++c) lane[0] += static_cast<double>(x[c]);
+  for (int64_t c = whole; c < n; ++c) lane[0] += entry(x[c]);
   double total = 0.0;
   for (int64_t l = 0; l < kLanes; ++l) total += lane[l];
   return total;
+}
+
+template <typename T>
+double row_sum(const T* x, int64_t n) {
+  return row_sum_of<false>(x, n);
 }
 
 }  // namespace qkv::cpu

@@ -823,6 +823,26 @@ void CudaBackend::reduce_sum(DType dtype, const void* in, const Shape& in_shape,
   QKV_CUDA_CHECK_LAUNCH();
 }
 
+// The composed ops' kernels in turn (mul, reduce_sum, then add), so that the bits are
+// sum(mul(x, x)) [+ out]'s on this device; a scratch holds the squares and, to be added, their sum.
+void CudaBackend::sum_squares(DType dtype, const void* in, int64_t n, bool accumulate, void* out) {
+  activate();
+  const size_t elem = dtype_size(dtype);
+  void* squares = allocate((static_cast<size_t>(std::max<int64_t>(n, 0)) + 1) * elem);
+  try {
+    const Shape shape{n};
+    const Strides one{1};
+    binary(BinaryOp::Mul, dtype, in, one, in, one, squares, shape);
+    void* total = accumulate ? static_cast<char*>(squares) + static_cast<size_t>(std::max<int64_t>(n, 0)) * elem : out;
+    reduce_sum(dtype, squares, shape, total, Shape{1});
+    if (accumulate) binary(BinaryOp::Add, dtype, out, Strides{}, total, Strides{}, out, Shape{});
+  } catch (...) {
+    release(squares);
+    throw;
+  }
+  release(squares);
+}
+
 void CudaBackend::max_along(DType dtype, const void* in, int64_t outer, int64_t n, int64_t inner, void* out_values,
                             int64_t* out_indices) {
   activate();

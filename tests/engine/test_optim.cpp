@@ -3,6 +3,7 @@
 #include <doctest/doctest.h>
 
 #include <cmath>
+#include <cstring>
 #include <functional>
 #include <memory>
 #include <string>
@@ -12,6 +13,7 @@
 #include "framework/nn.h"
 #include "framework/ops.h"
 #include "framework/optim.h"
+#include "framework/random.h"
 
 using namespace qkv;
 
@@ -236,6 +238,27 @@ TEST_CASE("clip_grad_norm scales in place, each gradient once, with mul's bits")
   CHECK(p.grad().data_ptr() == storage);  // in place: no new tensor
   CHECK(std::fabs(p.grad().to_vector()[0] - 3 * coef) <= 1e-12);
   CHECK(std::fabs(q.grad().to_vector()[1] - 4 * coef) <= 1e-12);
+}
+
+TEST_CASE("clip_grad_norm's norm has the bits of the composed sum(mul(g, g)) added in turn") {
+  // sizes across sum blocks (16,384 entries), a lane tail, an empty gradient; both dtypes
+  Generator gen(5);
+  for (DType dtype : {DType::F32, DType::F64}) {
+    std::vector<Tensor> params;
+    Tensor composed;
+    for (int64_t n : {int64_t{1}, int64_t{13}, int64_t{0}, int64_t{40000}, int64_t{16384}}) {
+      Tensor p = Tensor::zeros({n}, dtype);
+      p.set_requires_grad(true);
+      p.set_grad(randn({n}, gen, dtype));
+      params.push_back(p);
+      const Tensor part = sum(mul(p.grad(), p.grad()));
+      composed = composed.defined() ? add(composed, part) : part;
+    }
+    const Tensor norm = optim::clip_grad_norm(params, 1e9);  // far above the norm: nothing scaled
+    const Tensor expected = sqrt(composed);
+    CAPTURE(dtype_name(dtype));
+    CHECK(std::memcmp(norm.data_ptr(), expected.data_ptr(), dtype_size(dtype)) == 0);
+  }
 }
 
 TEST_CASE("Tensor::mul_ gives mul's bits in place, broadcasting the factor; a factor that does not fit throws") {

@@ -1,4 +1,4 @@
-// tests/engine/test_row_reductions.cpp — the CPU's vectorised row max and row sum
+// tests/engine/test_row_reductions.cpp — the CPU's vectorised row max, row sum and sum of squares
 // (framework/cpu/row_reductions.h) give the bits of the plain lane-by-lane loops they replace, on
 // rows of every length up to a few lanes past 8 and on NaN, infinities and signed zeros.
 #include <doctest/doctest.h>
@@ -28,11 +28,12 @@ float reference_max(const float* x, int64_t n) {
   return m;
 }
 
-double reference_sum(const float* x, int64_t n) {
+double reference_sum(const float* x, int64_t n, bool square) {
+  const auto entry = [&](float v) { return static_cast<double>(square ? v * v : v); };
   double lane[cpu::kLanes] = {};
   const int64_t whole = n / cpu::kLanes * cpu::kLanes;
-  for (int64_t c = 0; c < whole; ++c) lane[c % cpu::kLanes] += static_cast<double>(x[c]);
-  for (int64_t c = whole; c < n; ++c) lane[0] += static_cast<double>(x[c]);
+  for (int64_t c = 0; c < whole; ++c) lane[c % cpu::kLanes] += entry(x[c]);
+  for (int64_t c = whole; c < n; ++c) lane[0] += entry(x[c]);
   double total = 0.0;
   for (double l : lane) total += l;
   return total;
@@ -45,7 +46,7 @@ bool same_bits(T a, T b) {
 
 }  // namespace
 
-TEST_CASE("row_max and row_sum give the lane loops' bits on float32") {
+TEST_CASE("row_max, row_sum and the sum of squares give the lane loops' bits on float32") {
   Generator gen(11);
   const float inf = std::numeric_limits<float>::infinity(), nan = std::numeric_limits<float>::quiet_NaN();
   const std::vector<float> specials = {0.0f, -0.0f, inf, -inf, nan, 1e-30f, -3.5f};
@@ -63,7 +64,8 @@ TEST_CASE("row_max and row_sum give the lane loops' bits on float32") {
       CAPTURE(n);
       CAPTURE(kind);
       CHECK(same_bits(cpu::row_max(x.data(), n), reference_max(x.data(), n)));
-      CHECK(same_bits(cpu::row_sum(x.data(), n), reference_sum(x.data(), n)));
+      CHECK(same_bits(cpu::row_sum(x.data(), n), reference_sum(x.data(), n, false)));
+      CHECK(same_bits(cpu::row_sum_of<true>(x.data(), n), reference_sum(x.data(), n, true)));
     }
   }
 }

@@ -243,7 +243,7 @@ void test_adam_steps() {
 }
 
 // Backend primitive paths called directly on both devices: reduce_sum to every shape (per-thread
-// and per-block kernels) and a gemm into a shared output, which no op reaches today.
+// and per-block kernels), sum_squares and a gemm into a shared output, which no op reaches today.
 void test_unreached_primitives() {
   for (DType dt : kFloatTypes) {
     const std::vector<std::pair<Tensor, std::vector<Shape>>> cases = {
@@ -259,6 +259,17 @@ void test_unreached_primitives() {
         backend_for(kGpu).reduce_sum(dt, gx.data_ptr(), x.shape(), gpu.data_ptr(), out_shape);
         expect_close(cpu, gpu, tag("reduce_sum " + shape_str(x.shape()) + " -> " + shape_str(out_shape), dt));
       }
+    // sum_squares (clip_grad_norm's): the composed add(out, sum(mul(x, x)))'s bits on the device,
+    // and close to the CPU's
+    for (int64_t n : {int64_t{1}, int64_t{1000}, int64_t{70000}}) {
+      const Tensor x = rnd({n}, dt, 126), gx = x.to(kGpu);
+      Tensor cpu = Tensor::full({}, 0.25, dt), gpu = Tensor::full({}, 0.25, dt, kGpu);
+      backend_for(Device::cpu()).sum_squares(dt, x.data_ptr(), n, true, cpu.data_ptr());
+      backend_for(kGpu).sum_squares(dt, gx.data_ptr(), n, true, gpu.data_ptr());
+      const Tensor composed = add(Tensor::full({}, 0.25, dt, kGpu), sum(mul(gx, gx)));
+      expect_bitwise(gpu, composed, tag("sum_squares against the composed ops, n " + std::to_string(n), dt));
+      expect_close(cpu, gpu, tag("sum_squares, n " + std::to_string(n), dt));
+    }
     // gemm of 3 batch entries into one shared output (stride_c 0): they accumulate in order,
     // with beta applied at every entry, as on the CPU
     const int64_t M = 5, N = 4, K = 3, batch = 3;
@@ -436,7 +447,8 @@ int main() {
       {"embedding range errors", test_embedding_errors},
       {"cross_entropy target errors", test_cross_entropy_errors},
       {"Adam and AdamW steps", test_adam_steps},
-      {"primitives called directly (reduce_sum to every shape, shared-output gemm)", test_unreached_primitives},
+      {"primitives called directly (reduce_sum to every shape, sum_squares, shared-output gemm)",
+       test_unreached_primitives},
       {"primitives and error messages", test_primitives_and_errors},
       {"determinism", test_determinism},
       {"translator training parity (20 AdamW steps), checkpoint round trip", test_training_parity},
