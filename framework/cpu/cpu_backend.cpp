@@ -242,10 +242,7 @@ void reduce_sum_typed(const T* in, const Shape& in_shape, T* out, const Shape& o
     if (two.columns) {  // (rows, width) -> (width)
       parallel_ranges(two.width, 8, [&](int64_t c0, int64_t c1) {
         std::vector<double> acc(static_cast<size_t>(c1 - c0), 0.0);
-        for (int64_t r = 0; r < two.rows; ++r) {
-          const T* p = in + r * two.width;
-          for (int64_t c = c0; c < c1; ++c) acc[c - c0] += p[c];
-        }
+        for (int64_t r = 0; r < two.rows; ++r) cpu::add_row(acc.data(), in + r * two.width + c0, c1 - c0);
         for (int64_t c = c0; c < c1; ++c) out[c] = static_cast<T>(acc[c - c0]);
       });
     } else {  // (rows, width) -> (rows)

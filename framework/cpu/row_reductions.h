@@ -51,6 +51,28 @@ __attribute__((target("avx2"))) inline void row_sum_lanes_avx2(const float* x, i
   _mm256_storeu_pd(lane + 4, high);
 }
 
+__attribute__((target("avx2"))) inline int64_t add_row_avx2(double* acc, const float* x, int64_t n) {
+  int64_t c = 0;
+  for (; c + 8 <= n; c += 8) {
+    const __m256 v = _mm256_loadu_ps(x + c);
+    _mm256_storeu_pd(acc + c, _mm256_add_pd(_mm256_loadu_pd(acc + c), _mm256_cvtps_pd(_mm256_castps256_ps128(v))));
+    _mm256_storeu_pd(acc + c + 4,
+                     _mm256_add_pd(_mm256_loadu_pd(acc + c + 4), _mm256_cvtps_pd(_mm256_extractf128_ps(v, 1))));
+  }
+  return c;  // entries done
+}
+
+// acc[c] += x[c] in double over one row: a column sum's step (each entry its own sum, so the
+// vector form has the loop's bits).
+template <typename T>
+void add_row(double* acc, const T* x, int64_t n) {
+  int64_t c = 0;
+  if constexpr (std::is_same_v<T, float>) {
+    if (cpu_has_avx2()) c = add_row_avx2(acc, x, n);
+  }
+  for (; c < n; ++c) acc[c] += static_cast<double>(x[c]);
+}
+
 template <typename T>
 T row_max(const T* x, int64_t n) {  // NaN-propagating, as formula::nan_max
   T lane[kLanes];

@@ -69,3 +69,19 @@ TEST_CASE("row_max, row_sum and the sum of squares give the lane loops' bits on 
     }
   }
 }
+
+TEST_CASE("add_row (a column sum's step) gives the scalar loop's bits on float32") {
+  Generator gen(12);
+  for (int64_t n = 0; n <= 40; ++n) {
+    std::vector<double> acc(static_cast<size_t>(n)), expected(static_cast<size_t>(n));
+    std::vector<float> x(static_cast<size_t>(n));
+    for (int64_t c = 0; c < n; ++c) {
+      acc[c] = expected[c] = (gen.uniform() - 0.5) * 1e6;
+      x[c] = static_cast<float>(gen.uniform() - 0.5);
+      expected[c] += static_cast<double>(x[c]);
+    }
+    cpu::add_row(acc.data(), x.data(), n);
+    CAPTURE(n);
+    CHECK(std::memcmp(acc.data(), expected.data(), acc.size() * sizeof(double)) == 0);
+  }
+}
