@@ -30,10 +30,14 @@ constexpr auto kWorkerSpin = std::chrono::microseconds(100);
 constexpr auto kCallerSpin = std::chrono::microseconds(20);
 
 // A stall: after its own last piece the caller waited longer than kStallMargin plus twice its own
-// mean piece time for a worker's piece, so that worker was off its core (another process took
-// it). The calls then run on the caller alone for a while: kFirstSolo after a stall, twice as long
-// after each stall within kStallMemory of the one before, at most kLongestSolo.
+// mean piece time for a worker's piece, so that worker was off its core. A costly stall, one that
+// cost more than 1/kStallShare of the time the calls had run on the workers since the stall before
+// (another process taking the core again and again), sends the calls to the caller alone for a
+// while: kFirstSolo, twice as long after each costly stall within kStallMemory of the one before,
+// at most kLongestSolo. A stall now and then (a virtual machine's host taking the core for a
+// millisecond every second or so) costs less than the second thread saves: the calls keep it.
 constexpr auto kStallMargin = std::chrono::microseconds(200);
+constexpr int kStallShare = 16;
 constexpr auto kFirstSolo = std::chrono::milliseconds(20);
 constexpr auto kLongestSolo = std::chrono::milliseconds(640);
 constexpr auto kStallMemory = std::chrono::seconds(1);
@@ -94,7 +98,7 @@ class Pool {
       caller_sleeping_.store(false, std::memory_order_relaxed);
       if (own_slots > 0) {
         const Clock::time_point now = Clock::now();
-        if (now - own_end > kStallMargin + 2 * (own_end - start) / own_slots) note_stall(now);
+        if (now - own_end > kStallMargin + 2 * (own_end - start) / own_slots) note_stall(now, now - own_end);
       }
     }
     if (failed_.load(std::memory_order_acquire)) std::rethrow_exception(error_);
@@ -178,20 +182,29 @@ class Pool {
     for (int i = 0; i < count; ++i) workers_.emplace_back([this, seen = generation_value_] { worker_main(seen); });
   }
 
-  // Called by the caller (under run_mutex) after a stall.
-  void note_stall(Clock::time_point now) {
-    if (forget_.exchange(false, std::memory_order_relaxed)) solo_length_ = Clock::duration::zero();
-    const bool again = solo_length_ > Clock::duration::zero() && now - last_stall_ < kStallMemory + solo_length_;
-    solo_length_ = again ? std::min<Clock::duration>(2 * solo_length_, kLongestSolo) : Clock::duration(kFirstSolo);
+  // Called by the caller (under run_mutex) after a stall that kept it waiting for `waited`.
+  void note_stall(Clock::time_point now, Clock::duration waited) {
+    if (forget_.exchange(false, std::memory_order_relaxed)) {
+      solo_length_ = Clock::duration::zero();
+      last_stall_ = last_solo_ = Clock::time_point{};
+    }
+    // on the workers since the stall before, or since the last stretch alone ended
+    const Clock::time_point since = std::max(last_stall_, last_solo_ + solo_length_);
+    const bool costly = last_stall_ != Clock::time_point{} && now - since < kStallShare * waited;
     last_stall_ = now;
+    if (!costly) return;
+    const bool again = solo_length_ > Clock::duration::zero() && now - last_solo_ < kStallMemory + solo_length_;
+    solo_length_ = again ? std::min<Clock::duration>(2 * solo_length_, kLongestSolo) : Clock::duration(kFirstSolo);
+    last_solo_ = now;
     solo_until_.store((now + solo_length_).time_since_epoch().count(), std::memory_order_relaxed);
   }
 
   std::vector<std::thread> workers_;
   Job job_;
-  Clock::time_point last_stall_{};
-  Clock::duration solo_length_{};        // how long the last stall sent the calls to the caller alone
-  std::atomic<int64_t> solo_until_{0};   // steady_clock ticks; 0: no stall yet
+  Clock::time_point last_stall_{};       // the last stall, costly or not ({}: none since forgetting)
+  Clock::time_point last_solo_{};        // the last costly stall, which began a stretch alone
+  Clock::duration solo_length_{};        // how long that stretch was
+  std::atomic<int64_t> solo_until_{0};   // steady_clock ticks; 0: no costly stall yet
   std::atomic<bool> forget_{false};      // set_pool_threads was called since the last stall
   uint32_t generation_value_ = 0;        // the caller's copy
   std::atomic<uint64_t> word_{0};        // generation (32 bits) | next slot (16) | slots (16)
