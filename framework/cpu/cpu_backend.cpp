@@ -124,8 +124,6 @@ void for_each_row(const Shape& full_shape, const std::array<const Strides*, N>& 
   parallel_ranges(rows, row_grain(inner), walk_rows);
 }
 
-// One unary op with Op fixed at compile time: formula::unary's switch folds away, so each loop
-// below is branch-free and vectorisable.
 // The contiguous elementwise loops are compiled twice, for the baseline and for AVX2, and the AVX2
 // copy runs where the processor has it. Without FMA the two round every operation the same way,
 // so they give the same bits (flatten inlines the op into the AVX2 copy).
@@ -140,6 +138,8 @@ void map(const T* a, const T* b, T* out, int64_t n, F f) {
   for (int64_t i = 0; i < n; ++i) out[i] = f(a[i], b[i]);
 }
 
+// One unary op with Op fixed at compile time: formula::unary's switch folds away, so each loop
+// below is branch-free and vectorisable.
 template <UnaryOp Op, typename T>
 void unary_fixed(const T* in, T* out, int64_t n, T s) {
   map(in, in, out, n, [s](T x, T) { return formula::unary(Op, x, s); });
