@@ -55,9 +55,11 @@ override LDLIBS += $(DEPS_LIBS) $(SYS_LIBS)
 # The CPU backend's loops: GCC 12's -O2 vectorises only loops whose trip count needs no scalar
 # remainder; the "cheap" cost model lets every elementwise loop use SIMD. Values do not change:
 # there is no fast-math, so floating-point sums keep their order. -fno-math-errno lets sqrt
-# vectorise (no errno is read; the values are IEEE's either way). Large elementwise, softmax,
+# vectorise (no errno is read; the values are IEEE's either way). -ffp-contract=off (GCC's C++
+# default is fast) keeps a multiply and an add two roundings even in a build for a processor with
+# FMA, so the loops' AVX2 copies and their tests hold there too. Large elementwise, softmax,
 # LayerNorm and Adam loops and gemms are split across threads (framework/cpu/thread_pool.h).
-$(BUILD)/obj/framework/cpu/cpu_backend.o: override CXXFLAGS += -fvect-cost-model=cheap -fno-math-errno
+$(BUILD)/obj/framework/cpu/cpu_backend.o: override CXXFLAGS += -fvect-cost-model=cheap -fno-math-errno -ffp-contract=off
 # The fused attention kernels (their tiles run in parallel, on the same threads).
 $(BUILD)/obj/framework/cpu/cpu_attention.o: override CXXFLAGS += -fvect-cost-model=cheap -ffp-contract=fast
 

@@ -391,7 +391,7 @@ void adam_range(T* param, const T* grad, T* m, T* v, int64_t begin, int64_t end,
 }
 
 // The same loops compiled for 256-bit vectors (chosen at run time). Without FMA and with the
-// file's default -ffp-contract=off, each entry takes the same operations in the same order as
+// file's -ffp-contract=off (the Makefile), each entry takes the same operations in the same order as
 // the portable loop, so both give the same bits; sqrt and division are exactly rounded.
 template <typename T>
 __attribute__((target("avx2"))) void adam_range_avx2(T* param, const T* grad, T* m, T* v, int64_t begin, int64_t end,

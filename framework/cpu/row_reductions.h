@@ -1,5 +1,6 @@
-// framework/cpu/row_reductions.h — a row's max and sum in interleaved lanes, in a fixed order:
-// shared by the CPU backend's softmax, cross-entropy and sums and by the fused attention.
+// framework/cpu/row_reductions.h — a row's max, sum and sum of squares in interleaved lanes, in a
+// fixed order, and a column sum's step: shared by the CPU backend's softmax, cross-entropy, sums and
+// gradient clip and by the fused attention.
 // Internal to framework/cpu/.
 #pragma once
 
@@ -25,7 +26,7 @@ inline bool cpu_has_avx2() {
 
 // The float32 forms on AVX2: the 8 lanes are one register (the max) or two of 4 doubles (the
 // sum), each lane the same operations in the same order as the portable loops below, so the
-// two give the same bits (tests/engine/test_row_reductions.cpp).
+// two give the same bits (tests/engine/test_cpu_vector_forms.cpp).
 __attribute__((target("avx2"))) inline void row_max_lanes_avx2(const float* x, int64_t n, float* lane) {
   __m256 m = _mm256_set1_ps(-std::numeric_limits<float>::infinity());
   for (int64_t c = 0; c + kLanes <= n; c += kLanes) {

@@ -7,10 +7,12 @@
 // up at most one piece, never a fixed share of every call. Workers spin for a short while after
 // a call for the next one, then sleep; the caller, waiting for a piece in a worker's hands, spins
 // briefly, then sleeps, giving its core to that worker. When that wait shows that a worker was off
-// its core (a stall: far longer than the caller's own pieces took), the calls run on the caller
-// alone for a while (20 ms, doubling while stalls keep coming, at most 640 ms), then try the
-// workers again: on a machine where another process holds a core, the default thread count then
-// runs about as fast as one thread. The pieces are the same either way, so are the results.
+// its core (a stall: far longer than the caller's own pieces took), and stalls cost more than a
+// sixteenth of the time since the one before, the calls run on the caller alone for a while (20 ms,
+// doubling while such stalls keep coming, at most 640 ms), then try the workers again: on a machine
+// where another process holds a core, the default thread count then runs about as fast as one
+// thread, while a stall now and then leaves both threads working. The pieces are the same either
+// way, so are the results.
 #pragma once
 
 #include <cstdint>
