@@ -407,9 +407,8 @@ __attribute__((target("avx2"))) void adam_range_avx2(T* param, const T* grad, T*
 template <typename T>
 void adam_update_typed(T* param, const T* grad, T* m, T* v, int64_t n, const AdamStep& s) {
   const formula::AdamEntry<T> adam = formula::AdamEntry<T>::from(s);
-  static const bool avx2 = __builtin_cpu_supports("avx2");
   parallel_ranges(n, kParallelElements / 2, [&](int64_t begin, int64_t end) {
-    if (avx2)
+    if (cpu::cpu_has_avx2())
       adam_range_avx2(param, grad, m, v, begin, end, adam);
     else
       adam_range(param, grad, m, v, begin, end, adam);

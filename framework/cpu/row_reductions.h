@@ -24,6 +24,12 @@ inline bool cpu_has_avx2() {
   return yes;
 }
 
+// Whether T's loops below take their AVX2 form (float32 where the processor has AVX2).
+template <typename T>
+bool avx2_form() {
+  return std::is_same_v<T, float> && cpu_has_avx2();
+}
+
 // The float32 forms on AVX2: the 8 lanes are one register (the max) or two of 4 doubles (the
 // sum), each lane the same operations in the same order as the portable loops below, so the
 // two give the same bits (tests/engine/test_cpu_vector_forms.cpp).
@@ -81,7 +87,7 @@ T row_max(const T* x, int64_t n) {  // NaN-propagating, as formula::nan_max
   if constexpr (std::is_same_v<T, float>) {
     if (cpu_has_avx2()) row_max_lanes_avx2(x, n, lane);
   }
-  if (!std::is_same_v<T, float> || !cpu_has_avx2()) {
+  if (!avx2_form<T>()) {
     for (int64_t l = 0; l < kLanes; ++l) lane[l] = -std::numeric_limits<T>::infinity();
     for (int64_t c = 0; c < whole; c += kLanes)
       for (int64_t l = 0; l < kLanes; ++l) lane[l] = formula::nan_max(lane[l], x[c + l]);
@@ -101,7 +107,7 @@ double row_sum_of(const T* x, int64_t n) {
   if constexpr (std::is_same_v<T, float>) {
     if (cpu_has_avx2()) row_sum_lanes_avx2<Square>(x, n, lane);
   }
-  if (!std::is_same_v<T, float> || !cpu_has_avx2()) {
+  if (!avx2_form<T>()) {
     for (int64_t c = 0; c < whole; c += kLanes)
       for (int64_t l = 0; l < kLanes; ++l) lane[l] += entry(x[c + l]);
   }
