@@ -45,7 +45,8 @@ struct IndexCheck {
 };
 
 // The shapes and mask of one fused attention call (see attention() in ops.h for the formulas).
-// q (batch, queries, width), k (batch, keys, width), v (batch, keys, value_width), all contiguous.
+// q (batch, queries, width), k (batch, keys, width), v (batch, keys, value_width), each row after
+// row with its own stride (below).
 // Query i sits at key position query_offset + i. Key j is visible to query i iff
 //   j < prefix ? (key_lengths empty or j < key_lengths[b]) : j <= query_offset + i,
 // and not (j == knockout_key and knockout_from <= query_offset + i < knockout_to).
@@ -67,6 +68,13 @@ struct AttentionShape {
   // = x < prefix ? x : length + (x - prefix) for the entry's prefix and length (query i at
   // query_offset + i, or at keys - queries + i in a ragged entry); 0: none (ops.h, AttentionMask).
   double distance_slope = 0;
+  // Entries from one row of q (of k, of v) to the next: 0 for its width (contiguous rows), or more
+  // when it is a column block of a wider matrix, as the queries, keys and values of one (rows,
+  // H + H + Hv) projection are. d_q, d_k and d_v are written with the same strides.
+  int64_t q_stride = 0, k_stride = 0, v_stride = 0;
+  int64_t q_step() const { return q_stride != 0 ? q_stride : width; }
+  int64_t k_step() const { return k_stride != 0 ? k_stride : width; }
+  int64_t v_step() const { return v_stride != 0 ? v_stride : value_width; }
 };
 
 // The primitives, each declared once in backend_primitives.def (with what it computes).

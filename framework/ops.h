@@ -120,6 +120,13 @@ struct AttentionMask {
 // backward (FlashAttention-2's algorithm). A query that sees no key gives zeros, as softmax does
 // for an all -inf row. Its backward is not itself differentiable.
 Tensor attention(const Tensor& q, const Tensor& k, const Tensor& v, const AttentionMask& mask, double scale);
+// attention with the projections packed, as one product makes them, and read in place: qkv
+// (B, T, H + H + Hv) holds q, k and v side by side in its last dim (every position a query), with
+// H = width; kv (B, Tk, H + Hv) holds the keys and the values, q is apart (B, Tq, H). The results
+// and the gradients' bits are attention's on the column blocks; the gradient of a packed input is
+// one tensor, written in place by the kernels.
+Tensor attention_qkv(const Tensor& qkv, int64_t width, const AttentionMask& mask, double scale);
+Tensor attention_kv(const Tensor& q, const Tensor& kv, const AttentionMask& mask, double scale);
 // The rows of B sequences of different lengths, back to back (FlashAttention's varlen form): entry
 // b's queries are rows [query_starts[b], query_starts[b + 1]) of q, its keys and values rows
 // [key_starts[b], key_starts[b + 1]) of k and v. With Tq_b and Tk_b its counts, its key j is visible
@@ -136,6 +143,10 @@ struct RaggedLayout {
 // the same kernels as attention(). Up to 64 keys per sequence (one key tile) its rows get the bits
 // attention() gives them in a padded (B, T, H) form, where the padding adds exact zeros.
 Tensor attention_ragged(const Tensor& q, const Tensor& k, const Tensor& v, const RaggedLayout& layout, double scale);
+// attention_ragged with the projections packed, as attention_qkv and attention_kv: qkv (N, H + H
+// + Hv) where every row is a query (the translator's inner layers), or q (Nq, H) and kv (Nk, H + Hv).
+Tensor attention_ragged_qkv(const Tensor& qkv, int64_t width, const RaggedLayout& layout, double scale);
+Tensor attention_ragged_kv(const Tensor& q, const Tensor& kv, const RaggedLayout& layout, double scale);
 
 // ---- rotary position embedding (ops_nn.cpp) ----
 // RoPE (Su et al., 2021) in the half-split form of GPT-NeoX and Llama: for x (..., H), H even, the

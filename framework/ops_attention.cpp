@@ -16,81 +16,120 @@ void check_scale(double scale, const char* op) {
   if (!std::isfinite(scale)) throw std::runtime_error(fmt::format("{}: scale must be finite, got {}", op, scale));
 }
 
+// Where q, k and v lie in the op's inputs: input index and first column of each (q, k, v), every
+// input's columns covered by them. Apart (three inputs) or packed: one (rows, H + H + Hv) input, or
+// q apart and one (rows, H + Hv) input of keys and values.
+struct Placement {
+  int input[3];
+  int64_t column[3];
+};
+constexpr Placement kApart{{0, 1, 2}, {0, 0, 0}};
+
 // One checked call, padded or ragged: the forward (q's rows with v's width out, and each row's
-// log-sum-exp) and, beside it, the backward.
-Tensor fused_attention(const Tensor& q, const Tensor& k, const Tensor& v, const AttentionShape& shape, const char* op) {
+// log-sum-exp) and, beside it, the backward. The kernels read q, k and v as column blocks of the
+// inputs (row strides of the inputs' widths) and write each gradient into the same block of one
+// gradient per input, so a packed input gets one gradient and no sum.
+Tensor fused_attention(const std::vector<Tensor>& inputs, const Placement& at, AttentionShape shape, const char* op) {
+  const Tensor &q = inputs[at.input[0]], &v = inputs[at.input[2]];
+  const size_t elem = dtype_size(q.dtype());
+  const auto width_of = [&](int i) { return inputs[at.input[i]].size(-1); };
+  shape.q_stride = width_of(0), shape.k_stride = width_of(1), shape.v_stride = width_of(2);
+  const auto block = [&](const std::vector<Tensor>& of, int i) {
+    return static_cast<char*>(of[at.input[i]].data_ptr()) + at.column[i] * elem;
+  };
   Shape out_shape = q.shape();
-  out_shape.back() = v.size(-1);
+  out_shape.back() = shape.value_width;
   const Shape lse_shape(q.shape().begin(), q.shape().end() - 1);
   Tensor out = Tensor::empty(out_shape, q.dtype(), q.device());
   Tensor lse = Tensor::empty(lse_shape, q.dtype(), q.device());
-  if (out.numel() > 0) {
-    backend_of(q).attention_forward(q.dtype(), shape, q.data_ptr(), k.data_ptr(), v.data_ptr(), out.data_ptr(),
-                                    lse.data_ptr());
-  }
+  if (out.numel() > 0)
+    backend_of(v).attention_forward(q.dtype(), shape, block(inputs, 0), block(inputs, 1), block(inputs, 2),
+                                    out.data_ptr(), lse.data_ptr());
   // With P = softmax(S), S = q k^T * scale + bias (masked; the ALiBi bias is a constant), recomputed
   // from lse as P = exp(S - lse):
   //   d v = P^T g,   dP = g v^T,   dS = P * (dP - delta),  delta_i = sum_j P_ij dP_ij = g_i . out_i
   //   d q = scale * dS k,   d k = scale * dS^T q
-  Tensor q_saved = q.detach(), k_saved = k.detach(), v_saved = v.detach(), out_saved = out.detach();
-  return record(out, op, {q, k, v},
-                [shape, q_saved, k_saved, v_saved, out_saved, lse](const Tensor& g) -> std::vector<Tensor> {
-                  Tensor d_q = Tensor::empty(q_saved.shape(), g.dtype(), g.device());
-                  Tensor d_k = Tensor::empty(k_saved.shape(), g.dtype(), g.device());
-                  Tensor d_v = Tensor::empty(v_saved.shape(), g.dtype(), g.device());
-                  if (d_q.numel() + d_k.numel() + d_v.numel() > 0) {
-                    backend_for(g.device())
-                        .attention_backward(g.dtype(), shape, q_saved.data_ptr(), k_saved.data_ptr(),
-                                            v_saved.data_ptr(), out_saved.data_ptr(), g.data_ptr(), lse.data_ptr(),
-                                            d_q.data_ptr(), d_k.data_ptr(), d_v.data_ptr());
-                  }
-                  return {d_q, d_k, d_v};
-                });
+  std::vector<Tensor> saved;
+  for (const Tensor& x : inputs) saved.push_back(x.detach());
+  Tensor out_saved = out.detach();
+  return record(out, op, inputs, [shape, at, saved, out_saved, lse, elem](const Tensor& g) -> std::vector<Tensor> {
+    std::vector<Tensor> grads;
+    int64_t entries = 0;
+    for (const Tensor& x : saved) {
+      grads.push_back(Tensor::empty(x.shape(), g.dtype(), g.device()));
+      entries += x.numel();
+    }
+    const auto block = [&](const std::vector<Tensor>& of, int i) {
+      return static_cast<char*>(of[at.input[i]].data_ptr()) + at.column[i] * elem;
+    };
+    if (entries > 0)
+      backend_for(g.device())
+          .attention_backward(g.dtype(), shape, block(saved, 0), block(saved, 1), block(saved, 2), out_saved.data_ptr(),
+                              g.data_ptr(), lse.data_ptr(), block(grads, 0), block(grads, 1), block(grads, 2));
+    return grads;
+  });
 }
 
 // Checks that starts run from 0 to rows without going back, and returns the longest entry.
-int64_t longest_entry(const std::vector<int64_t>& starts, int64_t B, int64_t rows, const char* what) {
+int64_t longest_entry(const std::vector<int64_t>& starts, int64_t B, int64_t rows, const char* what, const char* op) {
   if (static_cast<int64_t>(starts.size()) != B + 1 || starts.front() != 0 || starts.back() != rows)
-    throw std::runtime_error(fmt::format("attention_ragged: {} starts {} must be {} offsets from 0 to the {} rows",
-                                         what, fmt::join(starts, ", "), B + 1, rows));
+    throw std::runtime_error(fmt::format("{}: {} starts {} must be {} offsets from 0 to the {} rows", op, what,
+                                         fmt::join(starts, ", "), B + 1, rows));
   int64_t longest = 0;
   for (int64_t b = 0; b < B; ++b) {
     if (starts[b + 1] < starts[b])
       throw std::runtime_error(
-          fmt::format("attention_ragged: {} starts {} go back at entry {}", what, fmt::join(starts, ", "), b));
+          fmt::format("{}: {} starts {} go back at entry {}", op, what, fmt::join(starts, ", "), b));
     longest = std::max(longest, starts[b + 1] - starts[b]);
   }
   return longest;
 }
 
-}  // namespace
+// The shape of a ragged call with Nq query rows and Nk key rows of widths H (queries and keys) and
+// Hv (values); `op` names the caller in errors.
+AttentionShape ragged_shape(int64_t Nq, int64_t Nk, int64_t H, int64_t Hv, const RaggedLayout& layout, double scale,
+                            const char* op) {
+  check_scale(scale, op);
+  check_scale(layout.distance_slope, fmt::format("{} (distance slope)", op).c_str());
+  const int64_t B = static_cast<int64_t>(layout.prefix.size());
+  AttentionShape shape;
+  shape.batch = B;
+  shape.queries = longest_entry(layout.query_starts, B, Nq, "query", op);
+  shape.keys = longest_entry(layout.key_starts, B, Nk, "key", op);
+  for (int64_t b = 0; b < B; ++b) {
+    const int64_t keys = layout.key_starts[b + 1] - layout.key_starts[b];
+    if (layout.prefix[b] < 0 || layout.prefix[b] > keys)
+      throw std::runtime_error(
+          fmt::format("{}: entry {}'s prefix {} is outside [0, {}] (its keys)", op, b, layout.prefix[b], keys));
+  }
+  shape.width = H;
+  shape.value_width = Hv;
+  shape.key_lengths = layout.prefix;
+  shape.query_starts = layout.query_starts;
+  shape.key_starts = layout.key_starts;
+  shape.scale = scale;
+  shape.distance_slope = layout.distance_slope;
+  return shape;
+}
 
-Tensor attention(const Tensor& q, const Tensor& k, const Tensor& v, const AttentionMask& mask, double scale) {
-  check_pair(q, k, "attention");
-  check_pair(q, v, "attention");
-  if (q.dim() != 3 || k.dim() != 3 || v.dim() != 3)
-    throw std::runtime_error(fmt::format("attention: q, k and v must be (B, T, H), got {}, {} and {}",
-                                         shape_str(q.shape()), shape_str(k.shape()), shape_str(v.shape())));
-  const int64_t B = q.size(0), Tq = q.size(1), H = q.size(2), Tk = k.size(1), Hv = v.size(2);
-  if (k.size(0) != B || v.size(0) != B || k.size(2) != H || v.size(1) != Tk)
-    throw std::runtime_error(
-        fmt::format("attention: q {}, k {} and v {} do not fit (B, Tq, H), (B, Tk, H), (B, Tk, Hv)",
-                    shape_str(q.shape()), shape_str(k.shape()), shape_str(v.shape())));
-  check_scale(scale, "attention");
-  check_scale(mask.distance_slope, "attention (distance slope)");
+// The shape of a padded call: B entries of Tq queries and Tk keys, widths H and Hv, under `mask`;
+// `op` names the caller in errors.
+AttentionShape padded_shape(int64_t B, int64_t Tq, int64_t Tk, int64_t H, int64_t Hv, const AttentionMask& mask,
+                            double scale, const char* op) {
+  check_scale(scale, op);
+  check_scale(mask.distance_slope, fmt::format("{} (distance slope)", op).c_str());
   if (mask.prefix < 0 || mask.query_offset < 0)
     throw std::runtime_error(
-        fmt::format("attention: mask prefix {} and query offset {} must be >= 0", mask.prefix, mask.query_offset));
+        fmt::format("{}: mask prefix {} and query offset {} must be >= 0", op, mask.prefix, mask.query_offset));
   if (mask.knockout_key < -1 || mask.knockout_from < 0 || mask.knockout_to < mask.knockout_from)
     throw std::runtime_error(
-        fmt::format("attention: knockout key {} for queries [{}, {}) is not a key >= -1 and a "
-                    "range of positions",
+        fmt::format("{}: knockout key {} for queries [{}, {}) is not a key >= -1 and a range of positions", op,
                     mask.knockout_key, mask.knockout_from, mask.knockout_to));
   if (!mask.key_lengths.empty()) {
     if (static_cast<int64_t>(mask.key_lengths.size()) != B)
-      throw std::runtime_error(fmt::format("attention: {} key lengths for a batch of {}", mask.key_lengths.size(), B));
+      throw std::runtime_error(fmt::format("{}: {} key lengths for a batch of {}", op, mask.key_lengths.size(), B));
     for (int64_t n : mask.key_lengths)
-      if (n < 0 || n > Tk) throw std::runtime_error(fmt::format("attention: key length {} is outside [0, {}]", n, Tk));
+      if (n < 0 || n > Tk) throw std::runtime_error(fmt::format("{}: key length {} is outside [0, {}]", op, n, Tk));
   }
   AttentionShape shape;
   shape.batch = B;
@@ -106,7 +145,42 @@ Tensor attention(const Tensor& q, const Tensor& k, const Tensor& v, const Attent
   shape.knockout_to = mask.knockout_to;
   shape.scale = scale;
   shape.distance_slope = mask.distance_slope;
-  return fused_attention(q, k, v, shape, "attention");
+  return shape;
+}
+
+}  // namespace
+
+Tensor attention(const Tensor& q, const Tensor& k, const Tensor& v, const AttentionMask& mask, double scale) {
+  check_pair(q, k, "attention");
+  check_pair(q, v, "attention");
+  if (q.dim() != 3 || k.dim() != 3 || v.dim() != 3)
+    throw std::runtime_error(fmt::format("attention: q, k and v must be (B, T, H), got {}, {} and {}",
+                                         shape_str(q.shape()), shape_str(k.shape()), shape_str(v.shape())));
+  const int64_t B = q.size(0), Tq = q.size(1), H = q.size(2), Tk = k.size(1), Hv = v.size(2);
+  if (k.size(0) != B || v.size(0) != B || k.size(2) != H || v.size(1) != Tk)
+    throw std::runtime_error(
+        fmt::format("attention: q {}, k {} and v {} do not fit (B, Tq, H), (B, Tk, H), (B, Tk, Hv)",
+                    shape_str(q.shape()), shape_str(k.shape()), shape_str(v.shape())));
+  return fused_attention({q, k, v}, kApart, padded_shape(B, Tq, Tk, H, Hv, mask, scale, "attention"), "attention");
+}
+
+Tensor attention_qkv(const Tensor& qkv, int64_t width, const AttentionMask& mask, double scale) {
+  if (qkv.dim() != 3 || width < 1 || qkv.size(2) <= 2 * width)
+    throw std::runtime_error(fmt::format("attention_qkv: qkv {} is not (B, T, 2 H + Hv) with H = {} and Hv >= 1",
+                                         shape_str(qkv.shape()), width));
+  const int64_t B = qkv.size(0), T = qkv.size(1);
+  const AttentionShape shape = padded_shape(B, T, T, width, qkv.size(2) - 2 * width, mask, scale, "attention_qkv");
+  return fused_attention({qkv}, Placement{{0, 0, 0}, {0, width, 2 * width}}, shape, "attention_qkv");
+}
+
+Tensor attention_kv(const Tensor& q, const Tensor& kv, const AttentionMask& mask, double scale) {
+  check_pair(q, kv, "attention_kv");
+  if (q.dim() != 3 || kv.dim() != 3 || q.size(0) != kv.size(0) || q.size(2) < 1 || kv.size(2) <= q.size(2))
+    throw std::runtime_error(fmt::format("attention_kv: q {} and kv {} do not fit (B, Tq, H) and (B, Tk, H + Hv)",
+                                         shape_str(q.shape()), shape_str(kv.shape())));
+  const int64_t B = q.size(0), H = q.size(2);
+  const AttentionShape shape = padded_shape(B, q.size(1), kv.size(1), H, kv.size(2) - H, mask, scale, "attention_kv");
+  return fused_attention({q, kv}, Placement{{0, 1, 1}, {0, 0, H}}, shape, "attention_kv");
 }
 
 Tensor attention_ragged(const Tensor& q, const Tensor& k, const Tensor& v, const RaggedLayout& layout, double scale) {
@@ -115,27 +189,30 @@ Tensor attention_ragged(const Tensor& q, const Tensor& k, const Tensor& v, const
   if (q.dim() != 2 || k.dim() != 2 || v.dim() != 2 || k.size(1) != q.size(1) || v.size(0) != k.size(0))
     throw std::runtime_error(fmt::format("attention_ragged: q {}, k {} and v {} do not fit (Nq, H), (Nk, H), (Nk, Hv)",
                                          shape_str(q.shape()), shape_str(k.shape()), shape_str(v.shape())));
-  check_scale(scale, "attention_ragged");
-  check_scale(layout.distance_slope, "attention_ragged (distance slope)");
-  const int64_t B = static_cast<int64_t>(layout.prefix.size());
-  AttentionShape shape;
-  shape.batch = B;
-  shape.queries = longest_entry(layout.query_starts, B, q.size(0), "query");
-  shape.keys = longest_entry(layout.key_starts, B, k.size(0), "key");
-  for (int64_t b = 0; b < B; ++b) {
-    const int64_t keys = layout.key_starts[b + 1] - layout.key_starts[b];
-    if (layout.prefix[b] < 0 || layout.prefix[b] > keys)
-      throw std::runtime_error(fmt::format("attention_ragged: entry {}'s prefix {} is outside [0, {}] (its keys)", b,
-                                           layout.prefix[b], keys));
-  }
-  shape.width = q.size(1);
-  shape.value_width = v.size(1);
-  shape.key_lengths = layout.prefix;
-  shape.query_starts = layout.query_starts;
-  shape.key_starts = layout.key_starts;
-  shape.scale = scale;
-  shape.distance_slope = layout.distance_slope;
-  return fused_attention(q, k, v, shape, "attention_ragged");
+  const AttentionShape shape =
+      ragged_shape(q.size(0), k.size(0), q.size(1), v.size(1), layout, scale, "attention_ragged");
+  return fused_attention({q, k, v}, kApart, shape, "attention_ragged");
+}
+
+Tensor attention_ragged_qkv(const Tensor& qkv, int64_t width, const RaggedLayout& layout, double scale) {
+  if (qkv.dim() != 2 || width < 1 || qkv.size(1) <= 2 * width)
+    throw std::runtime_error(fmt::format("attention_ragged_qkv: qkv {} is not (N, 2 H + Hv) with H = {} and Hv >= 1",
+                                         shape_str(qkv.shape()), width));
+  const int64_t N = qkv.size(0);
+  const AttentionShape shape =
+      ragged_shape(N, N, width, qkv.size(1) - 2 * width, layout, scale, "attention_ragged_qkv");
+  return fused_attention({qkv}, Placement{{0, 0, 0}, {0, width, 2 * width}}, shape, "attention_ragged_qkv");
+}
+
+Tensor attention_ragged_kv(const Tensor& q, const Tensor& kv, const RaggedLayout& layout, double scale) {
+  check_pair(q, kv, "attention_ragged_kv");
+  if (q.dim() != 2 || kv.dim() != 2 || q.size(1) < 1 || kv.size(1) <= q.size(1))
+    throw std::runtime_error(fmt::format("attention_ragged_kv: q {} and kv {} do not fit (Nq, H) and (Nk, H + Hv)",
+                                         shape_str(q.shape()), shape_str(kv.shape())));
+  const int64_t H = q.size(1);
+  const AttentionShape shape =
+      ragged_shape(q.size(0), kv.size(0), H, kv.size(1) - H, layout, scale, "attention_ragged_kv");
+  return fused_attention({q, kv}, Placement{{0, 1, 1}, {0, 0, H}}, shape, "attention_ragged_kv");
 }
 
 }  // namespace qkv

@@ -73,6 +73,27 @@ Tensor BlockAttention::forward(size_t layer, const Tensor& x_queries, const Tens
   return attended.defined() ? output(attended) : Tensor();               // (.., Tq, D)
 }
 
+Tensor AttentionContext::attend_qkv(size_t, const Tensor&, int64_t) {
+  throw std::logic_error("translator: this context does not take packed projections");
+}
+
+Tensor AttentionContext::attend_kv(size_t, const Tensor&, const Tensor&) {
+  throw std::logic_error("translator: this context does not take packed projections");
+}
+
+Tensor LearnedAttention::forward(size_t layer, const Tensor& x_queries, const Tensor& x, AttentionContext& context,
+                                 Tensor* weights_out) const {
+  if (weights_out || !x_queries.defined() || !context.takes_packed(layer))
+    return BlockAttention::forward(layer, x_queries, x, context, weights_out);
+  const int64_t H = W_q.weight.size(0);
+  if (x_queries.impl() == x.impl()) {  // the queries are x's own rows: one (.., T, 3H) product
+    const Tensor qkv = matmul(x, concat({W_q.weight, W_k.weight, W_v.weight}, 0), false, true);
+    return output(context.attend_qkv(layer, qkv, H));
+  }
+  const Tensor kv = matmul(x, concat({W_k.weight, W_v.weight}, 0), false, true);  // (.., T, 2H)
+  return output(context.attend_kv(layer, queries(x_queries), kv));
+}
+
 Tensor NoAttention::forward(size_t layer, const Tensor& x_queries, const Tensor&, AttentionContext& context,
                             Tensor* weights_out) const {
   return x_queries.defined() ? output(context.attend_self(layer, values(x_queries), weights_out)) : Tensor();

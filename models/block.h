@@ -63,6 +63,14 @@ class AttentionContext {
   // `values` (.., Tq, H), the query rows' values, zero where a knockout hides a position from
   // itself. weights_out, when given, gets the identity weights; a context that forms none throws.
   virtual Tensor attend_self(size_t layer, const Tensor& values, Tensor* weights_out) = 0;
+  // Whether layer `layer` takes its projections packed, as one product makes them (attend_qkv,
+  // attend_kv): a context that reads them in place (the packed loss) says yes where it would not
+  // transform the queries and keys first (rotary positions, a knockout). The others say no.
+  virtual bool takes_packed(size_t /*layer*/) const { return false; }
+  // attend with the projections packed: qkv (.., T, H + H + Hv) of a layer whose queries are its
+  // rows (queries of width `width`), or queries (.., Tq, H) apart and kv (.., T, H + Hv).
+  virtual Tensor attend_qkv(size_t layer, const Tensor& qkv, int64_t width);
+  virtual Tensor attend_kv(size_t layer, const Tensor& queries, const Tensor& kv);
 };
 
 // The attention half of a block. forward is the same for every mode (project the query rows and
@@ -88,6 +96,11 @@ class LearnedAttention : public BlockAttention {
  public:
   LearnedAttention(int64_t d_model, int64_t d_k, Generator& gen);
   nn::Linear W_q, W_k, W_v, W_o;
+  // Where the context takes them packed, the projections over the same rows are one product: x
+  // (.., T, D) @ [W_q; W_k; W_v]^T when the queries are x's own rows, else x @ [W_k; W_v]^T beside
+  // the queries' own; elsewhere BlockAttention's forward.
+  Tensor forward(size_t layer, const Tensor& x_queries, const Tensor& x, AttentionContext& context,
+                 Tensor* weights_out) const override;
 
  protected:
   Tensor queries(const Tensor& x) const override { return W_q.forward(x); }

@@ -126,6 +126,17 @@ class SequenceContext final : public AttentionContext {
     if (target_only(layer)) layer_mask.query_offset = S_;
     return attention(queries, keys, values, layer_mask, attention_scale(queries));
   }
+  // Packed projections are read in place by the fused op where nothing turns the queries and keys.
+  bool takes_packed(size_t) const override { return !keep_.defined() && !turn_.tables.cos.defined(); }
+  Tensor attend_qkv(size_t layer, const Tensor& qkv, int64_t width) override {
+    if (target_only(layer)) throw std::logic_error("translator: the last layer's queries are not its key rows");
+    return attention_qkv(qkv, width, knockout_.applied(mask_, layer), 1.0 / std::sqrt(static_cast<double>(width)));
+  }
+  Tensor attend_kv(size_t layer, const Tensor& queries, const Tensor& kv) override {
+    AttentionMask layer_mask = knockout_.applied(mask_, layer);
+    if (target_only(layer)) layer_mask.query_offset = S_;
+    return attention_kv(queries, kv, layer_mask, attention_scale(queries));
+  }
   Tensor attend_self(size_t layer, const Tensor& values, Tensor* weights_out) override {
     const int64_t first = target_only(layer) ? S_ : 0;
     if (weights_out)
@@ -238,6 +249,16 @@ class PackedContext final : public AttentionContext {
     if (knockout_.applies_to(layer)) return attend_padded(layer, q, k, v);
     const RaggedLayout& layout = last(layer) ? rows_.target_queries : rows_.all_queries;
     return attention_ragged(q, k, v, layout, attention_scale(q));  // (N_q, H)
+  }
+  // Packed projections are read in place where nothing turns the queries and keys first.
+  bool takes_packed(size_t layer) const override { return !turn_.tables.cos.defined() && !knockout_.applies_to(layer); }
+  Tensor attend_qkv(size_t layer, const Tensor& qkv, int64_t width) override {
+    if (last(layer)) throw std::logic_error("translator: the last layer's queries are not its key rows");
+    return attention_ragged_qkv(qkv, width, rows_.all_queries, 1.0 / std::sqrt(static_cast<double>(width)));
+  }
+  Tensor attend_kv(size_t layer, const Tensor& q, const Tensor& kv) override {
+    const RaggedLayout& layout = last(layer) ? rows_.target_queries : rows_.all_queries;
+    return attention_ragged_kv(q, kv, layout, attention_scale(q));  // (N_q, H)
   }
   Tensor attend_self(size_t layer, const Tensor& values, Tensor* weights_out) override {
     if (weights_out) throw std::logic_error("translator: the packed loss forms no attention weights to record");

@@ -613,6 +613,16 @@ inline void attention_a_cases(CaseList& t) {
     add_case(make(std::string("attention, ") + a.name, {"attention"},
                   randoms({{a.B, a.Tq, a.K}, {a.B, a.Tk, a.K}, {a.B, a.Tk, a.Kv}}),
                   [mask, scale](const V& x) { return attention(x[0], x[1], x[2], mask, scale); }));
+    // the packed forms on the translator's masks, two passes and the CUDA kernels' wider limits
+    const std::string name = a.name;
+    if (name.starts_with("prefix") || name.starts_with("target queries") || name.starts_with("ALiBi over") ||
+        name == "causal over five tiles" || name == "causal, K 100, Kv 72") {
+      add_case(make("attention_kv, " + name, {"attention_kv"}, randoms({{a.B, a.Tq, a.K}, {a.B, a.Tk, a.K + a.Kv}}),
+                    [mask, scale](const V& x) { return attention_kv(x[0], x[1], mask, scale); }));
+      if (a.Tq == a.Tk && mask.query_offset == 0)
+        add_case(make("attention_qkv, " + name, {"attention_qkv"}, randoms({{a.B, a.Tk, 2 * a.K + a.Kv}}),
+                      [mask, scale, K = a.K](const V& x) { return attention_qkv(x[0], K, mask, scale); }));
+    }
   }
 }
 
@@ -645,6 +655,16 @@ inline void attention_b_cases(CaseList& t) {
     add_case(make(std::string("attention_ragged, ") + r.name, {"attention_ragged"},
                   randoms({{Nq, r.K}, {Nk, r.K}, {Nk, r.Kv}}),
                   [layout, scale](const V& x) { return attention_ragged(x[0], x[1], x[2], layout, scale); }));
+    // the packed forms: keys and values side by side in one input, and, where every row queries,
+    // queries, keys and values in one
+    add_case(make(std::string("attention_ragged_kv, ") + r.name, {"attention_ragged_kv"},
+                  randoms({{Nq, r.K}, {Nk, r.K + r.Kv}}),
+                  [layout, scale](const V& x) { return attention_ragged_kv(x[0], x[1], layout, scale); }));
+    if (layout.query_starts == layout.key_starts)
+      add_case(make(std::string("attention_ragged_qkv, ") + r.name, {"attention_ragged_qkv"},
+                    randoms({{Nk, 2 * r.K + r.Kv}}), [layout, scale, K = r.K](const V& x) {
+                      return attention_ragged_qkv(x[0], K, layout, scale);
+                    }));
   }
   // softmax(q k^T / sqrt(2) masked) v composed of ops, with a shared input
   const std::vector<double> keep = {1, 0, 0, 1, 1, 0, 1, 1, 1};

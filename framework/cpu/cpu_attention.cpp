@@ -168,35 +168,37 @@ inline int64_t panel_entry(int64_t r, int64_t c, int64_t cols) {
 // The general form: panel by panel, row r of a panel to every 16th slot from r (float32 on AVX2
 // has the blocked form below).
 template <typename T>
-void transpose_tile_generic(const T* in, int64_t rows, int64_t cols, T* out_t) {
+void transpose_tile_generic(const T* in, int64_t rows, int64_t cols, int64_t in_stride, T* out_t) {
   const int64_t padded = std::min(kTile, (rows + kPanel - 1) / kPanel * kPanel);
   for (int64_t p0 = 0; p0 < padded; p0 += kPanel) {
     T* panel = out_t + p0 * cols;  // (cols, 16)
     for (int64_t r = 0; r < kPanel; ++r)
-      for (int64_t c = 0; c < cols; ++c) panel[c * kPanel + r] = p0 + r < rows ? in[(p0 + r) * cols + c] : T(0);
+      for (int64_t c = 0; c < cols; ++c) panel[c * kPanel + r] = p0 + r < rows ? in[(p0 + r) * in_stride + c] : T(0);
   }
 }
 
-void transpose_tile_avx2(const float* in, int64_t rows, int64_t cols, float* out_t);
+void transpose_tile_avx2(const float* in, int64_t rows, int64_t cols, int64_t in_stride, float* out_t);
 bool has_avx2();
 
+// in's rows are in_stride entries apart (its width, or more when it is a column block of a wider
+// matrix).
 template <typename T>
-void transpose_tile(const T* in, int64_t rows, int64_t cols, T* out_t) {
+void transpose_tile(const T* in, int64_t rows, int64_t cols, int64_t in_stride, T* out_t) {
   if constexpr (std::is_same_v<T, float>) {
-    if (cols % 8 == 0 && has_avx2()) return transpose_tile_avx2(in, rows, cols, out_t);
+    if (cols % 8 == 0 && has_avx2()) return transpose_tile_avx2(in, rows, cols, in_stride, out_t);
   }
-  transpose_tile_generic(in, rows, cols, out_t);
+  transpose_tile_generic(in, rows, cols, in_stride, out_t);
 }
 
 // c (nq, kTile) = a (nq, width) @ b (nk, width)^T over the first nk columns, b in transpose_tile's
-// panels; inner loop over keys. The general form (float64, used by the gradchecks); float32 has the
+// panels, a's rows a_stride entries apart; inner loop over keys. The general form (float64, used by the gradchecks); float32 has the
 // blocked kernel below.
 template <typename T>
-void tile_products(const T* a, int64_t nq, int64_t width, const T* b_t, int64_t nk, T* c) {
+void tile_products(const T* a, int64_t nq, int64_t width, int64_t a_stride, const T* b_t, int64_t nk, T* c) {
   for (int64_t i = 0; i < nq; ++i) {
     T* row = c + i * kTile;
     for (int64_t j = 0; j < nk; ++j) row[j] = 0;
-    const T* a_row = a + i * width;
+    const T* a_row = a + i * a_stride;
     for (int64_t d = 0; d < width; ++d) {
       const T x = a_row[d];
       for (int64_t j = 0; j < nk; ++j) row[j] += x * b_t[panel_entry(j, d, width)];
@@ -220,16 +222,17 @@ bool has_avx2() {
 // Key blocks outside, rows inside: a 16-key panel of b_t (width x 64 bytes, contiguous) stays in L1
 // while every row of a passes it; the other order streamed all of b_t from L2 once per 4 rows.
 __attribute__((always_inline)) inline void tile_products_body(const float* a, int64_t nq, int64_t width,
-                                                              const float* b_t, int64_t nk, float* c) {
+                                                              int64_t a_stride, const float* b_t, int64_t nk,
+                                                              float* c) {
   for (int64_t j0 = 0; j0 < nk; j0 += kPanel) {  // past nk: zero keys of b_t, up to a multiple of 16
     const float* panel = b_t + j0 * width;       // (width, 16)
     for (int64_t i0 = 0; i0 < nq; i0 += 4) {
       const int64_t rows = std::min<int64_t>(4, nq - i0);
       // a tile of fewer than 4 rows repeats its last row (computed, not stored)
-      const float* a0 = a + i0 * width;
-      const float* a1 = a + (i0 + std::min<int64_t>(1, rows - 1)) * width;
-      const float* a2 = a + (i0 + std::min<int64_t>(2, rows - 1)) * width;
-      const float* a3 = a + (i0 + std::min<int64_t>(3, rows - 1)) * width;
+      const float* a0 = a + i0 * a_stride;
+      const float* a1 = a + (i0 + std::min<int64_t>(1, rows - 1)) * a_stride;
+      const float* a2 = a + (i0 + std::min<int64_t>(2, rows - 1)) * a_stride;
+      const float* a3 = a + (i0 + std::min<int64_t>(3, rows - 1)) * a_stride;
       // named accumulators, so that they stay in registers
       Floats8 c00 = {}, c01 = {}, c10 = {}, c11 = {}, c20 = {}, c21 = {}, c30 = {}, c31 = {};
       for (int64_t d = 0; d < width; ++d) {
@@ -254,12 +257,13 @@ __attribute__((always_inline)) inline void tile_products_body(const float* a, in
   }
 }
 
-__attribute__((target("avx2,fma"))) void tile_products_avx2(const float* a, int64_t nq, int64_t width, const float* b_t,
-                                                            int64_t nk, float* c) {
-  tile_products_body(a, nq, width, b_t, nk, c);
+__attribute__((target("avx2,fma"))) void tile_products_avx2(const float* a, int64_t nq, int64_t width, int64_t a_stride,
+                                                            const float* b_t, int64_t nk, float* c) {
+  tile_products_body(a, nq, width, a_stride, b_t, nk, c);
 }
-void tile_products_generic(const float* a, int64_t nq, int64_t width, const float* b_t, int64_t nk, float* c) {
-  tile_products_body(a, nq, width, b_t, nk, c);
+void tile_products_generic(const float* a, int64_t nq, int64_t width, int64_t a_stride, const float* b_t, int64_t nk,
+                           float* c) {
+  tile_products_body(a, nq, width, a_stride, b_t, nk, c);
 }
 
 // The same products on AVX-512: a 16-key panel is one 16-wide register, so a block of 4 rows by 32
@@ -275,7 +279,8 @@ bool has_avx512() {
 typedef float Floats16 __attribute__((vector_size(64)));
 
 __attribute__((target("avx512f,fma"))) void tile_products_avx512(const float* a, int64_t nq, int64_t width,
-                                                                 const float* b_t, int64_t nk, float* c) {
+                                                                 int64_t a_stride, const float* b_t, int64_t nk,
+                                                                 float* c) {
   for (int64_t j0 = 0; j0 < nk; j0 += 2 * kPanel) {
     const bool pair = j0 + kPanel < nk;  // a second panel of keys (else only this one)
     const float* panel0 = b_t + j0 * width;
@@ -283,7 +288,7 @@ __attribute__((target("avx512f,fma"))) void tile_products_avx512(const float* a,
     for (int64_t i0 = 0; i0 < nq; i0 += 4) {
       const int64_t rows = std::min<int64_t>(4, nq - i0);
       const float* a_rows[4];
-      for (int64_t r = 0; r < 4; ++r) a_rows[r] = a + (i0 + std::min(r, rows - 1)) * width;
+      for (int64_t r = 0; r < 4; ++r) a_rows[r] = a + (i0 + std::min(r, rows - 1)) * a_stride;
       Floats16 c00 = {}, c01 = {}, c10 = {}, c11 = {}, c20 = {}, c21 = {}, c30 = {}, c31 = {};
       if (pair) {
         for (int64_t d = 0; d < width; ++d) {
@@ -318,31 +323,34 @@ __attribute__((target("avx512f,fma"))) void tile_products_avx512(const float* a,
   }
 }
 
-void tile_products_blocked(const float* a, int64_t nq, int64_t width, const float* b_t, int64_t nk, float* c) {
+void tile_products_blocked(const float* a, int64_t nq, int64_t width, int64_t a_stride, const float* b_t, int64_t nk,
+                           float* c) {
   if (has_avx512())
-    tile_products_avx512(a, nq, width, b_t, nk, c);
+    tile_products_avx512(a, nq, width, a_stride, b_t, nk, c);
   else if (has_avx2())
-    tile_products_avx2(a, nq, width, b_t, nk, c);
+    tile_products_avx2(a, nq, width, a_stride, b_t, nk, c);
   else
-    tile_products_generic(a, nq, width, b_t, nk, c);
+    tile_products_generic(a, nq, width, a_stride, b_t, nk, c);
 }
 
 template <>
-void tile_products<float>(const float* a, int64_t nq, int64_t width, const float* b_t, int64_t nk, float* c) {
-  tile_products_blocked(a, nq, width, b_t, nk, c);
+void tile_products<float>(const float* a, int64_t nq, int64_t width, int64_t a_stride, const float* b_t, int64_t nk,
+                          float* c) {
+  tile_products_blocked(a, nq, width, a_stride, b_t, nk, c);
 }
 
 // The float32 transpose on AVX2, for widths that are a multiple of 8: 8 x 8 blocks through
 // registers (8 row loads, three rounds of shuffles, 8 stores of 8 keys), instead of one scalar
 // store per entry into every 16th slot. Rows past `rows`, up to the panel's end, load as zeros.
-__attribute__((target("avx2"))) void transpose_tile_avx2(const float* in, int64_t rows, int64_t cols, float* out_t) {
+__attribute__((target("avx2"))) void transpose_tile_avx2(const float* in, int64_t rows, int64_t cols, int64_t in_stride,
+                                                         float* out_t) {
   const int64_t padded = std::min(kTile, (rows + kPanel - 1) / kPanel * kPanel);
   for (int64_t r0 = 0; r0 < padded; r0 += 8) {  // 8 rows: half a panel
     float* half = out_t + (r0 / kPanel) * cols * kPanel + r0 % kPanel;
     for (int64_t c0 = 0; c0 < cols; c0 += 8) {
       __m256 x[8];
       for (int r = 0; r < 8; ++r)
-        x[r] = r0 + r < rows ? _mm256_loadu_ps(in + (r0 + r) * cols + c0) : _mm256_setzero_ps();
+        x[r] = r0 + r < rows ? _mm256_loadu_ps(in + (r0 + r) * in_stride + c0) : _mm256_setzero_ps();
       // pairs of rows interleaved, then quads, then the 128-bit halves swapped across
       const __m256 a0 = _mm256_unpacklo_ps(x[0], x[1]), a1 = _mm256_unpackhi_ps(x[0], x[1]);
       const __m256 a2 = _mm256_unpacklo_ps(x[2], x[3]), a3 = _mm256_unpackhi_ps(x[2], x[3]);
@@ -361,14 +369,16 @@ __attribute__((target("avx2"))) void transpose_tile_avx2(const float* in, int64_
   }
 }
 
-// acc (rows, width) += p (rows, kTile)[:, :n] @ m (n, width); inner loop over the width.
+// acc (rows, width) += p (rows, kTile)[:, :n] @ m (n, width); inner loop over the width. m's rows
+// are m_stride entries apart and acc's acc_stride (the width, or more for a column block).
 template <typename T>
-void accumulate_rows(const T* p, int64_t rows, int64_t n, const T* m, int64_t width, T* acc) {
+void accumulate_rows(const T* p, int64_t rows, int64_t n, const T* m, int64_t m_stride, int64_t width, T* acc,
+                     int64_t acc_stride) {
   for (int64_t i = 0; i < rows; ++i) {
-    T* out = acc + i * width;
+    T* out = acc + i * acc_stride;
     for (int64_t j = 0; j < n; ++j) {
       const T w = p[i * kTile + j];
-      const T* m_row = m + j * width;
+      const T* m_row = m + j * m_stride;
       for (int64_t d = 0; d < width; ++d) out[d] += w * m_row[d];
     }
   }
@@ -380,18 +390,19 @@ void accumulate_rows(const T* p, int64_t rows, int64_t n, const T* m, int64_t wi
 // 64 bytes; m's own rows, width apart, would fall on a few of L1's sets), stays in L1 while every
 // row of p passes it. n is at most kTile.
 __attribute__((always_inline)) inline void accumulate_rows_body(const float* p, int64_t rows, int64_t n, const float* m,
-                                                                int64_t width, float* acc) {
+                                                                int64_t m_stride, int64_t width, float* acc,
+                                                                int64_t acc_stride) {
   alignas(32) float slice[kTile * 16];
   for (int64_t c0 = 0; c0 < width; c0 += 16) {
-    for (int64_t j = 0; j < n; ++j) std::memcpy(slice + j * 16, m + j * width + c0, 16 * sizeof(float));
+    for (int64_t j = 0; j < n; ++j) std::memcpy(slice + j * 16, m + j * m_stride + c0, 16 * sizeof(float));
     for (int64_t i0 = 0; i0 < rows; i0 += 4) {
       const int64_t valid = std::min<int64_t>(4, rows - i0);
       const int64_t r1 = std::min<int64_t>(1, valid - 1), r2 = std::min<int64_t>(2, valid - 1),
                     r3 = std::min<int64_t>(3, valid - 1);  // fewer than 4 rows: the last one repeats
       const float *p0 = p + i0 * kTile, *p1 = p + (i0 + r1) * kTile, *p2 = p + (i0 + r2) * kTile,
                   *p3 = p + (i0 + r3) * kTile;
-      float* rows_out[4] = {acc + i0 * width + c0, acc + (i0 + r1) * width + c0, acc + (i0 + r2) * width + c0,
-                            acc + (i0 + r3) * width + c0};
+      float* rows_out[4] = {acc + i0 * acc_stride + c0, acc + (i0 + r1) * acc_stride + c0,
+                            acc + (i0 + r2) * acc_stride + c0, acc + (i0 + r3) * acc_stride + c0};
       Floats8 s00, s01, s10, s11, s20, s21, s30, s31;
       std::memcpy(&s00, rows_out[0], 32);
       std::memcpy(&s01, rows_out[0] + 8, 32);
@@ -424,21 +435,24 @@ __attribute__((always_inline)) inline void accumulate_rows_body(const float* p, 
 }
 
 __attribute__((target("avx2,fma"))) void accumulate_rows_avx2(const float* p, int64_t rows, int64_t n, const float* m,
-                                                              int64_t width, float* acc) {
-  accumulate_rows_body(p, rows, n, m, width, acc);
+                                                              int64_t m_stride, int64_t width, float* acc,
+                                                              int64_t acc_stride) {
+  accumulate_rows_body(p, rows, n, m, m_stride, width, acc, acc_stride);
 }
-void accumulate_rows_generic(const float* p, int64_t rows, int64_t n, const float* m, int64_t width, float* acc) {
-  accumulate_rows_body(p, rows, n, m, width, acc);
+void accumulate_rows_generic(const float* p, int64_t rows, int64_t n, const float* m, int64_t m_stride, int64_t width,
+                             float* acc, int64_t acc_stride) {
+  accumulate_rows_body(p, rows, n, m, m_stride, width, acc, acc_stride);
 }
 
 // The same sums on AVX-512 for widths that are a multiple of 32: 4 rows by 32 columns, two
 // 16-wide registers a row, summing over j in order with fused multiply-adds (the AVX2 form's
 // bits). The 32-column slice of m is copied into one block, as there.
 __attribute__((target("avx512f,fma"))) void accumulate_rows_avx512(const float* p, int64_t rows, int64_t n,
-                                                                   const float* m, int64_t width, float* acc) {
+                                                                   const float* m, int64_t m_stride, int64_t width,
+                                                                   float* acc, int64_t acc_stride) {
   alignas(64) float slice[kTile * 32];
   for (int64_t c0 = 0; c0 < width; c0 += 32) {
-    for (int64_t j = 0; j < n; ++j) std::memcpy(slice + j * 32, m + j * width + c0, 32 * sizeof(float));
+    for (int64_t j = 0; j < n; ++j) std::memcpy(slice + j * 32, m + j * m_stride + c0, 32 * sizeof(float));
     for (int64_t i0 = 0; i0 < rows; i0 += 4) {
       const int64_t valid = std::min<int64_t>(4, rows - i0);
       const float* p_rows[4];
@@ -446,7 +460,7 @@ __attribute__((target("avx512f,fma"))) void accumulate_rows_avx512(const float* 
       for (int64_t r = 0; r < 4; ++r) {
         const int64_t row = i0 + std::min(r, valid - 1);  // fewer than 4 rows: the last one repeats
         p_rows[r] = p + row * kTile;
-        out_rows[r] = acc + row * width + c0;
+        out_rows[r] = acc + row * acc_stride + c0;
       }
       Floats16 s[4][2];
       for (int64_t r = 0; r < 4; ++r) {
@@ -478,28 +492,31 @@ __attribute__((target("avx512f,fma"))) void accumulate_rows_avx512(const float* 
 }
 
 template <>
-void accumulate_rows<float>(const float* p, int64_t rows, int64_t n, const float* m, int64_t width, float* acc) {
+void accumulate_rows<float>(const float* p, int64_t rows, int64_t n, const float* m, int64_t m_stride, int64_t width,
+                            float* acc, int64_t acc_stride) {
   if (width % 32 == 0 && has_avx512()) {
-    accumulate_rows_avx512(p, rows, n, m, width, acc);
+    accumulate_rows_avx512(p, rows, n, m, m_stride, width, acc, acc_stride);
     return;
   }
   if (width % 16 != 0) {
     for (int64_t i = 0; i < rows; ++i)
       for (int64_t j = 0; j < n; ++j)
-        for (int64_t d = 0; d < width; ++d) acc[i * width + d] += p[i * kTile + j] * m[j * width + d];
+        for (int64_t d = 0; d < width; ++d) acc[i * acc_stride + d] += p[i * kTile + j] * m[j * m_stride + d];
   } else if (has_avx2()) {
-    accumulate_rows_avx2(p, rows, n, m, width, acc);
+    accumulate_rows_avx2(p, rows, n, m, m_stride, width, acc, acc_stride);
   } else {
-    accumulate_rows_generic(p, rows, n, m, width, acc);
+    accumulate_rows_generic(p, rows, n, m, m_stride, width, acc, acc_stride);
   }
 }
 
-// acc (nk, width) += p (nq, kTile)[:, :nk]^T @ m (nq, width), through p's transpose in p_t.
+// acc (nk, width) += p (nq, kTile)[:, :nk]^T @ m (nq, width), through p's transpose in p_t (strides
+// as in accumulate_rows).
 template <typename T>
-void accumulate_cols(const T* p, int64_t nq, int64_t nk, const T* m, int64_t width, T* p_t, T* acc) {
+void accumulate_cols(const T* p, int64_t nq, int64_t nk, const T* m, int64_t m_stride, int64_t width, T* p_t, T* acc,
+                     int64_t acc_stride) {
   for (int64_t i = 0; i < nq; ++i)
     for (int64_t j = 0; j < nk; ++j) p_t[j * kTile + i] = p[i * kTile + j];
-  accumulate_rows(p_t, nk, nq, m, width, acc);
+  accumulate_rows(p_t, nk, nq, m, m_stride, width, acc, acc_stride);
 }
 
 // x[0, n) = exp(x[0, n)) in place (exp(-inf) = 0). Float32 on AVX2 uses glibc's vector expf
@@ -634,6 +651,7 @@ void online_softmax_tile(const Visibility& vis, int64_t i0, int64_t nq, int64_t 
 template <typename T>
 void forward_typed(const AttentionShape& s, const T* q, const T* k, const T* v, T* out, T* lse) {
   const int64_t B = s.batch, K = s.width, Kv = s.value_width;
+  const int64_t qs = s.q_step(), ks = s.k_step(), vs = s.v_step();  // row strides
   const int64_t q_tiles = (s.queries + kTile - 1) / kTile;
   const T scale = static_cast<T>(s.scale), neg_inf = -std::numeric_limits<T>::infinity();
   for_each_task(B * q_tiles, parallel_worth_it(s), [&](int64_t task) {
@@ -643,7 +661,7 @@ void forward_typed(const AttentionShape& s, const T* q, const T* k, const T* v, 
     if (nq <= 0) return;  // a ragged entry shorter than the longest
     Scratch<T>& w = scratch<T>();
     w.reserve(K, Kv);
-    const T* q_tile = q + (e.q0 + i0) * K;
+    const T* q_tile = q + (e.q0 + i0) * qs;
     T* acc = w.acc.data();
     std::fill(acc, acc + nq * Kv, T(0));
     std::fill(w.row_max.begin(), w.row_max.begin() + nq, neg_inf);
@@ -651,10 +669,10 @@ void forward_typed(const AttentionShape& s, const T* q, const T* k, const T* v, 
     for (int64_t j0 = 0; j0 < e.nk; j0 += kTile) {
       const int64_t nk = std::min(kTile, e.nk - j0);
       if (!vis.any(i0 + nq, j0, j0 + nk)) continue;
-      transpose_tile(k + (e.k0 + j0) * K, nk, K, w.k_t.data());
-      tile_products(q_tile, nq, K, w.k_t.data(), nk, w.scores.data());
+      transpose_tile(k + (e.k0 + j0) * ks, nk, K, ks, w.k_t.data());
+      tile_products(q_tile, nq, K, qs, w.k_t.data(), nk, w.scores.data());
       online_softmax_tile(vis, i0, nq, j0, nk, scale, w, acc, Kv);
-      accumulate_rows(w.probs.data(), nq, nk, v + (e.k0 + j0) * Kv, Kv, acc);
+      accumulate_rows(w.probs.data(), nq, nk, v + (e.k0 + j0) * vs, vs, Kv, acc, Kv);
     }
     for (int64_t ii = 0; ii < nq; ++ii) {
       const int64_t row = e.q0 + i0 + ii;
@@ -672,6 +690,17 @@ void forward_typed(const AttentionShape& s, const T* q, const T* k, const T* v, 
   });
 }
 
+// The first `width` entries of `rows` rows, `stride` apart: set to `value`, or multiplied by `factor`.
+template <typename T>
+void fill_rows(T* x, int64_t rows, int64_t width, int64_t stride, T value) {
+  for (int64_t r = 0; r < rows; ++r) std::fill(x + r * stride, x + r * stride + width, value);
+}
+template <typename T>
+void scale_rows(T* x, int64_t rows, int64_t width, int64_t stride, T factor) {
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t d = 0; d < width; ++d) x[r * stride + d] *= factor;
+}
+
 // The backward's inputs and outputs, shared by its passes, and dS for one tile.
 template <typename T>
 struct BackwardTiles {
@@ -679,15 +708,16 @@ struct BackwardTiles {
   const T *q, *k, *v, *d_out, *lse;
   T *d_q, *d_k, *d_v;
   int64_t K, Kv;
+  int64_t qs, ks, vs;  // row strides of q and d_q, k and d_k, v and d_v
   T scale;
   bool parallel;
   std::vector<T> delta;  // delta_i = sum_e d_out[i, e] * out[i, e]  (= sum_j P_ij dP_ij), one per query
 
   // dS_ij = P_ij (dP_ij - delta_i) for one tile, into w.d_probs (P in w.probs).
   void tile_grads(Scratch<T>& w, const Entry& e, int64_t i0, int64_t nq, int64_t j0, int64_t nk) const {
-    tile_products(q + (e.q0 + i0) * K, nq, K, w.k_t.data(), nk, w.scores.data());
+    tile_products(q + (e.q0 + i0) * qs, nq, K, qs, w.k_t.data(), nk, w.scores.data());
     recompute_probs(e.vis, i0, nq, j0, nk, scale, lse + e.q0, w.scores.data(), w.probs.data());
-    tile_products(d_out + (e.q0 + i0) * Kv, nq, Kv, w.v_t.data(), nk, w.d_probs.data());
+    tile_products(d_out + (e.q0 + i0) * Kv, nq, Kv, Kv, w.v_t.data(), nk, w.d_probs.data());
     for (int64_t ii = 0; ii < nq; ++ii)
       for (int64_t jj = 0; jj < nk; ++jj) {
         T& ds = w.d_probs[ii * kTile + jj];
@@ -706,26 +736,27 @@ struct BackwardTiles {
       const Entry e = entry_of(s, b);
       Scratch<T>& w = scratch<T>();
       w.reserve(K, Kv);
-      std::fill(d_k + e.k0 * K, d_k + (e.k0 + e.nk) * K, T(0));
-      std::fill(d_v + e.k0 * Kv, d_v + (e.k0 + e.nk) * Kv, T(0));
-      std::fill(d_q + e.q0 * K, d_q + (e.q0 + e.nq) * K, T(0));
+      fill_rows(d_k + e.k0 * ks, e.nk, K, ks, T(0));
+      fill_rows(d_v + e.k0 * vs, e.nk, Kv, vs, T(0));
+      fill_rows(d_q + e.q0 * qs, e.nq, K, qs, T(0));
       for (int64_t j0 = 0; j0 < e.nk; j0 += kTile) {
         const int64_t nk = std::min(kTile, e.nk - j0);
         if (!e.vis.any(e.nq, j0, j0 + nk)) continue;
-        transpose_tile(k + (e.k0 + j0) * K, nk, K, w.k_t.data());
-        transpose_tile(v + (e.k0 + j0) * Kv, nk, Kv, w.v_t.data());
+        transpose_tile(k + (e.k0 + j0) * ks, nk, K, ks, w.k_t.data());
+        transpose_tile(v + (e.k0 + j0) * vs, nk, Kv, vs, w.v_t.data());
         for (int64_t i0 = 0; i0 < e.nq; i0 += kTile) {
           const int64_t nq = std::min(kTile, e.nq - i0);
           if (!e.vis.any(i0 + nq, j0, j0 + nk)) continue;
           tile_grads(w, e, i0, nq, j0, nk);
-          accumulate_cols(w.probs.data(), nq, nk, d_out + (e.q0 + i0) * Kv, Kv, w.probs_t.data(),
-                          d_v + (e.k0 + j0) * Kv);
-          accumulate_cols(w.d_probs.data(), nq, nk, q + (e.q0 + i0) * K, K, w.probs_t.data(), d_k + (e.k0 + j0) * K);
-          accumulate_rows(w.d_probs.data(), nq, nk, k + (e.k0 + j0) * K, K, d_q + (e.q0 + i0) * K);
+          accumulate_cols(w.probs.data(), nq, nk, d_out + (e.q0 + i0) * Kv, Kv, Kv, w.probs_t.data(),
+                          d_v + (e.k0 + j0) * vs, vs);
+          accumulate_cols(w.d_probs.data(), nq, nk, q + (e.q0 + i0) * qs, qs, K, w.probs_t.data(),
+                          d_k + (e.k0 + j0) * ks, ks);
+          accumulate_rows(w.d_probs.data(), nq, nk, k + (e.k0 + j0) * ks, ks, K, d_q + (e.q0 + i0) * qs, qs);
         }
       }
-      for (int64_t x = e.k0 * K; x < (e.k0 + e.nk) * K; ++x) d_k[x] *= scale;
-      for (int64_t x = e.q0 * K; x < (e.q0 + e.nq) * K; ++x) d_q[x] *= scale;
+      scale_rows(d_k + e.k0 * ks, e.nk, K, ks, scale);
+      scale_rows(d_q + e.q0 * qs, e.nq, K, qs, scale);
     });
   }
 
@@ -740,20 +771,20 @@ struct BackwardTiles {
       if (nk <= 0) return;  // a ragged entry shorter than the longest
       Scratch<T>& w = scratch<T>();
       w.reserve(K, Kv);
-      transpose_tile(k + (e.k0 + j0) * K, nk, K, w.k_t.data());
-      transpose_tile(v + (e.k0 + j0) * Kv, nk, Kv, w.v_t.data());
-      T* dk = d_k + (e.k0 + j0) * K;
-      T* dv = d_v + (e.k0 + j0) * Kv;
-      std::fill(dk, dk + nk * K, T(0));
-      std::fill(dv, dv + nk * Kv, T(0));
+      transpose_tile(k + (e.k0 + j0) * ks, nk, K, ks, w.k_t.data());
+      transpose_tile(v + (e.k0 + j0) * vs, nk, Kv, vs, w.v_t.data());
+      T* dk = d_k + (e.k0 + j0) * ks;
+      T* dv = d_v + (e.k0 + j0) * vs;
+      fill_rows(dk, nk, K, ks, T(0));
+      fill_rows(dv, nk, Kv, vs, T(0));
       for (int64_t i0 = 0; i0 < e.nq; i0 += kTile) {
         const int64_t nq = std::min(kTile, e.nq - i0);
         if (!e.vis.any(i0 + nq, j0, j0 + nk)) continue;
         tile_grads(w, e, i0, nq, j0, nk);
-        accumulate_cols(w.probs.data(), nq, nk, d_out + (e.q0 + i0) * Kv, Kv, w.probs_t.data(), dv);
-        accumulate_cols(w.d_probs.data(), nq, nk, q + (e.q0 + i0) * K, K, w.probs_t.data(), dk);
+        accumulate_cols(w.probs.data(), nq, nk, d_out + (e.q0 + i0) * Kv, Kv, Kv, w.probs_t.data(), dv, vs);
+        accumulate_cols(w.d_probs.data(), nq, nk, q + (e.q0 + i0) * qs, qs, K, w.probs_t.data(), dk, ks);
       }
-      for (int64_t x = 0; x < nk * K; ++x) dk[x] *= scale;
+      scale_rows(dk, nk, K, ks, scale);
     });
     // Pass 2, one task per query tile: d_q_i = scale * sum_j dS_ij k_j.
     for_each_task(B * q_tiles, parallel, [&](int64_t task) {
@@ -762,17 +793,17 @@ struct BackwardTiles {
       if (nq <= 0) return;  // a ragged entry shorter than the longest
       Scratch<T>& w = scratch<T>();
       w.reserve(K, Kv);
-      T* dq = d_q + (e.q0 + i0) * K;
-      std::fill(dq, dq + nq * K, T(0));
+      T* dq = d_q + (e.q0 + i0) * qs;
+      fill_rows(dq, nq, K, qs, T(0));
       for (int64_t j0 = 0; j0 < e.nk; j0 += kTile) {
         const int64_t nk = std::min(kTile, e.nk - j0);
         if (!e.vis.any(i0 + nq, j0, j0 + nk)) continue;
-        transpose_tile(k + (e.k0 + j0) * K, nk, K, w.k_t.data());
-        transpose_tile(v + (e.k0 + j0) * Kv, nk, Kv, w.v_t.data());
+        transpose_tile(k + (e.k0 + j0) * ks, nk, K, ks, w.k_t.data());
+        transpose_tile(v + (e.k0 + j0) * vs, nk, Kv, vs, w.v_t.data());
         tile_grads(w, e, i0, nq, j0, nk);
-        accumulate_rows(w.d_probs.data(), nq, nk, k + (e.k0 + j0) * K, K, dq);
+        accumulate_rows(w.d_probs.data(), nq, nk, k + (e.k0 + j0) * ks, ks, K, dq, qs);
       }
-      for (int64_t x = 0; x < nq * K; ++x) dq[x] *= scale;
+      scale_rows(dq, nq, K, qs, scale);
     });
   }
 };
@@ -793,6 +824,9 @@ void backward_typed(const AttentionShape& s, const T* q, const T* k, const T* v,
                      d_v,
                      K,
                      Kv,
+                     s.q_step(),
+                     s.k_step(),
+                     s.v_step(),
                      static_cast<T>(s.scale),
                      parallel_worth_it(s),
                      std::vector<T>(static_cast<size_t>(rows))};

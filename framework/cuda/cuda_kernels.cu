@@ -401,7 +401,8 @@ struct AttnDims {
   const int64_t* lengths;                            // device, one per batch entry, or null
   int64_t knockout_key, knockout_from, knockout_to;  // key hidden from queries at [from, to); -1: none
   const int64_t *query_starts, *key_starts;          // device, batch + 1 each when ragged, else null
-  double distance_slope;  // ALiBi (backend.h): 0, or each score gets -slope * |pos(i) - pos(j)|
+  double distance_slope;                 // ALiBi (backend.h): 0, or each score gets -slope * |pos(i) - pos(j)|
+  int64_t q_stride, k_stride, v_stride;  // row strides of q and d_q, k and d_k, v and d_v (backend.h)
 };
 
 // One batch entry (backend.h, AttentionShape): its queries are rows [q0, q0 + nq) of q, out, lse and
@@ -456,13 +457,14 @@ __device__ __forceinline__ bool attn_any(const AttnEntry& e, int64_t i_end, int6
   return lo <= (hi_a < hi_b ? hi_a : hi_b);
 }
 
-// Copies rows [r0, r0 + n) of a (rows, width) matrix into tile (attn_stage_rows<W>, W), each row
-// padded with zeros from width to W.
+// Copies rows [r0, r0 + n) of a (rows, width) matrix whose rows are `stride` apart into tile
+// (attn_stage_rows<W>, W), each row padded with zeros from width to W.
 template <int W, typename T>
-__device__ __forceinline__ void attn_stage(const T* src, int64_t r0, int64_t n, int64_t width, T* tile) {
+__device__ __forceinline__ void attn_stage(const T* src, int64_t r0, int64_t n, int64_t width, int64_t stride,
+                                           T* tile) {
   for (int64_t x = threadIdx.x; x < n * W; x += blockDim.x) {
     const int64_t c = x % W;
-    tile[x] = c < width ? src[(r0 + x / W) * width + c] : T(0);
+    tile[x] = c < width ? src[(r0 + x / W) * stride + c] : T(0);
   }
 }
 
@@ -485,17 +487,17 @@ __global__ void attention_forward_kernel(AttnDims d, T scale, const T* q, const 
   __shared__ __align__(16) T v_tile[attn_stage_rows<W> * W];
   const auto [e, i0, i, i_end, empty, active] = attn_block(d, false);
   if (empty) return;
-  const int64_t K = d.width, Kv = d.value_width;
+  const int64_t K = d.width, Kv = d.value_width, qs = d.q_stride, ks = d.k_stride, vs = d.v_stride;
   T q_row[W], acc[W];
-  QKV_ATTN_ALL(c) q_row[c] = active && c < K ? q[(e.q0 + i) * K + c] : T(0);
+  QKV_ATTN_ALL(c) q_row[c] = active && c < K ? q[(e.q0 + i) * qs + c] : T(0);
   QKV_ATTN_ALL(c) acc[c] = T(0);
   T m = -INFINITY, l = T(0);
   for (int64_t j0 = 0; j0 < e.nk; j0 += attn_stage_rows<W>) {
     const int64_t nk = e.nk - j0 < attn_stage_rows<W> ? e.nk - j0 : attn_stage_rows<W>;
     if (!attn_any(e, i_end, j0, j0 + nk)) continue;  // the same for the whole block
     __syncthreads();
-    attn_stage<W>(k + e.k0 * K, j0, nk, K, k_tile);
-    attn_stage<W>(v + e.k0 * Kv, j0, nk, Kv, v_tile);
+    attn_stage<W>(k + e.k0 * ks, j0, nk, K, ks, k_tile);
+    attn_stage<W>(v + e.k0 * vs, j0, nk, Kv, vs, v_tile);
     __syncthreads();
     if (!active) continue;
     for (int64_t jj = 0; jj < nk; ++jj) {
@@ -544,19 +546,19 @@ __global__ void attention_dkv_kernel(AttnDims d, T scale, const T* q, const T* k
   __shared__ __align__(16) T g_tile[attn_stage_rows<W> * W];
   const auto [e, j0, j, j_end, empty, active] = attn_block(d, true);
   if (empty) return;
-  const int64_t K = d.width, Kv = d.value_width;
+  const int64_t K = d.width, Kv = d.value_width, qs = d.q_stride, ks = d.k_stride, vs = d.v_stride;
   T k_row[W], v_row[W], dk[W], dv[W];
   QKV_ATTN_ALL(c) {
-    k_row[c] = active && c < K ? k[(e.k0 + j) * K + c] : T(0);
-    v_row[c] = active && c < Kv ? v[(e.k0 + j) * Kv + c] : T(0);
+    k_row[c] = active && c < K ? k[(e.k0 + j) * ks + c] : T(0);
+    v_row[c] = active && c < Kv ? v[(e.k0 + j) * vs + c] : T(0);
     dk[c] = dv[c] = T(0);
   }
   for (int64_t i0 = 0; i0 < e.nq; i0 += attn_stage_rows<W>) {
     const int64_t nq = e.nq - i0 < attn_stage_rows<W> ? e.nq - i0 : attn_stage_rows<W>;
     if (!attn_any(e, i0 + nq, j0, j_end)) continue;  // the same for the whole block
     __syncthreads();
-    attn_stage<W>(q + e.q0 * K, i0, nq, K, q_tile);
-    attn_stage<W>(d_out + e.q0 * Kv, i0, nq, Kv, g_tile);
+    attn_stage<W>(q + e.q0 * qs, i0, nq, K, qs, q_tile);
+    attn_stage<W>(d_out + e.q0 * Kv, i0, nq, Kv, Kv, g_tile);
     __syncthreads();
     if (!active) continue;
     for (int64_t ii = 0; ii < nq; ++ii) {
@@ -573,8 +575,8 @@ __global__ void attention_dkv_kernel(AttnDims d, T scale, const T* q, const T* k
     }
   }
   if (!active) return;
-  QKV_ATTN_FOR(c, K) d_k[(e.k0 + j) * K + c] = dk[c] * scale;
-  QKV_ATTN_FOR(c, Kv) d_v[(e.k0 + j) * Kv + c] = dv[c];
+  QKV_ATTN_FOR(c, K) d_k[(e.k0 + j) * ks + c] = dk[c] * scale;
+  QKV_ATTN_FOR(c, Kv) d_v[(e.k0 + j) * vs + c] = dv[c];
 }
 
 // One thread per query i: d_q_i = scale * sum_j dS_ij k_j.
@@ -585,10 +587,10 @@ __global__ void attention_dq_kernel(AttnDims d, T scale, const T* q, const T* k,
   __shared__ __align__(16) T v_tile[attn_stage_rows<W> * W];
   const auto [e, i0, i, i_end, empty, active] = attn_block(d, false);
   if (empty) return;
-  const int64_t K = d.width, Kv = d.value_width;
+  const int64_t K = d.width, Kv = d.value_width, qs = d.q_stride, ks = d.k_stride, vs = d.v_stride;
   T q_row[W], g_row[W], dq[W];
   QKV_ATTN_ALL(c) {
-    q_row[c] = active && c < K ? q[(e.q0 + i) * K + c] : T(0);
+    q_row[c] = active && c < K ? q[(e.q0 + i) * qs + c] : T(0);
     g_row[c] = active && c < Kv ? d_out[(e.q0 + i) * Kv + c] : T(0);
     dq[c] = T(0);
   }
@@ -597,8 +599,8 @@ __global__ void attention_dq_kernel(AttnDims d, T scale, const T* q, const T* k,
     const int64_t nk = e.nk - j0 < attn_stage_rows<W> ? e.nk - j0 : attn_stage_rows<W>;
     if (!attn_any(e, i_end, j0, j0 + nk)) continue;  // the same for the whole block
     __syncthreads();
-    attn_stage<W>(k + e.k0 * K, j0, nk, K, k_tile);
-    attn_stage<W>(v + e.k0 * Kv, j0, nk, Kv, v_tile);
+    attn_stage<W>(k + e.k0 * ks, j0, nk, K, ks, k_tile);
+    attn_stage<W>(v + e.k0 * vs, j0, nk, Kv, vs, v_tile);
     __syncthreads();
     if (!active || l == -INFINITY) continue;
     for (int64_t jj = 0; jj < nk; ++jj) {
@@ -613,7 +615,7 @@ __global__ void attention_dq_kernel(AttnDims d, T scale, const T* q, const T* k,
     }
   }
   if (!active) return;
-  QKV_ATTN_FOR(c, K) d_q[(e.q0 + i) * K + c] = dq[c] * scale;
+  QKV_ATTN_FOR(c, K) d_q[(e.q0 + i) * qs + c] = dq[c] * scale;
 }
 
 // The host side of binary, masked_fill and strided_copy: `shape` read through up to three stride
@@ -667,9 +669,9 @@ AttnDims attn_dims(const AttentionShape& s, const int64_t* lengths, const int64_
   if (s.width > kAttnMaxWidth || s.value_width > kAttnMaxWidth)
     throw std::runtime_error("cuda backend: attention supports head widths up to " + std::to_string(kAttnMaxWidth) +
                              ", got " + std::to_string(s.width) + " and " + std::to_string(s.value_width));
-  return AttnDims{s.batch,        s.queries,    s.keys,     s.width,         s.value_width,
-                  s.query_offset, s.prefix,     lengths,    s.knockout_key,  s.knockout_from,
-                  s.knockout_to,  query_starts, key_starts, s.distance_slope};
+  return AttnDims{s.batch,    s.queries,        s.keys,         s.width,         s.value_width, s.query_offset,
+                  s.prefix,   lengths,          s.knockout_key, s.knockout_from, s.knockout_to, query_starts,
+                  key_starts, s.distance_slope, s.q_step(),     s.k_step(),      s.v_step()};
 }
 
 // A device copy of an attention call's host values (key lengths, ragged row offsets) for one call

@@ -168,6 +168,105 @@ TEST_CASE("the ragged form is bit-identical for one and two threads") {
   for (int i = 0; i < 4; ++i) CHECK(bitwise_same(results[0][i], results[1][i]));
 }
 
+TEST_CASE("the packed projections give attention_ragged's bits on their column blocks, forward and backward") {
+  Generator gen(23);
+  // two entries past one key tile (the two-pass backward) and three short ones (the one-pass)
+  const std::vector<RaggedLayout> layouts = {{{0, 70, 75}, {0, 70, 75}, {20, 2}, 0.0},
+                                             {{0, 5, 9, 12}, {0, 5, 9, 12}, {2, 0, 3}, 0.25}};
+  for (DType dtype : {DType::F32, DType::F64})
+    for (const RaggedLayout& layout : layouts) {
+      const std::string dtype_text = dtype_name(dtype);
+      CAPTURE(dtype_text);
+      const int64_t N = layout.query_starts.back(), H = 16, Hv = 32;
+      const Tensor qkv_values = randn({N, 2 * H + Hv}, gen, dtype), g = randn({N, Hv}, gen, dtype);
+      // apart: the three column blocks as tensors of their own
+      V apart{slice(qkv_values, 1, 0, H), slice(qkv_values, 1, H, 2 * H), slice(qkv_values, 1, 2 * H, 2 * H + Hv)};
+      for (Tensor& x : apart) x.set_requires_grad(true);
+      const Tensor apart_out = attention_ragged(apart[0], apart[1], apart[2], layout, 0.3);
+      apart_out.backward(g);
+      const Tensor apart_grad = concat({apart[0].grad(), apart[1].grad(), apart[2].grad()}, 1);
+      // all three packed
+      Tensor qkv = qkv_values.clone();
+      qkv.set_requires_grad(true);
+      const Tensor qkv_out = attention_ragged_qkv(qkv, H, layout, 0.3);
+      qkv_out.backward(g);
+      CHECK(bitwise_same(qkv_out, apart_out));
+      CHECK(bitwise_same(qkv.grad(), apart_grad));
+      // keys and values packed, queries apart
+      Tensor q = apart[0].detach().clone(), kv = slice(qkv_values, 1, H, 2 * H + Hv);
+      q.set_requires_grad(true);
+      kv.set_requires_grad(true);
+      const Tensor kv_out = attention_ragged_kv(q, kv, layout, 0.3);
+      kv_out.backward(g);
+      CHECK(bitwise_same(kv_out, apart_out));
+      CHECK(bitwise_same(q.grad(), apart[0].grad()));
+      CHECK(bitwise_same(kv.grad(), slice(apart_grad, 1, H, 2 * H + Hv)));
+    }
+}
+
+TEST_CASE("the padded packed forms give attention's bits on their column blocks, forward and backward") {
+  Generator gen(29);
+  // the translator's prefix mask over two key tiles, and a knockout with ALiBi over one
+  AttentionMask two_tiles = AttentionMask::prefix_lm(40, {33, 40});
+  AttentionMask knocked = AttentionMask::prefix_lm(5, {4, 2});
+  knocked.knockout_key = 1, knocked.knockout_from = 5, knocked.knockout_to = 9;
+  knocked.distance_slope = 0.25;
+  for (DType dtype : {DType::F32, DType::F64})
+    for (const auto& [mask, T] : {std::pair{two_tiles, int64_t{70}}, std::pair{knocked, int64_t{9}}}) {
+      const std::string dtype_text = dtype_name(dtype);
+      CAPTURE(dtype_text);
+      const int64_t B = 2, H = 32, Hv = 16, S = mask.prefix;
+      const Tensor qkv_values = randn({B, T, 2 * H + Hv}, gen, dtype), g = randn({B, T, Hv}, gen, dtype);
+      V apart{slice(qkv_values, 2, 0, H), slice(qkv_values, 2, H, 2 * H), slice(qkv_values, 2, 2 * H, 2 * H + Hv)};
+      for (Tensor& x : apart) x.set_requires_grad(true);
+      const Tensor apart_out = attention(apart[0], apart[1], apart[2], mask, 0.2);
+      apart_out.backward(g);
+      const Tensor apart_grad = concat({apart[0].grad(), apart[1].grad(), apart[2].grad()}, 2);
+      Tensor qkv = qkv_values.clone();
+      qkv.set_requires_grad(true);
+      const Tensor qkv_out = attention_qkv(qkv, H, mask, 0.2);
+      qkv_out.backward(g);
+      CHECK(bitwise_same(qkv_out, apart_out));
+      CHECK(bitwise_same(qkv.grad(), apart_grad));
+      // the last layer's form: the target queries apart, placed after the prefix
+      AttentionMask target_mask = mask;
+      target_mask.query_offset = S;
+      const Tensor g_target = slice(g, 1, S, T);
+      V sep{slice(slice(qkv_values, 1, S, T), 2, 0, H), slice(qkv_values, 2, H, 2 * H),
+            slice(qkv_values, 2, 2 * H, 2 * H + Hv)};
+      for (Tensor& x : sep) x.set_requires_grad(true);
+      const Tensor sep_out = attention(sep[0], sep[1], sep[2], target_mask, 0.2);
+      sep_out.backward(g_target);
+      Tensor q = sep[0].detach().clone(), kv = slice(qkv_values, 2, H, 2 * H + Hv);
+      q.set_requires_grad(true);
+      kv.set_requires_grad(true);
+      const Tensor kv_out = attention_kv(q, kv, target_mask, 0.2);
+      kv_out.backward(g_target);
+      CHECK(bitwise_same(kv_out, sep_out));
+      CHECK(bitwise_same(q.grad(), sep[0].grad()));
+      CHECK(bitwise_same(kv.grad(), concat({sep[1].grad(), sep[2].grad()}, 2)));
+    }
+}
+
+TEST_CASE("the packed forms name a width that does not fit") {
+  const RaggedLayout layout{{0, 1, 4}, {0, 1, 4}, {1, 0}};
+  CHECK(error_of([&] {
+          attention_ragged_qkv(Tensor::zeros({4, 6}), 3, layout, 1.0);
+        }) == "attention_ragged_qkv: qkv (4, 6) is not (N, 2 H + Hv) with H = 3 and Hv >= 1");
+  CHECK(error_of([&] {
+          attention_ragged_qkv(Tensor::zeros({4, 7}), 0, layout, 1.0);
+        }) == "attention_ragged_qkv: qkv (4, 7) is not (N, 2 H + Hv) with H = 0 and Hv >= 1");
+  CHECK(error_of([&] {
+          attention_ragged_kv(Tensor::zeros({4, 3}), Tensor::zeros({4, 3}), layout, 1.0);
+        }) == "attention_ragged_kv: q (4, 3) and kv (4, 3) do not fit (Nq, H) and (Nk, H + Hv)");
+  CHECK(error_of([&] {
+          attention_ragged_kv(Tensor::zeros({4, 3}), Tensor::zeros({3, 5}), layout, 1.0);
+        }) == "attention_ragged_kv: key starts 0, 1, 4 must be 3 offsets from 0 to the 3 rows");
+  CHECK(error_of([&] {
+          attention_ragged_qkv(Tensor::zeros({4, 7}), 3, layout, std::nan(""));
+        }) == "attention_ragged_qkv: scale must be finite, got nan");
+}
+
 TEST_CASE("bad ragged layouts name the offsets and values") {
   Tensor q = Tensor::zeros({4, 3}), k = Tensor::zeros({5, 3}), v = Tensor::zeros({5, 2});
   const RaggedLayout good{{0, 1, 4}, {0, 2, 5}, {1, 0}};

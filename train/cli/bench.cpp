@@ -311,10 +311,11 @@ struct GemmShape {
 static std::vector<GemmShape> step_gemm_shapes(const BenchSize& s) {
   const int64_t B = s.batch, T = s.max_source + s.max_target, D = s.d_model, H = s.d_k, F = s.d_ff;
   const int64_t R = B * T, Rt = B * s.max_target, Tt = s.max_target;
-  // One layer, which is also the last: keys and values over every position, and the rest (queries,
-  // W_o, feed-forward, head) over the target positions only (Translator::forward skips the rest).
-  std::vector<GemmShape> linear = {{R, H, D, 2},  {Rt, H, D, 1}, {Rt, D, H, 1},
-                                   {Rt, F, D, 1}, {Rt, D, F, 1}, {Rt, s.vocab, D, 1}};
+  // One layer, which is also the last: keys and values over every position as one (R, 2H) product
+  // (LearnedAttention::forward), and the rest (queries, W_o, feed-forward, head) over the target
+  // positions only (Translator::forward skips the rest).
+  std::vector<GemmShape> linear = {{R, 2 * H, D, 1}, {Rt, H, D, 1}, {Rt, D, H, 1},
+                                   {Rt, F, D, 1},    {Rt, D, F, 1}, {Rt, s.vocab, D, 1}};
   std::vector<GemmShape> shapes;
   for (const GemmShape& g : linear) {
     shapes.push_back(g);                         // forward: y = x W^T
