@@ -165,6 +165,7 @@ Tensor attention(const Tensor& q, const Tensor& k, const Tensor& v, const Attent
 }
 
 Tensor attention_qkv(const Tensor& qkv, int64_t width, const AttentionMask& mask, double scale) {
+  check_float(qkv, "attention_qkv");
   if (qkv.dim() != 3 || width < 1 || qkv.size(2) <= 2 * width)
     throw std::runtime_error(fmt::format("attention_qkv: qkv {} is not (B, T, 2 H + Hv) with H = {} and Hv >= 1",
                                          shape_str(qkv.shape()), width));
@@ -195,12 +196,18 @@ Tensor attention_ragged(const Tensor& q, const Tensor& k, const Tensor& v, const
 }
 
 Tensor attention_ragged_qkv(const Tensor& qkv, int64_t width, const RaggedLayout& layout, double scale) {
+  check_float(qkv, "attention_ragged_qkv");
   if (qkv.dim() != 2 || width < 1 || qkv.size(1) <= 2 * width)
     throw std::runtime_error(fmt::format("attention_ragged_qkv: qkv {} is not (N, 2 H + Hv) with H = {} and Hv >= 1",
                                          shape_str(qkv.shape()), width));
   const int64_t N = qkv.size(0);
   const AttentionShape shape =
       ragged_shape(N, N, width, qkv.size(1) - 2 * width, layout, scale, "attention_ragged_qkv");
+  if (layout.query_starts != layout.key_starts)  // every row a query: the same rows for both
+    throw std::runtime_error(
+        fmt::format("attention_ragged_qkv: query starts {} differ from key starts {} (every row "
+                    "of qkv is a query and a key)",
+                    fmt::join(layout.query_starts, ", "), fmt::join(layout.key_starts, ", ")));
   return fused_attention({qkv}, Placement{{0, 0, 0}, {0, width, 2 * width}}, shape, "attention_ragged_qkv");
 }
 

@@ -64,8 +64,9 @@ class AttentionContext {
   // itself. weights_out, when given, gets the identity weights; a context that forms none throws.
   virtual Tensor attend_self(size_t layer, const Tensor& values, Tensor* weights_out) = 0;
   // Whether layer `layer` takes its projections packed, as one product makes them (attend_qkv,
-  // attend_kv): a context that reads them in place (the packed loss) says yes where it would not
-  // transform the queries and keys first (rotary positions, a knockout). The others say no.
+  // attend_kv): the fused paths say yes where nothing turns the queries and keys first (no rotary
+  // positions; in the packed loss, no knockout, whose layers are rebuilt as padded tensors; the
+  // whole-sequence forward puts a knockout in the mask). The composed path and the cache say no.
   virtual bool takes_packed(size_t /*layer*/) const { return false; }
   // attend with the projections packed: qkv (.., T, H + H + Hv) of a layer whose queries are its
   // rows (queries of width `width`), or queries (.., Tq, H) apart and kv (.., T, H + Hv).

@@ -170,9 +170,12 @@ TEST_CASE("the ragged form is bit-identical for one and two threads") {
 
 TEST_CASE("the packed projections give attention_ragged's bits on their column blocks, forward and backward") {
   Generator gen(23);
-  // two entries past one key tile (the two-pass backward) and three short ones (the one-pass)
+  // entries past one key tile, three short ones, and one of 300 rows: past four tiles (the
+  // backward's two passes) and large enough for the pool's threads (2 of them here)
   const std::vector<RaggedLayout> layouts = {{{0, 70, 75}, {0, 70, 75}, {20, 2}, 0.0},
-                                             {{0, 5, 9, 12}, {0, 5, 9, 12}, {2, 0, 3}, 0.25}};
+                                             {{0, 5, 9, 12}, {0, 5, 9, 12}, {2, 0, 3}, 0.25},
+                                             {{0, 300, 310}, {0, 300, 310}, {40, 3}, 0.0}};
+  set_cpu_threads(2);
   for (DType dtype : {DType::F32, DType::F64})
     for (const RaggedLayout& layout : layouts) {
       const std::string dtype_text = dtype_name(dtype);
@@ -202,6 +205,7 @@ TEST_CASE("the packed projections give attention_ragged's bits on their column b
       CHECK(bitwise_same(q.grad(), apart[0].grad()));
       CHECK(bitwise_same(kv.grad(), slice(apart_grad, 1, H, 2 * H + Hv)));
     }
+  set_cpu_threads(0);
 }
 
 TEST_CASE("the padded packed forms give attention's bits on their column blocks, forward and backward") {
@@ -265,6 +269,29 @@ TEST_CASE("the packed forms name a width that does not fit") {
   CHECK(error_of([&] {
           attention_ragged_qkv(Tensor::zeros({4, 7}), 3, layout, std::nan(""));
         }) == "attention_ragged_qkv: scale must be finite, got nan");
+  CHECK(error_of([&] {
+          attention_ragged_qkv(Tensor::zeros({4, 7}), 3, {{0, 1, 4}, {0, 2, 4}, {1, 0}}, 1.0);
+        }) ==
+        "attention_ragged_qkv: query starts 0, 1, 4 differ from key starts 0, 2, 4 (every row of qkv is a query and a "
+        "key)");
+  CHECK(error_of([&] {
+          attention_ragged_qkv(Tensor::from_ids({1, 2, 3, 4, 5, 6, 7}, {1, 7}), 3, {{0, 1}, {0, 1}, {0}}, 1.0);
+        }).starts_with("attention_ragged_qkv: expected a float32 or float64 tensor, got"));
+  // the padded forms
+  const AttentionMask causal = AttentionMask::causal();
+  CHECK(error_of([&] {
+          attention_qkv(Tensor::zeros({2, 4, 6}), 3, causal, 1.0);
+        }) == "attention_qkv: qkv (2, 4, 6) is not (B, T, 2 H + Hv) with H = 3 and Hv >= 1");
+  CHECK(error_of([&] { attention_qkv(Tensor(), 3, causal, 1.0); }) == "attention_qkv: input tensor is undefined");
+  CHECK(error_of([&] {
+          attention_kv(Tensor::zeros({2, 4, 3}), Tensor::zeros({3, 4, 5}), causal, 1.0);
+        }) == "attention_kv: q (2, 4, 3) and kv (3, 4, 5) do not fit (B, Tq, H) and (B, Tk, H + Hv)");
+  CHECK(error_of([&] {
+          attention_kv(Tensor::zeros({2, 4, 3}), Tensor::zeros({2, 4, 5}, DType::F64), causal, 1.0);
+        }) == "attention_kv: dtype mismatch: float32 and float64");
+  CHECK(error_of([&] {
+          attention_kv(Tensor::zeros({2, 4, 3}), Tensor::zeros({2, 4, 5}), AttentionMask::padding({1}), 1.0);
+        }) == "attention_kv: 1 key lengths for a batch of 2");
 }
 
 TEST_CASE("bad ragged layouts name the offsets and values") {
