@@ -166,7 +166,7 @@ Tensor attention(const Tensor& q, const Tensor& k, const Tensor& v, const Attent
 
 Tensor attention_qkv(const Tensor& qkv, int64_t width, const AttentionMask& mask, double scale) {
   check_float(qkv, "attention_qkv");
-  if (qkv.dim() != 3 || width < 1 || qkv.size(2) <= 2 * width)
+  if (qkv.dim() != 3 || width < 1 || width >= qkv.size(2) || qkv.size(2) - width <= width)  // no overflow of 2 H
     throw std::runtime_error(fmt::format("attention_qkv: qkv {} is not (B, T, 2 H + Hv) with H = {} and Hv >= 1",
                                          shape_str(qkv.shape()), width));
   const int64_t B = qkv.size(0), T = qkv.size(1);
@@ -197,7 +197,7 @@ Tensor attention_ragged(const Tensor& q, const Tensor& k, const Tensor& v, const
 
 Tensor attention_ragged_qkv(const Tensor& qkv, int64_t width, const RaggedLayout& layout, double scale) {
   check_float(qkv, "attention_ragged_qkv");
-  if (qkv.dim() != 2 || width < 1 || qkv.size(1) <= 2 * width)
+  if (qkv.dim() != 2 || width < 1 || width >= qkv.size(1) || qkv.size(1) - width <= width)  // no overflow of 2 H
     throw std::runtime_error(fmt::format("attention_ragged_qkv: qkv {} is not (N, 2 H + Hv) with H = {} and Hv >= 1",
                                          shape_str(qkv.shape()), width));
   const int64_t N = qkv.size(0);

@@ -277,8 +277,15 @@ TEST_CASE("the packed forms name a width that does not fit") {
   CHECK(error_of([&] {
           attention_ragged_qkv(Tensor::from_ids({1, 2, 3, 4, 5, 6, 7}, {1, 7}), 3, {{0, 1}, {0, 1}, {0}}, 1.0);
         }).starts_with("attention_ragged_qkv: expected a float32 or float64 tensor, got"));
+  // a width so large that 2 H would overflow is refused, not read past the tensor
+  CHECK(error_of([&] {
+          attention_ragged_qkv(Tensor::zeros({4, 7}), int64_t{1} << 62, layout, 1.0);
+        }) == "attention_ragged_qkv: qkv (4, 7) is not (N, 2 H + Hv) with H = 4611686018427387904 and Hv >= 1");
   // the padded forms
   const AttentionMask causal = AttentionMask::causal();
+  CHECK(error_of([&] {
+          attention_qkv(Tensor::zeros({1, 4, 7}), int64_t{1} << 62, causal, 1.0);
+        }) == "attention_qkv: qkv (1, 4, 7) is not (B, T, 2 H + Hv) with H = 4611686018427387904 and Hv >= 1");
   CHECK(error_of([&] {
           attention_qkv(Tensor::zeros({2, 4, 6}), 3, causal, 1.0);
         }) == "attention_qkv: qkv (2, 4, 6) is not (B, T, 2 H + Hv) with H = 3 and Hv >= 1");
