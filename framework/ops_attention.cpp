@@ -22,6 +22,11 @@ void check_scale(double scale, const char* op) {
 struct Placement {
   int input[3];
   int64_t column[3];
+  // Where block i (0: q, 1: k, 2: v) starts in `of`, the inputs or one tensor per input (their
+  // gradients), of elem-byte entries.
+  void* block(const std::vector<Tensor>& of, int i, size_t elem) const {
+    return static_cast<char*>(of[input[i]].data_ptr()) + column[i] * elem;
+  }
 };
 constexpr Placement kApart{{0, 1, 2}, {0, 0, 0}};
 
@@ -34,17 +39,14 @@ Tensor fused_attention(const std::vector<Tensor>& inputs, const Placement& at, A
   const size_t elem = dtype_size(q.dtype());
   const auto width_of = [&](int i) { return inputs[at.input[i]].size(-1); };
   shape.q_stride = width_of(0), shape.k_stride = width_of(1), shape.v_stride = width_of(2);
-  const auto block = [&](const std::vector<Tensor>& of, int i) {
-    return static_cast<char*>(of[at.input[i]].data_ptr()) + at.column[i] * elem;
-  };
+  const auto block = [&](int i) { return at.block(inputs, i, elem); };
   Shape out_shape = q.shape();
   out_shape.back() = shape.value_width;
   const Shape lse_shape(q.shape().begin(), q.shape().end() - 1);
   Tensor out = Tensor::empty(out_shape, q.dtype(), q.device());
   Tensor lse = Tensor::empty(lse_shape, q.dtype(), q.device());
   if (out.numel() > 0)
-    backend_of(v).attention_forward(q.dtype(), shape, block(inputs, 0), block(inputs, 1), block(inputs, 2),
-                                    out.data_ptr(), lse.data_ptr());
+    backend_of(v).attention_forward(q.dtype(), shape, block(0), block(1), block(2), out.data_ptr(), lse.data_ptr());
   // With P = softmax(S), S = q k^T * scale + bias (masked; the ALiBi bias is a constant), recomputed
   // from lse as P = exp(S - lse):
   //   d v = P^T g,   dP = g v^T,   dS = P * (dP - delta),  delta_i = sum_j P_ij dP_ij = g_i . out_i
@@ -59,13 +61,11 @@ Tensor fused_attention(const std::vector<Tensor>& inputs, const Placement& at, A
       grads.push_back(Tensor::empty(x.shape(), g.dtype(), g.device()));
       entries += x.numel();
     }
-    const auto block = [&](const std::vector<Tensor>& of, int i) {
-      return static_cast<char*>(of[at.input[i]].data_ptr()) + at.column[i] * elem;
-    };
     if (entries > 0)
       backend_for(g.device())
-          .attention_backward(g.dtype(), shape, block(saved, 0), block(saved, 1), block(saved, 2), out_saved.data_ptr(),
-                              g.data_ptr(), lse.data_ptr(), block(grads, 0), block(grads, 1), block(grads, 2));
+          .attention_backward(g.dtype(), shape, at.block(saved, 0, elem), at.block(saved, 1, elem),
+                              at.block(saved, 2, elem), out_saved.data_ptr(), g.data_ptr(), lse.data_ptr(),
+                              at.block(grads, 0, elem), at.block(grads, 1, elem), at.block(grads, 2, elem));
     return grads;
   });
 }

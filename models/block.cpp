@@ -52,7 +52,8 @@ Activation parse_activation(const std::string& text) {
   throw std::runtime_error("activation must be relu or gelu, got '" + text + "'");
 }
 
-double attention_scale(const Tensor& queries) { return 1.0 / std::sqrt(static_cast<double>(queries.size(-1))); }
+double attention_scale(int64_t width) { return 1.0 / std::sqrt(static_cast<double>(width)); }
+double attention_scale(const Tensor& queries) { return attention_scale(queries.size(-1)); }
 
 Tensor attend(const Tensor& queries, const Tensor& keys, const Tensor& values, const Tensor& keep, Tensor* weights_out,
               const Tensor& bias) {

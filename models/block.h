@@ -39,6 +39,7 @@ Activation parse_activation(const std::string& text);  // relu | gelu
 
 // 1 / sqrt(H) for queries (..., H): the tutorial's score scale.
 double attention_scale(const Tensor& queries);
+double attention_scale(int64_t width);  // 1 / sqrt(width), for queries of that width packed in a wider tensor
 // softmax(masked(scores + bias)) @ values with the (B, T, T) weights formed (the composed path);
 // keep is 1 where a query may see a key; bias (B, T, T), when defined, is ALiBi's. weights_out, when
 // given, gets the weights (detached).

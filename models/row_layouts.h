@@ -130,7 +130,7 @@ class SequenceContext final : public AttentionContext {
   bool takes_packed(size_t) const override { return !keep_.defined() && !turn_.tables.cos.defined(); }
   Tensor attend_qkv(size_t layer, const Tensor& qkv, int64_t width) override {
     if (target_only(layer)) throw std::logic_error("translator: the last layer's queries are not its key rows");
-    return attention_qkv(qkv, width, knockout_.applied(mask_, layer), 1.0 / std::sqrt(static_cast<double>(width)));
+    return attention_qkv(qkv, width, knockout_.applied(mask_, layer), attention_scale(width));
   }
   Tensor attend_kv(size_t layer, const Tensor& queries, const Tensor& kv) override {
     AttentionMask layer_mask = knockout_.applied(mask_, layer);
@@ -254,7 +254,7 @@ class PackedContext final : public AttentionContext {
   bool takes_packed(size_t layer) const override { return !turn_.tables.cos.defined() && !knockout_.applies_to(layer); }
   Tensor attend_qkv(size_t layer, const Tensor& qkv, int64_t width) override {
     if (last(layer)) throw std::logic_error("translator: the last layer's queries are not its key rows");
-    return attention_ragged_qkv(qkv, width, rows_.all_queries, 1.0 / std::sqrt(static_cast<double>(width)));
+    return attention_ragged_qkv(qkv, width, rows_.all_queries, attention_scale(width));
   }
   Tensor attend_kv(size_t layer, const Tensor& q, const Tensor& kv) override {
     const RaggedLayout& layout = last(layer) ? rows_.target_queries : rows_.all_queries;
