@@ -26,6 +26,9 @@ namespace {
 
 constexpr int64_t kTile = 64;         // queries per query tile and keys per key tile
 constexpr int64_t kOnePassTiles = 4;  // the backward's one-pass path: sequences up to 4 tiles (256)
+// Longer sequences take the one-pass path too when there are this many batch entries per thread
+// (tasks enough without the two passes' tiles), or one thread.
+constexpr int64_t kEntriesPerThread = 4;
 
 // Below this many multiply-adds a call runs on the calling thread. When OpenBLAS kept threads of
 // its own, their spinning against libgomp's made a threshold of 2^24 necessary (the toy bench step
@@ -131,14 +134,13 @@ int64_t query_rows(const AttentionShape& s) {
 // Per-thread scratch, grown once and reused (no allocation in the steady state).
 template <typename T>
 struct Scratch {
-  std::vector<T> scores, probs, probs_t, d_probs, k_t, v_t, acc, row_max, row_sum;
+  std::vector<T> scores, probs, d_probs, k_t, v_t, acc, row_max, row_sum;
   void reserve(int64_t width, int64_t value_width) {
     const auto grow = [](std::vector<T>& v, int64_t n) {
       if (static_cast<int64_t>(v.size()) < n) v.resize(static_cast<size_t>(n));
     };
     grow(scores, kTile * kTile);
     grow(probs, kTile * kTile);
-    grow(probs_t, kTile * kTile);
     grow(d_probs, kTile * kTile);
     grow(k_t, width * kTile);
     grow(v_t, value_width * kTile);
@@ -369,15 +371,23 @@ __attribute__((target("avx2"))) void transpose_tile_avx2(const float* in, int64_
   }
 }
 
-// acc (rows, width) += p (rows, kTile)[:, :n] @ m (n, width); inner loop over the width. m's rows
-// are m_stride entries apart and acc's acc_stride (the width, or more for a column block).
+// Where entry (r, j) of a tile of weights lies: p[r * row + j * col]. A tile as written (kRows) or
+// read as its transpose (kColumns), without a copy.
+struct TileLayout {
+  int64_t row, col;
+};
+constexpr TileLayout kRows{kTile, 1}, kColumns{1, kTile};
+
+// acc (rows, width) += p (rows, n) @ m (n, width), p's entries where `at` places them; inner loop
+// over the width. m's rows are m_stride entries apart and acc's acc_stride (the width, or more for
+// a column block).
 template <typename T>
-void accumulate_rows(const T* p, int64_t rows, int64_t n, const T* m, int64_t m_stride, int64_t width, T* acc,
-                     int64_t acc_stride) {
+void accumulate_rows(const T* p, TileLayout at, int64_t rows, int64_t n, const T* m, int64_t m_stride, int64_t width,
+                     T* acc, int64_t acc_stride) {
   for (int64_t i = 0; i < rows; ++i) {
     T* out = acc + i * acc_stride;
     for (int64_t j = 0; j < n; ++j) {
-      const T w = p[i * kTile + j];
+      const T w = p[i * at.row + j * at.col];
       const T* m_row = m + j * m_stride;
       for (int64_t d = 0; d < width; ++d) out[d] += w * m_row[d];
     }
@@ -389,9 +399,9 @@ void accumulate_rows(const T* p, int64_t rows, int64_t n, const T* m, int64_t m_
 // Column blocks outside, rows inside: a 16-column slice of m, copied into one contiguous block (n x
 // 64 bytes; m's own rows, width apart, would fall on a few of L1's sets), stays in L1 while every
 // row of p passes it. n is at most kTile.
-__attribute__((always_inline)) inline void accumulate_rows_body(const float* p, int64_t rows, int64_t n, const float* m,
-                                                                int64_t m_stride, int64_t width, float* acc,
-                                                                int64_t acc_stride) {
+__attribute__((always_inline)) inline void accumulate_rows_body(const float* p, TileLayout at, int64_t rows, int64_t n,
+                                                                const float* m, int64_t m_stride, int64_t width,
+                                                                float* acc, int64_t acc_stride) {
   alignas(32) float slice[kTile * 16];
   for (int64_t c0 = 0; c0 < width; c0 += 16) {
     for (int64_t j = 0; j < n; ++j) std::memcpy(slice + j * 16, m + j * m_stride + c0, 16 * sizeof(float));
@@ -399,8 +409,8 @@ __attribute__((always_inline)) inline void accumulate_rows_body(const float* p, 
       const int64_t valid = std::min<int64_t>(4, rows - i0);
       const int64_t r1 = std::min<int64_t>(1, valid - 1), r2 = std::min<int64_t>(2, valid - 1),
                     r3 = std::min<int64_t>(3, valid - 1);  // fewer than 4 rows: the last one repeats
-      const float *p0 = p + i0 * kTile, *p1 = p + (i0 + r1) * kTile, *p2 = p + (i0 + r2) * kTile,
-                  *p3 = p + (i0 + r3) * kTile;
+      const float *p0 = p + i0 * at.row, *p1 = p + (i0 + r1) * at.row, *p2 = p + (i0 + r2) * at.row,
+                  *p3 = p + (i0 + r3) * at.row;
       float* rows_out[4] = {acc + i0 * acc_stride + c0, acc + (i0 + r1) * acc_stride + c0,
                             acc + (i0 + r2) * acc_stride + c0, acc + (i0 + r3) * acc_stride + c0};
       Floats8 s00, s01, s10, s11, s20, s21, s30, s31;
@@ -416,14 +426,15 @@ __attribute__((always_inline)) inline void accumulate_rows_body(const float* p, 
         Floats8 m0, m1;
         std::memcpy(&m0, slice + j * 16, sizeof m0);
         std::memcpy(&m1, slice + j * 16 + 8, sizeof m1);
-        s00 += p0[j] * m0;
-        s01 += p0[j] * m1;
-        s10 += p1[j] * m0;
-        s11 += p1[j] * m1;
-        s20 += p2[j] * m0;
-        s21 += p2[j] * m1;
-        s30 += p3[j] * m0;
-        s31 += p3[j] * m1;
+        const int64_t jc = j * at.col;
+        s00 += p0[jc] * m0;
+        s01 += p0[jc] * m1;
+        s10 += p1[jc] * m0;
+        s11 += p1[jc] * m1;
+        s20 += p2[jc] * m0;
+        s21 += p2[jc] * m1;
+        s30 += p3[jc] * m0;
+        s31 += p3[jc] * m1;
       }
       const Floats8* sums[4][2] = {{&s00, &s01}, {&s10, &s11}, {&s20, &s21}, {&s30, &s31}};
       for (int64_t r = 0; r < valid; ++r) {
@@ -434,22 +445,22 @@ __attribute__((always_inline)) inline void accumulate_rows_body(const float* p, 
   }
 }
 
-__attribute__((target("avx2,fma"))) void accumulate_rows_avx2(const float* p, int64_t rows, int64_t n, const float* m,
-                                                              int64_t m_stride, int64_t width, float* acc,
-                                                              int64_t acc_stride) {
-  accumulate_rows_body(p, rows, n, m, m_stride, width, acc, acc_stride);
+__attribute__((target("avx2,fma"))) void accumulate_rows_avx2(const float* p, TileLayout at, int64_t rows, int64_t n,
+                                                              const float* m, int64_t m_stride, int64_t width,
+                                                              float* acc, int64_t acc_stride) {
+  accumulate_rows_body(p, at, rows, n, m, m_stride, width, acc, acc_stride);
 }
-void accumulate_rows_generic(const float* p, int64_t rows, int64_t n, const float* m, int64_t m_stride, int64_t width,
-                             float* acc, int64_t acc_stride) {
-  accumulate_rows_body(p, rows, n, m, m_stride, width, acc, acc_stride);
+void accumulate_rows_generic(const float* p, TileLayout at, int64_t rows, int64_t n, const float* m, int64_t m_stride,
+                             int64_t width, float* acc, int64_t acc_stride) {
+  accumulate_rows_body(p, at, rows, n, m, m_stride, width, acc, acc_stride);
 }
 
 // The same sums on AVX-512 for widths that are a multiple of 32: 4 rows by 32 columns, two
 // 16-wide registers a row, summing over j in order with fused multiply-adds (the AVX2 form's
 // bits). The 32-column slice of m is copied into one block, as there.
-__attribute__((target("avx512f,fma"))) void accumulate_rows_avx512(const float* p, int64_t rows, int64_t n,
-                                                                   const float* m, int64_t m_stride, int64_t width,
-                                                                   float* acc, int64_t acc_stride) {
+__attribute__((target("avx512f,fma"))) void accumulate_rows_avx512(const float* p, TileLayout at, int64_t rows,
+                                                                   int64_t n, const float* m, int64_t m_stride,
+                                                                   int64_t width, float* acc, int64_t acc_stride) {
   alignas(64) float slice[kTile * 32];
   for (int64_t c0 = 0; c0 < width; c0 += 32) {
     for (int64_t j = 0; j < n; ++j) std::memcpy(slice + j * 32, m + j * m_stride + c0, 32 * sizeof(float));
@@ -459,7 +470,7 @@ __attribute__((target("avx512f,fma"))) void accumulate_rows_avx512(const float* 
       float* out_rows[4];
       for (int64_t r = 0; r < 4; ++r) {
         const int64_t row = i0 + std::min(r, valid - 1);  // fewer than 4 rows: the last one repeats
-        p_rows[r] = p + row * kTile;
+        p_rows[r] = p + row * at.row;
         out_rows[r] = acc + row * acc_stride + c0;
       }
       Floats16 s[4][2];
@@ -473,14 +484,15 @@ __attribute__((target("avx512f,fma"))) void accumulate_rows_avx512(const float* 
         Floats16 m0, m1;
         std::memcpy(&m0, slice + j * 32, sizeof m0);
         std::memcpy(&m1, slice + j * 32 + 16, sizeof m1);
-        s00 += p_rows[0][j] * m0;
-        s01 += p_rows[0][j] * m1;
-        s10 += p_rows[1][j] * m0;
-        s11 += p_rows[1][j] * m1;
-        s20 += p_rows[2][j] * m0;
-        s21 += p_rows[2][j] * m1;
-        s30 += p_rows[3][j] * m0;
-        s31 += p_rows[3][j] * m1;
+        const int64_t jc = j * at.col;
+        s00 += p_rows[0][jc] * m0;
+        s01 += p_rows[0][jc] * m1;
+        s10 += p_rows[1][jc] * m0;
+        s11 += p_rows[1][jc] * m1;
+        s20 += p_rows[2][jc] * m0;
+        s21 += p_rows[2][jc] * m1;
+        s30 += p_rows[3][jc] * m0;
+        s31 += p_rows[3][jc] * m1;
       }
       const Floats16* sums[4][2] = {{&s00, &s01}, {&s10, &s11}, {&s20, &s21}, {&s30, &s31}};
       for (int64_t r = 0; r < valid; ++r) {
@@ -492,31 +504,29 @@ __attribute__((target("avx512f,fma"))) void accumulate_rows_avx512(const float* 
 }
 
 template <>
-void accumulate_rows<float>(const float* p, int64_t rows, int64_t n, const float* m, int64_t m_stride, int64_t width,
-                            float* acc, int64_t acc_stride) {
+void accumulate_rows<float>(const float* p, TileLayout at, int64_t rows, int64_t n, const float* m, int64_t m_stride,
+                            int64_t width, float* acc, int64_t acc_stride) {
   if (width % 32 == 0 && has_avx512()) {
-    accumulate_rows_avx512(p, rows, n, m, m_stride, width, acc, acc_stride);
+    accumulate_rows_avx512(p, at, rows, n, m, m_stride, width, acc, acc_stride);
     return;
   }
   if (width % 16 != 0) {
     for (int64_t i = 0; i < rows; ++i)
       for (int64_t j = 0; j < n; ++j)
-        for (int64_t d = 0; d < width; ++d) acc[i * acc_stride + d] += p[i * kTile + j] * m[j * m_stride + d];
+        for (int64_t d = 0; d < width; ++d) acc[i * acc_stride + d] += p[i * at.row + j * at.col] * m[j * m_stride + d];
   } else if (has_avx2()) {
-    accumulate_rows_avx2(p, rows, n, m, m_stride, width, acc, acc_stride);
+    accumulate_rows_avx2(p, at, rows, n, m, m_stride, width, acc, acc_stride);
   } else {
-    accumulate_rows_generic(p, rows, n, m, m_stride, width, acc, acc_stride);
+    accumulate_rows_generic(p, at, rows, n, m, m_stride, width, acc, acc_stride);
   }
 }
 
-// acc (nk, width) += p (nq, kTile)[:, :nk]^T @ m (nq, width), through p's transpose in p_t (strides
-// as in accumulate_rows).
+// acc (nk, width) += p (nq, kTile)[:, :nk]^T @ m (nq, width): accumulate_rows reading p as its
+// transpose (strides as there).
 template <typename T>
-void accumulate_cols(const T* p, int64_t nq, int64_t nk, const T* m, int64_t m_stride, int64_t width, T* p_t, T* acc,
+void accumulate_cols(const T* p, int64_t nq, int64_t nk, const T* m, int64_t m_stride, int64_t width, T* acc,
                      int64_t acc_stride) {
-  for (int64_t i = 0; i < nq; ++i)
-    for (int64_t j = 0; j < nk; ++j) p_t[j * kTile + i] = p[i * kTile + j];
-  accumulate_rows(p_t, nk, nq, m, m_stride, width, acc, acc_stride);
+  accumulate_rows(p, kColumns, nk, nq, m, m_stride, width, acc, acc_stride);
 }
 
 // x[0, n) = exp(x[0, n)) in place (exp(-inf) = 0). Float32 on AVX2 uses glibc's vector expf
@@ -594,6 +604,69 @@ void mask_scores(const Visibility& vis, int64_t i0, int64_t nq, int64_t j0, int6
   }
 }
 
+// The float32 forward on AVX2 without ALiBi takes the row's passes fused: mask_scores and row_max
+// in one pass (scale_mask_max), the difference and its exp in another (exp_of_difference), with
+// the values of the separate passes entry by entry.
+template <typename T>
+bool fast_softmax_rows(const Visibility& vis) {
+  return std::is_same_v<T, float> && vis.distance_slope == 0 && has_avx2();
+}
+
+// One row of mask_scores's values (score * scale where seen, -inf where hidden) in place over
+// [0, runs.n), and the row's max as row_max gives it (row_max's own NaN when any entry is NaN; else
+// the largest, up to the sign of a zero).
+__attribute__((target("avx2,fma"))) float scale_mask_max_avx2(const Visibility::Runs& runs, float scale, float* row) {
+  const float neg_inf = -std::numeric_limits<float>::infinity();
+  const int64_t n = runs.n, whole = (n + 7) / 8 * 8;  // row has kTile entries: whole <= kTile
+  // every entry scaled (those past n too, which nothing reads), then the hidden runs set to -inf
+  const __m256 scale8 = _mm256_set1_ps(scale);
+  for (int64_t j = 0; j < whole; j += 8) _mm256_storeu_ps(row + j, _mm256_mul_ps(_mm256_loadu_ps(row + j), scale8));
+  const int64_t hidden_ends[3] = {runs.cut[0], runs.cut[2], n}, hidden_begins[3] = {0, runs.cut[1], runs.cut[3]};
+  for (int run = 0; run < 3; ++run)
+    for (int64_t j = hidden_begins[run]; j < hidden_ends[run]; ++j) row[j] = neg_inf;
+  if (runs.hidden >= 0) row[runs.hidden] = neg_inf;
+  // the max over [0, n): the last block's lanes past n read as -inf
+  const __m256 lane = _mm256_setr_ps(0, 1, 2, 3, 4, 5, 6, 7), minus_inf = _mm256_set1_ps(neg_inf);
+  __m256 best = minus_inf, nan = _mm256_setzero_ps();
+  for (int64_t j = 0; j < whole; j += 8) {
+    __m256 x = _mm256_loadu_ps(row + j);
+    if (j + 8 > n)
+      x = _mm256_blendv_ps(x, minus_inf, _mm256_cmp_ps(lane, _mm256_set1_ps(static_cast<float>(n - j)), _CMP_GE_OQ));
+    best = _mm256_max_ps(best, x);
+    nan = _mm256_or_ps(nan, _mm256_cmp_ps(x, x, _CMP_UNORD_Q));
+  }
+  if (_mm256_movemask_ps(nan) != 0) return row_max(row, n);  // the same NaN as row_max, bit for bit
+  best = _mm256_max_ps(best, _mm256_permute2f128_ps(best, best, 1));
+  best = _mm256_max_ps(best, _mm256_shuffle_ps(best, best, 0x4E));
+  best = _mm256_max_ps(best, _mm256_shuffle_ps(best, best, 0xB1));
+  return _mm256_cvtss_f32(best);
+}
+
+template <typename T>
+T scale_mask_max(const Visibility::Runs& runs, T scale, T* row) {
+  if constexpr (std::is_same_v<T, float>) return scale_mask_max_avx2(runs, scale, row);
+  throw std::logic_error("scale_mask_max: float32 only");
+}
+
+// p[0, n) = exp(x[0, n) - m), with exp_in_place's values (its tail padded the same way).
+__attribute__((target("avx2,fma"))) void exp_of_difference_avx2(const float* x, int64_t n, float m, float* p) {
+  const __m256 m8 = _mm256_set1_ps(m);
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8) _mm256_storeu_ps(p + i, _ZGVdN8v_expf(_mm256_sub_ps(_mm256_loadu_ps(x + i), m8)));
+  if (i < n) {
+    alignas(32) float tail[8];
+    for (int64_t k = 0; k < 8; ++k) tail[k] = i + k < n ? x[i + k] - m : 0.0f;
+    _mm256_store_ps(tail, _ZGVdN8v_expf(_mm256_load_ps(tail)));
+    for (int64_t k = 0; i + k < n; ++k) p[i + k] = tail[k];
+  }
+}
+
+template <typename T>
+void exp_of_difference(const T* x, int64_t n, T m, T* p) {
+  if constexpr (std::is_same_v<T, float>) return exp_of_difference_avx2(x, n, m, p);
+  throw std::logic_error("exp_of_difference: float32 only");
+}
+
 // One key tile of the forward's online softmax over the tile's scores (w.scores, nq x nk): each
 // row's running max and sum (w.row_max, w.row_sum) and its output accumulator (acc, nq x Kv) are
 // rescaled to the new max, and w.probs gets exp(score - max), ready for acc += probs @ v. Each
@@ -603,18 +676,23 @@ template <typename T>
 void online_softmax_tile(const Visibility& vis, int64_t i0, int64_t nq, int64_t j0, int64_t nk, T scale, Scratch<T>& w,
                          T* acc, int64_t Kv) {
   const T neg_inf = -std::numeric_limits<T>::infinity();
-  mask_scores(vis, i0, nq, j0, nk, scale, w.scores.data());
+  const bool fast = fast_softmax_rows<T>(vis);
+  if (!fast) mask_scores(vis, i0, nq, j0, nk, scale, w.scores.data());
   T new_max[kTile], tile_sum[kTile];
   for (int64_t ii = 0; ii < nq; ++ii) {
-    const T* row = w.scores.data() + ii * kTile;
+    T* row = w.scores.data() + ii * kTile;
     T* p = w.probs.data() + ii * kTile;
     // a NaN score makes the row NaN; in lanes, the max may differ from a running max only in the
     // sign of a zero, which every use below takes back out (a difference, an exp, a sum with log)
-    const T tile_max = row_max(row, nk);
+    const T tile_max = fast ? scale_mask_max(vis.runs(i0 + ii, j0, nk), scale, row) : row_max(row, nk);
     const T old_max = w.row_max[ii];
     new_max[ii] = (tile_max > old_max || tile_max != tile_max) ? tile_max : old_max;
     if (new_max[ii] == neg_inf) {  // nothing visible to this query yet
       for (int64_t jj = 0; jj < nk; ++jj) p[jj] = 0;
+      continue;
+    }
+    if (fast) {
+      exp_of_difference(row, nk, new_max[ii], p);
       continue;
     }
     for (int64_t jj = 0; jj < nk; ++jj) p[jj] = row[jj] - new_max[ii];  // -inf where masked
@@ -672,7 +750,7 @@ void forward_typed(const AttentionShape& s, const T* q, const T* k, const T* v, 
       transpose_tile(k + (e.k0 + j0) * ks, nk, K, ks, w.k_t.data());
       tile_products(q_tile, nq, K, qs, w.k_t.data(), nk, w.scores.data());
       online_softmax_tile(vis, i0, nq, j0, nk, scale, w, acc, Kv);
-      accumulate_rows(w.probs.data(), nq, nk, v + (e.k0 + j0) * vs, vs, Kv, acc, Kv);
+      accumulate_rows(w.probs.data(), kRows, nq, nk, v + (e.k0 + j0) * vs, vs, Kv, acc, Kv);
     }
     for (int64_t ii = 0; ii < nq; ++ii) {
       const int64_t row = e.q0 + i0 + ii;
@@ -748,11 +826,9 @@ struct BackwardTiles {
           const int64_t nq = std::min(kTile, e.nq - i0);
           if (!e.vis.any(i0 + nq, j0, j0 + nk)) continue;
           tile_grads(w, e, i0, nq, j0, nk);
-          accumulate_cols(w.probs.data(), nq, nk, d_out + (e.q0 + i0) * Kv, Kv, Kv, w.probs_t.data(),
-                          d_v + (e.k0 + j0) * vs, vs);
-          accumulate_cols(w.d_probs.data(), nq, nk, q + (e.q0 + i0) * qs, qs, K, w.probs_t.data(),
-                          d_k + (e.k0 + j0) * ks, ks);
-          accumulate_rows(w.d_probs.data(), nq, nk, k + (e.k0 + j0) * ks, ks, K, d_q + (e.q0 + i0) * qs, qs);
+          accumulate_cols(w.probs.data(), nq, nk, d_out + (e.q0 + i0) * Kv, Kv, Kv, d_v + (e.k0 + j0) * vs, vs);
+          accumulate_cols(w.d_probs.data(), nq, nk, q + (e.q0 + i0) * qs, qs, K, d_k + (e.k0 + j0) * ks, ks);
+          accumulate_rows(w.d_probs.data(), kRows, nq, nk, k + (e.k0 + j0) * ks, ks, K, d_q + (e.q0 + i0) * qs, qs);
         }
       }
       scale_rows(d_k + e.k0 * ks, e.nk, K, ks, scale);
@@ -781,8 +857,8 @@ struct BackwardTiles {
         const int64_t nq = std::min(kTile, e.nq - i0);
         if (!e.vis.any(i0 + nq, j0, j0 + nk)) continue;
         tile_grads(w, e, i0, nq, j0, nk);
-        accumulate_cols(w.probs.data(), nq, nk, d_out + (e.q0 + i0) * Kv, Kv, Kv, w.probs_t.data(), dv, vs);
-        accumulate_cols(w.d_probs.data(), nq, nk, q + (e.q0 + i0) * qs, qs, K, w.probs_t.data(), dk, ks);
+        accumulate_cols(w.probs.data(), nq, nk, d_out + (e.q0 + i0) * Kv, Kv, Kv, dv, vs);
+        accumulate_cols(w.d_probs.data(), nq, nk, q + (e.q0 + i0) * qs, qs, K, dk, ks);
       }
       scale_rows(dk, nk, K, ks, scale);
     });
@@ -801,7 +877,7 @@ struct BackwardTiles {
         transpose_tile(k + (e.k0 + j0) * ks, nk, K, ks, w.k_t.data());
         transpose_tile(v + (e.k0 + j0) * vs, nk, Kv, vs, w.v_t.data());
         tile_grads(w, e, i0, nq, j0, nk);
-        accumulate_rows(w.d_probs.data(), nq, nk, k + (e.k0 + j0) * ks, ks, K, dq, qs);
+        accumulate_rows(w.d_probs.data(), kRows, nq, nk, k + (e.k0 + j0) * ks, ks, K, dq, qs);
       }
       scale_rows(dq, nq, K, qs, scale);
     });
@@ -838,7 +914,11 @@ void backward_typed(const AttentionShape& s, const T* q, const T* k, const T* v,
       t.delta[r] = sum;
     }
   });
-  if (q_tiles <= kOnePassTiles && k_tiles <= kOnePassTiles)
+  // Both paths give the same bits (see one_pass), so the choice may follow the thread count: one
+  // pass when the batch entries alone keep every thread busy, or there is one thread.
+  const bool short_sequences = q_tiles <= kOnePassTiles && k_tiles <= kOnePassTiles;
+  const int64_t threads = pool_threads();
+  if (short_sequences || !t.parallel || threads == 1 || s.batch >= kEntriesPerThread * threads)
     t.one_pass();
   else
     t.two_passes();

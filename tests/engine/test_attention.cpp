@@ -386,10 +386,12 @@ TEST_CASE("results are bit-identical for one and two threads") {
 }
 
 TEST_CASE("the backward's one-pass and two-pass paths give the same bits") {
-  // Up to 256 positions the backward runs one pass per batch entry; past that, two passes. Under a
+  // Up to 256 positions the backward runs one pass per batch entry. Past that, with two threads and
+  // fewer than 4 batch entries per thread, it runs two passes; on one thread, one pass. Under a
   // causal mask, positions 0-255 of a 260-position run see only keys 0-255, and with a zero
   // upstream gradient at positions 256-259 those queries add exact zeros to d_k and d_v. So the
-  // first 256 rows of the 260-position run (two passes) must equal a 256-position run (one pass).
+  // first 256 rows of the 260-position run (two passes) must equal a 256-position run (one pass),
+  // and the 260-position run on one thread (one pass) must equal it whole.
   Generator gen(15);
   const int64_t T = 260, kept = 256;
   Tensor q = randn({2, T, 8}, gen), k = randn({2, T, 8}, gen), v = randn({2, T, 4}, gen);
@@ -398,19 +400,28 @@ TEST_CASE("the backward's one-pass and two-pass paths give the same bits") {
     for (int64_t i = kept; i < T; ++i)
       for (int64_t e = 0; e < 4; ++e) upstream[(b * T + i) * 4 + e] = 0.0;
   const Tensor g = Tensor::from_vector(upstream, {2, T, 4});
-  Tensor results[2][4];
-  for (int run = 0; run < 2; ++run) {
-    const int64_t length = run == 0 ? T : kept;
+  struct Run {
+    int64_t length;
+    int threads;
+  };
+  const Run runs[3] = {{T, 2}, {kept, 2}, {T, 1}};  // two passes, one pass, one pass over 260
+  Tensor results[3][4];
+  for (int run = 0; run < 3; ++run) {
+    set_cpu_threads(runs[run].threads);
+    const int64_t length = runs[run].length;
     V x{slice(q, 1, 0, length).clone(), slice(k, 1, 0, length).clone(), slice(v, 1, 0, length).clone()};
     for (Tensor& y : x) y.set_requires_grad(true);
     Tensor out = attention(x[0], x[1], x[2], AttentionMask::causal(), 0.3);
     out.backward(slice(g, 1, 0, length).clone());
-    results[run][0] = slice(out, 1, 0, kept).clone();
-    for (int i = 0; i < 3; ++i) results[run][i + 1] = slice(x[i].grad(), 1, 0, kept).clone();
+    const int64_t rows = run == 1 ? kept : T;
+    results[run][0] = slice(out, 1, 0, rows).clone();
+    for (int i = 0; i < 3; ++i) results[run][i + 1] = slice(x[i].grad(), 1, 0, rows).clone();
   }
+  set_cpu_threads(0);
   for (int i = 0; i < 4; ++i) {
     CAPTURE(i);  // 0: the output, then d_q, d_k, d_v
-    CHECK(bitwise_same(results[0][i], results[1][i]));
+    CHECK(bitwise_same(slice(results[0][i], 1, 0, kept).clone(), results[1][i]));
+    CHECK(bitwise_same(results[0][i], results[2][i]));
   }
 }
 

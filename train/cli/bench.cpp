@@ -192,10 +192,9 @@ struct AttentionTiming {
   int64_t peak_bytes = 0;  // tensor storage at its highest, above what was held before
 };
 
-// One forward and backward of causal single-head attention, q, k, v (1, T, 64) float32, timed
+// One forward and backward of causal single-head attention, q, k, v (1, T, H) float32, timed
 // separately; the median of `repeats` runs.
-static AttentionTiming time_attention(int64_t T, bool fused, int repeats, Device device) {
-  constexpr int64_t H = 64;  // head width
+static AttentionTiming time_attention(int64_t T, int64_t H, bool fused, int repeats, Device device) {
   Generator gen(1);
   const Tensor q0 = randn({1, T, H}, gen).to(device), k0 = randn({1, T, H}, gen).to(device);
   const Tensor v0 = randn({1, T, H}, gen).to(device), g = randn({1, T, H}, gen).to(device);
@@ -239,24 +238,50 @@ static AttentionTiming time_attention(int64_t T, bool fused, int repeats, Device
   return t;
 }
 
-static void bench_attention(const std::vector<int64_t>& lengths, Device device, BenchOutput& out) {
+// The rate of raw cblas_sgemm on the attention's own products at length T and width H: the scores
+// (T, T) = (T, H) (H, T) and the weighted sum (T, H) = (T, T) (T, H), the median of 3 each, on as many
+// OpenBLAS threads as qkv's loop threads. The fused op's GFLOP/s against it says how far its tiles
+// are from the gemm a composed path would call.
+static double sgemm_rate_for_attention(int64_t T, int64_t H) {
+  std::vector<float> a(static_cast<size_t>(T * std::max(T, H)), 0.5f), b(a.size(), 0.25f), c(a.size());
+  OpenBlasThreads raw_threads;
+  double seconds = 0;
+  for (const auto& [M, N, K] : {std::array<int64_t, 3>{T, T, H}, std::array<int64_t, 3>{T, H, T}})
+    seconds += median_seconds(
+        [&, M = M, N = N, K = K] {
+          cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, M, N, K, 1.0f, a.data(), K, b.data(), N, 0.0f,
+                      c.data(), N);
+        },
+        3);
+  return 2.0 * 2.0 * static_cast<double>(T) * T * H / seconds / 1e9;
+}
+
+static void bench_attention(const std::vector<int64_t>& lengths, int64_t H, Device device, BenchOutput& out) {
   const bool cpu = device == Device::cpu();
   // the composed path's (T, T) matrices must fit: half the host's memory, or a GPU's 16 GB at least
   const double memory =
       cpu ? static_cast<double>(sysconf(_SC_PHYS_PAGES)) * static_cast<double>(sysconf(_SC_PAGESIZE)) : 32e9;
-  out.say("causal single-head attention on {}, H = 64, float32, forward + backward, one sequence{}:\n", device.str(),
+  out.say("causal single-head attention on {}, H = {}, float32, forward + backward, one sequence{}:\n", device.str(), H,
           cpu ? "" : " (peak memory is measured on the CPU only)");
   out.say("  {:>7}  {:<9} {:>10} {:>10} {:>10} {:>12}  {:>9}\n", "T", "path", "forward", "backward", "total",
           "peak memory", "GFLOP/s");
   for (const int64_t T : lengths) {
     // about 2 T^2 H multiply-adds forward (scores, weights @ v) and 4 T^2 H backward, halved by causality
-    const double flops = 6.0 * T * T * 64 * 2 / 2;
+    const double flops = 6.0 * T * T * H * 2 / 2;
     const int repeats = T <= 2048 ? 5 : T <= 8192 ? 3 : 1;
-    const AttentionTiming fused = time_attention(T, true, repeats, device);
+    const AttentionTiming fused = time_attention(T, H, true, repeats, device);
     const double fused_total = fused.forward_s + fused.backward_s;
     out.say("  {:>7}  {:<9} {:>8.1f}ms {:>8.1f}ms {:>8.1f}ms {:>10.4f}GB  {:>9.1f}\n", T, "fused",
             fused.forward_s * 1e3, fused.backward_s * 1e3, fused_total * 1e3, gb(fused.peak_bytes),
             flops / fused_total / 1e9);
+    if (cpu && 4.0 * T * T <= 4e9) {  // the reference's (T, T) matrices: up to T = 31,622
+      const double sgemm = sgemm_rate_for_attention(T, H), fused_rate = flops / fused_total / 1e9;
+      out.say("  {:>7}  raw cblas_sgemm on the same products: {:.1f} GFLOP/s; the fused op runs at {:.0f}% of it\n", T,
+              sgemm, 100 * fused_rate / sgemm);
+      out.measure("attention_sgemm_reference", {{"T", T}, {"H", H}, {"device", device.str()}}, sgemm, "GFLOP/s");
+      out.measure("attention_fused_share_of_sgemm", {{"T", T}, {"H", H}, {"device", device.str()}}, fused_rate / sgemm,
+                  "fraction");
+    }
     // The tutorial's cost table: "At T = 100,000, one (T, T) float32 score matrix is 40 GB."
     if (cpu)
       out.say(
@@ -266,7 +291,7 @@ static void bench_attention(const std::vector<int64_t>& lengths, Device device, 
     out.say("RESULT attention {} T={} fused_ms={:.2f} tflops={:.3f}\n", device.str(), T, fused_total * 1e3,
             flops / fused_total / 1e12);
     const auto record = [&](const char* path, const AttentionTiming& t) {
-      const nlohmann::ordered_json where = {{"T", T}, {"path", path}, {"device", device.str()}};
+      const nlohmann::ordered_json where = {{"T", T}, {"H", H}, {"path", path}, {"device", device.str()}};
       out.measure("attention_forward", where, t.forward_s * 1e3, "ms");
       out.measure("attention_backward", where, t.backward_s * 1e3, "ms");
       out.measure("attention_throughput", where, flops / (t.forward_s + t.backward_s) / 1e9, "GFLOP/s");
@@ -282,7 +307,7 @@ static void bench_attention(const std::vector<int64_t>& lengths, Device device, 
       out.measure("attention_composed_skipped_need", {{"T", T}, {"device", device.str()}}, composed_need, "bytes");
       continue;
     }
-    const AttentionTiming composed = time_attention(T, false, repeats, device);
+    const AttentionTiming composed = time_attention(T, H, false, repeats, device);
     const double composed_total = composed.forward_s + composed.backward_s;
     out.say("  {:>7}  {:<9} {:>8.1f}ms {:>8.1f}ms {:>8.1f}ms {:>10.4f}GB  {:>9.1f}\n", T, "composed",
             composed.forward_s * 1e3, composed.backward_s * 1e3, composed_total * 1e3, gb(composed.peak_bytes),
@@ -510,11 +535,11 @@ static void bench_data_parallel(const BenchSize& s, int steps, BenchOutput& out)
 
 // Everything `qkv bench` measures with these options, into `out`.
 static void measure_all(BenchOutput& out, const std::vector<std::string>& devices, int steps, const std::string& only,
-                        const std::vector<int64_t>& lengths, bool data_parallel) {
+                        const std::vector<int64_t>& lengths, int64_t width, bool data_parallel) {
   if (!lengths.empty()) {
     const Device device = Device::parse(devices.front());
     (void)backend_for(device);  // a missing GPU fails before any work
-    bench_attention(lengths, device, out);
+    bench_attention(lengths, width, device, out);
     return;
   }
   const std::vector<BenchSize> sizes = {
@@ -568,6 +593,7 @@ void register_bench(CLI::App& app) {
   auto steps = std::make_shared<int>(20);
   auto only = std::make_shared<std::string>("all");
   auto lengths = std::make_shared<std::vector<int64_t>>();
+  auto width = std::make_shared<int64_t>(64);
   auto format = std::make_shared<std::string>("text");
   auto data_parallel = std::make_shared<bool>(false);
   cmd->add_option("--size", *only, "toy | large | all")
@@ -580,18 +606,21 @@ void register_bench(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--attention-length", *lengths,
                   "instead of training, time the fused and the composed attention op (forward and backward, "
-                  "H = 64, causal) at these sequence lengths, on the first --device")
+                  "causal, one head of --attention-width) at these sequence lengths, on the first --device")
       ->check(whole_number_in(int64_t{1}, int64_t{1} << 20));
+  cmd->add_option("--attention-width", *width, "the head width H for --attention-length")
+      ->check(whole_number_in(int64_t{1}, int64_t{4096}))
+      ->capture_default_str();
   cmd->add_option("--format", *format, "text | json (every measurement with its unit, printed at the end)")
       ->check(CLI::IsMember({"text", "json"}))
       ->capture_default_str();
   cmd->add_flag("--data-parallel", *data_parallel,
                 "under mpirun: time data-parallel training steps (step, all-reduce, bytes) and project the scaling");
-  cmd->callback([threads, devices, steps, only, lengths, format, data_parallel] {
+  cmd->callback([threads, devices, steps, only, lengths, width, format, data_parallel] {
     apply_threads(*threads);
     BenchOutput out;
     out.json = *format == "json";
-    measure_all(out, *devices, *steps, *only, *lengths, *data_parallel);
+    measure_all(out, *devices, *steps, *only, *lengths, *width, *data_parallel);
     if (*data_parallel && dist::ProcessGroup::world().rank() != 0) return;  // rank 0 reports
     if (out.json) {
       nlohmann::ordered_json report;
