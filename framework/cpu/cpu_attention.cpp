@@ -131,6 +131,21 @@ int64_t query_rows(const AttentionShape& s) {
   return s.query_starts.empty() ? s.batch * s.queries : s.query_starts.back();
 }
 
+// Which entries of a tile (queries i0.., keys j0..) can be nonzero, as bounds that follow the
+// diagonal: query ii sees no key from key_end(ii) on, and key jj is seen by no query before
+// query_begin(jj) (both nondecreasing). The kernels skip what lies outside. A weight there is 0,
+// and a term p * m = ±0 leaves a sum bit for bit as it was (a sum that starts at +0 never becomes
+// -0, and x + ±0 = x), so skipping gives the same bits as adding, for finite inputs.
+struct TileReach {
+  int64_t words;  // keys before this (from j0) are the prefix's real words, seen by every query
+  int64_t diag;   // query ii sees the keys after the prefix up to diag + ii (from j0)
+  int64_t key_end(int64_t ii) const { return std::max(words, diag + ii + 1); }
+  int64_t query_begin(int64_t jj) const { return jj < words ? 0 : std::max<int64_t>(0, jj - diag); }
+  static TileReach of(const Visibility& vis, int64_t i0, int64_t j0) {
+    return {std::min(vis.prefix, vis.length) - j0, vis.query_offset + i0 - j0};
+  }
+};
+
 // Per-thread scratch, grown once and reused (no allocation in the steady state).
 template <typename T>
 struct Scratch {
@@ -193,17 +208,20 @@ void transpose_tile(const T* in, int64_t rows, int64_t cols, int64_t in_stride, 
 }
 
 // c (nq, kTile) = a (nq, width) @ b (nk, width)^T over the first nk columns, b in transpose_tile's
-// panels, a's rows a_stride entries apart; inner loop over keys. The general form (float64, used by the gradchecks); float32 has the
-// blocked kernel below.
+// panels, a's rows a_stride entries apart; inner loop over keys. Row i's entries from
+// reach.key_end(i) on may be left unwritten (the blocked kernels write whole blocks). The general
+// form (float64, used by the gradchecks); float32 has the blocked kernel below.
 template <typename T>
-void tile_products(const T* a, int64_t nq, int64_t width, int64_t a_stride, const T* b_t, int64_t nk, T* c) {
+void tile_products(const T* a, int64_t nq, int64_t width, int64_t a_stride, const T* b_t, int64_t nk, T* c,
+                   TileReach reach) {
   for (int64_t i = 0; i < nq; ++i) {
     T* row = c + i * kTile;
-    for (int64_t j = 0; j < nk; ++j) row[j] = 0;
+    const int64_t end = std::min(nk, reach.key_end(i));
+    for (int64_t j = 0; j < end; ++j) row[j] = 0;
     const T* a_row = a + i * a_stride;
     for (int64_t d = 0; d < width; ++d) {
       const T x = a_row[d];
-      for (int64_t j = 0; j < nk; ++j) row[j] += x * b_t[panel_entry(j, d, width)];
+      for (int64_t j = 0; j < end; ++j) row[j] += x * b_t[panel_entry(j, d, width)];
     }
   }
 }
@@ -224,12 +242,13 @@ bool has_avx2() {
 // Key blocks outside, rows inside: a 16-key panel of b_t (width x 64 bytes, contiguous) stays in L1
 // while every row of a passes it; the other order streamed all of b_t from L2 once per 4 rows.
 __attribute__((always_inline)) inline void tile_products_body(const float* a, int64_t nq, int64_t width,
-                                                              int64_t a_stride, const float* b_t, int64_t nk,
-                                                              float* c) {
+                                                              int64_t a_stride, const float* b_t, int64_t nk, float* c,
+                                                              TileReach reach) {
   for (int64_t j0 = 0; j0 < nk; j0 += kPanel) {  // past nk: zero keys of b_t, up to a multiple of 16
     const float* panel = b_t + j0 * width;       // (width, 16)
     for (int64_t i0 = 0; i0 < nq; i0 += 4) {
       const int64_t rows = std::min<int64_t>(4, nq - i0);
+      if (reach.key_end(i0 + rows - 1) <= j0) continue;  // no row of the block sees this panel
       // a tile of fewer than 4 rows repeats its last row (computed, not stored)
       const float* a0 = a + i0 * a_stride;
       const float* a1 = a + (i0 + std::min<int64_t>(1, rows - 1)) * a_stride;
@@ -260,12 +279,12 @@ __attribute__((always_inline)) inline void tile_products_body(const float* a, in
 }
 
 __attribute__((target("avx2,fma"))) void tile_products_avx2(const float* a, int64_t nq, int64_t width, int64_t a_stride,
-                                                            const float* b_t, int64_t nk, float* c) {
-  tile_products_body(a, nq, width, a_stride, b_t, nk, c);
+                                                            const float* b_t, int64_t nk, float* c, TileReach reach) {
+  tile_products_body(a, nq, width, a_stride, b_t, nk, c, reach);
 }
 void tile_products_generic(const float* a, int64_t nq, int64_t width, int64_t a_stride, const float* b_t, int64_t nk,
-                           float* c) {
-  tile_products_body(a, nq, width, a_stride, b_t, nk, c);
+                           float* c, TileReach reach) {
+  tile_products_body(a, nq, width, a_stride, b_t, nk, c, reach);
 }
 
 // The same products on AVX-512: a 16-key panel is one 16-wide register, so a block of 4 rows by 32
@@ -282,13 +301,15 @@ typedef float Floats16 __attribute__((vector_size(64)));
 
 __attribute__((target("avx512f,fma"))) void tile_products_avx512(const float* a, int64_t nq, int64_t width,
                                                                  int64_t a_stride, const float* b_t, int64_t nk,
-                                                                 float* c) {
+                                                                 float* c, TileReach reach) {
   for (int64_t j0 = 0; j0 < nk; j0 += 2 * kPanel) {
-    const bool pair = j0 + kPanel < nk;  // a second panel of keys (else only this one)
     const float* panel0 = b_t + j0 * width;
     const float* panel1 = panel0 + kPanel * width;
     for (int64_t i0 = 0; i0 < nq; i0 += 4) {
       const int64_t rows = std::min<int64_t>(4, nq - i0);
+      const int64_t end = std::min(nk, reach.key_end(i0 + rows - 1));  // the block's rows see no key past it
+      if (end <= j0) continue;
+      const bool pair = j0 + kPanel < end;  // a second panel of keys (else only this one)
       const float* a_rows[4];
       for (int64_t r = 0; r < 4; ++r) a_rows[r] = a + (i0 + std::min(r, rows - 1)) * a_stride;
       Floats16 c00 = {}, c01 = {}, c10 = {}, c11 = {}, c20 = {}, c21 = {}, c30 = {}, c31 = {};
@@ -325,20 +346,15 @@ __attribute__((target("avx512f,fma"))) void tile_products_avx512(const float* a,
   }
 }
 
-void tile_products_blocked(const float* a, int64_t nq, int64_t width, int64_t a_stride, const float* b_t, int64_t nk,
-                           float* c) {
-  if (has_avx512())
-    tile_products_avx512(a, nq, width, a_stride, b_t, nk, c);
-  else if (has_avx2())
-    tile_products_avx2(a, nq, width, a_stride, b_t, nk, c);
-  else
-    tile_products_generic(a, nq, width, a_stride, b_t, nk, c);
-}
-
 template <>
 void tile_products<float>(const float* a, int64_t nq, int64_t width, int64_t a_stride, const float* b_t, int64_t nk,
-                          float* c) {
-  tile_products_blocked(a, nq, width, a_stride, b_t, nk, c);
+                          float* c, TileReach reach) {
+  if (has_avx512())
+    tile_products_avx512(a, nq, width, a_stride, b_t, nk, c, reach);
+  else if (has_avx2())
+    tile_products_avx2(a, nq, width, a_stride, b_t, nk, c, reach);
+  else
+    tile_products_generic(a, nq, width, a_stride, b_t, nk, c, reach);
 }
 
 // The float32 transpose on AVX2, for widths that are a multiple of 8: 8 x 8 blocks through
@@ -371,22 +387,34 @@ __attribute__((target("avx2"))) void transpose_tile_avx2(const float* in, int64_
   }
 }
 
-// Where entry (r, j) of a tile of weights lies: p[r * row + j * col]. A tile as written (kRows) or
-// read as its transpose (kColumns), without a copy.
+// Where entry (r, j) of a tile of weights lies: p[r * row + j * col]. A tile as written (kRows: its
+// rows are queries) or read as its transpose (kColumns: its rows are keys), without a copy.
 struct TileLayout {
   int64_t row, col;
+  bool rows_are_keys;
 };
-constexpr TileLayout kRows{kTile, 1}, kColumns{1, kTile};
+constexpr TileLayout kRows{kTile, 1, false}, kColumns{1, kTile, true};
+
+// The inner indices [begin, end) of rows r_first..r_last of a tile read through `at` that can hold a
+// nonzero weight (TileReach), within [0, n).
+struct Span {
+  int64_t begin, end;
+};
+inline Span live_span(TileLayout at, TileReach reach, int64_t r_first, int64_t r_last, int64_t n) {
+  if (at.rows_are_keys) return {std::min(n, reach.query_begin(r_first)), n};
+  return {0, std::min(n, reach.key_end(r_last))};
+}
 
 // acc (rows, width) += p (rows, n) @ m (n, width), p's entries where `at` places them; inner loop
 // over the width. m's rows are m_stride entries apart and acc's acc_stride (the width, or more for
 // a column block).
 template <typename T>
-void accumulate_rows(const T* p, TileLayout at, int64_t rows, int64_t n, const T* m, int64_t m_stride, int64_t width,
-                     T* acc, int64_t acc_stride) {
+void accumulate_rows(const T* p, TileLayout at, TileReach reach, int64_t rows, int64_t n, const T* m, int64_t m_stride,
+                     int64_t width, T* acc, int64_t acc_stride) {
   for (int64_t i = 0; i < rows; ++i) {
     T* out = acc + i * acc_stride;
-    for (int64_t j = 0; j < n; ++j) {
+    const Span live = live_span(at, reach, i, i, n);
+    for (int64_t j = live.begin; j < live.end; ++j) {
       const T w = p[i * at.row + j * at.col];
       const T* m_row = m + j * m_stride;
       for (int64_t d = 0; d < width; ++d) out[d] += w * m_row[d];
@@ -399,9 +427,10 @@ void accumulate_rows(const T* p, TileLayout at, int64_t rows, int64_t n, const T
 // Column blocks outside, rows inside: a 16-column slice of m, copied into one contiguous block (n x
 // 64 bytes; m's own rows, width apart, would fall on a few of L1's sets), stays in L1 while every
 // row of p passes it. n is at most kTile.
-__attribute__((always_inline)) inline void accumulate_rows_body(const float* p, TileLayout at, int64_t rows, int64_t n,
-                                                                const float* m, int64_t m_stride, int64_t width,
-                                                                float* acc, int64_t acc_stride) {
+__attribute__((always_inline)) inline void accumulate_rows_body(const float* p, TileLayout at, TileReach reach,
+                                                                int64_t rows, int64_t n, const float* m,
+                                                                int64_t m_stride, int64_t width, float* acc,
+                                                                int64_t acc_stride) {
   alignas(32) float slice[kTile * 16];
   for (int64_t c0 = 0; c0 < width; c0 += 16) {
     for (int64_t j = 0; j < n; ++j) std::memcpy(slice + j * 16, m + j * m_stride + c0, 16 * sizeof(float));
@@ -422,7 +451,8 @@ __attribute__((always_inline)) inline void accumulate_rows_body(const float* p, 
       std::memcpy(&s21, rows_out[2] + 8, 32);
       std::memcpy(&s30, rows_out[3], 32);
       std::memcpy(&s31, rows_out[3] + 8, 32);
-      for (int64_t j = 0; j < n; ++j) {
+      const Span live = live_span(at, reach, i0, i0 + valid - 1, n);
+      for (int64_t j = live.begin; j < live.end; ++j) {
         Floats8 m0, m1;
         std::memcpy(&m0, slice + j * 16, sizeof m0);
         std::memcpy(&m1, slice + j * 16 + 8, sizeof m1);
@@ -445,22 +475,23 @@ __attribute__((always_inline)) inline void accumulate_rows_body(const float* p, 
   }
 }
 
-__attribute__((target("avx2,fma"))) void accumulate_rows_avx2(const float* p, TileLayout at, int64_t rows, int64_t n,
-                                                              const float* m, int64_t m_stride, int64_t width,
-                                                              float* acc, int64_t acc_stride) {
-  accumulate_rows_body(p, at, rows, n, m, m_stride, width, acc, acc_stride);
+__attribute__((target("avx2,fma"))) void accumulate_rows_avx2(const float* p, TileLayout at, TileReach reach,
+                                                              int64_t rows, int64_t n, const float* m, int64_t m_stride,
+                                                              int64_t width, float* acc, int64_t acc_stride) {
+  accumulate_rows_body(p, at, reach, rows, n, m, m_stride, width, acc, acc_stride);
 }
-void accumulate_rows_generic(const float* p, TileLayout at, int64_t rows, int64_t n, const float* m, int64_t m_stride,
-                             int64_t width, float* acc, int64_t acc_stride) {
-  accumulate_rows_body(p, at, rows, n, m, m_stride, width, acc, acc_stride);
+void accumulate_rows_generic(const float* p, TileLayout at, TileReach reach, int64_t rows, int64_t n, const float* m,
+                             int64_t m_stride, int64_t width, float* acc, int64_t acc_stride) {
+  accumulate_rows_body(p, at, reach, rows, n, m, m_stride, width, acc, acc_stride);
 }
 
 // The same sums on AVX-512 for widths that are a multiple of 32: 4 rows by 32 columns, two
 // 16-wide registers a row, summing over j in order with fused multiply-adds (the AVX2 form's
 // bits). The 32-column slice of m is copied into one block, as there.
-__attribute__((target("avx512f,fma"))) void accumulate_rows_avx512(const float* p, TileLayout at, int64_t rows,
-                                                                   int64_t n, const float* m, int64_t m_stride,
-                                                                   int64_t width, float* acc, int64_t acc_stride) {
+__attribute__((target("avx512f,fma"))) void accumulate_rows_avx512(const float* p, TileLayout at, TileReach reach,
+                                                                   int64_t rows, int64_t n, const float* m,
+                                                                   int64_t m_stride, int64_t width, float* acc,
+                                                                   int64_t acc_stride) {
   alignas(64) float slice[kTile * 32];
   for (int64_t c0 = 0; c0 < width; c0 += 32) {
     for (int64_t j = 0; j < n; ++j) std::memcpy(slice + j * 32, m + j * m_stride + c0, 32 * sizeof(float));
@@ -480,7 +511,8 @@ __attribute__((target("avx512f,fma"))) void accumulate_rows_avx512(const float* 
       }
       Floats16 s00 = s[0][0], s01 = s[0][1], s10 = s[1][0], s11 = s[1][1], s20 = s[2][0], s21 = s[2][1], s30 = s[3][0],
                s31 = s[3][1];
-      for (int64_t j = 0; j < n; ++j) {
+      const Span live = live_span(at, reach, i0, i0 + valid - 1, n);
+      for (int64_t j = live.begin; j < live.end; ++j) {
         Floats16 m0, m1;
         std::memcpy(&m0, slice + j * 32, sizeof m0);
         std::memcpy(&m1, slice + j * 32 + 16, sizeof m1);
@@ -504,29 +536,31 @@ __attribute__((target("avx512f,fma"))) void accumulate_rows_avx512(const float* 
 }
 
 template <>
-void accumulate_rows<float>(const float* p, TileLayout at, int64_t rows, int64_t n, const float* m, int64_t m_stride,
-                            int64_t width, float* acc, int64_t acc_stride) {
+void accumulate_rows<float>(const float* p, TileLayout at, TileReach reach, int64_t rows, int64_t n, const float* m,
+                            int64_t m_stride, int64_t width, float* acc, int64_t acc_stride) {
   if (width % 32 == 0 && has_avx512()) {
-    accumulate_rows_avx512(p, at, rows, n, m, m_stride, width, acc, acc_stride);
+    accumulate_rows_avx512(p, at, reach, rows, n, m, m_stride, width, acc, acc_stride);
     return;
   }
   if (width % 16 != 0) {
-    for (int64_t i = 0; i < rows; ++i)
-      for (int64_t j = 0; j < n; ++j)
+    for (int64_t i = 0; i < rows; ++i) {
+      const Span live = live_span(at, reach, i, i, n);
+      for (int64_t j = live.begin; j < live.end; ++j)
         for (int64_t d = 0; d < width; ++d) acc[i * acc_stride + d] += p[i * at.row + j * at.col] * m[j * m_stride + d];
+    }
   } else if (has_avx2()) {
-    accumulate_rows_avx2(p, at, rows, n, m, m_stride, width, acc, acc_stride);
+    accumulate_rows_avx2(p, at, reach, rows, n, m, m_stride, width, acc, acc_stride);
   } else {
-    accumulate_rows_generic(p, at, rows, n, m, m_stride, width, acc, acc_stride);
+    accumulate_rows_generic(p, at, reach, rows, n, m, m_stride, width, acc, acc_stride);
   }
 }
 
 // acc (nk, width) += p (nq, kTile)[:, :nk]^T @ m (nq, width): accumulate_rows reading p as its
 // transpose (strides as there).
 template <typename T>
-void accumulate_cols(const T* p, int64_t nq, int64_t nk, const T* m, int64_t m_stride, int64_t width, T* acc,
-                     int64_t acc_stride) {
-  accumulate_rows(p, kColumns, nk, nq, m, m_stride, width, acc, acc_stride);
+void accumulate_cols(const T* p, TileReach reach, int64_t nq, int64_t nk, const T* m, int64_t m_stride, int64_t width,
+                     T* acc, int64_t acc_stride) {
+  accumulate_rows(p, kColumns, reach, nk, nq, m, m_stride, width, acc, acc_stride);
 }
 
 // x[0, n) = exp(x[0, n)) in place (exp(-inf) = 0). Float32 on AVX2 uses glibc's vector expf
@@ -748,9 +782,10 @@ void forward_typed(const AttentionShape& s, const T* q, const T* k, const T* v, 
       const int64_t nk = std::min(kTile, e.nk - j0);
       if (!vis.any(i0 + nq, j0, j0 + nk)) continue;
       transpose_tile(k + (e.k0 + j0) * ks, nk, K, ks, w.k_t.data());
-      tile_products(q_tile, nq, K, qs, w.k_t.data(), nk, w.scores.data());
+      const TileReach reach = TileReach::of(vis, i0, j0);
+      tile_products(q_tile, nq, K, qs, w.k_t.data(), nk, w.scores.data(), reach);
       online_softmax_tile(vis, i0, nq, j0, nk, scale, w, acc, Kv);
-      accumulate_rows(w.probs.data(), kRows, nq, nk, v + (e.k0 + j0) * vs, vs, Kv, acc, Kv);
+      accumulate_rows(w.probs.data(), kRows, reach, nq, nk, v + (e.k0 + j0) * vs, vs, Kv, acc, Kv);
     }
     for (int64_t ii = 0; ii < nq; ++ii) {
       const int64_t row = e.q0 + i0 + ii;
@@ -791,16 +826,20 @@ struct BackwardTiles {
   bool parallel;
   std::vector<T> delta;  // delta_i = sum_e d_out[i, e] * out[i, e]  (= sum_j P_ij dP_ij), one per query
 
-  // dS_ij = P_ij (dP_ij - delta_i) for one tile, into w.d_probs (P in w.probs).
-  void tile_grads(Scratch<T>& w, const Entry& e, int64_t i0, int64_t nq, int64_t j0, int64_t nk) const {
-    tile_products(q + (e.q0 + i0) * qs, nq, K, qs, w.k_t.data(), nk, w.scores.data());
+  // dS_ij = P_ij (dP_ij - delta_i) for one tile, into w.d_probs (P in w.probs); 0 past each row's
+  // reach, where P is 0 and dP was not computed.
+  void tile_grads(Scratch<T>& w, const Entry& e, int64_t i0, int64_t nq, int64_t j0, int64_t nk,
+                  TileReach reach) const {
+    tile_products(q + (e.q0 + i0) * qs, nq, K, qs, w.k_t.data(), nk, w.scores.data(), reach);
     recompute_probs(e.vis, i0, nq, j0, nk, scale, lse + e.q0, w.scores.data(), w.probs.data());
-    tile_products(d_out + (e.q0 + i0) * Kv, nq, Kv, Kv, w.v_t.data(), nk, w.d_probs.data());
-    for (int64_t ii = 0; ii < nq; ++ii)
-      for (int64_t jj = 0; jj < nk; ++jj) {
-        T& ds = w.d_probs[ii * kTile + jj];
-        ds = w.probs[ii * kTile + jj] * (ds - delta[e.q0 + i0 + ii]);
-      }
+    tile_products(d_out + (e.q0 + i0) * Kv, nq, Kv, Kv, w.v_t.data(), nk, w.d_probs.data(), reach);
+    for (int64_t ii = 0; ii < nq; ++ii) {
+      T* ds = w.d_probs.data() + ii * kTile;
+      const T* p = w.probs.data() + ii * kTile;
+      const int64_t end = std::clamp<int64_t>(reach.key_end(ii), 0, nk);
+      for (int64_t jj = 0; jj < end; ++jj) ds[jj] = p[jj] * (ds[jj] - delta[e.q0 + i0 + ii]);
+      std::fill(ds + end, ds + nk, T(0));
+    }
   }
 
   // Short sequences (up to kOnePassTiles tiles of queries and of keys, as in training the
@@ -825,10 +864,12 @@ struct BackwardTiles {
         for (int64_t i0 = 0; i0 < e.nq; i0 += kTile) {
           const int64_t nq = std::min(kTile, e.nq - i0);
           if (!e.vis.any(i0 + nq, j0, j0 + nk)) continue;
-          tile_grads(w, e, i0, nq, j0, nk);
-          accumulate_cols(w.probs.data(), nq, nk, d_out + (e.q0 + i0) * Kv, Kv, Kv, d_v + (e.k0 + j0) * vs, vs);
-          accumulate_cols(w.d_probs.data(), nq, nk, q + (e.q0 + i0) * qs, qs, K, d_k + (e.k0 + j0) * ks, ks);
-          accumulate_rows(w.d_probs.data(), kRows, nq, nk, k + (e.k0 + j0) * ks, ks, K, d_q + (e.q0 + i0) * qs, qs);
+          const TileReach reach = TileReach::of(e.vis, i0, j0);
+          tile_grads(w, e, i0, nq, j0, nk, reach);
+          accumulate_cols(w.probs.data(), reach, nq, nk, d_out + (e.q0 + i0) * Kv, Kv, Kv, d_v + (e.k0 + j0) * vs, vs);
+          accumulate_cols(w.d_probs.data(), reach, nq, nk, q + (e.q0 + i0) * qs, qs, K, d_k + (e.k0 + j0) * ks, ks);
+          accumulate_rows(w.d_probs.data(), kRows, reach, nq, nk, k + (e.k0 + j0) * ks, ks, K, d_q + (e.q0 + i0) * qs,
+                          qs);
         }
       }
       scale_rows(d_k + e.k0 * ks, e.nk, K, ks, scale);
@@ -856,9 +897,10 @@ struct BackwardTiles {
       for (int64_t i0 = 0; i0 < e.nq; i0 += kTile) {
         const int64_t nq = std::min(kTile, e.nq - i0);
         if (!e.vis.any(i0 + nq, j0, j0 + nk)) continue;
-        tile_grads(w, e, i0, nq, j0, nk);
-        accumulate_cols(w.probs.data(), nq, nk, d_out + (e.q0 + i0) * Kv, Kv, Kv, dv, vs);
-        accumulate_cols(w.d_probs.data(), nq, nk, q + (e.q0 + i0) * qs, qs, K, dk, ks);
+        const TileReach reach = TileReach::of(e.vis, i0, j0);
+        tile_grads(w, e, i0, nq, j0, nk, reach);
+        accumulate_cols(w.probs.data(), reach, nq, nk, d_out + (e.q0 + i0) * Kv, Kv, Kv, dv, vs);
+        accumulate_cols(w.d_probs.data(), reach, nq, nk, q + (e.q0 + i0) * qs, qs, K, dk, ks);
       }
       scale_rows(dk, nk, K, ks, scale);
     });
@@ -876,8 +918,9 @@ struct BackwardTiles {
         if (!e.vis.any(i0 + nq, j0, j0 + nk)) continue;
         transpose_tile(k + (e.k0 + j0) * ks, nk, K, ks, w.k_t.data());
         transpose_tile(v + (e.k0 + j0) * vs, nk, Kv, vs, w.v_t.data());
-        tile_grads(w, e, i0, nq, j0, nk);
-        accumulate_rows(w.d_probs.data(), kRows, nq, nk, k + (e.k0 + j0) * ks, ks, K, dq, qs);
+        const TileReach reach = TileReach::of(e.vis, i0, j0);
+        tile_grads(w, e, i0, nq, j0, nk, reach);
+        accumulate_rows(w.d_probs.data(), kRows, reach, nq, nk, k + (e.k0 + j0) * ks, ks, K, dq, qs);
       }
       scale_rows(dq, nq, K, qs, scale);
     });
