@@ -764,9 +764,23 @@ template <typename T>
 void forward_typed(const AttentionShape& s, const T* q, const T* k, const T* v, T* out, T* lse) {
   const int64_t B = s.batch, K = s.width, Kv = s.value_width;
   const int64_t qs = s.q_step(), ks = s.k_step(), vs = s.v_step();  // row strides
-  const int64_t q_tiles = (s.queries + kTile - 1) / kTile;
+  const int64_t q_tiles = (s.queries + kTile - 1) / kTile, k_tiles = (s.keys + kTile - 1) / kTile;
   const T scale = static_cast<T>(s.scale), neg_inf = -std::numeric_limits<T>::infinity();
-  for_each_task(B * q_tiles, parallel_worth_it(s), [&](int64_t task) {
+  const bool parallel = parallel_worth_it(s);
+  // With several query tiles per entry, every key tile is transposed once, up front, for all of
+  // them (each (key tile) x (query tile) pair took its own copy before): (entry, key tile) at
+  // ((b * k_tiles + t) * K * kTile). The copy is about the size of k, for the call only.
+  const bool shared_keys = q_tiles > 1;
+  std::vector<T> keys_t;
+  if (shared_keys) {
+    keys_t.resize(static_cast<size_t>(B * k_tiles * K * kTile));
+    for_each_task(B * k_tiles, parallel, [&](int64_t task) {
+      const Entry e = entry_of(s, task / k_tiles);
+      const int64_t j0 = (task % k_tiles) * kTile;
+      if (j0 < e.nk) transpose_tile(k + (e.k0 + j0) * ks, std::min(kTile, e.nk - j0), K, ks, &keys_t[task * K * kTile]);
+    });
+  }
+  for_each_task(B * q_tiles, parallel, [&](int64_t task) {
     const Entry e = entry_of(s, task / q_tiles);
     const Visibility& vis = e.vis;
     const int64_t i0 = (task % q_tiles) * kTile, nq = std::min(kTile, e.nq - i0);
@@ -781,9 +795,13 @@ void forward_typed(const AttentionShape& s, const T* q, const T* k, const T* v, 
     for (int64_t j0 = 0; j0 < e.nk; j0 += kTile) {
       const int64_t nk = std::min(kTile, e.nk - j0);
       if (!vis.any(i0 + nq, j0, j0 + nk)) continue;
-      transpose_tile(k + (e.k0 + j0) * ks, nk, K, ks, w.k_t.data());
+      const T* key_panels = w.k_t.data();
+      if (shared_keys)
+        key_panels = keys_t.data() + ((task / q_tiles) * k_tiles + j0 / kTile) * K * kTile;
+      else
+        transpose_tile(k + (e.k0 + j0) * ks, nk, K, ks, w.k_t.data());
       const TileReach reach = TileReach::of(vis, i0, j0);
-      tile_products(q_tile, nq, K, qs, w.k_t.data(), nk, w.scores.data(), reach);
+      tile_products(q_tile, nq, K, qs, key_panels, nk, w.scores.data(), reach);
       online_softmax_tile(vis, i0, nq, j0, nk, scale, w, acc, Kv);
       accumulate_rows(w.probs.data(), kRows, reach, nq, nk, v + (e.k0 + j0) * vs, vs, Kv, acc, Kv);
     }
