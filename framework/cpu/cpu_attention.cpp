@@ -832,6 +832,25 @@ void scale_rows(T* x, int64_t rows, int64_t width, int64_t stride, T factor) {
     for (int64_t d = 0; d < width; ++d) x[r * stride + d] *= factor;
 }
 
+// dots[r] = sum_e a[r, e] * b[r, e] for rows [r0, r1) of two (rows, width) matrices, each in e
+// order. Eight rows go side by side: eight independent chains of additions, which the processor
+// overlaps, where one row at a time waited on each addition.
+template <typename T>
+void row_dots(const T* a, const T* b, int64_t width, int64_t r0, int64_t r1, T* dots) {
+  int64_t r = r0;
+  for (; r + 8 <= r1; r += 8) {
+    T sums[8] = {};
+    for (int64_t e = 0; e < width; ++e)
+      for (int64_t k = 0; k < 8; ++k) sums[k] += a[(r + k) * width + e] * b[(r + k) * width + e];
+    for (int64_t k = 0; k < 8; ++k) dots[r + k] = sums[k];
+  }
+  for (; r < r1; ++r) {
+    T sum = 0;
+    for (int64_t e = 0; e < width; ++e) sum += a[r * width + e] * b[r * width + e];
+    dots[r] = sum;
+  }
+}
+
 // The backward's inputs and outputs, shared by its passes, and dS for one tile.
 template <typename T>
 struct BackwardTiles {
@@ -969,11 +988,7 @@ void backward_typed(const AttentionShape& s, const T* q, const T* k, const T* v,
                      std::vector<T>(static_cast<size_t>(rows))};
   constexpr int64_t kDeltaRows = 256;  // rows per task
   for_each_task((rows + kDeltaRows - 1) / kDeltaRows, t.parallel, [&](int64_t task) {
-    for (int64_t r = task * kDeltaRows; r < std::min(rows, (task + 1) * kDeltaRows); ++r) {
-      T sum = 0;
-      for (int64_t e = 0; e < Kv; ++e) sum += d_out[r * Kv + e] * out[r * Kv + e];
-      t.delta[r] = sum;
-    }
+    row_dots(d_out, out, Kv, task * kDeltaRows, std::min(rows, (task + 1) * kDeltaRows), t.delta.data());
   });
   // Both paths give the same bits (see one_pass), so the choice may follow the thread count: one
   // pass when the batch entries alone keep every thread busy, or there is one thread.
