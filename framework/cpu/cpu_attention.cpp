@@ -26,6 +26,10 @@ namespace {
 
 constexpr int64_t kTile = 64;         // queries per query tile and keys per key tile
 constexpr int64_t kOnePassTiles = 4;  // the backward's one-pass path: sequences up to 4 tiles (256)
+// The one-pass backward visits the key tiles in groups of this many: each query tile's d_q is used
+// for the whole group before the next, instead of once per key tile (long sequences streamed all of
+// d_q from memory once per key tile).
+constexpr int64_t kGroupTiles = 4;
 // Longer sequences take the one-pass path too when there are this many batch entries per thread
 // (tasks enough without the two passes' tiles), or one thread.
 constexpr int64_t kEntriesPerThread = 4;
@@ -157,8 +161,8 @@ struct Scratch {
     grow(scores, kTile * kTile);
     grow(probs, kTile * kTile);
     grow(d_probs, kTile * kTile);
-    grow(k_t, width * kTile);
-    grow(v_t, value_width * kTile);
+    grow(k_t, kGroupTiles * width * kTile);  // the one-pass backward's group of key tiles
+    grow(v_t, kGroupTiles * value_width * kTile);
     grow(acc, kTile * std::max(width, value_width));
     grow(row_max, kTile);
     grow(row_sum, kTile);
@@ -865,11 +869,12 @@ struct BackwardTiles {
 
   // dS_ij = P_ij (dP_ij - delta_i) for one tile, into w.d_probs (P in w.probs); 0 past each row's
   // reach, where P is 0 and dP was not computed.
-  void tile_grads(Scratch<T>& w, const Entry& e, int64_t i0, int64_t nq, int64_t j0, int64_t nk,
-                  TileReach reach) const {
-    tile_products(q + (e.q0 + i0) * qs, nq, K, qs, w.k_t.data(), nk, w.scores.data(), reach);
+  // k_t and v_t: the key tile's panels (transpose_tile).
+  void tile_grads(Scratch<T>& w, const T* k_t, const T* v_t, const Entry& e, int64_t i0, int64_t nq, int64_t j0,
+                  int64_t nk, TileReach reach) const {
+    tile_products(q + (e.q0 + i0) * qs, nq, K, qs, k_t, nk, w.scores.data(), reach);
     recompute_probs(e.vis, i0, nq, j0, nk, scale, lse + e.q0, w.scores.data(), w.probs.data());
-    tile_products(d_out + (e.q0 + i0) * Kv, nq, Kv, Kv, w.v_t.data(), nk, w.d_probs.data(), reach);
+    tile_products(d_out + (e.q0 + i0) * Kv, nq, Kv, Kv, v_t, nk, w.d_probs.data(), reach);
     for (int64_t ii = 0; ii < nq; ++ii) {
       T* ds = w.d_probs.data() + ii * kTile;
       const T* p = w.probs.data() + ii * kTile;
@@ -879,11 +884,13 @@ struct BackwardTiles {
     }
   }
 
-  // Short sequences (up to kOnePassTiles tiles of queries and of keys, as in training the
-  // translator): one task per batch entry visits each visible tile pair once, computes its weights
-  // once and adds all three gradients from them. d_k of a key tile sums over query tiles in order
-  // and d_q of a query tile over key tiles in order: the same sums, in the same order, as the two
-  // passes of two_passes, which recompute every tile twice but give long sequences tasks enough.
+  // One task per batch entry visits each visible tile pair once, computes its weights once and adds
+  // all three gradients from them (short sequences, as in training the translator, and long ones
+  // with one thread or entries enough). The key tiles go in groups of kGroupTiles: for each query
+  // tile, every key tile of the group. d_k of a key tile sums over query tiles in order and d_q of
+  // a query tile over key tiles in order (group after group): the same sums, in the same order, as
+  // the two passes of two_passes, which recompute every tile twice but give long sequences tasks
+  // enough.
   void one_pass() const {
     const int64_t B = s.batch;
     for_each_task(B, parallel, [&](int64_t b) {
@@ -893,20 +900,32 @@ struct BackwardTiles {
       fill_rows(d_k + e.k0 * ks, e.nk, K, ks, T(0));
       fill_rows(d_v + e.k0 * vs, e.nk, Kv, vs, T(0));
       fill_rows(d_q + e.q0 * qs, e.nq, K, qs, T(0));
-      for (int64_t j0 = 0; j0 < e.nk; j0 += kTile) {
-        const int64_t nk = std::min(kTile, e.nk - j0);
-        if (!e.vis.any(e.nq, j0, j0 + nk)) continue;
-        transpose_tile(k + (e.k0 + j0) * ks, nk, K, ks, w.k_t.data());
-        transpose_tile(v + (e.k0 + j0) * vs, nk, Kv, vs, w.v_t.data());
+      const auto panels = [&](int64_t t) {  // key tile t of the group: its K and V panels
+        return std::pair<T*, T*>{w.k_t.data() + t * K * kTile, w.v_t.data() + t * Kv * kTile};
+      };
+      for (int64_t g0 = 0; g0 < e.nk; g0 += kGroupTiles * kTile) {
+        const int64_t g_end = std::min(e.nk, g0 + kGroupTiles * kTile);
+        for (int64_t j0 = g0; j0 < g_end; j0 += kTile) {
+          const int64_t nk = std::min(kTile, e.nk - j0);
+          if (!e.vis.any(e.nq, j0, j0 + nk)) continue;
+          const auto [k_t, v_t] = panels((j0 - g0) / kTile);
+          transpose_tile(k + (e.k0 + j0) * ks, nk, K, ks, k_t);
+          transpose_tile(v + (e.k0 + j0) * vs, nk, Kv, vs, v_t);
+        }
         for (int64_t i0 = 0; i0 < e.nq; i0 += kTile) {
           const int64_t nq = std::min(kTile, e.nq - i0);
-          if (!e.vis.any(i0 + nq, j0, j0 + nk)) continue;
-          const TileReach reach = TileReach::of(e.vis, i0, j0);
-          tile_grads(w, e, i0, nq, j0, nk, reach);
-          accumulate_cols(w.probs.data(), reach, nq, nk, d_out + (e.q0 + i0) * Kv, Kv, Kv, d_v + (e.k0 + j0) * vs, vs);
-          accumulate_cols(w.d_probs.data(), reach, nq, nk, q + (e.q0 + i0) * qs, qs, K, d_k + (e.k0 + j0) * ks, ks);
-          accumulate_rows(w.d_probs.data(), kRows, reach, nq, nk, k + (e.k0 + j0) * ks, ks, K, d_q + (e.q0 + i0) * qs,
-                          qs);
+          for (int64_t j0 = g0; j0 < g_end; j0 += kTile) {
+            const int64_t nk = std::min(kTile, e.nk - j0);
+            if (!e.vis.any(i0 + nq, j0, j0 + nk)) continue;
+            const auto [k_t, v_t] = panels((j0 - g0) / kTile);
+            const TileReach reach = TileReach::of(e.vis, i0, j0);
+            tile_grads(w, k_t, v_t, e, i0, nq, j0, nk, reach);
+            accumulate_cols(w.probs.data(), reach, nq, nk, d_out + (e.q0 + i0) * Kv, Kv, Kv, d_v + (e.k0 + j0) * vs,
+                            vs);
+            accumulate_cols(w.d_probs.data(), reach, nq, nk, q + (e.q0 + i0) * qs, qs, K, d_k + (e.k0 + j0) * ks, ks);
+            accumulate_rows(w.d_probs.data(), kRows, reach, nq, nk, k + (e.k0 + j0) * ks, ks, K, d_q + (e.q0 + i0) * qs,
+                            qs);
+          }
         }
       }
       scale_rows(d_k + e.k0 * ks, e.nk, K, ks, scale);
@@ -935,7 +954,7 @@ struct BackwardTiles {
         const int64_t nq = std::min(kTile, e.nq - i0);
         if (!e.vis.any(i0 + nq, j0, j0 + nk)) continue;
         const TileReach reach = TileReach::of(e.vis, i0, j0);
-        tile_grads(w, e, i0, nq, j0, nk, reach);
+        tile_grads(w, w.k_t.data(), w.v_t.data(), e, i0, nq, j0, nk, reach);
         accumulate_cols(w.probs.data(), reach, nq, nk, d_out + (e.q0 + i0) * Kv, Kv, Kv, dv, vs);
         accumulate_cols(w.d_probs.data(), reach, nq, nk, q + (e.q0 + i0) * qs, qs, K, dk, ks);
       }
@@ -956,7 +975,7 @@ struct BackwardTiles {
         transpose_tile(k + (e.k0 + j0) * ks, nk, K, ks, w.k_t.data());
         transpose_tile(v + (e.k0 + j0) * vs, nk, Kv, vs, w.v_t.data());
         const TileReach reach = TileReach::of(e.vis, i0, j0);
-        tile_grads(w, e, i0, nq, j0, nk, reach);
+        tile_grads(w, w.k_t.data(), w.v_t.data(), e, i0, nq, j0, nk, reach);
         accumulate_rows(w.d_probs.data(), kRows, reach, nq, nk, k + (e.k0 + j0) * ks, ks, K, dq, qs);
       }
       scale_rows(dq, nq, K, qs, scale);
