@@ -629,16 +629,20 @@ assert d["version"].startswith("qkv ") and "BLAS" in d["build"], d
 assert {"training_step", "training_throughput", "training_gemm_floor"} <= names, names
 assert all(isinstance(m["value"], (int, float)) and m["value"] > 0 and m["unit"] for m in d["measurements"])
 assert any(m["name"] == "training_step" and m["unit"] == "ms" and m["size"] == "toy" for m in d["measurements"])
-' "$work/bench.json" && "$QKV" bench --attention-length 32 --format json | python3 -c '
+' "$work/bench.json" && "$QKV" bench --attention-length 32 --attention-width 16 --format json | python3 -c '
 import json, sys
 d = json.load(sys.stdin)
 assert {(m["name"], m.get("path")) for m in d["measurements"]} >= {("attention_forward", "fused"), ("attention_forward", "composed")}
+assert all(m["H"] == 16 for m in d["measurements"] if m["name"].startswith("attention_")), d
+share = [m["value"] for m in d["measurements"] if m["name"] == "attention_fused_share_of_sgemm"]
+assert len(share) == 1 and 0 < share[0], d
 '; then
   pass
 else
   fail "bench --format json: parses, with named measurements and units: $(head -c 300 "$work/bench.json") $(cat "$work/err")"
 fi
 expect_error "bench --format yaml" "--format" "$QKV" bench --format yaml
+expect_error "bench --attention-width 0" "--attention-width" "$QKV" bench --attention-length 32 --attention-width 0
 
 # ---- qkv explore: the offline page (its forward pass is checked in a browser by tests/browser/) ----
 "$QKV" explore --checkpoint "$ckpt" --compare "$two" --sentence "ravi saw a bat" --out "$work/page.html" >"$work/out" 2>&1

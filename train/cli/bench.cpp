@@ -304,7 +304,8 @@ static void bench_attention(const std::vector<int64_t>& lengths, int64_t H, Devi
     if (composed_need > memory / 2) {
       out.say("  {:>7}  {:<9} skipped: needs about {:.1f} GB for its (T, T) matrices (this machine has {:.1f} GB)\n", T,
               "composed", composed_need / 1e9, memory / 1e9);
-      out.measure("attention_composed_skipped_need", {{"T", T}, {"device", device.str()}}, composed_need, "bytes");
+      out.measure("attention_composed_skipped_need", {{"T", T}, {"H", H}, {"device", device.str()}}, composed_need,
+                  "bytes");
       continue;
     }
     const AttentionTiming composed = time_attention(T, H, false, repeats, device);
@@ -315,7 +316,8 @@ static void bench_attention(const std::vector<int64_t>& lengths, int64_t H, Devi
     out.say("  {:>7}  fused is {:.2f}x faster and needs {:.1f}x less peak memory\n", T, composed_total / fused_total,
             static_cast<double>(composed.peak_bytes) / static_cast<double>(std::max<int64_t>(fused.peak_bytes, 1)));
     record("composed", composed);
-    out.measure("attention_fused_speedup", {{"T", T}, {"device", device.str()}}, composed_total / fused_total, "ratio");
+    out.measure("attention_fused_speedup", {{"T", T}, {"H", H}, {"device", device.str()}}, composed_total / fused_total,
+                "ratio");
   }
   if (cpu) out.say("process peak RSS: {:.3f} GB\n", gb(static_cast<double>(peak_rss_bytes())));
   if (cpu)
