@@ -11,6 +11,7 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <memory>
 #include <stdexcept>
 #include <type_traits>
 #include <vector>
@@ -25,7 +26,7 @@ namespace qkv::cpu {
 namespace {
 
 constexpr int64_t kTile = 64;         // queries per query tile and keys per key tile
-constexpr int64_t kOnePassTiles = 4;  // the backward's one-pass path: sequences up to 4 tiles (256)
+constexpr int64_t kOnePassTiles = 4;  // the backward's one-pass path: always up to 4 tiles (256)
 // The one-pass backward visits the key tiles in groups of this many: each query tile's d_q is used
 // for the whole group before the next, instead of once per key tile (long sequences streamed all of
 // d_q from memory once per key tile).
@@ -138,8 +139,11 @@ int64_t query_rows(const AttentionShape& s) {
 // Which entries of a tile (queries i0.., keys j0..) can be nonzero, as bounds that follow the
 // diagonal: query ii sees no key from key_end(ii) on, and key jj is seen by no query before
 // query_begin(jj) (both nondecreasing). The kernels skip what lies outside. A weight there is 0,
-// and a term p * m = ±0 leaves a sum bit for bit as it was (a sum that starts at +0 never becomes
-// -0, and x + ±0 = x), so skipping gives the same bits as adding, for finite inputs.
+// and a term p * m = ±0 leaves a nonzero sum bit for bit as it was (x + ±0 = x), so skipping gives
+// the same bits as adding, for finite inputs, with two exceptions at the edge of the range: a sum
+// that is exactly zero may differ in its sign (a product below 2^-149 that rounds to -0, or a tiny
+// negative sum rescaled to -0, where an added +0 term made it +0 before), and a hidden key whose dP
+// overflows no longer turns dS into NaN (0 * inf) past the reach.
 struct TileReach {
   int64_t words;  // keys before this (from j0) are the prefix's real words, seen by every query
   int64_t diag;   // query ii sees the keys after the prefix up to diag + ii (from j0)
@@ -771,17 +775,20 @@ void forward_typed(const AttentionShape& s, const T* q, const T* k, const T* v, 
   const int64_t q_tiles = (s.queries + kTile - 1) / kTile, k_tiles = (s.keys + kTile - 1) / kTile;
   const T scale = static_cast<T>(s.scale), neg_inf = -std::numeric_limits<T>::infinity();
   const bool parallel = parallel_worth_it(s);
-  // With several query tiles per entry, every key tile is transposed once, up front, for all of
-  // them (each (key tile) x (query tile) pair took its own copy before): (entry, key tile) at
-  // ((b * k_tiles + t) * K * kTile). The copy is about the size of k, for the call only.
+  // With several query tiles per entry (long sequences; never the translator's training tiles),
+  // every key tile is transposed once, up front, for all of them (each (key tile) x (query tile)
+  // pair took its own copy before): (entry, key tile) at ((b * k_tiles + t) * K * kTile), for the
+  // call only. That is B x the longest entry's key tiles x 64 x K entries: about the size of k for
+  // a padded batch, more for a ragged one with one long entry. Only written slots are read.
   const bool shared_keys = q_tiles > 1;
-  std::vector<T> keys_t;
+  std::unique_ptr<T[]> keys_t;
   if (shared_keys) {
-    keys_t.resize(static_cast<size_t>(B * k_tiles * K * kTile));
+    keys_t = std::make_unique_for_overwrite<T[]>(static_cast<size_t>(B * k_tiles * K * kTile));
     for_each_task(B * k_tiles, parallel, [&](int64_t task) {
       const Entry e = entry_of(s, task / k_tiles);
       const int64_t j0 = (task % k_tiles) * kTile;
-      if (j0 < e.nk) transpose_tile(k + (e.k0 + j0) * ks, std::min(kTile, e.nk - j0), K, ks, &keys_t[task * K * kTile]);
+      if (j0 < e.nk)
+        transpose_tile(k + (e.k0 + j0) * ks, std::min(kTile, e.nk - j0), K, ks, keys_t.get() + task * K * kTile);
     });
   }
   for_each_task(B * q_tiles, parallel, [&](int64_t task) {
@@ -801,7 +808,7 @@ void forward_typed(const AttentionShape& s, const T* q, const T* k, const T* v, 
       if (!vis.any(i0 + nq, j0, j0 + nk)) continue;
       const T* key_panels = w.k_t.data();
       if (shared_keys)
-        key_panels = keys_t.data() + ((task / q_tiles) * k_tiles + j0 / kTile) * K * kTile;
+        key_panels = keys_t.get() + ((task / q_tiles) * k_tiles + j0 / kTile) * K * kTile;
       else
         transpose_tile(k + (e.k0 + j0) * ks, nk, K, ks, w.k_t.data());
       const TileReach reach = TileReach::of(vis, i0, j0);
