@@ -3,7 +3,10 @@
 # and at 2 threads, in alternating rounds (ROUNDS, default 5) within one run, then the medians, the
 # core-for-core ratios (1 thread each), the best-against-best ratios (each side's best thread
 # count), each size's FLOPs per step and qkv's fraction of the gemm floor (raw sgemm at the step's
-# own shapes, measured by `qkv bench` in the same run). A ratio > 1 means qkv is faster.
+# own shapes, measured by `qkv bench` in the same run). The floor share and "same work" (below) are
+# also given round by round, with their median and range: each round's floor, qkv step and PyTorch
+# runs are close together in time, so a VM whose speed drifts moves both sides of each ratio. A
+# ratio > 1 means qkv is faster.
 # "1 thread" means one core on both sides: PyTorch's OpenBLAS is capped too (tools/bench_pytorch.py
 # says why). PyTorch is also run at 1 torch thread with OpenBLAS left at its default of one thread
 # per core ("torch 1t+blas"), the fastest PyTorch configuration measured here; best against best
@@ -55,17 +58,18 @@ PY
 fi
 for round in $(seq "$rounds"); do
   for threads in 1 2; do
-    run_qkv() { "$qkv" bench --steps "$steps" --threads "$threads" | awk -v t="$threads" '
-      $1 == "RESULT" && $2 == "qkv" && $4 == "cpu" { print "qkv", t, $3, $5 }
-      $1 == "RESULT" && $2 == "floor" { print "floor", t, $3, $4, $5 }' >>"$results"; }
-    run_torch() { /usr/bin/python3 tools/bench_pytorch.py --steps "$steps" --threads "$threads" | awk -v t="$threads" '
-      $1 == "RESULT" { print "torch", t, $3, $5 }' >>"$results"; }
+    # each row ends with its round, for the per-round ratios below
+    run_qkv() { "$qkv" bench --steps "$steps" --threads "$threads" | awk -v t="$threads" -v r="$round" '
+      $1 == "RESULT" && $2 == "qkv" && $4 == "cpu" { print "qkv", t, $3, $5, r }
+      $1 == "RESULT" && $2 == "floor" { print "floor", t, $3, $4, $5, r }' >>"$results"; }
+    run_torch() { /usr/bin/python3 tools/bench_pytorch.py --steps "$steps" --threads "$threads" | awk -v t="$threads" -v r="$round" '
+      $1 == "RESULT" { print "torch", t, $3, $5, r }' >>"$results"; }
     if [ $((round % 2)) -eq 1 ]; then run_qkv; run_torch; else run_torch; run_qkv; fi
   done
-  /usr/bin/python3 tools/bench_pytorch.py --steps "$steps" --threads 1 --blas-default | awk '
-    $1 == "RESULT" { print "torch", "1b", $3, $5 }' >>"$results"
-  /usr/bin/python3 tools/bench_pytorch.py --steps "$steps" --threads 1 --skip-source-rows --check | awk '
-    $1 == "RESULT" { print "torch", "1s", $3, $5 }' >>"$results"
+  /usr/bin/python3 tools/bench_pytorch.py --steps "$steps" --threads 1 --blas-default | awk -v r="$round" '
+    $1 == "RESULT" { print "torch", "1b", $3, $5, r }' >>"$results"
+  /usr/bin/python3 tools/bench_pytorch.py --steps "$steps" --threads 1 --skip-source-rows --check | awk -v r="$round" '
+    $1 == "RESULT" { print "torch", "1s", $3, $5, r }' >>"$results"
   echo "round $round of $rounds done" >&2
 done
 /usr/bin/python3 - "$results" "$rounds" <<'PY'
@@ -96,4 +100,22 @@ for size in ("toy", "large"):
         q1 = med.get(("qkv", "1", size))
         print(f"{size:<6} {gflop:.2f} GFLOP per step; gemm floor at 1 thread {floor_ms:.2f} ms; "
               f"qkv at 1 thread reaches {100 * floor_ms / q1:.0f}% of it")
+# The same two ratios round by round: each round's floor and qkv step come from one `qkv bench`,
+# and its PyTorch runs follow it, so a machine that drifts between rounds moves both sides of each
+# ratio together. Their median and range say how far one run can be trusted.
+def per_round(size, num, den):
+    ratios = []
+    for rnd in sorted({r[-1] for r in rows}):
+        a = [r for r in rows if r[-1] == rnd and r[0] == num[0] and r[1] == num[1] and r[2] == size]
+        b = [r for r in rows if r[-1] == rnd and r[0] == den[0] and r[1] == den[1] and r[2] == size]
+        if a and b:
+            ratios.append(float(a[0][num[2]]) / float(b[0][den[2]]))
+    return ratios
+for size in ("toy", "large"):
+    share = per_round(size, ("floor", "1", 4), ("qkv", "1", 3))
+    same = per_round(size, ("torch", "1s", 3), ("qkv", "1", 3))
+    if share and same:
+        print(f"{size:<6} round by round: floor share median {100 * statistics.median(share):.0f}% "
+              f"(range {100 * min(share):.0f}-{100 * max(share):.0f}%), same work median {statistics.median(same):.2f}x "
+              f"(range {min(same):.2f}-{max(same):.2f}x)")
 PY
