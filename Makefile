@@ -62,6 +62,8 @@ override LDLIBS += $(DEPS_LIBS) $(SYS_LIBS)
 $(BUILD)/obj/framework/cpu/cpu_backend.o: override CXXFLAGS += -fvect-cost-model=cheap -fno-math-errno -ffp-contract=off
 # The fused attention kernels (their tiles run in parallel, on the same threads).
 $(BUILD)/obj/framework/cpu/cpu_attention.o: override CXXFLAGS += -fvect-cost-model=cheap -ffp-contract=fast
+# The exp rows (softmax, cross-entropy, attention): a difference and a scaling stay two roundings.
+$(BUILD)/obj/framework/cpu/vector_exp.o: override CXXFLAGS += -fno-math-errno -ffp-contract=off
 
 # Data-parallel training (framework/distributed.cpp): OpenMPI when pkg-config finds it (`make
 # MPI=0` builds without; --data-parallel then fails with one line), and NCCL for CUDA tensors when

@@ -20,6 +20,7 @@
 
 #include "row_reductions.h"
 #include "thread_pool.h"
+#include "vector_exp.h"
 
 namespace qkv::cpu {
 
@@ -571,34 +572,6 @@ void accumulate_cols(const T* p, TileReach reach, int64_t nq, int64_t nk, const 
   accumulate_rows(p, kColumns, reach, nk, nq, m, m_stride, width, acc, acc_stride);
 }
 
-// x[0, n) = exp(x[0, n)) in place (exp(-inf) = 0). Float32 on AVX2 uses glibc's vector expf
-// (libmvec, within 4 ulp of the exact value); elsewhere std::exp.
-extern "C" __attribute__((target("avx2,fma"))) __m256 _ZGVdN8v_expf(__m256 x);
-
-// The tail goes through the same vector function (padded), so that an entry's value never depends
-// on where a row ends: decoding with a cache then matches recomputing the prefix bit for bit.
-__attribute__((target("avx2,fma"))) void exp_in_place_avx2(float* x, int64_t n) {
-  int64_t i = 0;
-  for (; i + 8 <= n; i += 8) _mm256_storeu_ps(x + i, _ZGVdN8v_expf(_mm256_loadu_ps(x + i)));
-  if (i < n) {
-    alignas(32) float tail[8];
-    for (int64_t k = 0; k < 8; ++k) tail[k] = i + k < n ? x[i + k] : 0.0f;
-    _mm256_store_ps(tail, _ZGVdN8v_expf(_mm256_load_ps(tail)));
-    for (int64_t k = 0; i + k < n; ++k) x[i + k] = tail[k];
-  }
-}
-
-template <typename T>
-void exp_in_place(T* x, int64_t n) {
-  if constexpr (std::is_same_v<T, float>) {
-    if (has_avx2()) {
-      exp_in_place_avx2(x, n);
-      return;
-    }
-  }
-  for (int64_t i = 0; i < n; ++i) x[i] = std::exp(x[i]);
-}
-
 // probs = exp(scores * scale + bias - lse) where visible, else 0 (also 0 for a query that sees
 // nothing), the visible keys found through each row's runs (Visibility::runs).
 template <typename T>
@@ -688,25 +661,6 @@ template <typename T>
 T scale_mask_max(const Visibility::Runs& runs, T scale, T* row) {
   if constexpr (std::is_same_v<T, float>) return scale_mask_max_avx2(runs, scale, row);
   throw std::logic_error("scale_mask_max: float32 only");
-}
-
-// p[0, n) = exp(x[0, n) - m), with exp_in_place's values (its tail padded the same way).
-__attribute__((target("avx2,fma"))) void exp_of_difference_avx2(const float* x, int64_t n, float m, float* p) {
-  const __m256 m8 = _mm256_set1_ps(m);
-  int64_t i = 0;
-  for (; i + 8 <= n; i += 8) _mm256_storeu_ps(p + i, _ZGVdN8v_expf(_mm256_sub_ps(_mm256_loadu_ps(x + i), m8)));
-  if (i < n) {
-    alignas(32) float tail[8];
-    for (int64_t k = 0; k < 8; ++k) tail[k] = i + k < n ? x[i + k] - m : 0.0f;
-    _mm256_store_ps(tail, _ZGVdN8v_expf(_mm256_load_ps(tail)));
-    for (int64_t k = 0; i + k < n; ++k) p[i + k] = tail[k];
-  }
-}
-
-template <typename T>
-void exp_of_difference(const T* x, int64_t n, T m, T* p) {
-  if constexpr (std::is_same_v<T, float>) return exp_of_difference_avx2(x, n, m, p);
-  throw std::logic_error("exp_of_difference: float32 only");
 }
 
 // One key tile of the forward's online softmax over the tile's scores (w.scores, nq x nk): each
@@ -1056,8 +1010,5 @@ void attention_backward(DType dtype, const AttentionShape& s, const void* q, con
                       static_cast<T*>(d_q), static_cast<T*>(d_k), static_cast<T*>(d_v));
   });
 }
-
-void exp_in_place(float* x, int64_t n) { exp_in_place<float>(x, n); }
-void exp_in_place(double* x, int64_t n) { exp_in_place<double>(x, n); }
 
 }  // namespace qkv::cpu

@@ -10,9 +10,5 @@ void attention_forward(DType dtype, const AttentionShape& shape, const void* q, 
                        void* lse);
 void attention_backward(DType dtype, const AttentionShape& shape, const void* q, const void* k, const void* v,
                         const void* out, const void* d_out, const void* lse, void* d_q, void* d_k, void* d_v);
-// x[0, n) = exp(x[0, n)) in place: float32 through glibc's vector expf on AVX2 (within 4 ulp; an
-// entry's value does not depend on its neighbours or on n), else std::exp.
-void exp_in_place(float* x, int64_t n);
-void exp_in_place(double* x, int64_t n);
 
 }  // namespace qkv::cpu

@@ -22,6 +22,7 @@
 #include "cpu_attention.h"
 #include "row_reductions.h"
 #include "thread_pool.h"
+#include "vector_exp.h"
 
 namespace qkv {
 
@@ -284,17 +285,13 @@ void reduce_sum_typed(const T* in, const Shape& in_shape, T* out, const Shape& o
   for (int64_t i = 0; i < n_out; ++i) out[i] = static_cast<T>(acc[i]);
 }
 
-// One row of a softmax: m = the row's max (a NaN anywhere makes the row NaN), y = exp(x - m) in
-// the tensor's own precision (as PyTorch does; vectorised, cpu::exp_in_place), and their sum in
-// double in a fixed order (row_sum). False for a fully masked row (m = -inf), y then untouched.
+// A softmax row's max m (a NaN anywhere makes the row NaN): false for a fully masked row (m =
+// -inf). Its exps are then exp(x - m) in the tensor's own precision (as PyTorch does; vectorised,
+// vector_exp.h), summed in double in a fixed order (row_sum).
 template <typename T>
-bool exp_row(const T* x, int64_t cols, T* y, T& m, double& total) {
+bool row_shift(const T* x, int64_t cols, T& m) {
   m = row_max(x, cols);
-  if (m == -std::numeric_limits<T>::infinity()) return false;
-  for (int64_t c = 0; c < cols; ++c) y[c] = x[c] - m;
-  cpu::exp_in_place(y, cols);
-  total = row_sum(y, cols);
-  return true;
+  return m != -std::numeric_limits<T>::infinity();
 }
 
 template <typename T>
@@ -304,11 +301,12 @@ void softmax_typed(const T* in, T* out, int64_t rows, int64_t cols, bool log) {
       const T* x = in + r * cols;
       T* y = out + r * cols;
       T m;
-      double total;
-      if (!exp_row(x, cols, y, m, total)) {  // fully masked row: zeros, not NaN
+      if (!row_shift(x, cols, m)) {  // fully masked row: zeros, not NaN
         for (int64_t c = 0; c < cols; ++c) y[c] = T(0);
         continue;
       }
+      cpu::exp_of_difference(x, cols, m, y);
+      const double total = row_sum(y, cols);
       if (log) {
         const T shift = m + static_cast<T>(std::log(total));
         for (int64_t c = 0; c < cols; ++c) y[c] = x[c] - shift;
@@ -320,30 +318,27 @@ void softmax_typed(const T* in, T* out, int64_t rows, int64_t cols, bool log) {
   });
 }
 
-// Backend::log_softmax_pick: softmax_typed's exp_row (into a per-thread row, not the output),
-// then the target's log-probability.
+// Backend::log_softmax_pick: softmax_typed's shift (the exps summed as made, not stored), then the
+// target's log-probability.
 template <typename T>
 void log_softmax_pick_typed(const T* in, int64_t rows, int64_t cols, const int64_t* index, T* shift, T* picked) {
   parallel_ranges(rows, row_grain(cols), [&](int64_t row_begin, int64_t row_end) {
-    thread_local std::vector<T> exps;  // grown once per thread
-    if (static_cast<int64_t>(exps.size()) < cols) exps.resize(static_cast<size_t>(cols));
     for (int64_t r = row_begin; r < row_end; ++r) {
       const T* x = in + r * cols;
       T m;
-      double total;
-      if (!exp_row(x, cols, exps.data(), m, total)) {  // fully masked row: log_softmax's zeros
+      if (!row_shift(x, cols, m)) {  // fully masked row: log_softmax's zeros
         shift[r] = m;
         picked[r] = T(0);
         continue;
       }
-      const T s = m + static_cast<T>(std::log(total));
+      const T s = m + static_cast<T>(std::log(cpu::sum_exp_of_difference(x, cols, m)));
       shift[r] = s;
       picked[r] = x[index[r]] - s;
     }
   });
 }
 
-// Backend::softmax_minus_onehot, one row at a time in place in out.
+// Backend::softmax_minus_onehot, one row at a time (one pass, vector_exp.h).
 template <typename T>
 void softmax_minus_onehot_typed(const T* in, const T* shift, const int64_t* index, const T* factor, int64_t rows,
                                 int64_t cols, T* out) {
@@ -351,16 +346,14 @@ void softmax_minus_onehot_typed(const T* in, const T* shift, const int64_t* inde
     for (int64_t r = row_begin; r < row_end; ++r) {
       const T* x = in + r * cols;
       T* y = out + r * cols;
-      const T s = shift[r];
+      const T s = shift[r], f = factor[r];
       if (s == -std::numeric_limits<T>::infinity()) {
         std::fill(y, y + cols, T(1));
+        y[index[r]] += T(-1);
+        for (int64_t c = 0; c < cols; ++c) y[c] *= f;
       } else {
-        for (int64_t c = 0; c < cols; ++c) y[c] = x[c] - s;
-        cpu::exp_in_place(y, cols);
+        cpu::softmax_minus_onehot_row(x, cols, s, index[r], f, y);
       }
-      y[index[r]] += T(-1);
-      const T f = factor[r];
-      for (int64_t c = 0; c < cols; ++c) y[c] *= f;
     }
   });
 }
@@ -499,7 +492,7 @@ class CpuBackend final : public Backend {
       const T* x = static_cast<const T*>(in);
       T* y = static_cast<T*>(out);
       parallel_ranges(n, kParallelElements / 2, [&](int64_t begin, int64_t end) {
-        if (op == UnaryOp::Exp) {  // vectorised (cpu::exp_in_place): the same value as softmax's exp
+        if (op == UnaryOp::Exp) {  // vectorised (vector_exp.h): the same value as softmax's exp
           std::memmove(y + begin, x + begin, (end - begin) * sizeof(T));
           cpu::exp_in_place(y + begin, end - begin);
         } else {

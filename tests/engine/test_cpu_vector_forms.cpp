@@ -1,8 +1,10 @@
 // tests/engine/test_cpu_vector_forms.cpp — the CPU backend's AVX2 forms give the bits of the plain
 // loops they stand for: the row max, row sum and sum of squares (framework/cpu/row_reductions.h) on
-// rows of every length up to a few lanes past 8 and on NaN, infinities and signed zeros, and every
-// elementwise op (the AVX2 copy of the contiguous loops) against its formula in this file's code.
+// rows of every length up to a few lanes past 8 and on NaN, infinities and signed zeros; every
+// elementwise op (the AVX2 copy of the contiguous loops) against its formula in this file's code;
+// and the vector exp's rows (framework/cpu/vector_exp.h) against glibc's 8-lane expf entry by entry.
 #include <doctest/doctest.h>
+#include <immintrin.h>
 
 #include <cmath>
 #include <cstring>
@@ -10,7 +12,7 @@
 #include <vector>
 
 #include "framework/backend.h"
-#include "framework/cpu/cpu_attention.h"
+#include "framework/cpu/vector_exp.h"
 #include "framework/cpu/row_reductions.h"
 #include "framework/random.h"
 
@@ -45,6 +47,23 @@ double reference_sum(const float* x, int64_t n, bool square) {
 template <typename T>
 bool same_bits(T a, T b) {
   return std::memcmp(&a, &b, sizeof a) == 0;
+}
+
+}  // namespace
+
+extern "C" __attribute__((target("avx2,fma"))) __m256 _ZGVdN8v_expf(__m256 x);
+
+namespace {
+
+// exp(v) as glibc's 8-lane vector expf gives it with v alone in a block of zeros (what the exp
+// rows gave before the 16-lane form and the -inf lanes); std::exp without AVX2.
+__attribute__((target("avx2,fma"))) float exp_alone_avx2(float v) {
+  alignas(32) float block[8] = {v};
+  _mm256_store_ps(block, _ZGVdN8v_expf(_mm256_load_ps(block)));
+  return block[0];
+}
+float exp_alone(float v) {
+  return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") ? exp_alone_avx2(v) : std::exp(v);
 }
 
 }  // namespace
@@ -135,4 +154,71 @@ TEST_CASE("every elementwise op on the CPU gives its formula's bits, contiguous 
   };
   check(float{});
   check(double{});
+}
+
+namespace {
+
+// exp_of_difference, exp_in_place, softmax_minus_onehot_row and sum_exp_of_difference in the
+// current form, on rows of 1..70 entries.
+void check_exp_rows() {
+  Generator gen(14);
+  const float inf = std::numeric_limits<float>::infinity(), nan = std::numeric_limits<float>::quiet_NaN();
+  // out of the vector function's fast range (-inf, overflow, underflow to subnormals), zeros, NaN
+  const std::vector<float> specials = {-inf, inf, nan, 0.0f, -0.0f, 88.9f, -95.0f, -104.0f, 1e-30f};
+  for (int64_t n = 1; n <= 70; ++n) {
+    for (int kind = 0; kind < 3; ++kind) {
+      // 0: softmax-like values; 1: a special value every fifth entry; 2: masked rows (-inf runs)
+      std::vector<float> x(static_cast<size_t>(n));
+      for (int64_t c = 0; c < n; ++c) {
+        x[c] = static_cast<float>(60.0 * (gen.uniform() - 0.7));  // exps over 2^-60..1: sums that round
+        if (kind == 1 && c % 5 == static_cast<int64_t>(n % 5))
+          x[c] = specials[static_cast<size_t>(c + n) % specials.size()];
+        if (kind == 2 && (c * 7 + n) % 3 != 0) x[c] = -inf;
+      }
+      const float m = kind == 2 ? 1.5f : cpu::row_max(x.data(), n);
+      const int64_t hot = (n * 13) % n;
+      const float f = 0.37f;
+      std::vector<float> p(static_cast<size_t>(n)), in_place = x, y(static_cast<size_t>(n));
+      cpu::exp_of_difference(x.data(), n, m, p.data());
+      cpu::exp_in_place(in_place.data(), n);
+      cpu::softmax_minus_onehot_row(x.data(), n, m, hot, f, y.data());
+      CAPTURE(n);
+      CAPTURE(kind);
+      for (int64_t c = 0; c < n; ++c) {
+        CAPTURE(c);
+        CAPTURE(x[c]);
+        REQUIRE(same_bits(p[c], exp_alone(x[c] - m)));
+        REQUIRE(same_bits(in_place[c], exp_alone(x[c])));
+        REQUIRE(same_bits(y[c], (c == hot ? p[c] + -1.0f : p[c]) * f));
+      }
+      CHECK(same_bits(cpu::sum_exp_of_difference(x.data(), n, m), reference_sum(p.data(), n, false)));
+    }
+  }
+}
+
+}  // namespace
+
+TEST_CASE(
+    "the vector exp rows give each entry glibc's 8-lane value, and their fused passes the separate passes' bits") {
+  const cpu::ExpForm widest = cpu::widest_exp_form();
+  for (cpu::ExpForm form : {cpu::ExpForm::Avx512, cpu::ExpForm::Avx2}) {
+    if (form > widest) continue;
+    CAPTURE(static_cast<int>(form));
+    cpu::use_exp_form(form);
+    check_exp_rows();
+  }
+  cpu::use_exp_form(widest);
+  // float64: std::exp entry by entry, and the same lane order for the sum
+  std::vector<double> x(21), p(21), y(21);
+  for (size_t c = 0; c < x.size(); ++c) x[c] = c % 4 == 0 ? -std::numeric_limits<double>::infinity() : 0.5 * c - 3.0;
+  cpu::exp_of_difference(x.data(), 21, 2.0, p.data());
+  cpu::softmax_minus_onehot_row(x.data(), 21, 2.0, 3, 0.5, y.data());
+  double lane[cpu::kLanes] = {}, total = 0.0;
+  for (int64_t c = 0; c < 21; ++c) {
+    CHECK(same_bits(p[c], std::exp(x[c] - 2.0)));
+    CHECK(same_bits(y[c], (c == 3 ? p[c] + -1.0 : p[c]) * 0.5));
+    lane[c < 16 ? c % cpu::kLanes : 0] += p[c];
+  }
+  for (double l : lane) total += l;
+  CHECK(same_bits(cpu::sum_exp_of_difference(x.data(), 21, 2.0), total));
 }
