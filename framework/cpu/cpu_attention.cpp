@@ -308,50 +308,45 @@ bool has_avx512() {
 
 typedef float Floats16 __attribute__((vector_size(64)));
 
+// A block of 4 rows by Panels panels of keys (16 keys each): Panels loads of b_t and 4 broadcasts
+// of a per step of d for 4 * Panels fused multiply-adds of 16, written to c from key j0 on.
+template <int Panels>
+__attribute__((target("avx512f,fma"), always_inline)) inline void product_block_avx512(const float* const a_rows[4],
+                                                                                       int64_t rows, int64_t width,
+                                                                                       const float* panel, float* c,
+                                                                                       int64_t i0, int64_t j0) {
+  Floats16 acc[4][Panels] = {};
+  for (int64_t d = 0; d < width; ++d) {
+    Floats16 b[Panels];
+#pragma GCC unroll 4
+    for (int k = 0; k < Panels; ++k) std::memcpy(&b[k], panel + k * kPanel * width + d * kPanel, sizeof b[k]);
+#pragma GCC unroll 4
+    for (int r = 0; r < 4; ++r) {
+      const float w = a_rows[r][d];
+#pragma GCC unroll 4
+      for (int k = 0; k < Panels; ++k) acc[r][k] += w * b[k];
+    }
+  }
+  for (int64_t r = 0; r < rows; ++r)
+#pragma GCC unroll 4
+    for (int k = 0; k < Panels; ++k) std::memcpy(c + (i0 + r) * kTile + j0 + k * kPanel, &acc[r][k], sizeof acc[r][k]);
+}
+
 __attribute__((target("avx512f,fma"))) void tile_products_avx512(const float* a, int64_t nq, int64_t width,
                                                                  int64_t a_stride, const float* b_t, int64_t nk,
                                                                  float* c, TileReach reach) {
-  for (int64_t j0 = 0; j0 < nk; j0 += 2 * kPanel) {
-    const float* panel0 = b_t + j0 * width;
-    const float* panel1 = panel0 + kPanel * width;
-    for (int64_t i0 = 0; i0 < nq; i0 += 4) {
-      const int64_t rows = std::min<int64_t>(4, nq - i0);
-      const int64_t end = std::min(nk, reach.key_end(i0 + rows - 1));  // the block's rows see no key past it
-      if (end <= j0) continue;
-      const bool pair = j0 + kPanel < end;  // a second panel of keys (else only this one)
-      const float* a_rows[4];
-      for (int64_t r = 0; r < 4; ++r) a_rows[r] = a + (i0 + std::min(r, rows - 1)) * a_stride;
-      Floats16 c00 = {}, c01 = {}, c10 = {}, c11 = {}, c20 = {}, c21 = {}, c30 = {}, c31 = {};
-      if (pair) {
-        for (int64_t d = 0; d < width; ++d) {
-          Floats16 b0, b1;
-          std::memcpy(&b0, panel0 + d * kPanel, sizeof b0);
-          std::memcpy(&b1, panel1 + d * kPanel, sizeof b1);
-          c00 += a_rows[0][d] * b0;
-          c01 += a_rows[0][d] * b1;
-          c10 += a_rows[1][d] * b0;
-          c11 += a_rows[1][d] * b1;
-          c20 += a_rows[2][d] * b0;
-          c21 += a_rows[2][d] * b1;
-          c30 += a_rows[3][d] * b0;
-          c31 += a_rows[3][d] * b1;
-        }
-      } else {
-        for (int64_t d = 0; d < width; ++d) {
-          Floats16 b0;
-          std::memcpy(&b0, panel0 + d * kPanel, sizeof b0);
-          c00 += a_rows[0][d] * b0;
-          c10 += a_rows[1][d] * b0;
-          c20 += a_rows[2][d] * b0;
-          c30 += a_rows[3][d] * b0;
-        }
-      }
-      const Floats16* out[4][2] = {{&c00, &c01}, {&c10, &c11}, {&c20, &c21}, {&c30, &c31}};
-      for (int64_t r = 0; r < rows; ++r) {
-        std::memcpy(c + (i0 + r) * kTile + j0, out[r][0], sizeof c00);
-        if (pair) std::memcpy(c + (i0 + r) * kTile + j0 + kPanel, out[r][1], sizeof c00);
-      }
-    }
+  for (int64_t i0 = 0; i0 < nq; i0 += 4) {
+    const int64_t rows = std::min<int64_t>(4, nq - i0);
+    const int64_t end = std::min(nk, reach.key_end(i0 + rows - 1));  // the block's rows see no key past it
+    const float* a_rows[4];
+    for (int64_t r = 0; r < 4; ++r) a_rows[r] = a + (i0 + std::min(r, rows - 1)) * a_stride;
+    // four panels at a time while they are all live, then two, then one
+    int64_t j0 = 0;
+    for (; j0 + 3 * kPanel < end; j0 += 4 * kPanel)
+      product_block_avx512<4>(a_rows, rows, width, b_t + j0 * width, c, i0, j0);
+    for (; j0 + kPanel < end; j0 += 2 * kPanel)
+      product_block_avx512<2>(a_rows, rows, width, b_t + j0 * width, c, i0, j0);
+    if (j0 < end) product_block_avx512<1>(a_rows, rows, width, b_t + j0 * width, c, i0, j0);
   }
 }
 
@@ -544,9 +539,58 @@ __attribute__((target("avx512f,fma"))) void accumulate_rows_avx512(const float* 
   }
 }
 
+// Widths that are a multiple of 64: 4 rows by 64 columns, four registers a row (16 accumulators),
+// so that each step of j takes one load of m per 4 fused multiply-adds where the 32-column block
+// takes one per 2 (and p's entries are read once per 64 columns, not per 32). The same chain per
+// entry as the 32-column form, so the same bits.
+__attribute__((target("avx512f,fma"))) void accumulate_rows_avx512_wide(const float* p, TileLayout at, TileReach reach,
+                                                                        int64_t rows, int64_t n, const float* m,
+                                                                        int64_t m_stride, int64_t width, float* acc,
+                                                                        int64_t acc_stride) {
+  alignas(64) float slice[kTile * 64];
+  for (int64_t c0 = 0; c0 < width; c0 += 64) {
+    for (int64_t j = 0; j < n; ++j) std::memcpy(slice + j * 64, m + j * m_stride + c0, 64 * sizeof(float));
+    for (int64_t i0 = 0; i0 < rows; i0 += 4) {
+      const int64_t valid = std::min<int64_t>(4, rows - i0);
+      const float* p_rows[4];
+      float* out_rows[4];
+      for (int64_t r = 0; r < 4; ++r) {
+        const int64_t row = i0 + std::min(r, valid - 1);  // fewer than 4 rows: the last one repeats
+        p_rows[r] = p + row * at.row;
+        out_rows[r] = acc + row * acc_stride + c0;
+      }
+      Floats16 s[4][4];
+#pragma GCC unroll 4
+      for (int r = 0; r < 4; ++r)
+#pragma GCC unroll 4
+        for (int k = 0; k < 4; ++k) std::memcpy(&s[r][k], out_rows[r] + 16 * k, 64);
+      const Span live = live_span(at, reach, i0, i0 + valid - 1, n);
+      for (int64_t j = live.begin; j < live.end; ++j) {
+        Floats16 mv[4];
+#pragma GCC unroll 4
+        for (int k = 0; k < 4; ++k) std::memcpy(&mv[k], slice + j * 64 + 16 * k, 64);
+        const int64_t jc = j * at.col;
+#pragma GCC unroll 4
+        for (int r = 0; r < 4; ++r) {
+          const float w = p_rows[r][jc];
+#pragma GCC unroll 4
+          for (int k = 0; k < 4; ++k) s[r][k] += w * mv[k];
+        }
+      }
+      for (int64_t r = 0; r < valid; ++r)
+#pragma GCC unroll 4
+        for (int k = 0; k < 4; ++k) std::memcpy(out_rows[r] + 16 * k, &s[r][k], 64);
+    }
+  }
+}
+
 template <>
 void accumulate_rows<float>(const float* p, TileLayout at, TileReach reach, int64_t rows, int64_t n, const float* m,
                             int64_t m_stride, int64_t width, float* acc, int64_t acc_stride) {
+  if (width % 64 == 0 && has_avx512()) {
+    accumulate_rows_avx512_wide(p, at, reach, rows, n, m, m_stride, width, acc, acc_stride);
+    return;
+  }
   if (width % 32 == 0 && has_avx512()) {
     accumulate_rows_avx512(p, at, reach, rows, n, m, m_stride, width, acc, acc_stride);
     return;

@@ -333,6 +333,9 @@ TEST_CASE("the fused op agrees with the composed path in float32, forward and ba
   std::vector<Case> all = cases();
   all.push_back({"prefix, 150 positions", AttentionMask::prefix_lm(40, {40, 7, 0}), 3, 150, 150, 16, 16});
   all.push_back({"none, queries fewer than keys", AttentionMask::none(), 2, 65, 130, 8, 4});
+  // widths of 64 and 128: the AVX-512 kernels' widest register blocks (four panels of keys, 64
+  // columns), with the diagonal cutting through them
+  all.push_back({"prefix, widths 64 and 128", AttentionMask::prefix_lm(30, {30, 12}), 2, 100, 100, 64, 128});
   all.push_back(
       {"prefix, 300 positions (two-pass backward)", AttentionMask::prefix_lm(100, {100, 30}), 2, 300, 300, 8, 8});
   for (const Case& c : all) {
