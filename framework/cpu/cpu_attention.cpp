@@ -370,7 +370,8 @@ __attribute__((target("avx2"))) void transpose_tile_avx2(const float* in, int64_
   for (int64_t r0 = 0; r0 < padded; r0 += 8) {  // 8 rows: half a panel
     float* half = out_t + (r0 / kPanel) * cols * kPanel + r0 % kPanel;
     for (int64_t c0 = 0; c0 < cols; c0 += 8) {
-      __m256 x[8];
+      __m256 x[8];  // unrolled, the arrays stay in registers (else GCC 12 keeps them on the stack)
+#pragma GCC unroll 8
       for (int r = 0; r < 8; ++r)
         x[r] = r0 + r < rows ? _mm256_loadu_ps(in + (r0 + r) * in_stride + c0) : _mm256_setzero_ps();
       // pairs of rows interleaved, then quads, then the 128-bit halves swapped across
@@ -386,6 +387,7 @@ __attribute__((target("avx2"))) void transpose_tile_avx2(const float* in, int64_
                                 _mm256_permute2f128_ps(b2, b6, 0x20), _mm256_permute2f128_ps(b3, b7, 0x20),
                                 _mm256_permute2f128_ps(b0, b4, 0x31), _mm256_permute2f128_ps(b1, b5, 0x31),
                                 _mm256_permute2f128_ps(b2, b6, 0x31), _mm256_permute2f128_ps(b3, b7, 0x31)};
+#pragma GCC unroll 8
       for (int c = 0; c < 8; ++c) _mm256_storeu_ps(half + (c0 + c) * kPanel, column[c]);
     }
   }
