@@ -491,16 +491,20 @@ void accumulate_rows_generic(const float* p, TileLayout at, TileReach reach, int
   accumulate_rows_body(p, at, reach, rows, n, m, m_stride, width, acc, acc_stride);
 }
 
-// The same sums on AVX-512 for widths that are a multiple of 32: 4 rows by 32 columns, two
-// 16-wide registers a row, summing over j in order with fused multiply-adds (the AVX2 form's
-// bits). The 32-column slice of m is copied into one block, as there.
+// The same sums on AVX-512: 4 rows by 16 * Regs columns (Regs 16-wide registers a row), summing
+// over j in order with fused multiply-adds (the AVX2 form's bits). Widths that are a multiple of 64
+// take Regs = 4 (16 accumulators: one load of m per 4 fused multiply-adds, and p's entries read
+// once per 64 columns), other multiples of 32 Regs = 2. The slice of m is copied into one block, as
+// there.
+template <int Regs>
 __attribute__((target("avx512f,fma"))) void accumulate_rows_avx512(const float* p, TileLayout at, TileReach reach,
                                                                    int64_t rows, int64_t n, const float* m,
                                                                    int64_t m_stride, int64_t width, float* acc,
                                                                    int64_t acc_stride) {
-  alignas(64) float slice[kTile * 32];
-  for (int64_t c0 = 0; c0 < width; c0 += 32) {
-    for (int64_t j = 0; j < n; ++j) std::memcpy(slice + j * 32, m + j * m_stride + c0, 32 * sizeof(float));
+  constexpr int64_t kCols = 16 * Regs;
+  alignas(64) float slice[kTile * kCols];
+  for (int64_t c0 = 0; c0 < width; c0 += kCols) {
+    for (int64_t j = 0; j < n; ++j) std::memcpy(slice + j * kCols, m + j * m_stride + c0, kCols * sizeof(float));
     for (int64_t i0 = 0; i0 < rows; i0 += 4) {
       const int64_t valid = std::min<int64_t>(4, rows - i0);
       const float* p_rows[4];
@@ -510,78 +514,27 @@ __attribute__((target("avx512f,fma"))) void accumulate_rows_avx512(const float* 
         p_rows[r] = p + row * at.row;
         out_rows[r] = acc + row * acc_stride + c0;
       }
-      Floats16 s[4][2];
-      for (int64_t r = 0; r < 4; ++r) {
-        std::memcpy(&s[r][0], out_rows[r], 64);
-        std::memcpy(&s[r][1], out_rows[r] + 16, 64);
-      }
-      Floats16 s00 = s[0][0], s01 = s[0][1], s10 = s[1][0], s11 = s[1][1], s20 = s[2][0], s21 = s[2][1], s30 = s[3][0],
-               s31 = s[3][1];
-      const Span live = live_span(at, reach, i0, i0 + valid - 1, n);
-      for (int64_t j = live.begin; j < live.end; ++j) {
-        Floats16 m0, m1;
-        std::memcpy(&m0, slice + j * 32, sizeof m0);
-        std::memcpy(&m1, slice + j * 32 + 16, sizeof m1);
-        const int64_t jc = j * at.col;
-        s00 += p_rows[0][jc] * m0;
-        s01 += p_rows[0][jc] * m1;
-        s10 += p_rows[1][jc] * m0;
-        s11 += p_rows[1][jc] * m1;
-        s20 += p_rows[2][jc] * m0;
-        s21 += p_rows[2][jc] * m1;
-        s30 += p_rows[3][jc] * m0;
-        s31 += p_rows[3][jc] * m1;
-      }
-      const Floats16* sums[4][2] = {{&s00, &s01}, {&s10, &s11}, {&s20, &s21}, {&s30, &s31}};
-      for (int64_t r = 0; r < valid; ++r) {
-        std::memcpy(out_rows[r], sums[r][0], 64);
-        std::memcpy(out_rows[r] + 16, sums[r][1], 64);
-      }
-    }
-  }
-}
-
-// Widths that are a multiple of 64: 4 rows by 64 columns, four registers a row (16 accumulators),
-// so that each step of j takes one load of m per 4 fused multiply-adds where the 32-column block
-// takes one per 2 (and p's entries are read once per 64 columns, not per 32). The same chain per
-// entry as the 32-column form, so the same bits.
-__attribute__((target("avx512f,fma"))) void accumulate_rows_avx512_wide(const float* p, TileLayout at, TileReach reach,
-                                                                        int64_t rows, int64_t n, const float* m,
-                                                                        int64_t m_stride, int64_t width, float* acc,
-                                                                        int64_t acc_stride) {
-  alignas(64) float slice[kTile * 64];
-  for (int64_t c0 = 0; c0 < width; c0 += 64) {
-    for (int64_t j = 0; j < n; ++j) std::memcpy(slice + j * 64, m + j * m_stride + c0, 64 * sizeof(float));
-    for (int64_t i0 = 0; i0 < rows; i0 += 4) {
-      const int64_t valid = std::min<int64_t>(4, rows - i0);
-      const float* p_rows[4];
-      float* out_rows[4];
-      for (int64_t r = 0; r < 4; ++r) {
-        const int64_t row = i0 + std::min(r, valid - 1);  // fewer than 4 rows: the last one repeats
-        p_rows[r] = p + row * at.row;
-        out_rows[r] = acc + row * acc_stride + c0;
-      }
-      Floats16 s[4][4];
+      Floats16 s[4][Regs];  // unrolled loops keep these in registers
 #pragma GCC unroll 4
       for (int r = 0; r < 4; ++r)
 #pragma GCC unroll 4
-        for (int k = 0; k < 4; ++k) std::memcpy(&s[r][k], out_rows[r] + 16 * k, 64);
+        for (int k = 0; k < Regs; ++k) std::memcpy(&s[r][k], out_rows[r] + 16 * k, 64);
       const Span live = live_span(at, reach, i0, i0 + valid - 1, n);
       for (int64_t j = live.begin; j < live.end; ++j) {
-        Floats16 mv[4];
+        Floats16 mv[Regs];
 #pragma GCC unroll 4
-        for (int k = 0; k < 4; ++k) std::memcpy(&mv[k], slice + j * 64 + 16 * k, 64);
+        for (int k = 0; k < Regs; ++k) std::memcpy(&mv[k], slice + j * kCols + 16 * k, 64);
         const int64_t jc = j * at.col;
 #pragma GCC unroll 4
         for (int r = 0; r < 4; ++r) {
           const float w = p_rows[r][jc];
 #pragma GCC unroll 4
-          for (int k = 0; k < 4; ++k) s[r][k] += w * mv[k];
+          for (int k = 0; k < Regs; ++k) s[r][k] += w * mv[k];
         }
       }
       for (int64_t r = 0; r < valid; ++r)
 #pragma GCC unroll 4
-        for (int k = 0; k < 4; ++k) std::memcpy(out_rows[r] + 16 * k, &s[r][k], 64);
+        for (int k = 0; k < Regs; ++k) std::memcpy(out_rows[r] + 16 * k, &s[r][k], 64);
     }
   }
 }
@@ -590,11 +543,11 @@ template <>
 void accumulate_rows<float>(const float* p, TileLayout at, TileReach reach, int64_t rows, int64_t n, const float* m,
                             int64_t m_stride, int64_t width, float* acc, int64_t acc_stride) {
   if (width % 64 == 0 && has_avx512()) {
-    accumulate_rows_avx512_wide(p, at, reach, rows, n, m, m_stride, width, acc, acc_stride);
+    accumulate_rows_avx512<4>(p, at, reach, rows, n, m, m_stride, width, acc, acc_stride);
     return;
   }
   if (width % 32 == 0 && has_avx512()) {
-    accumulate_rows_avx512(p, at, reach, rows, n, m, m_stride, width, acc, acc_stride);
+    accumulate_rows_avx512<2>(p, at, reach, rows, n, m, m_stride, width, acc, acc_stride);
     return;
   }
   if (width % 16 != 0) {
