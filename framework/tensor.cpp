@@ -130,7 +130,8 @@ Tensor Tensor::from_vector(const std::vector<double>& values, const Shape& shape
   if (dtype == DType::I64) throw std::runtime_error("from_vector: use from_ids for int64");
   Tensor host = empty(shape, dtype, Device::cpu());
   if (dtype == DType::F64) {
-    std::memcpy(host.data_ptr(), values.data(), values.size() * sizeof(double));
+    if (!values.empty())  // an empty vector's data() may be null, which memcpy must not get
+      std::memcpy(host.data_ptr(), values.data(), values.size() * sizeof(double));
   } else {
     float* out = host.data<float>();
     for (size_t i = 0; i < values.size(); ++i) out[i] = static_cast<float>(values[i]);
