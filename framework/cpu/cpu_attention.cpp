@@ -308,6 +308,21 @@ bool has_avx512() {
 
 typedef float Floats16 __attribute__((vector_size(64)));
 
+// One step of an AVX-512 register block: Regs registers loaded from `from` (`step` floats apart),
+// then acc[r][k] += w[r] * v[k] for its 4 rows. Unrolled, so that acc stays in registers.
+template <int Regs>
+__attribute__((target("avx512f,fma"), always_inline)) inline void block_step(Floats16 (&acc)[4][Regs],
+                                                                             const float (&w)[4], const float* from,
+                                                                             int64_t step) {
+  Floats16 v[Regs];
+#pragma GCC unroll 4
+  for (int k = 0; k < Regs; ++k) std::memcpy(&v[k], from + k * step, sizeof v[k]);
+#pragma GCC unroll 4
+  for (int r = 0; r < 4; ++r)
+#pragma GCC unroll 4
+    for (int k = 0; k < Regs; ++k) acc[r][k] += w[r] * v[k];
+}
+
 // A block of 4 rows by Panels panels of keys (16 keys each): Panels loads of b_t and 4 broadcasts
 // of a per step of d for 4 * Panels fused multiply-adds of 16, written to c from key j0 on.
 template <int Panels>
@@ -317,15 +332,8 @@ __attribute__((target("avx512f,fma"), always_inline)) inline void product_block_
                                                                                        int64_t i0, int64_t j0) {
   Floats16 acc[4][Panels] = {};
   for (int64_t d = 0; d < width; ++d) {
-    Floats16 b[Panels];
-#pragma GCC unroll 4
-    for (int k = 0; k < Panels; ++k) std::memcpy(&b[k], panel + k * kPanel * width + d * kPanel, sizeof b[k]);
-#pragma GCC unroll 4
-    for (int r = 0; r < 4; ++r) {
-      const float w = a_rows[r][d];
-#pragma GCC unroll 4
-      for (int k = 0; k < Panels; ++k) acc[r][k] += w * b[k];
-    }
+    const float w[4] = {a_rows[0][d], a_rows[1][d], a_rows[2][d], a_rows[3][d]};
+    block_step<Panels>(acc, w, panel + d * kPanel, kPanel * width);
   }
   for (int64_t r = 0; r < rows; ++r)
 #pragma GCC unroll 4
@@ -521,16 +529,9 @@ __attribute__((target("avx512f,fma"))) void accumulate_rows_avx512(const float* 
         for (int k = 0; k < Regs; ++k) std::memcpy(&s[r][k], out_rows[r] + 16 * k, 64);
       const Span live = live_span(at, reach, i0, i0 + valid - 1, n);
       for (int64_t j = live.begin; j < live.end; ++j) {
-        Floats16 mv[Regs];
-#pragma GCC unroll 4
-        for (int k = 0; k < Regs; ++k) std::memcpy(&mv[k], slice + j * kCols + 16 * k, 64);
         const int64_t jc = j * at.col;
-#pragma GCC unroll 4
-        for (int r = 0; r < 4; ++r) {
-          const float w = p_rows[r][jc];
-#pragma GCC unroll 4
-          for (int k = 0; k < Regs; ++k) s[r][k] += w * mv[k];
-        }
+        const float w[4] = {p_rows[0][jc], p_rows[1][jc], p_rows[2][jc], p_rows[3][jc]};
+        block_step<Regs>(s, w, slice + j * kCols, 16);
       }
       for (int64_t r = 0; r < valid; ++r)
 #pragma GCC unroll 4

@@ -98,6 +98,13 @@ T row_max(const T* x, int64_t n) {  // NaN-propagating, as formula::nan_max
   return m;
 }
 
+// The kLanes sums of a row combined in lane order.
+inline double lanes_total(const double* lane) {
+  double total = 0.0;
+  for (int64_t l = 0; l < kLanes; ++l) total += lane[l];
+  return total;
+}
+
 // A row's sum in double; with Square, the sum of its entries' squares, each rounded to T first.
 template <bool Square, typename T>
 double row_sum_of(const T* x, int64_t n) {
@@ -112,9 +119,7 @@ double row_sum_of(const T* x, int64_t n) {
       for (int64_t l = 0; l < kLanes; ++l) lane[l] += entry(x[c + l]);
   }
   for (int64_t c = whole; c < n; ++c) lane[0] += entry(x[c]);
-  double total = 0.0;
-  for (int64_t l = 0; l < kLanes; ++l) total += lane[l];
-  return total;
+  return lanes_total(lane);
 }
 
 template <typename T>

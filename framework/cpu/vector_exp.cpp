@@ -69,14 +69,21 @@ __attribute__((target("avx512f"))) void exp_of_difference_avx512(const float* x,
   }
 }
 
+// tail[0, 8) = exp(x[i + k] - m) for the entries i + k < n, the rest padded with exp(0): the last,
+// short block of an AVX2 row, through an aligned copy.
+__attribute__((target("avx2,fma"))) inline void exp_tail_avx2(const float* x, int64_t i, int64_t n, float m,
+                                                              float* tail) {
+  for (int64_t k = 0; k < 8; ++k) tail[k] = i + k < n ? x[i + k] - m : 0.0f;
+  _mm256_store_ps(tail, exp8(_mm256_load_ps(tail)));
+}
+
 __attribute__((target("avx2,fma"))) void exp_of_difference_avx2(const float* x, int64_t n, float m, float* p) {
   const __m256 m8 = _mm256_set1_ps(m);
   int64_t i = 0;
   for (; i + 8 <= n; i += 8) _mm256_storeu_ps(p + i, exp8(_mm256_sub_ps(_mm256_loadu_ps(x + i), m8)));
   if (i < n) {
     alignas(32) float tail[8];
-    for (int64_t k = 0; k < 8; ++k) tail[k] = i + k < n ? x[i + k] - m : 0.0f;
-    _mm256_store_ps(tail, exp8(_mm256_load_ps(tail)));
+    exp_tail_avx2(x, i, n, m, tail);
     for (int64_t k = 0; i + k < n; ++k) p[i + k] = tail[k];
   }
 }
@@ -108,9 +115,7 @@ __attribute__((target("avx512f"))) double sum_exp_of_difference_avx512(const flo
   } else {
     _mm512_store_pd(lane, lanes8);
   }
-  double total = 0.0;
-  for (int64_t l = 0; l < kLanes; ++l) total += lane[l];
-  return total;
+  return lanes_total(lane);
 }
 
 __attribute__((target("avx2,fma"))) double sum_exp_of_difference_avx2(const float* x, int64_t n, float m) {
@@ -127,13 +132,10 @@ __attribute__((target("avx2,fma"))) double sum_exp_of_difference_avx2(const floa
   _mm256_store_pd(lane + 4, high);
   if (i < n) {
     alignas(32) float tail[8];
-    for (int64_t k = 0; k < 8; ++k) tail[k] = i + k < n ? x[i + k] - m : 0.0f;
-    _mm256_store_ps(tail, exp8(_mm256_load_ps(tail)));
+    exp_tail_avx2(x, i, n, m, tail);
     for (int64_t k = 0; i + k < n; ++k) lane[0] += static_cast<double>(tail[k]);
   }
-  double total = 0.0;
-  for (int64_t l = 0; l < kLanes; ++l) total += lane[l];
-  return total;
+  return lanes_total(lane);
 }
 
 __attribute__((target("avx512f"))) void softmax_minus_onehot_avx512(const float* x, int64_t n, float s, int64_t hot,
@@ -161,9 +163,7 @@ double sum_exp_of_difference_loop(const T* x, int64_t n, T m) {
   for (int64_t c = 0; c < whole; c += kLanes)
     for (int64_t l = 0; l < kLanes; ++l) lane[l] += static_cast<double>(std::exp(static_cast<T>(x[c + l] - m)));
   for (int64_t c = whole; c < n; ++c) lane[0] += static_cast<double>(std::exp(static_cast<T>(x[c] - m)));
-  double total = 0.0;
-  for (int64_t l = 0; l < kLanes; ++l) total += lane[l];
-  return total;
+  return lanes_total(lane);
 }
 
 template <typename T>
