@@ -99,6 +99,18 @@ TEST_CASE("parallel CPU loops: the same bits with 1, 2 and 3 threads") {
                   [](const Inputs& x) { return linear(x[0], x[1], x[2]); });
   check_same_bits("matmul, batched", {{6, 130, width}, {6, width, 130}},
                   [](const Inputs& x) { return matmul(x[0], x[1]); });
+  // pieces of over 2^21 multiply-adds each, the last included: on kernels where the cut keeps the
+  // bits, one thread runs a whole entry as one OpenBLAS call and more threads run it piece by piece
+  check_same_bits("matmul, large row pieces as one call", {{rows, 256}, {300, 256}},
+                  [](const Inputs& x) { return matmul(x[0], x[1], false, true); });
+  check_same_bits("matmul, large column pieces as one call", {{256, rows}, {rows, 700}},
+                  [](const Inputs& x) { return matmul(x[0], x[1]); });
+  check_same_bits("matmul, batched, large pieces", {{3, 600, 256}, {3, 256, 300}},
+                  [](const Inputs& x) { return matmul(x[0], x[1]); });
+  // a last piece of 12 x 88 x 946 = 998,976 multiply-adds, just inside OpenBLAS's small-matrix sizes
+  // (1e6): its bits differ from the same columns inside one call, so this entry stays in pieces
+  check_same_bits("matmul, a last piece just under the small-matrix size", {{12, 946}, {1432, 946}},
+                  [](const Inputs& x) { return matmul(x[0], x[1], false, true); });
   check_same_bits("layer_norm, no affine", {{rows, width}},
                   [](const Inputs& x) { return layer_norm(x[0], Tensor(), Tensor()); });
   // sums: of everything (blocks of 2^14 summed in parallel), of each row (row_sum's lanes), of each column
