@@ -785,15 +785,21 @@ class CpuBackend final : public Backend {
     };
     // A thread's run of pieces [p0, p1): consecutive pieces of one entry go to OpenBLAS as one call,
     // which packs the other operand once, not once per piece, where that gives each entry of C the
-    // pieces' bits: float32 on sgemm_cut_keeps_bits() kernels, when every piece, the last included,
-    // is above the products OpenBLAS sends to its small-matrix kernels (which add in another order).
-    // One thread runs each entry as one call; more threads take the pieces one by one (or a few).
-    const int64_t smallest = length % block == 0 ? block : length % block;
-    const bool merge = split && dtype == DType::F32 && sgemm_cut_keeps_bits() &&
-                       static_cast<double>(smallest) * (work / static_cast<double>(length)) > kGemmSmallWork;
+    // pieces' bits: float32 on sgemm_cut_keeps_bits() kernels, for pieces above the products
+    // OpenBLAS sends to its small-matrix kernels (which add in another order). A last piece below
+    // that size runs alone. One thread runs each entry in one or two calls; more threads take the
+    // pieces one by one (or a few).
+    const double per_row = work / static_cast<double>(length);  // multiply-adds per row (or column) of C
+    const bool join_blocks =
+        split && dtype == DType::F32 && sgemm_cut_keeps_bits() && static_cast<double>(block) * per_row > kGemmSmallWork;
+    const bool join_last = static_cast<double>(length - (chunks - 1) * block) * per_row > kGemmSmallWork;
     auto run = [&](int64_t p0, int64_t p1) {
       for (int64_t p = p0; p < p1;) {
-        const int64_t e = merge ? std::min(p1, (p / chunks + 1) * chunks) : p + 1;
+        int64_t e = p + 1;
+        if (join_blocks) {
+          const int64_t entry_end = (p / chunks + 1) * chunks;
+          e = std::max(e, std::min(p1, join_last ? entry_end : entry_end - 1));
+        }
         pieces(p, e);
         p = e;
       }
