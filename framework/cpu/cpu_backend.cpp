@@ -51,12 +51,14 @@ constexpr int64_t kParallelElements = int64_t{1} << 15;
 constexpr int64_t kPiecesPerThread = 4;
 
 // Calls fn(begin, end) on contiguous pieces of [0, n), with at least `grain` items in each, or on
-// the whole range on the calling thread when n is too small to share. Where a piece starts must
+// the whole range on the calling thread when n is too small to share or the pool runs on the
+// caller alone for now (cpu::runs_alone: after stalls, the caller does the whole range at once, as
+// one thread does, not piece by piece). Where a piece starts must
 // not change what fn computes (each item is computed by one piece, in the same way whatever the cut).
 template <typename Fn>
 void parallel_ranges(int64_t n, int64_t grain, Fn&& fn) {
   const int64_t most = n / std::max<int64_t>(grain, 1);
-  const int64_t threads = most > 1 ? cpu::pool_threads() : 1;
+  const int64_t threads = most > 1 && !cpu::runs_alone() ? cpu::pool_threads() : 1;
   if (threads <= 1) {
     if (n > 0) fn(int64_t{0}, n);
     return;

@@ -257,6 +257,8 @@ void set_pool_threads(int threads) {
   p.forget_stalls();
 }
 
+bool runs_alone() { return t_inside_call || pool_threads() <= 1 || pool().solo(); }
+
 void run_pieces(int64_t pieces, void (*call)(void*, int64_t), void* ctx) {
   if (pieces <= 0) return;
   const int threads = pieces > 1 && !t_inside_call ? pool_threads() : 1;

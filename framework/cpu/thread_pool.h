@@ -28,6 +28,11 @@ void set_pool_threads(int threads);
 // processor), else one per processor this process may run on. Throws on any other QKV_THREADS.
 int default_threads();
 
+// Whether a parallel call made now runs on the caller alone: one thread, a call inside another
+// parallel call, or a stretch alone after stalls. A caller whose pieces may be run as one (the
+// results do not depend on the cut) can then do the whole range at once.
+bool runs_alone();
+
 // Calls call(ctx, p) once for every p in [0, pieces), on the caller and the pool's workers, and
 // returns when all have returned. Runs everything on the caller with one thread, for one piece,
 // inside another parallel call (nested) or while another thread's call is running.
