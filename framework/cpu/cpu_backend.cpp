@@ -437,7 +437,7 @@ void dispatch_float(DType dtype, const char* what, Body&& body) {
 // into blocks of rows (or columns) of C, when every block is above the small-matrix sizes
 // (kGemmSmallWork). Measured on OpenBLAS 0.3.21, the version Debian 12 ships, over 12,000 random
 // shapes, transposes, alpha and beta: no bit differed with the AVX-512 kernels (SkylakeX,
-// Cooperlake), while the Haswell and Zen kernels differed in over half of them. dgemm's AVX-512
+// Cooperlake), while the Haswell and Zen kernels differed in three quarters of them. dgemm's AVX-512
 // kernel differs now and then when columns are cut, so float64 keeps every piece its own call, as
 // do other versions and kernels. tests/engine/test_threads.cpp checks it where it runs.
 bool sgemm_cut_keeps_bits() {
