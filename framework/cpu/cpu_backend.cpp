@@ -51,9 +51,9 @@ constexpr int64_t kParallelElements = int64_t{1} << 15;
 constexpr int64_t kPiecesPerThread = 4;
 
 // Calls fn(begin, end) on contiguous pieces of [0, n), with at least `grain` items in each, or on
-// the whole range on the calling thread when n is too small to share or the pool runs on the
-// caller alone for now (cpu::runs_alone: after stalls, the caller does the whole range at once, as
-// one thread does, not piece by piece). Where a piece starts must
+// the whole range on the calling thread when n is too small to share or the call would run on the
+// caller alone anyway (cpu::runs_alone: one thread, a nested call, a stretch alone after stalls),
+// so that the caller does the whole range at once, not piece by piece. Where a piece starts must
 // not change what fn computes (each item is computed by one piece, in the same way whatever the cut).
 template <typename Fn>
 void parallel_ranges(int64_t n, int64_t grain, Fn&& fn) {
@@ -439,11 +439,14 @@ void dispatch_float(DType dtype, const char* what, Body&& body) {
 // shapes, transposes, alpha and beta: no bit differed with the AVX-512 kernels (SkylakeX,
 // Cooperlake), while the Haswell and Zen kernels differed in three quarters of them. dgemm's AVX-512
 // kernel differs now and then when columns are cut, so float64 keeps every piece its own call, as
-// do other versions and kernels. tests/engine/test_threads.cpp checks it where it runs.
+// do other versions, kernels and builds (measured: Debian's, built for every processor; a build for
+// one target may send small products to other kernels). tests/engine/test_threads.cpp checks it.
 bool sgemm_cut_keeps_bits() {
   static const bool keeps = [] {
     const char* config = openblas_get_config();
-    if (!config || std::string_view(config).substr(0, 16) != "OpenBLAS 0.3.21 ") return false;
+    if (!config || std::string_view(config).substr(0, 16) != "OpenBLAS 0.3.21 " ||
+        std::string_view(config).find(" DYNAMIC_ARCH ") == std::string_view::npos)
+      return false;
     std::string core = openblas_get_corename() ? openblas_get_corename() : "";
     for (char& c : core) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
     return core == "skylakex" || core == "cooperlake";
@@ -789,8 +792,8 @@ class CpuBackend final : public Backend {
     // which packs the other operand once, not once per piece, where that gives each entry of C the
     // pieces' bits: float32 on sgemm_cut_keeps_bits() kernels, for pieces above the products
     // OpenBLAS sends to its small-matrix kernels (which add in another order). A last piece below
-    // that size runs alone. One thread runs each entry in one or two calls; more threads take the
-    // pieces one by one (or a few).
+    // that size runs alone. Where pieces join, one thread runs each entry in one or two calls; more
+    // threads take the pieces one by one (or a few).
     const double per_row = work / static_cast<double>(length);  // multiply-adds per row (or column) of C
     const bool join_blocks =
         split && dtype == DType::F32 && sgemm_cut_keeps_bits() && static_cast<double>(block) * per_row > kGemmSmallWork;

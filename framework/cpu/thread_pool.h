@@ -28,9 +28,10 @@ void set_pool_threads(int threads);
 // processor), else one per processor this process may run on. Throws on any other QKV_THREADS.
 int default_threads();
 
-// Whether a parallel call made now runs on the caller alone: one thread, a call inside another
-// parallel call, or a stretch alone after stalls. A caller whose pieces may be run as one (the
-// results do not depend on the cut) can then do the whole range at once.
+// True when a parallel call made now would run on the caller alone: one thread, a call inside
+// another parallel call, or a stretch alone after stalls. (False does not promise the workers: a
+// call made while another thread's call holds the pool also runs alone.) A caller whose pieces may
+// be run as one (the results do not depend on the cut) can then do the whole range at once.
 bool runs_alone();
 
 // Calls call(ctx, p) once for every p in [0, pieces), on the caller and the pool's workers, and

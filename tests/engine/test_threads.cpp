@@ -108,7 +108,7 @@ TEST_CASE("parallel CPU loops: the same bits with 1, 2 and 3 threads") {
   check_same_bits("matmul, batched, large pieces", {{3, 600, 256}, {3, 256, 300}},
                   [](const Inputs& x) { return matmul(x[0], x[1]); });
   // a last piece of 12 x 88 x 946 = 998,976 multiply-adds, just inside OpenBLAS's small-matrix sizes
-  // (1e6): its bits differ from the same columns inside one call, so this entry stays in pieces
+  // (1e6): its bits differ from the same columns inside one call, so that piece runs alone
   check_same_bits("matmul, a last piece just under the small-matrix size", {{12, 946}, {1432, 946}},
                   [](const Inputs& x) { return matmul(x[0], x[1], false, true); });
   check_same_bits("layer_norm, no affine", {{rows, width}},
