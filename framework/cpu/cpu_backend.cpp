@@ -447,7 +447,8 @@ bool sgemm_cut_keeps_bits() {
     if (!config || std::string_view(config).substr(0, 16) != "OpenBLAS 0.3.21 " ||
         std::string_view(config).find(" DYNAMIC_ARCH ") == std::string_view::npos)
       return false;
-    std::string core = openblas_get_corename() ? openblas_get_corename() : "";
+    const char* name = openblas_get_corename();
+    std::string core = name ? name : "";
     for (char& c : core) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
     return core == "skylakex" || core == "cooperlake";
   }();
