@@ -34,6 +34,14 @@ struct AdamStep {
   double sqrt_bias_correction2 = 0;  // sqrt(1 - beta2^t)
 };
 
+// Where the dense rows of gather_rows (its out) and scatter_add_rows (its values) lie: the m-th
+// of them at row (m / run) * stride + m % run, that is runs of `run` consecutive rows whose starts
+// are `stride` rows apart, as one part of sequences laid side by side (run = the part's length,
+// stride = the whole sequence's). run == 0: all consecutive. formula::dense_row computes it.
+struct RowRuns {
+  int64_t run = 0, stride = 0;
+};
+
 // What check_indices verifies and how its error reads, e.g. what "embedding: index",
 // range "a table of 10 rows".
 struct IndexCheck {

@@ -79,6 +79,11 @@ Tensor log_softmax(const Tensor& x);  // over the last axis; an all -inf row giv
 Tensor masked_fill(const Tensor& x, const Tensor& mask, double value);
 // table (vocab, D), ids (...) int64 -> (..., D). Backward scatter-adds into the rows used.
 Tensor embedding(const Tensor& table, const Tensor& ids);
+// Several embeddings side by side along the sequence, plus an optional addend (a position
+// embedding) in every sequence: tables[i] (V_i, D) and ids[i] (B, L_i) int64 -> (B, L, D), L the sum
+// of L_i, with addend (L, D) or undefined. The same values and gradients as
+// add(concat({embedding(tables[i], ids[i])...}, 1), addend), without the concatenation's copies.
+Tensor embedding_concat(const std::vector<Tensor>& tables, const std::vector<Tensor>& ids, const Tensor& addend);
 // Normalises over the last axis; weight and bias (D) may be undefined tensors.
 Tensor layer_norm(const Tensor& x, const Tensor& weight, const Tensor& bias, double eps = 1e-5);
 // layer_norm(x + residual) in one pass over memory (x and residual of one shape): the sum is never

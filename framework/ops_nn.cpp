@@ -1,4 +1,4 @@
-// framework/ops_nn.cpp — softmax, log_softmax, masked_fill, embedding, layer_norm, fused
+// framework/ops_nn.cpp — softmax, log_softmax, masked_fill, embedding (and several side by side), layer_norm, fused
 // cross-entropy, dropout and the rotary position embedding (composed): forwards on backend primitives, backwards directly below each.
 #include <cmath>
 #include <limits>
@@ -54,34 +54,126 @@ Tensor masked_fill(const Tensor& x, const Tensor& mask, double value) {
                 [k](const Tensor& g) -> std::vector<Tensor> { return {masked_fill(g, k, 0.0)}; });
 }
 
-Tensor embedding(const Tensor& table, const Tensor& ids) {
-  check_float(table, "embedding");
-  check_defined(ids, "embedding");
+// The ids checked against the table's rows (each bad one named), as the index the primitives read.
+static Tensor checked_rows(const Tensor& table, const Tensor& ids, const char* op) {
+  check_float(table, op);
+  check_defined(ids, op);
   if (table.dim() != 2)
-    throw std::runtime_error("embedding: table must be (vocab, D), got " + shape_str(table.shape()));
+    throw std::runtime_error(fmt::format("{}: table must be (vocab, D), got {}", op, shape_str(table.shape())));
   if (ids.dtype() != DType::I64)
-    throw std::runtime_error("embedding: ids must be int64, got " + dtype_name(ids.dtype()));
+    throw std::runtime_error(fmt::format("{}: ids must be int64, got {}", op, dtype_name(ids.dtype())));
   if (ids.device() != table.device())
-    throw std::runtime_error(fmt::format("embedding: tensors are on different devices: {} and {}", table.device().str(),
-                                         ids.device().str()));
-  const int64_t rows = table.size(0), width = table.size(1), count = ids.numel();
+    throw std::runtime_error(
+        fmt::format("{}: tensors are on different devices: {} and {}", op, table.device().str(), ids.device().str()));
+  const int64_t rows = table.size(0);
   // Range-checked on the backend (on a GPU without waiting for the result).
   Tensor index = Tensor::empty(ids.shape(), DType::I64, ids.device());
-  const IndexCheck check{"embedding: index", fmt::format("a table of {} rows", rows), rows};
-  backend_of(ids).check_indices(check, ids.data<int64_t>(), count, index.data<int64_t>(), table.dtype(), nullptr);
+  const IndexCheck check{fmt::format("{}: index", op), fmt::format("a table of {} rows", rows), rows};
+  backend_of(ids).check_indices(check, ids.data<int64_t>(), ids.numel(), index.data<int64_t>(), table.dtype(), nullptr);
+  return index;
+}
+
+Tensor embedding(const Tensor& table, const Tensor& ids) {
+  const Tensor index = checked_rows(table, ids, "embedding");
+  const int64_t width = table.size(1), count = ids.numel();
   Shape out_shape = ids.shape();
   out_shape.push_back(width);
   Tensor out = Tensor::empty(out_shape, table.dtype(), table.device());
-  backend_of(table).gather_rows(table.dtype(), table.data_ptr(), width, index.data<int64_t>(), count, out.data_ptr());
+  backend_of(table).gather_rows(table.dtype(), table.data_ptr(), width, index.data<int64_t>(), count, out.data_ptr(),
+                                RowRuns{});
   const Shape table_shape = table.shape();
   // d table[ids[m]] += g[m]
   return record(out, "embedding", {table}, [table_shape, index](const Tensor& g) -> std::vector<Tensor> {
     Tensor d_table = Tensor::zeros(table_shape, g.dtype(), g.device());
     backend_for(g.device())
         .scatter_add_rows(g.dtype(), d_table.data_ptr(), table_shape[1], index.data<int64_t>(), index.numel(),
-                          g.data_ptr());
+                          g.data_ptr(), RowRuns{});
     return {d_table};
   });
+}
+
+// The tables (V_i, D) and ids (B, L_i) checked against each other and the addend (L, D), L = sum of L_i.
+static void check_embedding_concat(const std::vector<Tensor>& tables, const std::vector<Tensor>& ids,
+                                   const Tensor& addend) {
+  if (tables.empty() || tables.size() != ids.size())
+    throw std::runtime_error(fmt::format("embedding_concat: {} tables for {} id tensors (one each, at least one)",
+                                         tables.size(), ids.size()));
+  int64_t length = 0;
+  for (size_t i = 0; i < tables.size(); ++i) {
+    check_defined(tables[i], "embedding_concat");
+    check_defined(ids[i], "embedding_concat");
+    if (i > 0) check_pair(tables[0], tables[i], "embedding_concat");
+    if (tables[i].dim() != 2 || ids[i].dim() != 2 || tables[i].size(1) != tables[0].size(1) ||
+        ids[i].size(0) != ids[0].size(0))
+      throw std::runtime_error(fmt::format(
+          "embedding_concat: table {} {} and ids {} do not fit table 0 {} and ids {} (tables (V, D), ids (B, L))", i,
+          shape_str(tables[i].shape()), shape_str(ids[i].shape()), shape_str(tables[0].shape()),
+          shape_str(ids[0].shape())));
+    length += ids[i].size(1);
+  }
+  if (addend.defined()) {
+    check_pair(tables[0], addend, "embedding_concat");
+    if (addend.shape() != Shape{length, tables[0].size(1)})
+      throw std::runtime_error(fmt::format("embedding_concat: addend {} must be (L, D) = ({}, {})",
+                                           shape_str(addend.shape()), length, tables[0].size(1)));
+  }
+}
+
+Tensor embedding_concat(const std::vector<Tensor>& tables, const std::vector<Tensor>& ids, const Tensor& addend) {
+  check_embedding_concat(tables, ids, addend);
+  const int64_t B = ids[0].size(0), D = tables[0].size(1);
+  int64_t L = 0;
+  for (const Tensor& part : ids) L += part.size(1);
+  Tensor out = Tensor::empty({B, L, D}, tables[0].dtype(), tables[0].device());
+  Backend& be = backend_of(tables[0]);
+  const size_t row_bytes = static_cast<size_t>(D) * dtype_size(out.dtype());
+  std::vector<Tensor> indices;
+  std::vector<int64_t> starts;  // each part's first position in the sequence
+  for (size_t i = 0, start = 0; i < tables.size(); start += ids[i].size(1), ++i) {
+    indices.push_back(checked_rows(tables[i], ids[i], "embedding_concat"));
+    starts.push_back(static_cast<int64_t>(start));
+    // part i fills positions [start, start + L_i) of every sequence: runs of L_i rows, L rows apart
+    be.gather_rows(out.dtype(), tables[i].data_ptr(), D, indices[i].data<int64_t>(), ids[i].numel(),
+                   static_cast<char*>(out.data_ptr()) + starts[i] * row_bytes, RowRuns{ids[i].size(1), L});
+  }
+  if (addend.defined() && out.numel() > 0)  // out += addend in every sequence
+    be.binary(BinaryOp::Add, out.dtype(), out.data_ptr(), contiguous_strides(out.shape()), addend.data_ptr(),
+              Strides{0, D, 1}, out.data_ptr(), out.shape());
+  std::vector<Tensor> inputs = tables;
+  const bool inputs_with_addend = addend.defined();
+  if (inputs_with_addend) inputs.push_back(addend);
+  std::vector<Shape> table_shapes;
+  std::vector<bool> needed;  // which tables want a gradient
+  for (const Tensor& table : tables) {
+    table_shapes.push_back(table.shape());
+    needed.push_back(table.requires_grad());
+  }
+  const Shape addend_shape = addend.defined() && addend.requires_grad() ? addend.shape() : Shape{};
+  // d table_i[ids_i[b, t]] += g[b, start_i + t], in the order of (b, t); d addend = g summed over b
+  return record(out, "embedding_concat", inputs,
+                [table_shapes, needed, indices, starts, addend_shape, inputs_with_addend,
+                 L](const Tensor& g) -> std::vector<Tensor> {
+                  std::vector<Tensor> grads;
+                  const size_t row_bytes = static_cast<size_t>(g.size(2)) * dtype_size(g.dtype());
+                  for (size_t i = 0; i < table_shapes.size(); ++i) {
+                    if (!needed[i]) {
+                      grads.emplace_back();
+                      continue;
+                    }
+                    Tensor d_table = Tensor::zeros(table_shapes[i], g.dtype(), g.device());
+                    const Tensor& index = indices[i];
+                    backend_for(g.device())
+                        .scatter_add_rows(g.dtype(), d_table.data_ptr(), table_shapes[i][1], index.data<int64_t>(),
+                                          index.numel(), static_cast<const char*>(g.data_ptr()) + starts[i] * row_bytes,
+                                          RowRuns{index.size(1), L});
+                    grads.push_back(d_table);
+                  }
+                  if (!addend_shape.empty())
+                    grads.push_back(sum_to(g, addend_shape));  // else none, or not wanted
+                  else if (inputs_with_addend)
+                    grads.emplace_back();
+                  return grads;
+                });
 }
 
 // layer_norm of x, or of x + residual when `residual` is defined (add_layer_norm).

@@ -22,6 +22,11 @@
 
 namespace qkv::formula {
 
+// The row of the m-th dense row of gather_rows or scatter_add_rows (RowRuns in backend.h).
+QKV_FORMULA int64_t dense_row(RowRuns rows, int64_t m) {
+  return rows.run == 0 ? m : (m / rows.run) * rows.stride + m % rows.run;
+}
+
 // The C maths functions in the argument's own precision (expf for float, exp for double), the
 // same calls on the host and on the device.
 QKV_FORMULA float exp_of(float x) { return ::expf(x); }

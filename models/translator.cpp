@@ -120,10 +120,10 @@ BlockOptions Translator::block_options(bool record_attention) {
 
 Tensor Translator::embed(const data::Batch& batch) const {
   const int64_t T = batch.source.size(1) + batch.target_input.size(1);
-  Tensor tokens = concat({src_embed.forward(batch.source), tgt_embed.forward(batch.target_input)}, 1);
-  if (!pos_embed) return tokens;  // rotary positions enter where q meets k
-  Tensor positions = T == config_.layout.length() ? pos_embed->weight : slice(pos_embed->weight, 0, 0, T);
-  return add(tokens, positions);
+  // without a position embedding, rotary positions enter where q meets k
+  Tensor positions;
+  if (pos_embed) positions = T == config_.layout.length() ? pos_embed->weight : slice(pos_embed->weight, 0, 0, T);
+  return embedding_concat({src_embed.weight, tgt_embed.weight}, {batch.source, batch.target_input}, positions);
 }
 
 // The batch's (S, T_tgt) checked against the model: T_tgt at least 1; with a position embedding the

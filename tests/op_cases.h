@@ -714,6 +714,48 @@ inline void embedding_cases(CaseList& t) {
   }
 }
 
+// ---- embedding_concat: tables side by side along the sequence, plus a position addend ----
+inline void embedding_concat_cases(CaseList& t) {
+  const auto add_case = t.adder();
+  // two tables (source, target) with repeated ids and an addend over both parts
+  add_case(make("embedding_concat two tables and an addend", {"embedding_concat"},
+                [](InputMaker& m) {
+                  return V{m.randn({5, 3}), m.randn({4, 3}), m.randn({5, 3}), InputMaker::ids({1, 4, 1, 0}, {2, 2}),
+                           InputMaker::ids({3, 3, 0, 2, 3, 1}, {2, 3})};
+                },
+                [](const V& x) { return embedding_concat({x[0], x[1]}, {x[3], x[4]}, x[2]); }));
+  // three tables without an addend, one part a single position; one sequence
+  add_case(make("embedding_concat three tables, no addend", {"embedding_concat"},
+                [](InputMaker& m) {
+                  return V{m.randn({3, 4}), m.randn({2, 4}), m.randn({6, 4}), InputMaker::ids({2, 2, 0}, {1, 3}),
+                           InputMaker::ids({1}, {1, 1}), InputMaker::ids({5, 0, 5, 3}, {1, 4})};
+                },
+                [](const V& x) { return embedding_concat({x[0], x[1], x[2]}, {x[3], x[4], x[5]}, Tensor()); }));
+  // a bigger batch into bigger tables (the GPU scatter's bucketed path with runs of rows)
+  add_case(make("embedding_concat 64 sequences", {"embedding_concat"},
+                [](InputMaker& m) {
+                  std::vector<int64_t> source(64 * 10), target(64 * 11);
+                  for (auto& id : source) id = static_cast<int64_t>(m.gen.below(300));
+                  for (auto& id : target) id = static_cast<int64_t>(m.gen.below(200));
+                  return V{m.randn({300, 32}), m.randn({200, 32}), m.randn({21, 32}), InputMaker::ids(source, {64, 10}),
+                           InputMaker::ids(target, {64, 11})};
+                },
+                [](const V& x) { return embedding_concat({x[0], x[1]}, {x[3], x[4]}, x[2]); }))
+      .no_grad(kLarge);
+  {
+    const Literal first{{0, 1, 10, 11, 20, 21}, {3, 2}}, second{{100, 101, 200, 201}, {2, 2}};
+    const Literal addend{{0.5, 0.5, 1, 1, 2, 2}, {3, 2}};
+    add_case(make("embedding_concat values", {"embedding_concat"},
+                  [first, second, addend](InputMaker& m) {
+                    return V{m.values(first.first, first.second), m.values(second.first, second.second),
+                             m.values(addend.first, addend.second), InputMaker::ids({2, 0, 1, 1}, {2, 2}),
+                             InputMaker::ids({1, 0}, {2, 1})};
+                  },
+                  [](const V& x) { return embedding_concat({x[0], x[1]}, {x[3], x[4]}, x[2]); }))
+        .expect({2, 3, 2}, {20.5, 21.5, 1, 2, 202, 203, 10.5, 11.5, 11, 12, 102, 103});
+  }
+}
+
 inline void rotary_cases(CaseList& t) {
   const auto add_case = t.adder();
   // ---- rotary: the tables from positions (constants), broadcast over leading dims ----
@@ -890,6 +932,7 @@ inline const std::vector<OpCase>& op_cases() {
     attention_a_cases(t);
     attention_b_cases(t);
     embedding_cases(t);
+    embedding_concat_cases(t);
     rotary_cases(t);
     layer_norm_cases(t);
     cross_entropy_cases(t);

@@ -625,23 +625,23 @@ class CpuBackend final : public Backend {
     });
   }
 
-  void gather_rows(DType dtype, const void* table, int64_t width, const int64_t* index, int64_t count,
-                   void* out) override {
+  void gather_rows(DType dtype, const void* table, int64_t width, const int64_t* index, int64_t count, void* out,
+                   RowRuns rows) override {
     const size_t row_bytes = static_cast<size_t>(width) * dtype_size(dtype);
     for (int64_t m = 0; m < count; ++m)
-      std::memcpy(static_cast<char*>(out) + m * row_bytes, static_cast<const char*>(table) + index[m] * row_bytes,
-                  row_bytes);
+      std::memcpy(static_cast<char*>(out) + formula::dense_row(rows, m) * row_bytes,
+                  static_cast<const char*>(table) + index[m] * row_bytes, row_bytes);
   }
 
   void scatter_add_rows(DType dtype, void* table, int64_t width, const int64_t* index, int64_t count,
-                        const void* values) override {
+                        const void* values, RowRuns rows) override {
     dispatch_float(dtype, "scatter_add_rows", [&](auto zero) {
       using T = decltype(zero);
       T* t = static_cast<T*>(table);
       const T* v = static_cast<const T*>(values);
       for (int64_t m = 0; m < count; ++m) {
         T* row = t + index[m] * width;
-        const T* src = v + m * width;
+        const T* src = v + formula::dense_row(rows, m) * width;
         for (int64_t d = 0; d < width; ++d) row[d] += src[d];
       }
     });

@@ -192,10 +192,11 @@ __global__ void put_along_add_kernel(T* x, int64_t outer, int64_t n, int64_t inn
 }
 
 template <typename E>
-__global__ void gather_rows_kernel(const E* table, int64_t width, const int64_t* index, int64_t count, E* out) {
+__global__ void gather_rows_kernel(const E* table, int64_t width, const int64_t* index, int64_t count, E* out,
+                                   RowRuns rows) {
   QKV_GRID_LOOP(k, count * width) {
     const int64_t m = k / width, d = k % width;
-    out[k] = table[index[m] * width + d];
+    out[formula::dense_row(rows, m) * width + d] = table[index[m] * width + d];
   }
 }
 
@@ -203,12 +204,12 @@ __global__ void gather_rows_kernel(const E* table, int64_t width, const int64_t*
 // entries m = 0, 1, ... in order: the same sequence of additions as the CPU, without atomics.
 template <typename T>
 __global__ void scatter_add_rows_kernel(T* table, int64_t width, const int64_t* index, int64_t count, const T* values,
-                                        int64_t buckets) {
+                                        RowRuns rows, int64_t buckets) {
   QKV_GRID_LOOP(k, buckets * width) {
     const int64_t bucket = k / width, d = k % width;
     for (int64_t m = 0; m < count; ++m) {
       const int64_t r = index[m];
-      if (r % buckets == bucket) table[r * width + d] += values[m * width + d];
+      if (r % buckets == bucket) table[r * width + d] += values[formula::dense_row(rows, m) * width + d];
     }
   }
 }
@@ -882,19 +883,19 @@ void CudaBackend::put_along_add(DType dtype, void* x, int64_t outer, int64_t n, 
 }
 
 void CudaBackend::gather_rows(DType dtype, const void* table, int64_t width, const int64_t* index, int64_t count,
-                              void* out) {
+                              void* out, RowRuns rows) {
   activate();
   if (count * width <= 0) return;
   dispatch_elem(dtype_size(dtype), "gather_rows", [&](auto zero) {
     using E = decltype(zero);
     gather_rows_kernel<<<grid_for(count * width), kThreads>>>(static_cast<const E*>(table), width, index, count,
-                                                              static_cast<E*>(out));
+                                                              static_cast<E*>(out), rows);
   });
   QKV_CUDA_CHECK_LAUNCH();
 }
 
 void CudaBackend::scatter_add_rows(DType dtype, void* table, int64_t width, const int64_t* index, int64_t count,
-                                   const void* values) {
+                                   const void* values, RowRuns rows) {
   activate();
   if (count <= 0 || width <= 0) return;
   // About 16K threads in all; more buckets would only add index scans.
@@ -902,7 +903,7 @@ void CudaBackend::scatter_add_rows(DType dtype, void* table, int64_t width, cons
   dispatch_float(dtype, "scatter_add_rows", [&](auto zero) {
     using T = decltype(zero);
     scatter_add_rows_kernel<<<grid_for(buckets * width), kThreads>>>(static_cast<T*>(table), width, index, count,
-                                                                     static_cast<const T*>(values), buckets);
+                                                                     static_cast<const T*>(values), rows, buckets);
   });
   QKV_CUDA_CHECK_LAUNCH();
 }

@@ -87,6 +87,23 @@ TEST_CASE("embedding index out of range names the index and the row count") {
   CHECK_MSG_HAS(error_of([&] { embedding(table, Tensor::zeros({2})); }), "int64");
 }
 
+TEST_CASE("embedding_concat names the table, the ids and the addend that do not fit") {
+  Tensor a = Tensor::zeros({5, 2}), b = Tensor::zeros({4, 2});
+  Tensor ids_a = Tensor::from_ids({0, 1, 2, 3}, {2, 2}), ids_b = Tensor::from_ids({0, 3}, {2, 1});
+  const std::string range = error_of([&] { embedding_concat({a, b}, {ids_a, Tensor::from_ids({0, 4}, {2, 1})}, {}); });
+  CHECK_MSG_HAS(range, "index 4");
+  CHECK_MSG_HAS(range, "4 rows");
+  CHECK_MSG_HAS(error_of([&] { embedding_concat({a}, {ids_a, ids_b}, {}); }), "1 tables for 2 id tensors");
+  CHECK_MSG_HAS(error_of([&] { embedding_concat({a, Tensor::zeros({4, 3})}, {ids_a, ids_b}, {}); }), "(4, 3)");
+  CHECK_MSG_HAS(error_of([&] {
+                  embedding_concat({a, b}, {ids_a, Tensor::from_ids({0, 1, 2}, {3, 1})}, {});
+                }),
+                "(3, 1)");
+  CHECK_MSG_HAS(error_of([&] { embedding_concat({a, b}, {ids_a, ids_b}, Tensor::zeros({2, 2})); }), "(3, 2)");
+  CHECK_MSG_HAS(error_of([&] { embedding_concat({a, b}, {ids_a, Tensor::zeros({2, 1})}, {}); }), "int64");
+  CHECK_MSG_HAS(error_of([&] { embedding_concat({}, {}, {}); }), "0 tables");
+}
+
 TEST_CASE("cross_entropy target out of range or wrong shape") {
   Tensor logits = Tensor::zeros({2, 4});
   const std::string msg = error_of([&] { cross_entropy(logits, Tensor::from_ids({1, 4}, {2})); });

@@ -1,5 +1,5 @@
 // tests/engine/test_nn.cpp — the nn layers (Linear, Embedding, LayerNorm) and Module: initialisation,
-// forward and the parameter registry.
+// forward and the parameter registry; embedding_concat against the ops it fuses.
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -129,5 +129,45 @@ TEST_CASE("the same seed gives identical init; another seed does not") {
   CHECK(a.weight.to_vector() != c.weight.to_vector());
   nn::Embedding e1(5, 3, g1), e2(5, 3, g2);
   CHECK(e1.weight.to_vector() == e2.weight.to_vector());
+}
+
+// embedding_concat computes what add(concat(embeddings), addend) does, with the same sums: its
+// output and every gradient must match bit for bit (the translator's checkpoints rely on it).
+TEST_CASE("embedding_concat gives the composed ops' bits, forward and backward") {
+  for (DType dtype : {DType::F32, DType::F64})
+    for (bool with_addend : {true, false})
+      for (bool second_learns : {true, false}) {
+        CAPTURE(dtype_name(dtype));
+        CAPTURE(with_addend);
+        CAPTURE(second_learns);
+        Generator gen(11);
+        Tensor a = randn({30, 8}, gen, dtype).set_requires_grad(), b = randn({20, 8}, gen, dtype),
+               pos = randn({9, 8}, gen, dtype).set_requires_grad(), weights = randn({5, 9, 8}, gen, dtype);
+        b.set_requires_grad(second_learns);
+        std::vector<int64_t> ids_a(5 * 4), ids_b(5 * 5);
+        for (auto& id : ids_a) id = static_cast<int64_t>(gen.below(30));
+        for (auto& id : ids_b) id = static_cast<int64_t>(gen.below(20));
+        ids_a[3] = ids_a[7] = 2;  // a repeated id adds two rows into one
+        const Tensor source = Tensor::from_ids(ids_a, {5, 4}), target = Tensor::from_ids(ids_b, {5, 5});
+        const Tensor addend = with_addend ? pos : Tensor();
+        auto grads = [&](const Tensor& out) {
+          for (Tensor t : {a, b, pos}) t.zero_grad();
+          sum(mul(out, weights)).backward();
+          std::vector<std::vector<double>> all;
+          for (const Tensor& t : {a, b, pos})
+            all.push_back(t.grad().defined() ? t.grad().to_vector() : std::vector<double>{});
+          return all;
+        };
+        const Tensor fused = embedding_concat({a, b}, {source, target}, addend);
+        const auto fused_grads = grads(fused);
+        Tensor composed = concat({embedding(a, source), embedding(b, target)}, 1);
+        if (with_addend) composed = add(composed, pos);
+        const auto composed_grads = grads(composed);
+        CHECK(fused.shape() == Shape{5, 9, 8});
+        CHECK(fused.to_vector() == composed.to_vector());
+        CHECK(fused_grads == composed_grads);
+        CHECK(fused_grads[1].empty() == !second_learns);
+        CHECK(fused_grads[2].empty() == !with_addend);
+      }
 }
 }
