@@ -1,7 +1,9 @@
 // tests/engine/test_block_cache.cpp — the released-block cache behind the CPU and CUDA allocators: reuse by
-// rounded size, its limit, giving the cache back when the system is out of memory, and the counts.
+// rounded size, its limit, giving the cache back when the system is out of memory, and the counts;
+// the CPU blocks' alignment (2 MiB for huge pages from 2 MiB up).
 #include <doctest/doctest.h>
 
+#include <cstdint>
 #include <cstdlib>
 #include <set>
 #include <vector>
@@ -155,5 +157,20 @@ TEST_CASE("CPU tensors reuse cached storage") {
   for (int i = 0; i < 5; ++i) { Tensor t = Tensor::zeros({1000, 37}); }
   CHECK(cpu_memory_use().system_allocations == after_first);
   CHECK(cpu_memory_use().current == before.current);
+}
+
+// Blocks from 2 MiB up start on a 2 MiB boundary, so that huge pages can back them; smaller ones
+// keep the 64-byte alignment every tensor gets.
+TEST_CASE("large CPU tensors start on a 2 MiB boundary, small ones on 64 bytes") {
+  constexpr uintptr_t kHugePage = uintptr_t{2} << 20;
+  std::vector<Tensor> kept;  // held, so that each request is a new block
+  for (int64_t rows : {512, 513, 1024, 3000}) {
+    kept.push_back(Tensor::empty({rows, 1024}, DType::F32));  // 2 MiB and more
+    CHECK(reinterpret_cast<uintptr_t>(kept.back().data_ptr()) % kHugePage == 0);
+  }
+  for (int64_t rows : {1, 7, 100, 511}) {
+    kept.push_back(Tensor::empty({rows, 1024}, DType::F32));
+    CHECK(reinterpret_cast<uintptr_t>(kept.back().data_ptr()) % 64 == 0);
+  }
 }
 }
