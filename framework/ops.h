@@ -83,6 +83,8 @@ Tensor embedding(const Tensor& table, const Tensor& ids);
 // embedding) in every sequence: tables[i] (V_i, D) and ids[i] (B, L_i) int64 -> (B, L, D), L the sum
 // of L_i, with addend (L, D) or undefined. The same values and gradients as
 // add(concat({embedding(tables[i], ids[i])...}, 1), addend), without the concatenation's copies.
+// (A table passed twice gets its parts' gradients added in part order, where the composed graph
+// adds them last part first: the same sum, rounded in another order.)
 Tensor embedding_concat(const std::vector<Tensor>& tables, const std::vector<Tensor>& ids, const Tensor& addend);
 // Normalises over the last axis; weight and bias (D) may be undefined tensors.
 Tensor layer_norm(const Tensor& x, const Tensor& weight, const Tensor& bias, double eps = 1e-5);

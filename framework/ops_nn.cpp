@@ -103,8 +103,10 @@ static void check_embedding_concat(const std::vector<Tensor>& tables, const std:
     check_defined(tables[i], "embedding_concat");
     check_defined(ids[i], "embedding_concat");
     if (i > 0) check_pair(tables[0], tables[i], "embedding_concat");
-    if (tables[i].dim() != 2 || ids[i].dim() != 2 || tables[i].size(1) != tables[0].size(1) ||
-        ids[i].size(0) != ids[0].size(0))
+    if (tables[i].dim() != 2 || ids[i].dim() != 2)
+      throw std::runtime_error(fmt::format("embedding_concat: table {} must be (V, D) and ids {} (B, L), got {} and {}",
+                                           i, i, shape_str(tables[i].shape()), shape_str(ids[i].shape())));
+    if (tables[i].size(1) != tables[0].size(1) || ids[i].size(0) != ids[0].size(0))
       throw std::runtime_error(fmt::format(
           "embedding_concat: table {} {} and ids {} do not fit table 0 {} and ids {} (tables (V, D), ids (B, L))", i,
           shape_str(tables[i].shape()), shape_str(ids[i].shape()), shape_str(tables[0].shape()),
@@ -132,6 +134,7 @@ Tensor embedding_concat(const std::vector<Tensor>& tables, const std::vector<Ten
   for (size_t i = 0, start = 0; i < tables.size(); start += ids[i].size(1), ++i) {
     indices.push_back(checked_rows(tables[i], ids[i], "embedding_concat"));
     starts.push_back(static_cast<int64_t>(start));
+    if (ids[i].numel() == 0) continue;
     // part i fills positions [start, start + L_i) of every sequence: runs of L_i rows, L rows apart
     be.gather_rows(out.dtype(), tables[i].data_ptr(), D, indices[i].data<int64_t>(), ids[i].numel(),
                    static_cast<char*>(out.data_ptr()) + starts[i] * row_bytes, RowRuns{ids[i].size(1), L});
@@ -162,10 +165,12 @@ Tensor embedding_concat(const std::vector<Tensor>& tables, const std::vector<Ten
                     }
                     Tensor d_table = Tensor::zeros(table_shapes[i], g.dtype(), g.device());
                     const Tensor& index = indices[i];
-                    backend_for(g.device())
-                        .scatter_add_rows(g.dtype(), d_table.data_ptr(), table_shapes[i][1], index.data<int64_t>(),
-                                          index.numel(), static_cast<const char*>(g.data_ptr()) + starts[i] * row_bytes,
-                                          RowRuns{index.size(1), L});
+                    if (index.numel() > 0)
+                      backend_for(g.device())
+                          .scatter_add_rows(g.dtype(), d_table.data_ptr(), table_shapes[i][1], index.data<int64_t>(),
+                                            index.numel(),
+                                            static_cast<const char*>(g.data_ptr()) + starts[i] * row_bytes,
+                                            RowRuns{index.size(1), L});
                     grads.push_back(d_table);
                   }
                   if (!addend_shape.empty())

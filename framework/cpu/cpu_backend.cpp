@@ -37,7 +37,10 @@ constexpr size_t kHugePage = size_t{2} << 20;  // x86-64's transparent huge page
 // A block from the system: 64-byte aligned, and from 2 MiB up aligned to 2 MiB and offered to the
 // kernel's transparent huge pages (madvise; a no-op where they are off). One TLB entry then covers
 // 2 MiB of a large matrix instead of 4 KiB: the gemm's packing walks the rows of its operands, a
-// page apart at the large size's widths. The bits do not depend on where the memory lies.
+// page apart at the large size's widths. The bits do not depend on where the memory lies. (With
+// the heap's mmap threshold raised (CpuBackend's mallopt), glibc serves the alignment from the
+// heap and leaves up to 2 MiB before each such block free for smaller ones: address space, not
+// memory in use.)
 void* system_block(size_t bytes) {
   if (bytes < kHugePage) return std::aligned_alloc(64, bytes);
   void* p = nullptr;

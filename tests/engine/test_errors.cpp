@@ -102,6 +102,8 @@ TEST_CASE("embedding_concat names the table, the ids and the addend that do not 
   CHECK_MSG_HAS(error_of([&] { embedding_concat({a, b}, {ids_a, ids_b}, Tensor::zeros({2, 2})); }), "(3, 2)");
   CHECK_MSG_HAS(error_of([&] { embedding_concat({a, b}, {ids_a, Tensor::zeros({2, 1})}, {}); }), "int64");
   CHECK_MSG_HAS(error_of([&] { embedding_concat({}, {}, {}); }), "0 tables");
+  CHECK_MSG_HAS(error_of([&] { embedding_concat({Tensor::zeros({5})}, {ids_a}, {}); }),
+                "table 0 must be (V, D) and ids 0 (B, L), got (5,) and (2, 2)");
 }
 
 TEST_CASE("cross_entropy target out of range or wrong shape") {

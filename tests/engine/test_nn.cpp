@@ -170,4 +170,18 @@ TEST_CASE("embedding_concat gives the composed ops' bits, forward and backward")
         CHECK(fused_grads[2].empty() == !with_addend);
       }
 }
+
+TEST_CASE("embedding_concat with an empty part, and with no sequences") {
+  Generator gen(5);
+  Tensor a = randn({4, 3}, gen).set_requires_grad(), b = randn({6, 3}, gen).set_requires_grad();
+  Tensor pos = randn({2, 3}, gen).set_requires_grad();
+  const Tensor none = Tensor::from_ids({}, {2, 0}), two = Tensor::from_ids({5, 1, 0, 5}, {2, 2});
+  Tensor out = embedding_concat({a, b}, {none, two}, pos);  // the first part has no positions
+  CHECK(out.shape() == Shape{2, 2, 3});
+  CHECK(out.to_vector() == add(embedding(b, two), pos).to_vector());
+  sum(out).backward();
+  CHECK(a.grad().to_vector() == std::vector<double>(12, 0.0));
+  const Tensor empty = embedding_concat({a, b}, {Tensor::from_ids({}, {0, 1}), Tensor::from_ids({}, {0, 1})}, pos);
+  CHECK(empty.shape() == Shape{0, 2, 3});
+}
 }
