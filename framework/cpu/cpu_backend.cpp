@@ -380,6 +380,65 @@ void softmax_minus_onehot_typed(const T* in, const T* shift, const int64_t* inde
   });
 }
 
+// One LayerNorm call's arrays (Backend::layer_norm_rows), and its rows [begin, end) four at a time
+// (formula::layer_norm_rows_n: the same bits as one at a time).
+template <typename T>
+struct LayerNormRows {
+  const T *x, *residual, *w, *b;
+  int64_t width;
+  double eps;
+  T *out, *x_hat, *rstd;
+};
+template <typename T>
+inline void layer_norm_range(const LayerNormRows<T>& a, int64_t begin, int64_t end) {
+  const auto norm = [&](auto rows_at_once, int64_t row) {
+    const int64_t at = row * a.width;
+    formula::layer_norm_rows_n<decltype(rows_at_once)::value>(a.x + at, a.residual ? a.residual + at : nullptr, a.w,
+                                                              a.b, a.width, a.eps, a.out + at, a.x_hat + at,
+                                                              a.rstd + row);
+  };
+  int64_t row = begin;
+  for (; row + 4 <= end; row += 4) norm(std::integral_constant<int, 4>{}, row);
+  for (; row < end; ++row) norm(std::integral_constant<int, 1>{}, row);
+}
+
+// The input gradient's arrays (Backend::layer_norm_backward_rows), and its rows [begin, end) four at
+// a time.
+template <typename T>
+struct LayerNormBackwardRows {
+  const T *g, *x_hat, *rstd, *w;
+  int64_t width;
+  T* d_x;
+};
+template <typename T>
+inline void layer_norm_backward_range(const LayerNormBackwardRows<T>& a, int64_t begin, int64_t end) {
+  const auto back = [&](auto rows_at_once, int64_t row) {
+    const int64_t at = row * a.width;
+    formula::layer_norm_backward_rows_n<decltype(rows_at_once)::value>(a.g + at, a.x_hat + at, a.rstd + row, a.w,
+                                                                       a.width, a.d_x + at);
+  };
+  int64_t row = begin;
+  for (; row + 4 <= end; row += 4) back(std::integral_constant<int, 4>{}, row);
+  for (; row < end; ++row) back(std::integral_constant<int, 1>{}, row);
+}
+
+// The same loops compiled again for AVX2 with GCC's -O3 optimisations (flatten inlines the formulas
+// into them). -O3 vectorises the four rows' sums side by side, one lane per row, each row's
+// additions still in its own order, and the entry loops lane by lane. GCC never reassociates
+// floating-point sums without -ffast-math, and in ISO C++ it contracts nothing into FMA (nor has
+// this target FMA), so the bits are the baseline's (tests/engine/test_cpu_vector_forms.cpp). The
+// speed: RESULTS.md, "The LayerNorm rows vectorised".
+template <typename T>
+__attribute__((target("avx2"), optimize("O3"), flatten)) void layer_norm_range_avx2(const LayerNormRows<T>& a,
+                                                                                    int64_t begin, int64_t end) {
+  layer_norm_range(a, begin, end);
+}
+template <typename T>
+__attribute__((target("avx2"), optimize("O3"), flatten)) void layer_norm_backward_range_avx2(
+    const LayerNormBackwardRows<T>& a, int64_t begin, int64_t end) {
+  layer_norm_backward_range(a, begin, end);
+}
+
 template <typename T, bool L2, bool Shrink>
 inline void adam_loop(T* param, const T* grad, T* m, T* v, int64_t begin, int64_t end,
                       const formula::AdamEntry<T>& shared_adam) {
@@ -729,16 +788,12 @@ class CpuBackend final : public Backend {
       T* y = static_cast<T*>(out);
       T* h = static_cast<T*>(x_hat);
       T* r = static_cast<T*>(rstd);
-      // four rows at a time (formula::layer_norm_rows_n: the same bits as one at a time)
-      const auto norm = [&](auto rows_at_once, int64_t row) {
-        formula::layer_norm_rows_n<decltype(rows_at_once)::value>(in + row * width, res ? res + row * width : nullptr,
-                                                                  w, b, width, eps, y + row * width, h + row * width,
-                                                                  r + row);
-      };
+      const LayerNormRows<T> rows_of{in, res, w, b, width, eps, y, h, r};
       parallel_ranges(rows, row_grain(width), [&](int64_t row_begin, int64_t row_end) {
-        int64_t row = row_begin;
-        for (; row + 4 <= row_end; row += 4) norm(std::integral_constant<int, 4>{}, row);
-        for (; row < row_end; ++row) norm(std::integral_constant<int, 1>{}, row);
+        if (cpu::cpu_has_avx2())
+          layer_norm_range_avx2(rows_of, row_begin, row_end);
+        else
+          layer_norm_range(rows_of, row_begin, row_end);
       });
     });
   }
@@ -752,14 +807,12 @@ class CpuBackend final : public Backend {
       const T* r = static_cast<const T*>(rstd);
       const T* w = static_cast<const T*>(weight);
       T* dx = static_cast<T*>(d_x);
-      const auto back = [&](auto rows_at_once, int64_t row) {
-        formula::layer_norm_backward_rows_n<decltype(rows_at_once)::value>(grad + row * width, h + row * width, r + row,
-                                                                           w, width, dx + row * width);
-      };
+      const LayerNormBackwardRows<T> rows_of{grad, h, r, w, width, dx};
       parallel_ranges(rows, row_grain(width), [&](int64_t row_begin, int64_t row_end) {
-        int64_t row = row_begin;
-        for (; row + 4 <= row_end; row += 4) back(std::integral_constant<int, 4>{}, row);
-        for (; row < row_end; ++row) back(std::integral_constant<int, 1>{}, row);
+        if (cpu::cpu_has_avx2())
+          layer_norm_backward_range_avx2(rows_of, row_begin, row_end);
+        else
+          layer_norm_backward_range(rows_of, row_begin, row_end);
       });
     });
   }

@@ -2,7 +2,9 @@
 // loops they stand for: the row max, row sum and sum of squares (framework/cpu/row_reductions.h) on
 // rows of every length up to a few lanes past 8 and on NaN, infinities and signed zeros; every
 // elementwise op (the AVX2 copy of the contiguous loops) against its formula in this file's code;
-// and the vector exp's rows (framework/cpu/vector_exp.h) against glibc's 8-lane expf entry by entry.
+// the vector exp's rows (framework/cpu/vector_exp.h) against glibc's 8-lane expf entry by entry;
+// and the LayerNorm rows (their AVX2 form, compiled with -O3's vectorisation) against the one-row
+// formula compiled here.
 #include <doctest/doctest.h>
 #include <immintrin.h>
 
@@ -221,4 +223,61 @@ TEST_CASE(
   }
   for (double l : lane) total += l;
   CHECK(same_bits(cpu::sum_exp_of_difference(x.data(), 21, 2.0), total));
+}
+
+namespace {
+
+// The CPU backend's LayerNorm rows, forward and backward, against formula::layer_norm_row and
+// layer_norm_backward_row compiled in this file (the baseline, one row at a time), bit for bit.
+template <typename T>
+void check_layer_norm_rows(int64_t rows, int64_t width, bool residual, bool affine) {
+  CAPTURE(rows);
+  CAPTURE(width);
+  CAPTURE(residual);
+  CAPTURE(affine);
+  const DType dtype = std::is_same_v<T, float> ? DType::F32 : DType::F64;
+  Generator gen(static_cast<uint64_t>(rows * 1000 + width));
+  const auto values = [&](int64_t n, double scale) {
+    std::vector<T> v(static_cast<size_t>(n));
+    for (T& e : v) e = static_cast<T>(scale * gen.normal());
+    return v;
+  };
+  const int64_t n = rows * width;
+  std::vector<T> x = values(n, 3.0), res = values(n, 1.0), w = values(width, 1.0), b = values(width, 0.5),
+                 g = values(n, 1.0);
+  if (n > 3) {  // a row of huge and tiny entries, and a signed zero
+    x[0] = static_cast<T>(1e30);
+    x[1] = static_cast<T>(-1e-30);
+    x[2] = static_cast<T>(-0.0);
+  }
+  std::vector<T> out(n), x_hat(n), rstd(rows), d_x(n), want_out(n), want_hat(n), want_rstd(rows), want_dx(n);
+  Backend& be = backend_for(Device::cpu());
+  be.layer_norm_rows(dtype, x.data(), residual ? res.data() : nullptr, affine ? w.data() : nullptr,
+                     affine ? b.data() : nullptr, rows, width, 1e-5, out.data(), x_hat.data(), rstd.data());
+  be.layer_norm_backward_rows(dtype, g.data(), x_hat.data(), rstd.data(), affine ? w.data() : nullptr, rows, width,
+                              d_x.data());
+  for (int64_t r = 0; r < rows; ++r) {
+    const int64_t at = r * width;
+    formula::layer_norm_row(x.data() + at, residual ? res.data() + at : nullptr, affine ? w.data() : nullptr,
+                            affine ? b.data() : nullptr, width, 1e-5, want_out.data() + at, want_hat.data() + at,
+                            want_rstd.data() + r);
+    formula::layer_norm_backward_row(g.data() + at, want_hat.data() + at, want_rstd[r], affine ? w.data() : nullptr,
+                                     width, want_dx.data() + at);
+  }
+  CHECK(std::memcmp(out.data(), want_out.data(), out.size() * sizeof(T)) == 0);
+  CHECK(std::memcmp(x_hat.data(), want_hat.data(), x_hat.size() * sizeof(T)) == 0);
+  CHECK(std::memcmp(rstd.data(), want_rstd.data(), rstd.size() * sizeof(T)) == 0);
+  CHECK(std::memcmp(d_x.data(), want_dx.data(), d_x.size() * sizeof(T)) == 0);
+}
+
+}  // namespace
+
+TEST_CASE("the LayerNorm rows give the one-row formula's bits, forward and backward, float32 and float64") {
+  for (int64_t rows : {1, 3, 4, 5, 9, 64})
+    for (int64_t width : {1, 2, 3, 7, 8, 13, 31, 64, 67, 256})
+      for (bool residual : {false, true})
+        for (bool affine : {false, true}) {
+          check_layer_norm_rows<float>(rows, width, residual, affine);
+          check_layer_norm_rows<double>(rows, width, residual, affine);
+        }
 }
