@@ -425,9 +425,9 @@ inline void layer_norm_backward_range(const LayerNormBackwardRows<T>& a, int64_t
 // The same loops compiled again for AVX2 with GCC's -O3 optimisations (flatten inlines the formulas
 // into them). -O3 vectorises the four rows' sums side by side, one lane per row, each row's
 // additions still in its own order, and the entry loops lane by lane. GCC never reassociates
-// floating-point sums without -ffast-math, and in ISO C++ it contracts nothing into FMA (nor has
-// this target FMA), so the bits are the baseline's (tests/engine/test_cpu_vector_forms.cpp). The
-// speed: RESULTS.md, "The LayerNorm rows vectorised".
+// floating-point sums without -ffast-math, and this file is built with -ffp-contract=off (the
+// Makefile; nor has this target FMA), so the bits are the baseline's
+// (tests/engine/test_cpu_vector_forms.cpp). The speed: RESULTS.md, "The LayerNorm rows vectorised".
 template <typename T>
 __attribute__((target("avx2"), optimize("O3"), flatten)) void layer_norm_range_avx2(const LayerNormRows<T>& a,
                                                                                     int64_t begin, int64_t end) {
