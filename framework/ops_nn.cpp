@@ -73,6 +73,18 @@ static Tensor checked_rows(const Tensor& table, const Tensor& ids, const char* o
   return index;
 }
 
+// A table's gradient: d table[index[m]] += the m-th row of g's rows where `rows` says they lie,
+// from `offset` bytes into g, in the order of m, into a table of zeros.
+static Tensor table_gradient(const Shape& table_shape, const Tensor& index, const Tensor& g, size_t offset,
+                             RowRuns rows) {
+  Tensor d_table = Tensor::zeros(table_shape, g.dtype(), g.device());
+  if (index.numel() > 0)
+    backend_for(g.device())
+        .scatter_add_rows(g.dtype(), d_table.data_ptr(), table_shape[1], index.data<int64_t>(), index.numel(),
+                          static_cast<const char*>(g.data_ptr()) + offset, rows);
+  return d_table;
+}
+
 Tensor embedding(const Tensor& table, const Tensor& ids) {
   const Tensor index = checked_rows(table, ids, "embedding");
   const int64_t width = table.size(1), count = ids.numel();
@@ -84,11 +96,7 @@ Tensor embedding(const Tensor& table, const Tensor& ids) {
   const Shape table_shape = table.shape();
   // d table[ids[m]] += g[m]
   return record(out, "embedding", {table}, [table_shape, index](const Tensor& g) -> std::vector<Tensor> {
-    Tensor d_table = Tensor::zeros(table_shape, g.dtype(), g.device());
-    backend_for(g.device())
-        .scatter_add_rows(g.dtype(), d_table.data_ptr(), table_shape[1], index.data<int64_t>(), index.numel(),
-                          g.data_ptr(), RowRuns{});
-    return {d_table};
+    return {table_gradient(table_shape, index, g, 0, RowRuns{})};
   });
 }
 
@@ -151,32 +159,19 @@ Tensor embedding_concat(const std::vector<Tensor>& tables, const std::vector<Ten
     table_shapes.push_back(table.shape());
     needed.push_back(table.requires_grad());
   }
-  const Shape addend_shape = addend.defined() && addend.requires_grad() ? addend.shape() : Shape{};
+  const bool addend_learns = inputs_with_addend && addend.requires_grad();
+  const Shape addend_shape = inputs_with_addend ? addend.shape() : Shape{};
   // d table_i[ids_i[b, t]] += g[b, start_i + t], in the order of (b, t); d addend = g summed over b
   return record(out, "embedding_concat", inputs,
-                [table_shapes, needed, indices, starts, addend_shape, inputs_with_addend,
+                [table_shapes, needed, indices, starts, inputs_with_addend, addend_learns, addend_shape,
                  L](const Tensor& g) -> std::vector<Tensor> {
                   std::vector<Tensor> grads;
                   const size_t row_bytes = static_cast<size_t>(g.size(2)) * dtype_size(g.dtype());
-                  for (size_t i = 0; i < table_shapes.size(); ++i) {
-                    if (!needed[i]) {
-                      grads.emplace_back();
-                      continue;
-                    }
-                    Tensor d_table = Tensor::zeros(table_shapes[i], g.dtype(), g.device());
-                    const Tensor& index = indices[i];
-                    if (index.numel() > 0)
-                      backend_for(g.device())
-                          .scatter_add_rows(g.dtype(), d_table.data_ptr(), table_shapes[i][1], index.data<int64_t>(),
-                                            index.numel(),
-                                            static_cast<const char*>(g.data_ptr()) + starts[i] * row_bytes,
-                                            RowRuns{index.size(1), L});
-                    grads.push_back(d_table);
-                  }
-                  if (!addend_shape.empty())
-                    grads.push_back(sum_to(g, addend_shape));  // else none, or not wanted
-                  else if (inputs_with_addend)
-                    grads.emplace_back();
+                  for (size_t i = 0; i < table_shapes.size(); ++i)
+                    grads.push_back(needed[i] ? table_gradient(table_shapes[i], indices[i], g, starts[i] * row_bytes,
+                                                               RowRuns{indices[i].size(1), L})
+                                              : Tensor());
+                  if (inputs_with_addend) grads.push_back(addend_learns ? sum_to(g, addend_shape) : Tensor());
                   return grads;
                 });
 }

@@ -380,8 +380,16 @@ void softmax_minus_onehot_typed(const T* in, const T* shift, const int64_t* inde
   });
 }
 
-// One LayerNorm call's arrays (Backend::layer_norm_rows), and its rows [begin, end) four at a time
-// (formula::layer_norm_rows_n: the same bits as one at a time).
+// Calls fn(N, row) for the rows [begin, end), N (an integral_constant) rows from each `row`: four at a
+// time, then the rest one at a time (the LayerNorm formulas of N rows give the bits of one row).
+template <typename Fn>
+inline void four_rows_at_a_time(int64_t begin, int64_t end, Fn&& fn) {
+  int64_t row = begin;
+  for (; row + 4 <= end; row += 4) fn(std::integral_constant<int, 4>{}, row);
+  for (; row < end; ++row) fn(std::integral_constant<int, 1>{}, row);
+}
+
+// One LayerNorm call's arrays (Backend::layer_norm_rows), and its rows [begin, end).
 template <typename T>
 struct LayerNormRows {
   const T *x, *residual, *w, *b;
@@ -391,19 +399,15 @@ struct LayerNormRows {
 };
 template <typename T>
 inline void layer_norm_range(const LayerNormRows<T>& a, int64_t begin, int64_t end) {
-  const auto norm = [&](auto rows_at_once, int64_t row) {
+  four_rows_at_a_time(begin, end, [&](auto rows_at_once, int64_t row) {
     const int64_t at = row * a.width;
     formula::layer_norm_rows_n<decltype(rows_at_once)::value>(a.x + at, a.residual ? a.residual + at : nullptr, a.w,
                                                               a.b, a.width, a.eps, a.out + at, a.x_hat + at,
                                                               a.rstd + row);
-  };
-  int64_t row = begin;
-  for (; row + 4 <= end; row += 4) norm(std::integral_constant<int, 4>{}, row);
-  for (; row < end; ++row) norm(std::integral_constant<int, 1>{}, row);
+  });
 }
 
-// The input gradient's arrays (Backend::layer_norm_backward_rows), and its rows [begin, end) four at
-// a time.
+// The input gradient's arrays (Backend::layer_norm_backward_rows), and its rows [begin, end).
 template <typename T>
 struct LayerNormBackwardRows {
   const T *g, *x_hat, *rstd, *w;
@@ -412,14 +416,11 @@ struct LayerNormBackwardRows {
 };
 template <typename T>
 inline void layer_norm_backward_range(const LayerNormBackwardRows<T>& a, int64_t begin, int64_t end) {
-  const auto back = [&](auto rows_at_once, int64_t row) {
+  four_rows_at_a_time(begin, end, [&](auto rows_at_once, int64_t row) {
     const int64_t at = row * a.width;
     formula::layer_norm_backward_rows_n<decltype(rows_at_once)::value>(a.g + at, a.x_hat + at, a.rstd + row, a.w,
                                                                        a.width, a.d_x + at);
-  };
-  int64_t row = begin;
-  for (; row + 4 <= end; row += 4) back(std::integral_constant<int, 4>{}, row);
-  for (; row < end; ++row) back(std::integral_constant<int, 1>{}, row);
+  });
 }
 
 // The same loops compiled again for AVX2 with GCC's -O3 optimisations (flatten inlines the formulas
