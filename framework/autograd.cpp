@@ -11,6 +11,7 @@
 #include <unordered_set>
 
 #include "ops.h"
+#include "ops_common.h"
 
 namespace qkv {
 
@@ -101,14 +102,6 @@ static void check_grad_shape(const Tensor& grad, const Tensor& target, const std
         fmt::format("backward of '{}': gradient {} does not match input {}", op, grad.describe(), target.describe()));
 }
 
-// Whether `t` is the only handle on its tensor and its tensor the only one on its storage, all of
-// which it spans: nothing else can see its values change, so the engine may keep or update it in
-// place (as PyTorch's AccumulateGrad keeps an incoming gradient that nothing else holds).
-static bool held_alone(const Tensor& t) {
-  return t.use_count() == 1 && t.storage().use_count() == 1 && t.offset() == 0 &&
-         t.storage()->nbytes == static_cast<size_t>(t.numel()) * dtype_size(t.dtype());
-}
-
 void run_backward(const Tensor& root, const Tensor& grad_output) {
   if (!root.defined()) throw std::runtime_error("backward: called on an undefined tensor");
   if (!root.requires_grad())
@@ -140,7 +133,7 @@ void run_backward(const Tensor& root, const Tensor& grad_output) {
       if (tensor.grad().defined())
         tensor.set_grad(add(tensor.grad(), grad));
       else
-        tensor.set_grad(held_alone(grad) ? grad : grad.clone());
+        tensor.set_grad(detail::held_alone(grad) ? grad : grad.clone());
       continue;
     }
     if (node->freed)
@@ -160,7 +153,7 @@ void run_backward(const Tensor& root, const Tensor& grad_output) {
       auto slot = grads.find(input.impl());
       if (slot == grads.end())
         grads.emplace(input.impl(), std::move(g));
-      else if (held_alone(slot->second))
+      else if (detail::held_alone(slot->second))
         slot->second.add_(g);  // the same sum, into the gradient's own storage
       else
         slot->second = add(slot->second, g);

@@ -30,6 +30,7 @@ void* BlockCache::allocate(size_t nbytes) {
   size_t block = size;
   auto fit = free_.lower_bound(size);
   if (fit != free_.end() && fit->first / 2 <= size) {
+    fit = std::prev(free_.upper_bound(fit->first));  // of that size, the block released last
     block = fit->first;
     p = fit->second.ptr;
     aged_.erase(fit->second.released);

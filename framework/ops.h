@@ -24,6 +24,9 @@ Tensor log(const Tensor& x);
 Tensor sqrt(const Tensor& x);
 Tensor tanh(const Tensor& x);
 Tensor relu(const Tensor& x);
+// The same for an input the caller gives up (a temporary, or std::move): where nothing else holds
+// its storage (no other handle, no op that saved it), the result is written over it.
+Tensor relu(Tensor&& x);
 Tensor gelu(const Tensor& x);  // exact (erf) form, PyTorch's default
 Tensor mul_scalar(const Tensor& x, double s);
 Tensor add_scalar(const Tensor& x, double s);

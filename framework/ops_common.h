@@ -36,6 +36,14 @@ inline void check_pair(const Tensor& a, const Tensor& b, const char* op) {
         fmt::format("{}: dtype mismatch: {} and {}", op, dtype_name(a.dtype()), dtype_name(b.dtype())));
 }
 
+// Whether `t` is the only handle on its tensor and its tensor the only one on its storage, all of
+// which it spans: nothing else can see its values change, so an op may keep or update it in place
+// (as PyTorch's AccumulateGrad keeps an incoming gradient that nothing else holds).
+inline bool held_alone(const Tensor& t) {
+  return t.use_count() == 1 && t.storage().use_count() == 1 && t.offset() == 0 &&
+         t.storage()->nbytes == static_cast<size_t>(t.numel()) * dtype_size(t.dtype());
+}
+
 inline int64_t normalize_axis(int64_t axis, int64_t rank, const char* op) {
   const int64_t a = axis < 0 ? axis + rank : axis;
   if (a < 0 || a >= rank)

@@ -167,13 +167,26 @@ Tensor tanh(const Tensor& x) {
                 [y](const Tensor& g) -> std::vector<Tensor> { return {mul(g, add_scalar(neg(mul(y, y)), 1.0))}; });
 }
 
-Tensor relu(const Tensor& x) {
-  Tensor out = unary_forward(UnaryOp::Relu, x, 0.0, "relu");
-  Tensor cx = x.detach();
-  // d(max(x, 0)) = g * [x > 0], one pass (a NaN x passes g, as PyTorch's threshold_backward)
-  return record(out, "relu", {x}, [cx](const Tensor& g) -> std::vector<Tensor> {
-    return {binary_forward(BinaryOp::ReluBackward, g, cx, "relu_backward")};
+static Tensor relu_of(const Tensor& x, bool in_place) {
+  check_float(x, "relu");
+  Tensor out = in_place ? x.detach() : Tensor::empty(x.shape(), x.dtype(), x.device());
+  backend_of(x).unary(UnaryOp::Relu, x.dtype(), x.data_ptr(), out.data_ptr(), x.numel(), 0.0);
+  Tensor y = out.detach();
+  // d(max(x, 0)) = g * [x > 0] = g * [y > 0], one pass (a NaN x, and so y, passes g, as PyTorch's
+  // threshold_backward). Into g's own storage where nothing else holds g.
+  return record(out, "relu", {x}, [y](const Tensor& g) -> std::vector<Tensor> {
+    if (!detail::held_alone(g) || g.shape() != y.shape() || g.dtype() != y.dtype() || g.device() != y.device())
+      return {binary_forward(BinaryOp::ReluBackward, g, y, "relu_backward")};
+    const Strides s = contiguous_strides(g.shape());
+    backend_of(g).binary(BinaryOp::ReluBackward, g.dtype(), g.data_ptr(), s, y.data_ptr(), s, g.data_ptr(), g.shape());
+    return {g};
   });
+}
+
+Tensor relu(const Tensor& x) { return relu_of(x, false); }
+Tensor relu(Tensor&& x) {
+  const Tensor consumed = std::move(x);  // the caller's handle goes, so nothing sees the storage change
+  return relu_of(consumed, detail::held_alone(consumed));
 }
 
 Tensor gelu(const Tensor& x) {

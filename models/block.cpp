@@ -126,7 +126,7 @@ FeedForward::FeedForward(int64_t d_model, int64_t d_ff, Activation activation, G
 
 Tensor FeedForward::forward(const Tensor& x) const {
   Tensor h = fc1.forward(x);
-  return fc2.forward(use_gelu ? gelu(h) : relu(h));
+  return fc2.forward(use_gelu ? gelu(h) : relu(std::move(h)));
 }
 
 static Tensor apply_dropout(const Tensor& x, const BlockOptions& options) {

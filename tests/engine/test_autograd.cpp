@@ -103,6 +103,48 @@ TEST_CASE("the engine keeps a gradient in place only where nothing else can see 
   CHECK(y.grad().item() == doctest::Approx(8.0));
 }
 
+TEST_CASE("relu of a tensor the caller gives up reuses its storage; one held elsewhere is left as it was") {
+  Tensor x = leaf({-2.0, -0.5, 0.5, 3.0}, {4});
+  // held alone: relu writes over it, and the gradient is still d/dx sum(relu(2x)) = 2 [x > 0]
+  Tensor h = mul_scalar(x, 2.0);
+  const void* storage = h.data_ptr();
+  const MadeCounts before = made_counts();
+  Tensor r = relu(std::move(h));
+  CHECK(made_counts().storages == before.storages);  // no new storage
+  CHECK(r.data_ptr() == storage);
+  CHECK(r.to_vector() == std::vector<double>{0.0, 0.0, 1.0, 6.0});
+  sum(r).backward();
+  CHECK(x.grad().to_vector() == std::vector<double>{0.0, 0.0, 2.0, 2.0});
+  x.zero_grad();
+  // another handle on the tensor: its values stay
+  Tensor kept = mul_scalar(x, 2.0);
+  Tensor copy = kept;
+  Tensor r2 = relu(std::move(copy));
+  CHECK(r2.data_ptr() != kept.data_ptr());
+  CHECK(kept.to_vector() == std::vector<double>{-4.0, -1.0, 1.0, 6.0});
+  // an op that saved the tensor for its backward (mul reads h there): relu must not write over it.
+  // d/dx sum(relu(h) + h * h), h = 2x: 2 [x > 0] + 8x
+  Tensor h3 = mul_scalar(x, 2.0);
+  Tensor square = mul(h3, h3);
+  sum(add(relu(std::move(h3)), square)).backward();
+  CHECK(x.grad().to_vector() == std::vector<double>{-16.0, -4.0, 6.0, 26.0});
+}
+
+TEST_CASE("relu's backward writes into its incoming gradient only where nothing else holds it") {
+  Tensor x = leaf({-1.0, 2.0, -3.0, 4.0}, {4});
+  Tensor seed = Tensor::from_vector({5.0, 6.0, 7.0, 8.0}, {4}, DType::F64);
+  relu(x).backward(seed);  // the caller keeps the seed: it must come back as it went in
+  CHECK(seed.to_vector() == std::vector<double>{5.0, 6.0, 7.0, 8.0});
+  CHECK(x.grad().to_vector() == std::vector<double>{0.0, 6.0, 0.0, 8.0});
+  x.zero_grad();
+  // a fork: add's backward hands one gradient to both of its inputs, so neither relu may write in it
+  Tensor y = leaf({-1.0, 2.0}, {2});
+  Tensor z = leaf({3.0, -4.0}, {2});
+  add(relu(y), relu(z)).backward(Tensor::from_vector({10.0, 20.0}, {2}, DType::F64));
+  CHECK(y.grad().to_vector() == std::vector<double>{0.0, 20.0});
+  CHECK(z.grad().to_vector() == std::vector<double>{10.0, 0.0});
+}
+
 TEST_CASE("gradients accumulate across backward passes until zero_grad (on purpose, as in PyTorch)") {
   // Two separate forward+backward passes add into .grad(): this is deliberate, so that
   // gradients can be accumulated over micro-batches; zero_grad() resets between steps.

@@ -1,5 +1,5 @@
 // tests/engine/test_block_cache.cpp — the released-block cache behind the CPU and CUDA allocators: reuse by
-// rounded size, its limit, giving the cache back when the system is out of memory, and the counts;
+// rounded size (the block released last first), its limit, giving the cache back when the system is out of memory, and the counts;
 // the CPU blocks' alignment (2 MiB for huge pages from 2 MiB up).
 #include <doctest/doctest.h>
 
@@ -70,6 +70,24 @@ TEST_CASE("a released block is reused for a request of the same rounded size") {
   cache.release(&unknown);  // not the cache's: ignored
   cache.release_cached();
   CHECK(system.frees == 3);
+  CHECK(system.outstanding.empty());
+}
+
+TEST_CASE("of the cached blocks of one size, the one released last comes back first (still warm in cache)") {
+  CountingSource system;
+  BlockCache cache(system.source(), 512, 4096, 1 << 20);
+  void* a = cache.allocate(2048);
+  void* b = cache.allocate(2048);
+  void* c = cache.allocate(2048);
+  cache.release(a);
+  cache.release(c);
+  cache.release(b);
+  CHECK(cache.allocate(2048) == b);
+  CHECK(cache.allocate(2048) == c);
+  CHECK(cache.allocate(2048) == a);
+  CHECK(system.allocations == 3);
+  for (void* p : {a, b, c}) cache.release(p);
+  cache.release_cached();
   CHECK(system.outstanding.empty());
 }
 
