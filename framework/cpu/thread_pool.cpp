@@ -2,11 +2,15 @@
 #include "thread_pool.h"
 
 #include <sched.h>
+#include <time.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cmath>
 #include <cstdlib>
+#include <cstdio>
 #include <cstring>
 #include <exception>
 #include <mutex>
@@ -42,6 +46,14 @@ constexpr auto kFirstSolo = std::chrono::milliseconds(20);
 constexpr auto kLongestSolo = std::chrono::milliseconds(640);
 constexpr auto kStallMemory = std::chrono::seconds(1);
 
+// With the thread count left to the default (one per processor), the pool looks at the machine's
+// load kFirstLoadCheck after its first call, then every kLoadCheck: while other processes kept the
+// processors its threads take busy since the last look, calls run on the caller alone until the
+// next one. It sees another process before any stall, and a short run has no time for stalls to
+// teach it.
+constexpr auto kLoadCheck = std::chrono::milliseconds(100);
+constexpr auto kFirstLoadCheck = std::chrono::milliseconds(50);
+
 constexpr int kMostThreads = 256;  // as --threads allows
 
 // One call's pieces go through a 16-bit counter (below); more are run in groups.
@@ -64,6 +76,42 @@ bool spin_until(Done&& done, Clock::duration limit) {
     }
     if (Clock::now() >= end) return done();
   }
+}
+
+int processors() {
+  cpu_set_t set;
+  if (sched_getaffinity(0, sizeof set, &set) == 0) return std::max(1, CPU_COUNT(&set));
+  return static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+}
+
+// CPU time in seconds since boot: that the processors this process may run on have spent busy
+// (/proc/stat: user, nice, system, irq and softirq; not idle, iowait or a virtual machine's steal),
+// and that this process has used. Negative where /proc/stat cannot be read.
+struct CpuTimes {
+  double processors_busy = -1, process = 0;
+};
+CpuTimes cpu_times() {
+  CpuTimes t;
+  cpu_set_t mine;
+  if (sched_getaffinity(0, sizeof mine, &mine) != 0) return t;
+  std::FILE* file = std::fopen("/proc/stat", "r");
+  if (file == nullptr) return t;
+  long long busy_ticks = 0;
+  char line[512];
+  while (std::fgets(line, sizeof line, file) != nullptr) {
+    int cpu = -1;
+    long long user = 0, nice = 0, system = 0, idle = 0, iowait = 0, irq = 0, softirq = 0;
+    if (std::sscanf(line, "cpu%d %lld %lld %lld %lld %lld %lld %lld", &cpu, &user, &nice, &system, &idle, &iowait, &irq,
+                    &softirq) != 8)
+      continue;
+    if (cpu >= 0 && cpu < CPU_SETSIZE && CPU_ISSET(cpu, &mine)) busy_ticks += user + nice + system + irq + softirq;
+  }
+  std::fclose(file);
+  timespec own{};
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &own);
+  t.processors_busy = static_cast<double>(busy_ticks) / static_cast<double>(sysconf(_SC_CLK_TCK));
+  t.process = static_cast<double>(own.tv_sec) + 1e-9 * static_cast<double>(own.tv_nsec);
+  return t;
 }
 
 thread_local bool t_inside_call = false;  // a worker, or a caller whose call is running
@@ -104,10 +152,15 @@ class Pool {
     if (failed_.load(std::memory_order_acquire)) std::rethrow_exception(error_);
   }
 
-  // Whether calls run on the caller alone for now (a worker stalled lately).
-  bool solo() const {
+  // Whether the thread count is the default one per processor (not --threads or QKV_THREADS).
+  std::atomic<bool> per_processor{false};
+
+  // Whether calls run on the caller alone for now (a worker stalled lately, or the machine is busy).
+  bool solo() {
+    const int64_t now = Clock::now().time_since_epoch().count();
     const int64_t until = solo_until_.load(std::memory_order_relaxed);
-    return until != 0 && Clock::now().time_since_epoch().count() < until;
+    if (until != 0 && now < until) return true;
+    return per_processor.load(std::memory_order_relaxed) && crowded(now);
   }
   // Forgets the stalls: the next call uses the workers (a new thread count was chosen).
   void forget_stalls() {
@@ -182,6 +235,32 @@ class Pool {
     for (int i = 0; i < count; ++i) workers_.emplace_back([this, seen = generation_value_] { worker_main(seen); });
   }
 
+  // Whether, over the last kLoadCheck, other processes kept more than half a processor busy beyond
+  // those this pool's threads leave free (with one thread per processor: any half processor).
+  // /proc/stat counts in clock ticks, each processor's to within a tick or so: the margin grows by
+  // one tick per window for every square root of the processors' number.
+  bool crowded(int64_t now) {
+    if (now < next_load_check_.load(std::memory_order_relaxed)) return crowded_.load(std::memory_order_relaxed);
+    std::lock_guard<std::mutex> lock(load_mutex_);
+    if (now < next_load_check_.load(std::memory_order_relaxed)) return crowded_.load(std::memory_order_relaxed);
+    const CpuTimes times = cpu_times();
+    const double wall = std::chrono::duration<double>(Clock::duration(now - last_look_)).count();
+    if (times.processors_busy >= 0 && last_times_.processors_busy >= 0 && wall > 0) {
+      const double others =
+          (times.processors_busy - last_times_.processors_busy) - (times.process - last_times_.process);
+      const int threads = wanted.load(std::memory_order_relaxed), cores = processors();
+      const double margin =
+          0.5 + std::sqrt(static_cast<double>(cores)) / static_cast<double>(sysconf(_SC_CLK_TCK)) / wall;
+      crowded_.store(others / wall + std::min(threads, cores) > cores + margin, std::memory_order_relaxed);
+    }
+    const bool first = last_times_.processors_busy < 0;  // a first verdict soon, then every kLoadCheck
+    last_times_ = times;
+    last_look_ = now;
+    const Clock::duration next = first ? Clock::duration(kFirstLoadCheck) : Clock::duration(kLoadCheck);
+    next_load_check_.store(now + next.count(), std::memory_order_relaxed);
+    return crowded_.load(std::memory_order_relaxed);
+  }
+
   // Called by the caller (under run_mutex) after a stall that kept it waiting for `waited`.
   void note_stall(Clock::time_point now, Clock::duration waited) {
     if (forget_.exchange(false, std::memory_order_relaxed)) {
@@ -201,11 +280,16 @@ class Pool {
 
   std::vector<std::thread> workers_;
   Job job_;
-  Clock::time_point last_stall_{};       // the last stall, costly or not ({}: none since forgetting)
-  Clock::time_point last_solo_{};        // the last costly stall, which began a stretch alone
-  Clock::duration solo_length_{};        // how long that stretch was
-  std::atomic<int64_t> solo_until_{0};   // steady_clock ticks; 0: no costly stall yet
-  std::atomic<bool> forget_{false};      // set_pool_threads was called since the last stall
+  Clock::time_point last_stall_{};           // the last stall, costly or not ({}: none since forgetting)
+  Clock::time_point last_solo_{};            // the last costly stall, which began a stretch alone
+  Clock::duration solo_length_{};            // how long that stretch was
+  std::atomic<int64_t> solo_until_{0};       // steady_clock ticks; 0: no costly stall yet
+  std::atomic<bool> forget_{false};          // set_pool_threads was called since the last stall
+  std::atomic<int64_t> next_load_check_{0};  // steady_clock ticks
+  std::atomic<bool> crowded_{false};         // at the last look
+  std::mutex load_mutex_;                    // guards the last look
+  CpuTimes last_times_;
+  int64_t last_look_ = 0;
   uint32_t generation_value_ = 0;        // the caller's copy
   std::atomic<uint64_t> word_{0};        // generation (32 bits) | next slot (16) | slots (16)
   std::atomic<uint32_t> generation_{0};  // what sleeping workers wait on
@@ -219,12 +303,6 @@ class Pool {
 Pool& pool() {
   static Pool* p = new Pool;  // never destroyed: its workers sleep until the process exits
   return *p;
-}
-
-int processors() {
-  cpu_set_t set;
-  if (sched_getaffinity(0, sizeof set, &set) == 0) return std::max(1, CPU_COUNT(&set));
-  return static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
 }
 
 }  // namespace
@@ -246,6 +324,8 @@ int pool_threads() {
   int n = pool().wanted.load(std::memory_order_relaxed);
   if (n == 0) {
     n = default_threads();
+    pool().per_processor.store(std::getenv("QKV_THREADS") == nullptr || *std::getenv("QKV_THREADS") == '\0',
+                               std::memory_order_relaxed);
     pool().wanted.store(n, std::memory_order_relaxed);
   }
   return n;
@@ -254,6 +334,8 @@ int pool_threads() {
 void set_pool_threads(int threads) {
   Pool& p = pool();
   p.wanted.store(threads > 0 ? std::min(threads, kMostThreads) : default_threads(), std::memory_order_relaxed);
+  const char* env = std::getenv("QKV_THREADS");
+  p.per_processor.store(threads <= 0 && (env == nullptr || *env == '\0'), std::memory_order_relaxed);
   p.forget_stalls();
 }
 

@@ -11,8 +11,11 @@
 // sixteenth of the time since the one before, the calls run on the caller alone for a while (20 ms,
 // doubling while such stalls keep coming, at most 640 ms), then try the workers again: on a machine
 // where another process holds a core, the default thread count then runs about as fast as one
-// thread, while a stall now and then leaves both threads working. The pieces are the same either
-// way, so are the results.
+// thread, while a stall now and then leaves both threads working. With the thread count left to
+// the default (one per processor), the pool also looks at the processors' load (/proc/stat, 50 ms
+// after its first call, then every 100 ms): while other processes kept more than half a processor
+// busy since the last look, calls run on the caller alone, before any stall has to show it. The
+// pieces are the same either way, so are the results.
 #pragma once
 
 #include <cstdint>
@@ -22,16 +25,18 @@ namespace qkv::cpu {
 
 // Threads that run pieces, the caller included (1: every call runs on the caller alone).
 int pool_threads();
-// 0 or less: default_threads(); at most 256. Forgets past stalls.
+// 0 or less: default_threads(); at most 256. Forgets past stalls. A count set here (above 0) or by
+// QKV_THREADS is kept on a busy machine too, apart from the stretches alone after stalls.
 void set_pool_threads(int threads);
 // QKV_THREADS when it is set and not empty (a whole number from 0 to 256; 0 means one per
 // processor), else one per processor this process may run on. Throws on any other QKV_THREADS.
 int default_threads();
 
 // True when a parallel call made now would run on the caller alone: one thread, a call inside
-// another parallel call, or a stretch alone after stalls. (False does not promise the workers: a
-// call made while another thread's call holds the pool also runs alone.) A caller whose pieces may
-// be run as one (the results do not depend on the cut) can then do the whole range at once.
+// another parallel call, a stretch alone after stalls, or a busy machine at the default count.
+// (False does not promise the workers: a call made while another thread's call holds the pool also
+// runs alone.) A caller whose pieces may be run as one (the results do not depend on the cut) can
+// then do the whole range at once.
 bool runs_alone();
 
 // Calls call(ctx, p) once for every p in [0, pieces), on the caller and the pool's workers, and

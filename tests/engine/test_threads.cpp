@@ -14,6 +14,10 @@
 #include <thread>
 #include <vector>
 
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include "framework/autograd.h"
 #include "framework/backend.h"
 #include "framework/cpu/thread_pool.h"
@@ -286,6 +290,45 @@ TEST_CASE("thread pool: one stall keeps the workers; stalls in a row send the ca
   REQUIRE(stage_stall());
   set_cpu_threads(2);
   CHECK(workers_join(std::chrono::milliseconds(10)));  // well inside the stretch alone they began
+  set_cpu_threads(0);
+}
+
+// Another process on every processor (forked children that spin): with the default thread count
+// the calls run on the caller alone within the pool's first looks at the load (30 ms, then every
+// 100 ms); a thread count chosen with --threads keeps its workers; with the children gone, the
+// default's workers come back.
+TEST_CASE("thread pool: the default thread count runs alone while other processes keep the processors busy") {
+  const char* before = std::getenv("QKV_THREADS");
+  const std::optional<std::string> saved = before ? std::optional<std::string>(before) : std::nullopt;
+  unsetenv("QKV_THREADS");
+  set_cpu_threads(0);
+  if (cpu_threads() < 2) {
+    MESSAGE("skipped: one processor");
+  } else {
+    std::vector<pid_t> spinners;
+    for (int i = 0; i < cpu_threads(); ++i) {
+      const pid_t child = fork();
+      REQUIRE(child >= 0);
+      if (child == 0)
+        for (volatile uint64_t spin = 0;; spin = spin + 1) {}
+      spinners.push_back(child);
+    }
+    // calls for 400 ms (four looks), then ten calls in a row must all run alone
+    const auto busy_until = std::chrono::steady_clock::now() + std::chrono::milliseconds(400);
+    while (std::chrono::steady_clock::now() < busy_until) (void)pieces_on_workers(false);
+    int on_workers = 0;
+    for (int call = 0; call < 10; ++call) on_workers += pieces_on_workers(false);
+    CHECK(on_workers == 0);
+    set_cpu_threads(2);  // chosen: the workers, busy machine or not
+    CHECK(workers_join(std::chrono::milliseconds(200)));
+    set_cpu_threads(0);
+    for (const pid_t child : spinners) {
+      kill(child, SIGKILL);
+      waitpid(child, nullptr, 0);
+    }
+    CHECK(workers_join(std::chrono::seconds(3)));  // the load gone: the next looks give the workers back
+  }
+  if (saved) setenv("QKV_THREADS", saved->c_str(), 1);
   set_cpu_threads(0);
 }
 
