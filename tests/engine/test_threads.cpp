@@ -15,6 +15,7 @@
 #include <vector>
 
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -305,13 +306,27 @@ TEST_CASE("thread pool: the default thread count runs alone while other processe
   if (cpu_threads() < 2) {
     MESSAGE("skipped: one processor");
   } else {
-    std::vector<pid_t> spinners;
+    // The children die with this test: killed at the end of the scope, and by the kernel if this
+    // process dies first.
+    struct Spinners {
+      std::vector<pid_t> pids;
+      void stop() {
+        for (const pid_t child : pids) {
+          kill(child, SIGKILL);
+          waitpid(child, nullptr, 0);
+        }
+        pids.clear();
+      }
+      ~Spinners() { stop(); }
+    } spinners;
     for (int i = 0; i < cpu_threads(); ++i) {
       const pid_t child = fork();
       REQUIRE(child >= 0);
-      if (child == 0)
+      if (child == 0) {
+        prctl(PR_SET_PDEATHSIG, SIGKILL);
         for (volatile uint64_t spin = 0;; spin = spin + 1) {}
-      spinners.push_back(child);
+      }
+      spinners.pids.push_back(child);
     }
     // calls for 400 ms (four looks), then ten calls in a row must all run alone
     const auto busy_until = std::chrono::steady_clock::now() + std::chrono::milliseconds(400);
@@ -322,10 +337,7 @@ TEST_CASE("thread pool: the default thread count runs alone while other processe
     set_cpu_threads(2);  // chosen: the workers, busy machine or not
     CHECK(workers_join(std::chrono::milliseconds(200)));
     set_cpu_threads(0);
-    for (const pid_t child : spinners) {
-      kill(child, SIGKILL);
-      waitpid(child, nullptr, 0);
-    }
+    spinners.stop();
     CHECK(workers_join(std::chrono::seconds(3)));  // the load gone: the next looks give the workers back
   }
   if (saved) setenv("QKV_THREADS", saved->c_str(), 1);
