@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cctype>
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
@@ -47,10 +48,10 @@ constexpr auto kLongestSolo = std::chrono::milliseconds(640);
 constexpr auto kStallMemory = std::chrono::seconds(1);
 
 // With the thread count left to the default (one per processor), the pool looks at the machine's
-// load kFirstLoadCheck after its first call, then every kLoadCheck: while other processes kept the
-// processors its threads take busy since the last look, calls run on the caller alone until the
-// next one. It sees another process before any stall, and a short run has no time for stalls to
-// teach it.
+// load kFirstLoadCheck after its first call, then every kLoadCheck: while other processes left
+// fewer than one and a half of its processors free since the last look, calls run on the caller
+// alone until the next one. It sees another process before any stall, and a short run has no time
+// for stalls to teach it.
 constexpr auto kLoadCheck = std::chrono::milliseconds(100);
 constexpr auto kFirstLoadCheck = std::chrono::milliseconds(50);
 
@@ -90,15 +91,24 @@ int processors() {
 struct CpuTimes {
   double processors_busy = -1, process = 0;
 };
+std::mutex stat_path_mutex;
+std::string stat_path = "/proc/stat";  // set_cpu_stat_path
+
 CpuTimes cpu_times() {
   CpuTimes t;
   cpu_set_t mine;
   if (sched_getaffinity(0, sizeof mine, &mine) != 0) return t;
-  std::FILE* file = std::fopen("/proc/stat", "r");
+  std::FILE* file = nullptr;
+  {
+    std::lock_guard<std::mutex> lock(stat_path_mutex);
+    file = std::fopen(stat_path.c_str(), "r");
+  }
   if (file == nullptr) return t;
   long long busy_ticks = 0;
   char line[512];
   while (std::fgets(line, sizeof line, file) != nullptr) {
+    if (std::strncmp(line, "cpu", 3) != 0 || !std::isdigit(static_cast<unsigned char>(line[3])))
+      continue;  // not one processor's line (the first, "cpu  ...", is the whole machine's)
     int cpu = -1;
     long long user = 0, nice = 0, system = 0, idle = 0, iowait = 0, irq = 0, softirq = 0;
     if (std::sscanf(line, "cpu%d %lld %lld %lld %lld %lld %lld %lld", &cpu, &user, &nice, &system, &idle, &iowait, &irq,
@@ -152,7 +162,7 @@ class Pool {
     if (failed_.load(std::memory_order_acquire)) std::rethrow_exception(error_);
   }
 
-  // Whether the thread count is the default one per processor (not --threads or QKV_THREADS).
+  // Whether the thread count is the default one per processor (not set by --threads or QKV_THREADS).
   std::atomic<bool> per_processor{false};
 
   // Whether calls run on the caller alone for now (a worker stalled lately, or the machine is busy).
@@ -163,9 +173,14 @@ class Pool {
     return per_processor.load(std::memory_order_relaxed) && crowded(now);
   }
   // Forgets the stalls: the next call uses the workers (a new thread count was chosen).
+  // Also looks at the load afresh.
   void forget_stalls() {
     forget_.store(true, std::memory_order_relaxed);
     solo_until_.store(0, std::memory_order_relaxed);
+    std::lock_guard<std::mutex> lock(load_mutex_);
+    last_times_ = CpuTimes{};
+    crowded_.store(false, std::memory_order_relaxed);
+    next_load_check_.store(0, std::memory_order_relaxed);
   }
 
  private:
@@ -235,29 +250,32 @@ class Pool {
     for (int i = 0; i < count; ++i) workers_.emplace_back([this, seen = generation_value_] { worker_main(seen); });
   }
 
-  // Whether, over the last kLoadCheck, other processes kept more than half a processor busy beyond
-  // those this pool's threads leave free (with one thread per processor: any half processor).
-  // /proc/stat counts in clock ticks, each processor's to within a tick or so: the margin grows by
-  // one tick per window for every square root of the processors' number.
+  // Whether, over the last kLoadCheck, other processes left this pool's processors less than one
+  // and a half free: with two, more than half a processor busy beside this process; with 64, more
+  // than 62.5 (fewer others leave the threads to the stalls' rule). /proc/stat counts in clock
+  // ticks, each processor's to within a tick or so: the margin grows by one tick per window for
+  // every square root of the processors' number. A caller that finds another reading it keeps the
+  // last verdict.
   bool crowded(int64_t now) {
     if (now < next_load_check_.load(std::memory_order_relaxed)) return crowded_.load(std::memory_order_relaxed);
-    std::lock_guard<std::mutex> lock(load_mutex_);
-    if (now < next_load_check_.load(std::memory_order_relaxed)) return crowded_.load(std::memory_order_relaxed);
+    std::unique_lock<std::mutex> lock(load_mutex_, std::try_to_lock);
+    if (!lock.owns_lock() || now < next_load_check_.load(std::memory_order_relaxed))
+      return crowded_.load(std::memory_order_relaxed);
     const CpuTimes times = cpu_times();
-    const double wall = std::chrono::duration<double>(Clock::duration(now - last_look_)).count();
+    const int64_t read_at = Clock::now().time_since_epoch().count();
+    const double wall = std::chrono::duration<double>(Clock::duration(read_at - last_look_)).count();
     if (times.processors_busy >= 0 && last_times_.processors_busy >= 0 && wall > 0) {
       const double others =
           (times.processors_busy - last_times_.processors_busy) - (times.process - last_times_.process);
-      const int threads = wanted.load(std::memory_order_relaxed), cores = processors();
-      const double margin =
-          0.5 + std::sqrt(static_cast<double>(cores)) / static_cast<double>(sysconf(_SC_CLK_TCK)) / wall;
-      crowded_.store(others / wall + std::min(threads, cores) > cores + margin, std::memory_order_relaxed);
+      const int cores = processors();
+      const double margin = std::sqrt(static_cast<double>(cores)) / static_cast<double>(sysconf(_SC_CLK_TCK)) / wall;
+      crowded_.store(others / wall > cores - 1.5 + margin, std::memory_order_relaxed);
     }
     const bool first = last_times_.processors_busy < 0;  // a first verdict soon, then every kLoadCheck
     last_times_ = times;
-    last_look_ = now;
+    last_look_ = read_at;
     const Clock::duration next = first ? Clock::duration(kFirstLoadCheck) : Clock::duration(kLoadCheck);
-    next_load_check_.store(now + next.count(), std::memory_order_relaxed);
+    next_load_check_.store(read_at + next.count(), std::memory_order_relaxed);
     return crowded_.load(std::memory_order_relaxed);
   }
 
@@ -307,6 +325,12 @@ Pool& pool() {
 
 }  // namespace
 
+// Whether QKV_THREADS leaves the count to the processors: unset, empty or 0.
+static bool threads_left_to_default() {
+  const char* env = std::getenv("QKV_THREADS");
+  return env == nullptr || *env == '\0' || std::strcmp(env, "0") == 0;
+}
+
 int default_threads() {
   const char* env = std::getenv("QKV_THREADS");
   if (env == nullptr || *env == '\0') return processors();
@@ -324,8 +348,7 @@ int pool_threads() {
   int n = pool().wanted.load(std::memory_order_relaxed);
   if (n == 0) {
     n = default_threads();
-    pool().per_processor.store(std::getenv("QKV_THREADS") == nullptr || *std::getenv("QKV_THREADS") == '\0',
-                               std::memory_order_relaxed);
+    pool().per_processor.store(threads_left_to_default(), std::memory_order_relaxed);
     pool().wanted.store(n, std::memory_order_relaxed);
   }
   return n;
@@ -334,9 +357,16 @@ int pool_threads() {
 void set_pool_threads(int threads) {
   Pool& p = pool();
   p.wanted.store(threads > 0 ? std::min(threads, kMostThreads) : default_threads(), std::memory_order_relaxed);
-  const char* env = std::getenv("QKV_THREADS");
-  p.per_processor.store(threads <= 0 && (env == nullptr || *env == '\0'), std::memory_order_relaxed);
+  p.per_processor.store(threads <= 0 && threads_left_to_default(), std::memory_order_relaxed);
   p.forget_stalls();
+}
+
+void set_cpu_stat_path(const std::string& path) {
+  {
+    std::lock_guard<std::mutex> lock(stat_path_mutex);
+    stat_path = path.empty() ? "/proc/stat" : path;
+  }
+  pool().forget_stalls();
 }
 
 bool runs_alone() { return t_inside_call || pool_threads() <= 1 || pool().solo(); }

@@ -13,12 +13,14 @@
 // where another process holds a core, the default thread count then runs about as fast as one
 // thread, while a stall now and then leaves both threads working. With the thread count left to
 // the default (one per processor), the pool also looks at the processors' load (/proc/stat, 50 ms
-// after its first call, then every 100 ms): while other processes kept more than half a processor
-// busy since the last look, calls run on the caller alone, before any stall has to show it. The
-// pieces are the same either way, so are the results.
+// after its first call, then every 100 ms): while other processes left fewer than one and a half
+// of its processors free since the last look (on two, more than half a processor busy), calls run
+// on the caller alone, before any stall has to show it. The pieces are the same either way, so
+// are the results.
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <type_traits>
 
 namespace qkv::cpu {
@@ -26,11 +28,15 @@ namespace qkv::cpu {
 // Threads that run pieces, the caller included (1: every call runs on the caller alone).
 int pool_threads();
 // 0 or less: default_threads(); at most 256. Forgets past stalls. A count set here (above 0) or by
-// QKV_THREADS is kept on a busy machine too, apart from the stretches alone after stalls.
+// QKV_THREADS (above 0) is kept on a busy machine too, apart from the stretches alone after stalls.
 void set_pool_threads(int threads);
 // QKV_THREADS when it is set and not empty (a whole number from 0 to 256; 0 means one per
 // processor), else one per processor this process may run on. Throws on any other QKV_THREADS.
 int default_threads();
+
+// Where the load look reads the processors' times, in /proc/stat's format (empty: /proc/stat);
+// tests stage a machine's load with a file of their own. Looks at the load afresh.
+void set_cpu_stat_path(const std::string& path);
 
 // True when a parallel call made now would run on the caller alone: one thread, a call inside
 // another parallel call, a stretch alone after stalls, or a busy machine at the default count.

@@ -143,6 +143,14 @@ TEST_CASE("relu's backward writes into its incoming gradient only where nothing 
   add(relu(y), relu(z)).backward(Tensor::from_vector({10.0, 20.0}, {2}, DType::F64));
   CHECK(y.grad().to_vector() == std::vector<double>{0.0, 20.0});
   CHECK(z.grad().to_vector() == std::vector<double>{10.0, 0.0});
+  // a gradient only the engine holds (mul_scalar's backward makes it): relu's backward writes into
+  // it, so the whole backward makes one storage (mul_scalar's), and x's .grad() is that storage
+  Tensor w = leaf({-1.0, 2.0, -3.0, 4.0}, {4});
+  Tensor tripled = mul_scalar(relu(w), 3.0);
+  const MadeCounts before = made_counts();
+  tripled.backward(Tensor::from_vector({1.0, 1.0, 1.0, 1.0}, {4}, DType::F64));
+  CHECK(made_counts().storages - before.storages == 2);  // the seed, and mul_scalar's gradient
+  CHECK(w.grad().to_vector() == std::vector<double>{0.0, 3.0, 0.0, 3.0});
 }
 
 TEST_CASE("gradients accumulate across backward passes until zero_grad (on purpose, as in PyTorch)") {

@@ -5,8 +5,11 @@
 
 #include <atomic>
 #include <chrono>
+#include <cmath>
 #include <cstdlib>
+#include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <functional>
 #include <optional>
 #include <stdexcept>
@@ -14,9 +17,9 @@
 #include <thread>
 #include <vector>
 
-#include <signal.h>
-#include <sys/prctl.h>
-#include <sys/wait.h>
+#include <fmt/format.h>
+#include <sched.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "framework/autograd.h"
@@ -294,52 +297,103 @@ TEST_CASE("thread pool: one stall keeps the workers; stalls in a row send the ca
   set_cpu_threads(0);
 }
 
-// Another process on every processor (forked children that spin): with the default thread count
-// the calls run on the caller alone within the pool's first looks at the load (30 ms, then every
-// 100 ms); a thread count chosen with --threads keeps its workers; with the children gone, the
-// default's workers come back.
+// The load look, on a staged machine: a file in /proc/stat's format (set_cpu_stat_path) whose busy
+// ticks are this process's own CPU time plus `others` processors kept busy by other processes. With
+// the default thread count the calls run on the caller alone within the pool's first looks while
+// the others take every processor, and use the workers while they take none; a count chosen with
+// --threads keeps its workers either way.
+namespace {
+struct StagedLoad {
+  std::string path = (std::filesystem::temp_directory_path() / fmt::format("qkv_stat_{}", getpid())).string();
+  double others = 0;  // processors kept busy by other processes from now on
+  double others_seconds = 0;
+  const std::chrono::steady_clock::time_point start = std::chrono::steady_clock::now();
+  std::chrono::steady_clock::time_point last = start;
+
+  // The machine's line first, then one line per processor this process may run on, the busy ticks
+  // all on the first as system time. The machine's user time stays 0, so a parser that took its
+  // line for processor 0's would count its idle time (growing with the wall clock) as busy.
+  void write() {
+    const auto now = std::chrono::steady_clock::now();
+    others_seconds += others * std::chrono::duration<double>(now - last).count();
+    last = now;
+    timespec own{};
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &own);
+    const double busy = static_cast<double>(own.tv_sec) + 1e-9 * static_cast<double>(own.tv_nsec) + others_seconds;
+    const long long ticks = std::llround(busy * static_cast<double>(sysconf(_SC_CLK_TCK)));
+    const long long idle = std::llround(std::chrono::duration<double>(now - start).count() * 2 *
+                                        static_cast<double>(sysconf(_SC_CLK_TCK)));
+    std::string text = fmt::format("cpu  0 0 {} {} 0 0 0 0 0 0\n", ticks, idle);
+    cpu_set_t mine;
+    REQUIRE(sched_getaffinity(0, sizeof mine, &mine) == 0);
+    bool first = true;
+    for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu)
+      if (CPU_ISSET(cpu, &mine)) {
+        text += fmt::format("cpu{} 0 0 {} 1000 0 0 0 0 0 0\n", cpu, first ? ticks : 0);
+        first = false;
+      }
+    text += "intr 0\n";
+    const std::string staging = path + ".new";
+    std::FILE* file = std::fopen(staging.c_str(), "w");
+    REQUIRE(file != nullptr);
+    std::fputs(text.c_str(), file);
+    std::fclose(file);
+    REQUIRE(std::rename(staging.c_str(), path.c_str()) == 0);
+  }
+  // Calls for `span`, the file written before each; how many of them used a worker.
+  int calls_on_workers(std::chrono::milliseconds span) {
+    int joined = 0;
+    const auto end = std::chrono::steady_clock::now() + span;
+    while (std::chrono::steady_clock::now() < end) {
+      write();
+      joined += pieces_on_workers(false) > 0;
+    }
+    return joined;
+  }
+  // The last `count` calls: how many used a worker.
+  int last_calls_on_workers(int count) {
+    int joined = 0;
+    for (int call = 0; call < count; ++call) {
+      write();
+      joined += pieces_on_workers(false) > 0;
+    }
+    return joined;
+  }
+  ~StagedLoad() { std::remove(path.c_str()); }
+};
+}  // namespace
+
 TEST_CASE("thread pool: the default thread count runs alone while other processes keep the processors busy") {
   const char* before = std::getenv("QKV_THREADS");
   const std::optional<std::string> saved = before ? std::optional<std::string>(before) : std::nullopt;
   unsetenv("QKV_THREADS");
+  StagedLoad load;
+  load.write();
+  cpu::set_cpu_stat_path(load.path);
   set_cpu_threads(0);
   if (cpu_threads() < 2) {
     MESSAGE("skipped: one processor");
   } else {
-    // The children die with this test: killed at the end of the scope, and by the kernel if this
-    // process dies first.
-    struct Spinners {
-      std::vector<pid_t> pids;
-      void stop() {
-        for (const pid_t child : pids) {
-          kill(child, SIGKILL);
-          waitpid(child, nullptr, 0);
-        }
-        pids.clear();
-      }
-      ~Spinners() { stop(); }
-    } spinners;
-    for (int i = 0; i < cpu_threads(); ++i) {
-      const pid_t child = fork();
-      REQUIRE(child >= 0);
-      if (child == 0) {
-        prctl(PR_SET_PDEATHSIG, SIGKILL);
-        for (volatile uint64_t spin = 0;; spin = spin + 1) {}
-      }
-      spinners.pids.push_back(child);
-    }
-    // calls for 400 ms (four looks), then ten calls in a row must all run alone
-    const auto busy_until = std::chrono::steady_clock::now() + std::chrono::milliseconds(400);
-    while (std::chrono::steady_clock::now() < busy_until) (void)pieces_on_workers(false);
-    int on_workers = 0;
-    for (int call = 0; call < 10; ++call) on_workers += pieces_on_workers(false);
-    CHECK(on_workers == 0);
+    const int cores = cpu_threads();
+    // nothing else running: the looks leave the calls on the workers
+    (void)load.calls_on_workers(std::chrono::milliseconds(300));
+    CHECK(load.calls_on_workers(std::chrono::milliseconds(300)) > 0);
+    // others on every processor: within two looks, the caller alone
+    load.others = cores;
+    (void)load.calls_on_workers(std::chrono::milliseconds(300));
+    CHECK(load.last_calls_on_workers(10) == 0);
     set_cpu_threads(2);  // chosen: the workers, busy machine or not
-    CHECK(workers_join(std::chrono::milliseconds(200)));
+    (void)load.calls_on_workers(std::chrono::milliseconds(300));
+    CHECK(load.last_calls_on_workers(10) > 0);
     set_cpu_threads(0);
-    spinners.stop();
-    CHECK(workers_join(std::chrono::seconds(3)));  // the load gone: the next looks give the workers back
+    (void)load.calls_on_workers(std::chrono::milliseconds(300));
+    CHECK(load.last_calls_on_workers(10) == 0);
+    // a processor and a half left free (others on all but 1.5): still the workers
+    load.others = cores - 1.5 - 0.5;
+    (void)load.calls_on_workers(std::chrono::milliseconds(300));
+    CHECK(load.calls_on_workers(std::chrono::milliseconds(300)) > 0);
   }
+  cpu::set_cpu_stat_path("");
   if (saved) setenv("QKV_THREADS", saved->c_str(), 1);
   set_cpu_threads(0);
 }
