@@ -130,6 +130,8 @@ class Pool {
  public:
   // Threads wanted (0: not chosen yet) and workers running (threads - 1 of them).
   std::atomic<int> wanted{0};
+  // Whether that count is the default one per processor (not set by --threads or QKV_THREADS).
+  std::atomic<bool> per_processor{false};
   std::mutex run_mutex;  // one call at a time; also guards the workers list
 
   void run(int threads, int64_t pieces, void (*call)(void*, int64_t), void* ctx) {
@@ -161,9 +163,6 @@ class Pool {
     }
     if (failed_.load(std::memory_order_acquire)) std::rethrow_exception(error_);
   }
-
-  // Whether the thread count is the default one per processor (not set by --threads or QKV_THREADS).
-  std::atomic<bool> per_processor{false};
 
   // Whether calls run on the caller alone for now (a worker stalled lately, or the machine is busy).
   bool solo() {
@@ -325,15 +324,11 @@ Pool& pool() {
 
 }  // namespace
 
-// Whether QKV_THREADS leaves the count to the processors: unset, empty or 0.
-static bool threads_left_to_default() {
+// QKV_THREADS as a count: 0 where it is unset, empty or 0 (one per processor). Throws on any other
+// text than a whole number from 0 to kMostThreads.
+static int qkv_threads_setting() {
   const char* env = std::getenv("QKV_THREADS");
-  return env == nullptr || *env == '\0' || std::strcmp(env, "0") == 0;
-}
-
-int default_threads() {
-  const char* env = std::getenv("QKV_THREADS");
-  if (env == nullptr || *env == '\0') return processors();
+  if (env == nullptr || *env == '\0') return 0;
   const std::string text = env;
   const bool digits =
       text.size() <= 3 && std::all_of(text.begin(), text.end(), [](char c) { return c >= '0' && c <= '9'; });
@@ -341,14 +336,19 @@ int default_threads() {
   if (!digits || value > kMostThreads)
     throw std::runtime_error(
         fmt::format("QKV_THREADS must be a whole number from 0 to {} (0: one per core), got '{}'", kMostThreads, text));
-  return value == 0 ? processors() : value;
+  return value;
+}
+
+int default_threads() {
+  const int setting = qkv_threads_setting();
+  return setting == 0 ? processors() : setting;
 }
 
 int pool_threads() {
   int n = pool().wanted.load(std::memory_order_relaxed);
   if (n == 0) {
     n = default_threads();
-    pool().per_processor.store(threads_left_to_default(), std::memory_order_relaxed);
+    pool().per_processor.store(qkv_threads_setting() == 0, std::memory_order_relaxed);
     pool().wanted.store(n, std::memory_order_relaxed);
   }
   return n;
@@ -357,7 +357,7 @@ int pool_threads() {
 void set_pool_threads(int threads) {
   Pool& p = pool();
   p.wanted.store(threads > 0 ? std::min(threads, kMostThreads) : default_threads(), std::memory_order_relaxed);
-  p.per_processor.store(threads <= 0 && threads_left_to_default(), std::memory_order_relaxed);
+  p.per_processor.store(threads <= 0 && qkv_threads_setting() == 0, std::memory_order_relaxed);
   p.forget_stalls();
 }
 
