@@ -163,7 +163,7 @@ LIB      := $(BUILD)/libqkv.a
 # --whole-archive keeps self-registering pieces (the CUDA backend) in the link.
 LINK_LIBS := -Wl,--whole-archive $(LIB) $(FRAMEWORK_LIB) -Wl,--no-whole-archive
 
-.PHONY: all test gpu-test demo clean
+.PHONY: all test test-busy gpu-test demo clean
 all: $(BUILD)/qkv $(BUILD)/qkv_framework_tests $(BUILD)/qkv_tests $(if $(LIB_CU_OBJ),$(BUILD)/qkv_gpu_tests)
 
 $(BUILD)/obj/%.o: %.cpp
@@ -335,6 +335,10 @@ test: $(BUILD)/qkv $(BUILD)/qkv_framework_tests $(BUILD)/qkv_tests $(if $(LIB_CU
 	$(MAKE) --no-print-directory fuzz-replay
 	$(if $(LIB_CU_OBJ),$(BUILD)/qkv_gpu_tests,@echo "GPU tests skipped: built without CUDA (CUDA=0, or nvcc not found)")
 	$(MAKE) --no-print-directory gpu-emu-test
+
+# The doctest suites and the threads and kill tests with a spinner on every processor (tests/busy.sh).
+test-busy: $(BUILD)/qkv $(BUILD)/qkv_framework_tests $(BUILD)/qkv_tests
+	BUILD=$(BUILD) bash tests/busy.sh
 
 # The demo trains on the CPU, so where CUDA would be built but no build/qkv exists yet, `make demo`
 # builds and runs the CPU-only program instead (no nvcc: a faster first run), and links build/qkv

@@ -37,10 +37,10 @@ bool holds_reading(const std::vector<std::string>& hindi, const data::CueSentenc
 std::vector<std::string> translate_knocked_out(Translator& model, const std::vector<std::string>& english,
                                                const data::Vocab& english_vocab, const data::Vocab& hindi_vocab,
                                                int64_t key, bool all_queries) {
-  const data::Layout layout = model.config().layout;
+  const int64_t n = static_cast<int64_t>(english.size()), S = model.source_slots(n);
   ForwardOptions options;
   options.knockout = {
-      .key = key, .query_from = all_queries ? 0 : layout.max_source, .query_to = layout.length(), .layer = -1};
+      .key = key, .query_from = all_queries ? 0 : S, .query_to = S + model.decode_limit(n) + 1, .layer = -1};
   return model.translate({english}, english_vocab, hindi_vocab, options)[0];
 }
 
@@ -68,17 +68,19 @@ CuePeaks cue_peaks(const std::vector<double>& weights, int64_t T, int64_t S, int
 
 CueReport measure_cues(Translator& model, const std::vector<data::CueSentence>& sentences,
                        const data::Vocab& english_vocab, const data::Vocab& hindi_vocab, uint64_t seed) {
-  const data::Layout layout = model.config().layout;
-  const int64_t S = layout.max_source, T = layout.length();
+  const int64_t most_words = model.reads_longer() ? data::kMaxSentenceWords : model.config().layout.max_source;
   CueReport report;
   report.layers.resize(static_cast<size_t>(model.layers()));
   for (size_t l = 0; l < report.layers.size(); ++l) report.layers[l].layer = static_cast<int64_t>(l);
   std::mt19937_64 random_words(seed);
   for (const data::CueSentence& s : sentences) {
-    if (static_cast<int64_t>(s.english.size()) > S)
-      throw std::runtime_error(
-          fmt::format("{}: the sentence has {} words; this model reads at most {}", s.source, s.english.size(), S));
+    if (static_cast<int64_t>(s.english.size()) > most_words)
+      throw std::runtime_error(fmt::format("{}: the sentence has {} words; this model reads at most {}", s.source,
+                                           s.english.size(), most_words));
     const std::vector<std::string> hindi = model.translate({s.english}, english_vocab, hindi_vocab)[0];
+    const data::Layout layout =
+        model.layout_fitting(static_cast<int64_t>(s.english.size()), static_cast<int64_t>(hindi.size()) + 1);
+    const int64_t S = layout.max_source, T = layout.length();
     ++report.sentences;
     // attention over the model's own translation, every layer
     const data::SentencePair pair{s.english, hindi, s.source};

@@ -41,10 +41,16 @@ struct Turn {
   }
 };
 
+// `positions` are the sequence's own (word i at i), spread position_stride() apart here, or with
+// `sampled` a training sequence's random sample (TranslatorConfig::random_positions), taken as they are.
 inline Turn make_turn(const TranslatorConfig& config, const std::vector<int64_t>& positions, const Shape& rows,
-                      DType dtype, Device device) {
+                      DType dtype, Device device, bool sampled = false) {
   if (!has_rotary(config.positions)) return {};
-  return {rotary_tables(positions, rows, config.head_width() / 2, dtype, device)};
+  const int64_t stride = sampled ? 1 : config.position_stride();
+  if (stride == 1) return {rotary_tables(positions, rows, config.head_width() / 2, dtype, device)};
+  std::vector<int64_t> spread = positions;
+  for (int64_t& p : spread) p *= stride;
+  return {rotary_tables(spread, rows, config.head_width() / 2, dtype, device)};
 }
 
 // The (B, T, T) ALiBi bias of the composed path, -slope * |pos(i) - pos(j)| for the sequence's
@@ -221,6 +227,28 @@ inline PackedRows pack_rows(const data::Batch& batch, int64_t S, Device device, 
   r.target_queries.prefix = r.all_queries.prefix;
   r.all_queries.distance_slope = r.target_queries.distance_slope = distance_slope;  // ALiBi's, or 0
   return r;
+}
+
+// Randomized positions: each entry's rows (its n_src source rows, then its n_tgt target rows, as
+// pack_rows lays them) take a sorted sample of distinct positions from [0, range), drawn with
+// Floyd's algorithm from `gen`; the target rows' copy follows.
+inline void sample_positions(PackedRows& rows, const data::Batch& batch, int64_t range, Generator& gen) {
+  size_t at = 0, at_target = 0;
+  std::vector<uint8_t> taken(static_cast<size_t>(range));
+  for (int64_t b = 0; b < rows.B; ++b) {
+    const int64_t n_src = batch.source_lengths[b], count = n_src + batch.target_lengths[b];
+    std::fill(taken.begin(), taken.end(), 0);
+    for (int64_t j = range - count; j < range; ++j) {
+      const int64_t t = static_cast<int64_t>(gen.below(static_cast<uint64_t>(j + 1)));
+      taken[taken[t] ? j : t] = 1;
+    }
+    int64_t k = 0;
+    for (int64_t p = 0; p < range; ++p) {
+      if (!taken[p]) continue;
+      rows.row_positions[at++] = p;
+      if (k++ >= n_src) rows.target_row_positions[at_target++] = p;
+    }
+  }
 }
 
 // Rows (N, width) -> (B, length, width) with row r of the result taken from rows[slot[r]], and

@@ -82,19 +82,33 @@ const Tensor& Translator::last_attention(int64_t layer) const {
 
 data::Layout Translator::layout_fitting(int64_t source_words, int64_t target_positions) const {
   const data::Layout own = config_.layout;
+  if (reads_longer()) return {source_words, target_positions};
   if (source_words <= own.max_source && target_positions <= own.max_target) return own;
-  if (!reads_longer())
-    throw std::runtime_error(
-        fmt::format("a sentence of {} words and {} target positions is longer than this model's "
-                    "layout ({} source, {} target positions): its {} positions cannot read past "
-                    "it (a rotary or alibi model can)",
-                    source_words, target_positions, own.max_source, own.max_target, positions_name(config_.positions)));
-  return {std::max(own.max_source, source_words), std::max(own.max_target, target_positions)};
+  throw std::runtime_error(
+      fmt::format("a sentence of {} words and {} target positions is longer than this model's "
+                  "layout ({} source, {} target positions): its {} positions cannot read past "
+                  "it (a rotary or alibi model can)",
+                  source_words, target_positions, own.max_source, own.max_target, positions_name(config_.positions)));
 }
 
-int64_t Translator::decode_length(int64_t S) const {
-  const data::Layout own = config_.layout;
-  return reads_longer() && S > own.max_source ? own.max_target + 2 * (S - own.max_source) : own.max_target;
+int64_t Translator::decode_limit(int64_t source_words, int64_t max_length) const {
+  if (max_length < 0 || max_length > kMaxDecodeLength)
+    throw std::runtime_error(fmt::format("--max-length must be in [1, {}], got {}", kMaxDecodeLength, max_length));
+  const int64_t layout_words = config_.layout.max_target - 1;  // the layout's target slots, less <eos>'s
+  if (reads_longer()) return max_length > 0 ? max_length : 2 * source_words + kDecodeMargin;
+  if (max_length > layout_words)
+    throw std::runtime_error(
+        fmt::format("--max-length {} is past this model's layout: its {} positions write at most "
+                    "{} Hindi words (a rotary or alibi model can write more)",
+                    max_length, positions_name(config_.positions), layout_words));
+  return max_length > 0 ? max_length : layout_words;
+}
+
+// The target slots decoding needs for a batch: room for the longest limit's words and <eos>.
+static int64_t decode_slots(const Translator& model, const std::vector<int64_t>& source_lengths, int64_t max_length) {
+  int64_t slots = 1;
+  for (int64_t n : source_lengths) slots = std::max(slots, model.decode_limit(n, max_length) + 1);
+  return slots;
 }
 
 Tensor Translator::attention_mask(const data::Batch& batch) const {
@@ -193,7 +207,8 @@ Tensor Translator::loss(const data::Batch& batch, const ForwardOptions& options)
                         b, n_src, n_tgt, S, Tt));
       real += n_src + n_tgt;
     }
-    if (real < B * (S + Tt))
+    // randomized positions are sampled by the packed loss alone, so it runs even without padding
+    if (real < B * (S + Tt) || (training() && config_.random_positions > 0))
       return packed_loss(batch, options.knockout,
                          options.label_smoothing);  // else every position is real: no rows to skip
   }
@@ -204,7 +219,9 @@ Tensor Translator::packed_loss(const data::Batch& batch, const Knockout& knockou
   check_batch_layout(batch, config_, reads_longer());
   const int64_t S = batch.source.size(1), Tt = batch.target_input.size(1);
   knockout.validate(S + Tt, layers());
-  const PackedRows rows = pack_rows(batch, S, device(), distance_slope(config_.positions));
+  PackedRows rows = pack_rows(batch, S, device(), distance_slope(config_.positions));
+  const bool sampled = training() && config_.random_positions > 0;
+  if (sampled) sample_positions(rows, batch, config_.random_positions, dropout_gen_);
   Tensor embedded = embed(batch);  // (B, T, D)
   last_embeddings_ = embedded.detach();
   last_attention_.assign(blocks_.size(), Tensor());
@@ -215,9 +232,10 @@ Tensor Translator::packed_loss(const data::Batch& batch, const Knockout& knockou
               target_rows = {static_cast<int64_t>(rows.target_row_positions.size())};
   AttentionMask mask = AttentionMask::prefix_lm(S, batch.source_lengths);
   mask.distance_slope = distance_slope(config_.positions);
-  PackedContext context(rows, S, blocks_.size(), mask, knockout,
-                        make_turn(config_, rows.row_positions, all_rows, embedded.dtype(), device()),
-                        make_turn(config_, rows.target_row_positions, target_rows, embedded.dtype(), device()));
+  PackedContext context(
+      rows, S, blocks_.size(), mask, knockout,
+      make_turn(config_, rows.row_positions, all_rows, embedded.dtype(), device(), sampled),
+      make_turn(config_, rows.target_row_positions, target_rows, embedded.dtype(), device(), sampled));
   x = run_blocks(x, context, block_options(false));  // (N_tgt, D)
   // The head over the target rows, placed back in (B, Tt, vocab) with zeros at the padding, which
   // cross_entropy ignores.
@@ -230,7 +248,7 @@ void Translator::decode(const Tensor& source, const std::vector<int64_t>& source
   NoGradGuard no_grad;
   const bool cached = !options.recompute_prefix && !options.record_attention && (!training() || dropout_ == 0.0);
   if (!cached) return decode_recomputing(source, source_lengths, choose, options);
-  const int64_t B = source.size(0), S = source.size(1), Tt = decode_length(S);
+  const int64_t B = source.size(0), S = source.size(1), Tt = decode_slots(*this, source_lengths, options.max_length);
   if (pos_embed && S != config_.layout.max_source)
     throw std::runtime_error(
         fmt::format("translator: a source of {} slots does not fit the model's {}", S, config_.layout.max_source));
@@ -263,7 +281,7 @@ void Translator::decode(const Tensor& source, const std::vector<int64_t>& source
 void Translator::decode_recomputing(const Tensor& source, const std::vector<int64_t>& source_lengths,
                                     const ChooseNext& choose, const ForwardOptions& options) {
   // The mask is causal, so only the first t + 1 target slots can influence position t.
-  const int64_t B = source.size(0), S = source.size(1), Tt = decode_length(S);
+  const int64_t B = source.size(0), S = source.size(1), Tt = decode_slots(*this, source_lengths, options.max_length);
   std::vector<int64_t> inputs(static_cast<size_t>(B), data::Vocab::SEP);  // this step's target input per row
   std::vector<int64_t> prefix_ids;
   data::Batch batch;
@@ -315,14 +333,19 @@ std::vector<std::vector<std::string>> Translator::translate(const std::vector<st
         fmt::format("translate: the sentence has {} words; this model reads at most {} (its {} "
                     "positions cannot read past them)",
                     longest, config_.layout.max_source, positions_name(config_.positions)));
-  const int64_t S = std::max(longest, config_.layout.max_source), Tt = decode_length(S);
-  std::vector<int64_t> src(B * S, data::Vocab::PAD), lengths;
+  // A model with a position embedding reads its layout's slots; any other, the batch's longest
+  // sentence (padding keys are masked and positions count from each sentence's own start, so the
+  // padding changes no row's result).
+  const int64_t S = source_slots(longest);
+  std::vector<int64_t> src(B * S, data::Vocab::PAD), lengths, limits;
   for (int64_t b = 0; b < B; ++b) {
     const auto& sentence = english[b];
     for (size_t i = 0; i < sentence.size(); ++i) src[b * S + i] = english_vocab.id(sentence[i]);
     lengths.push_back(static_cast<int64_t>(sentence.size()));
+    limits.push_back(decode_limit(lengths.back(), options.max_length));
   }
   std::vector<bool> done(B, false);
+  if (options.cut_at_limit) options.cut_at_limit->assign(B, 0);
   decode(
       Tensor::from_ids(src, {B, S}, this->device()), lengths,
       [&](const Tensor& logits, int64_t t, std::vector<int64_t>& next) {
@@ -331,9 +354,10 @@ std::vector<std::vector<std::string>> Translator::translate(const std::vector<st
         for (int64_t b = 0; b < B; ++b) {
           next[b] = data::Vocab::PAD;  // a finished row is fed padding (its outputs are not read)
           if (done[b]) continue;
-          if (best[b] == data::Vocab::EOS || t + 1 == Tt) {
+          if (best[b] == data::Vocab::EOS || t == limits[b]) {
             done[b] = true;
-            continue;  // a translation that fills every slot is cut there (no room for <eos>)
+            if (best[b] != data::Vocab::EOS && options.cut_at_limit) (*options.cut_at_limit)[b] = 1;
+            continue;  // a translation that reaches its limit is cut there
           }
           out[b].push_back(hindi_vocab.word(best[b]));
           next[b] = best[b];

@@ -4,6 +4,7 @@
 // T = S + T_tgt sequence, D model width, H head width (--d-k), F feed-forward width, vocab the vocabulary size.
 #pragma once
 
+#include <algorithm>
 #include <functional>
 #include <map>
 #include <memory>
@@ -33,6 +34,16 @@ struct TranslatorConfig {
   // Trained with its token embeddings frozen at their initial values (qkv train --freeze-embeddings):
   // written only when true, so other checkpoints stay byte-identical; the explorer labels it.
   bool frozen_embeddings = false;
+  // Randomized rotary positions (Ruoss et al., 2023; qkv train --random-positions): 0, off, or L,
+  // when each training sequence turns its queries and keys by a sorted random sample of positions
+  // from [0, L) and translation spreads them position_stride() apart, the mean gap of a sequence
+  // as long as the layout; so no rotary distance a longer sentence needs is new to the model.
+  // Written only when above 0, so other checkpoints stay byte-identical.
+  int64_t random_positions = 0;
+  static constexpr int64_t kMaxRandomPositions = 4096;
+  int64_t position_stride() const {
+    return random_positions > 0 ? std::max<int64_t>(1, (random_positions + layout.length() / 2) / layout.length()) : 1;
+  }
   int64_t source_vocab = 0, target_vocab = 0;
   data::Layout layout;
   // "layers" is written only when it is not 1, so one-layer checkpoints stay byte-identical to
@@ -50,8 +61,9 @@ struct TranslatorConfig {
 // Attention knockout, the causal test of what attention is used for: in layer `layer` (0-based; -1:
 // every layer) the key at sequence position `key` is hidden from the queries at sequence positions
 // [query_from, query_to), whose weights renormalise over their other keys (the same as zeroing that
-// weight and dividing the row by its new sum). Positions are the model's: English word i sits at i,
-// target slot t (<sep> is slot 0) at max_source + t. Fused and composed paths apply it alike.
+// weight and dividing the row by its new sum). Positions are the call's: English word i sits at i,
+// target slot t (<sep> is slot 0) at S + t, S = Translator::source_slots(the longest sentence).
+// Fused and composed paths apply it alike.
 struct Knockout {
   int64_t key = -1;  // -1: no knockout
   int64_t query_from = 0, query_to = 0;
@@ -88,6 +100,12 @@ struct ForwardOptions {
   bool recompute_prefix = false;
   // loss() only: PyTorch's label smoothing of the cross-entropy (0: none; see framework/ops.h).
   double label_smoothing = 0.0;
+  // Greedy decoding only: the most Hindi words each sentence may get (0: the model's own,
+  // Translator::decode_limit). Each sentence has its own limit, so its translation never depends on
+  // the rest of the batch; one that reaches it without <eos> is cut there.
+  int64_t max_length = 0;
+  // translate() only: when set, gets one entry per sentence, 1 where it was cut at its limit.
+  std::vector<uint8_t>* cut_at_limit = nullptr;
 };
 
 class Translator : public nn::Module {
@@ -142,12 +160,20 @@ class Translator : public nn::Module {
   // then reads and writes sentences longer than the layout it was trained with.
   bool reads_longer() const { return !pos_embed; }
   // The layout for sentences of up to `source_words` English words and `target_positions` target
-  // positions (words + <eos>): the model's own, grown to fit when reads_longer(). A model with a
-  // position embedding throws naming the lengths and its layout when they do not fit.
+  // positions (words + <eos>): the model's own when it has a position embedding (which throws
+  // naming the lengths and its layout when they do not fit), else exactly the sentences' own, so
+  // that cost follows the sentence, never the layout it was trained with.
   data::Layout layout_fitting(int64_t source_words, int64_t target_positions) const;
-  // The most target positions greedy decoding writes after a source of S slots: the layout's, and
-  // for a model that reads longer sentences two more for each source slot past the layout's.
-  int64_t decode_length(int64_t S) const;
+  // The source slots a batch whose longest sentence has `longest` words is laid out in (its target
+  // slots follow them): the layout's for a model with a position embedding, else `longest`.
+  int64_t source_slots(int64_t longest) const { return layout_fitting(longest, 1).max_source; }
+  // The most Hindi words greedy decoding writes for a sentence of `source_words` words: max_length
+  // when it is above 0, else the model's own limit, which follows the sentence for a model that
+  // reads longer ones (2 * source_words + kDecodeMargin) and is the layout's (max_target - 1, room
+  // for <eos>) for one with a position embedding. Throws naming the values when max_length is past
+  // kMaxDecodeLength or past the layout of a model with a position embedding.
+  int64_t decode_limit(int64_t source_words, int64_t max_length = 0) const;
+  static constexpr int64_t kDecodeMargin = 10, kMaxDecodeLength = 1024;
 
  private:
   TranslatorConfig config_;
@@ -193,7 +219,7 @@ std::vector<std::vector<std::vector<double>>> source_word_states(Translator& mod
 
 // Greedy decoding with the final forward pass's attention in layer `layer` (0-based): the
 // sentence, its translation and the (T, T) weights over [source ; <sep> translation] (padding
-// removed). A `layer` out of range throws naming the valid range. With a knockout, both the
+// removed), decoded with `max_length` as ForwardOptions's. A `layer` out of range throws naming the valid range. With a knockout, both the
 // decoding and the traced pass run with it (its positions are the model's, as in Knockout).
 struct AttentionTrace {
   int64_t layer = 0, layers = 1;            // which layer (0-based) of how many
@@ -204,6 +230,6 @@ struct AttentionTrace {
 };
 AttentionTrace trace_attention(Translator& model, const std::vector<std::string>& english,
                                const data::Vocab& english_vocab, const data::Vocab& hindi_vocab, int64_t layer,
-                               const Knockout& knockout = {});
+                               const Knockout& knockout = {}, int64_t max_length = 0);
 
 }  // namespace qkv::models

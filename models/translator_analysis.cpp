@@ -81,13 +81,14 @@ std::vector<std::vector<std::vector<double>>> source_word_states(Translator& mod
 
 AttentionTrace trace_attention(Translator& model, const std::vector<std::string>& english,
                                const data::Vocab& english_vocab, const data::Vocab& hindi_vocab, int64_t layer,
-                               const Knockout& knockout) {
+                               const Knockout& knockout, int64_t max_length) {
   model.last_attention(layer);  // checks the range before any work
   AttentionTrace trace;
   trace.layer = layer;
   trace.layers = model.layers();
   trace.english = english;
-  trace.hindi = model.translate({english}, english_vocab, hindi_vocab, {.knockout = knockout})[0];
+  trace.hindi =
+      model.translate({english}, english_vocab, hindi_vocab, {.knockout = knockout, .max_length = max_length})[0];
   // One teacher-forced pass over the model's own translation exposes the weights used for it.
   const data::Layout layout =
       model.layout_fitting(static_cast<int64_t>(english.size()), static_cast<int64_t>(trace.hindi.size()) + 1);

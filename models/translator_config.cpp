@@ -21,6 +21,7 @@ std::string TranslatorConfig::to_json() const {
   j["activation"] = activation_name(activation);
   if (positions != Positions::Absolute) j["positions"] = positions_name(positions);  // absent means absolute
   if (frozen_embeddings) j["frozen_embeddings"] = true;                              // absent means trained
+  if (random_positions > 0) j["random_positions"] = random_positions;                // absent means 0
   j["source_vocab"] = source_vocab;
   j["target_vocab"] = target_vocab;
   j["max_source"] = layout.max_source;
@@ -63,6 +64,7 @@ TranslatorConfig TranslatorConfig::from_json(const std::string& text) {
       throw std::runtime_error("model config: 'frozen_embeddings' is not true or false");
     c.frozen_embeddings = j["frozen_embeddings"].get<bool>();
   }
+  c.random_positions = j.contains("random_positions") ? integer("random_positions") : 0;
   c.source_vocab = integer("source_vocab");
   c.target_vocab = integer("target_vocab");
   c.layout.max_source = integer("max_source");
@@ -82,8 +84,19 @@ void TranslatorConfig::validate() const {
   positive("d_ff", d_ff, kMaxFeedForward);
   positive("source_vocab", source_vocab);
   positive("target_vocab", target_vocab);
-  positive("max_source", layout.max_source);
-  positive("max_target", layout.max_target);
+  // the bounds of qkv train's --max-source and --max-target: a file may not ask for a layout qkv would never write
+  positive("max_source", layout.max_source, data::kMaxSentenceWords);
+  positive("max_target", layout.max_target, data::kMaxSentenceWords + 1);
+  if (random_positions != 0 && !has_rotary(positions))
+    throw std::runtime_error(
+        fmt::format("model config: random_positions {} samples rotary positions, and {} positions "
+                    "have no rotary part (--positions rotary or absolute+rotary)",
+                    random_positions, positions_name(positions)));
+  if (random_positions != 0 && (random_positions < layout.length() || random_positions > kMaxRandomPositions))
+    throw std::runtime_error(
+        fmt::format("model config: random_positions must be 0 or from the layout's {} positions "
+                    "to {}, got {}",
+                    layout.length(), kMaxRandomPositions, random_positions));
   if (has_rotary(positions) && head_width() % 2 != 0)
     throw std::runtime_error(fmt::format(
         "model config: {} positions turn pairs of query and key features, so the head "

@@ -5,7 +5,8 @@
 # trained on it under each --positions scheme (absolute with a layout wide enough to read the long
 # pairs, so its untrained positions are measured rather than skipped), and each split's exact
 # match is printed as a markdown row.
-#   QKV=build/qkv SCHEMES="absolute rotary absolute+rotary" SEEDS="1" OUT=/tmp/length bash tools/length_test.sh
+#   QKV=build/qkv SCHEMES="absolute rotary absolute+rotary rotary:64" SEEDS="1" OUT=/tmp/length bash tools/length_test.sh
+# (rotary:64 is rotary with --random-positions 64)
 set -euo pipefail
 QKV=${QKV:-build/qkv}
 SCHEMES=${SCHEMES:-"absolute rotary absolute+rotary"}
@@ -27,12 +28,14 @@ words "$LONG_FROM" "$LONG_TO" "$SRC/test.tsv" >"$data/long.tsv"
 max_target=$(awk -F'\t' '{ n = split($2, w, " "); if (n > m) m = n } END { print m + 1 }' "$data/long.tsv" "$data/train.tsv")
 echo "length test: $(wc -l <"$data/train.tsv") train pairs of at most $SHORT words; long.tsv: $(wc -l <"$data/long.tsv") pairs of $LONG_FROM-$LONG_TO words" >&2
 
-run_one() {  # scheme seed
-  local scheme=$1 seed=$2 dir="$OUT/${1/+/_}-$2"
+run_one() {  # scheme[:L] seed (L: --random-positions L)
+  local scheme=${1%%:*} seed=$2 dir="$OUT/${1/+/_}-$2" extra=()
+  dir=${dir/:/_random}
   [ -f "$dir/eval.json" ] && return
+  if [ "$1" != "$scheme" ]; then extra=(--random-positions "${1#*:}"); fi
   local layout=()
   if [ "$scheme" != rotary ]; then layout=(--max-source "$LONG_TO" --max-target "$max_target"); fi
-  "$QKV" train --data "$data" --positions "$scheme" --seed "$seed" --threads 1 "${layout[@]}" --out "$dir" --force >"$dir.log" 2>&1
+  "$QKV" train --data "$data" --positions "$scheme" "${extra[@]}" --seed "$seed" --threads 1 "${layout[@]}" --out "$dir" --force >"$dir.log" 2>&1
   "$QKV" eval --checkpoint "$dir/model.safetensors" --data "$data" --split all --format json --threads 1 >"$dir/eval.json.tmp"
   mv "$dir/eval.json.tmp" "$dir/eval.json"
 }
@@ -50,7 +53,7 @@ header = None
 for scheme in schemes:
     cells = {}
     for seed in seeds:
-        for row in json.load(open(os.path.join(out, f"{scheme.replace('+', '_')}-{seed}", "eval.json")))["splits"]:
+        for row in json.load(open(os.path.join(out, f"{scheme.replace('+', '_').replace(':', '_random')}-{seed}", "eval.json")))["splits"]:
             cells.setdefault(row["split"], []).append(100 * row["exact_match"])
     if header is None:
         header = list(cells)

@@ -92,7 +92,8 @@ struct CpuTimes {
   double processors_busy = -1, process = 0;
 };
 std::mutex stat_path_mutex;
-std::string stat_path = "/proc/stat";  // set_cpu_stat_path
+std::string stat_path = "/proc/stat";    // set_cpu_stat_path
+std::atomic<bool> stalls_counted{true};  // set_stall_rule
 
 CpuTimes cpu_times() {
   CpuTimes t;
@@ -156,7 +157,7 @@ class Pool {
       caller_sleeping_.store(true, std::memory_order_seq_cst);
       for (uint32_t d; (d = done_.load(std::memory_order_seq_cst)) != all;) done_.wait(d, std::memory_order_seq_cst);
       caller_sleeping_.store(false, std::memory_order_relaxed);
-      if (own_slots > 0) {
+      if (own_slots > 0 && stalls_counted.load(std::memory_order_relaxed)) {
         const Clock::time_point now = Clock::now();
         if (now - own_end > kStallMargin + 2 * (own_end - start) / own_slots) note_stall(now, now - own_end);
       }
@@ -366,6 +367,11 @@ void set_cpu_stat_path(const std::string& path) {
     std::lock_guard<std::mutex> lock(stat_path_mutex);
     stat_path = path.empty() ? "/proc/stat" : path;
   }
+  pool().forget_stalls();
+}
+
+void set_stall_rule(bool on) {
+  stalls_counted.store(on, std::memory_order_relaxed);
   pool().forget_stalls();
 }
 

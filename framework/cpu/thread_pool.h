@@ -37,6 +37,12 @@ int default_threads();
 // Where the load look reads the processors' times, in /proc/stat's format (empty: /proc/stat);
 // tests stage a machine's load with a file of their own. Looks at the load afresh.
 void set_cpu_stat_path(const std::string& path);
+// Whether waits for a worker count as stalls (on by default). A test of the load look turns the
+// stall rule off, so that only its staged file decides, never how busy the real machine is; a
+// test of the stall rule stages its stalls with pieces that sleep. Forgets past stalls.
+// Which rules apply: the stall rule to every thread count above 1; the load look only to the
+// default count (no --threads, QKV_THREADS unset or 0).
+void set_stall_rule(bool on);
 
 // True when a parallel call made now would run on the caller alone: one thread, a call inside
 // another parallel call, a stretch alone after stalls, or a busy machine at the default count.

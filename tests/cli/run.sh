@@ -188,7 +188,7 @@ if [ $? -eq 0 ] && [ "$(awk '{ $NF = ""; print }' "$work/out")" = "$(awk '{ $NF 
 else
   fail "eval --no-cache differs from the cached decoding: $(cat "$work/out" "$work/out2")"
 fi
-"$QKV" eval --checkpoint "$two" --data "$gen" --split role_swap >"$work/out" 2>&1
+"$QKV" eval --checkpoint "$two" --data "$gen" --split role_swap >"$work/out" 2>"$work/err"
 if [ $? -eq 0 ] && grep -qE '^role_swap +2 ' "$work/out" && [ "$(wc -l <"$work/out")" -eq 2 ]; then pass; else fail "eval --split role_swap: $(cat "$work/out")"; fi
 expect_error "eval --split deeper without deeper.tsv" "split 'deeper' is not in $gen: $gen/deeper.tsv does not exist \(this folder has: valid, test, idiom_context, sense_context, role_swap; or give a path to a .tsv file\)" \
   "$QKV" eval --checkpoint "$two" --data "$gen" --split deeper
@@ -225,7 +225,7 @@ grep -q "layer 2 of 2" "$work/out" && pass || fail "attend shows the last layer 
 # per split; a rotary one reads and translates it
 printf 'money bank grows and river bank flows fast\tपैसा\nmoney bank grows\tपैसा बढ़ता है\n' >"$gen/deeper.tsv"
 "$QKV" eval --checkpoint "$two" --data "$gen" --split deeper >"$work/out" 2>"$work/err"
-if [ $? -eq 0 ] && grep -qE '^deeper +1 ' "$work/out" && [ "$(wc -l <"$work/err")" -eq 1 ] &&
+if [ $? -eq 0 ] && grep -qE '^deeper +1 ' "$work/out" && [ "$(grep -c skipped "$work/err")" -eq 1 ] &&
    grep -q "deeper: 1 sentence longer than the model's 7 source and 7 target positions skipped (its absolute positions" "$work/err"; then
   pass
 else
@@ -242,7 +242,7 @@ else
   fail "train --positions rotary with a longer split sentence: $(tail -n 3 "$work/out")"
 fi
 "$QKV" eval --checkpoint "$work/rotary/model.safetensors" --data "$gen" --split deeper >"$work/out" 2>"$work/err"
-if [ $? -eq 0 ] && grep -qE '^deeper +2 ' "$work/out" && [ ! -s "$work/err" ]; then pass; else fail "eval: a rotary model reads the longer sentence: $(cat "$work/out" "$work/err")"; fi
+if [ $? -eq 0 ] && grep -qE '^deeper +2 ' "$work/out" && ! grep -q skipped "$work/err"; then pass; else fail "eval: a rotary model reads the longer sentence: $(cat "$work/out" "$work/err")"; fi
 longer="money bank grows and river bank flows fast and she ate a piece of cake"  # 15 words, train's longest 7
 if "$QKV" translate --checkpoint "$work/rotary/model.safetensors" "$longer" >"$work/out" 2>"$work/err" && [ -s "$work/out" ]; then
   pass
@@ -255,6 +255,33 @@ if "$QKV" train "${small[@]}" --positions alibi --out "$work/alibi" >/dev/null 2
 else
   fail "translate: an alibi model translates past its layout: $(cat "$work/err")"
 fi
+# the decode limit (--max-length): each sentence's own, reported when reached, bounded
+"$QKV" translate --checkpoint "$work/rotary/model.safetensors" --max-length 2 "$longer" >"$work/out" 2>"$work/err"
+if [ $? -eq 0 ] && [ "$(wc -w <"$work/out")" -le 2 ] &&
+   { [ "$(wc -w <"$work/out")" -lt 2 ] || grep -q "note: the translation reached its limit of 2 Hindi words without ending and was cut there (--max-length raises it)" "$work/err"; }; then
+  pass
+else
+  fail "translate --max-length 2: at most 2 words, a cut said on stderr: $(cat "$work/out" "$work/err")"
+fi
+printf 'money bank grows\n%s\n' "$longer" >"$work/beside.txt"
+"$QKV" translate --checkpoint "$work/rotary/model.safetensors" "money bank grows" >"$work/alone" 2>/dev/null
+"$QKV" translate --checkpoint "$work/rotary/model.safetensors" --input "$work/beside.txt" >"$work/out" 2>/dev/null
+if [ "$(head -n 1 "$work/out" | cut -f2)" = "$(cat "$work/alone")" ]; then pass; else
+  fail "translate: a sentence beside a longer one translates as it does alone: $(cat "$work/alone") / $(cat "$work/out")"; fi
+"$QKV" eval --checkpoint "$work/rotary/model.safetensors" --data "$gen" --split deeper --max-length 1 --format json >"$work/out" 2>"$work/err"
+if [ $? -eq 0 ] && python3 -c 'import json,sys; r=json.load(open(sys.argv[1]))["splits"][0]; sys.exit(0 if r["cut_at_limit"] >= 1 and r["stopped_early"] >= 1 and r["exact_match"] == 0 else 1)' "$work/out"; then
+  pass
+else
+  fail "eval --max-length 1 counts the cut and early stops: $(cat "$work/out" "$work/err")"
+fi
+for bad in 0 -3 1025 two; do
+  expect_error "translate --max-length $bad" "--max-length: must be a whole number (from 1 to 1024|in decimal digits), got '$bad'" \
+    "$QKV" translate --checkpoint "$work/rotary/model.safetensors" --max-length "$bad" "money bank grows"
+done
+expect_error "eval --max-length past an absolute layout" "--max-length 7 is past this model's layout: its absolute positions write at most 6 Hindi words" \
+  "$QKV" eval --checkpoint "$two" --data "$gen" --split deeper --max-length 7
+expect_error "attend --max-length past an absolute layout" "--max-length 9 is past this model's layout" \
+  "$QKV" attend --checkpoint "$two" --format text --max-length 9 "money bank grows"
 expect_error "translate: an absolute model refuses past its layout" "the sentence has 15 words; this model reads at most 7 \(its absolute positions cannot read past them" \
   "$QKV" translate --checkpoint "$two" "$longer"
 "$QKV" attend --checkpoint "$work/rotary/model.safetensors" --format text "$longer" >"$work/out" 2>&1 &&
@@ -277,6 +304,13 @@ expect_error "--label-smoothing 2" "--label-smoothing: must be from 0 to 1, got 
   "$QKV" train "${small[@]}" --label-smoothing 2 --out "$work/o6"
 expect_error "--positions sideways" "--positions: sideways not in \{absolute,rotary,absolute\+rotary,alibi\}" \
   "$QKV" train "${small[@]}" --positions sideways --out "$work/o6"
+expect_error "--random-positions with alibi" "random_positions 64 samples rotary positions, and alibi positions have no rotary part" \
+  "$QKV" train --epochs 1 --d-model 8 --d-k 4 --d-ff 16 --data "$gen" --positions alibi --random-positions 64 --out "$work/o7"
+expect_error "--random-positions below the layout" "random_positions must be 0 or from the layout's [0-9]+ positions to 4096, got 3" \
+  "$QKV" train --epochs 1 --d-model 8 --d-k 4 --d-ff 16 --data "$gen" --positions rotary --random-positions 3 --out "$work/o7"
+expect_error "--random-positions past its bound" "--random-positions: must be a whole number from 0 to 4096, got '5000'" \
+  "$QKV" train --epochs 1 --data "$gen" --positions rotary --random-positions 5000 --out "$work/o7"
+expect_absent "--random-positions refused: no run folder" "$work/o7/model.safetensors"
 expect_error "--positions rotary with an odd head width" "head width must be even, got 3 \(--d-k\)" \
   "$QKV" train --epochs 1 --d-model 8 --d-k 3 --d-ff 16 --data "$gen" --positions rotary --out "$work/o6"
 expect_absent "bad --positions" "$work/o6"
@@ -521,7 +555,7 @@ else
 fi
 expect_error "translate: a sentence and --input" "either a sentence or --input" \
   "$QKV" translate --checkpoint "$ckpt" --input "$work/lines.txt" "river bank"
-"$QKV" eval --checkpoint "$ckpt" --split test --format json >"$work/out" 2>&1
+"$QKV" eval --checkpoint "$ckpt" --split test --format json >"$work/out" 2>"$work/err"
 if python3 -c 'import json, sys; r = json.load(open(sys.argv[1])); s = r["splits"][0]; assert s["split"] == "test" and 0 <= s["exact_match"] <= 1 and s["sentences"] > 0' "$work/out"; then
   pass
 else

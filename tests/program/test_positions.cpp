@@ -135,15 +135,18 @@ TEST_CASE("a rotary model reads and translates past its layout; an absolute one 
   const data::Layout grown = rotary.layout_fitting(9, 7);
   CHECK(grown.max_source == 9);
   CHECK(grown.max_target == 7);
-  CHECK(rotary.decode_length(9) == 5 + 2 * 5);
+  CHECK(rotary.layout_fitting(2, 1).max_source == 2);  // its own sentence's length, not the layout's 4
+  CHECK(rotary.decode_limit(9) == 2 * 9 + models::Translator::kDecodeMargin);
+  CHECK(rotary.decode_limit(9, 3) == 3);
   const auto out = rotary.translate({longer, {"a", "b"}}, english, hindi);
   REQUIRE(out.size() == 2);
-  CHECK(out[0].size() <= 14);  // decode_length(9) - 1 words at most
+  CHECK(out[0].size() <= static_cast<size_t>(rotary.decode_limit(9)));
+  CHECK(out[1].size() <= static_cast<size_t>(rotary.decode_limit(2)));
   // the cached and recomputed decodings agree past the layout too
   CHECK(rotary.translate({longer, {"a", "b"}}, english, hindi, {.recompute_prefix = true}) == out);
   // a knockout of a source word past the layout is honoured (the key exists at position 8)
   models::ForwardOptions knock;
-  knock.knockout = {.key = 8, .query_from = 0, .query_to = 9 + rotary.decode_length(9), .layer = -1};
+  knock.knockout = {.key = 8, .query_from = 0, .query_to = 9 + rotary.decode_limit(9) + 1, .layer = -1};
   CHECK_NOTHROW(rotary.translate({longer}, english, hindi, knock));
 
   c.positions = models::Positions::Absolute;
@@ -204,4 +207,117 @@ TEST_CASE("alibi: the recorded weights carry the bias -1/8 per word of distance"
   CHECK(w[5 * 6 + 5] == doctest::Approx(1 / total).epsilon(1e-12));
   CHECK(w[5 * 6 + 2] == 0.0);  // padding
 }
+}
+
+TEST_CASE("decode limits: each sentence has its own, so its translation never depends on the rest of the batch") {
+  data::Vocab english = data::Vocab::build({{"a", "b", "c", "d", "e", "f", "g", "h", "i"}});
+  data::Vocab hindi = data::Vocab::build({{"x", "y", "z", "w", "v"}});
+  const std::vector<std::string> alone = {"c", "a", "b"}, longer = {"a", "b", "c", "d", "e", "f", "g", "h", "i"},
+                                 fitting = {"d", "e", "f", "g"};  // 4: the layout's longest
+  for (auto p : {models::Positions::Absolute, models::Positions::Rotary, models::Positions::AbsoluteRotary,
+                 models::Positions::Alibi}) {
+    CAPTURE(models::positions_name(p));
+    models::TranslatorConfig c = small_config(p);
+    c.source_vocab = english.size();
+    c.target_vocab = hindi.size();
+    for (uint64_t seed : {1, 2, 3}) {
+      Generator gen(seed);
+      models::Translator model(c, gen);
+      model.train(false);
+      const auto& beside = model.reads_longer() ? longer : fitting;
+      for (int64_t max_length : {0, 1, 2, 6}) {
+        if (!model.reads_longer() && max_length > c.layout.max_target - 1) continue;
+        std::vector<uint8_t> cut_alone, cut_together;
+        models::ForwardOptions one{.max_length = max_length, .cut_at_limit = &cut_alone};
+        models::ForwardOptions two{.max_length = max_length, .cut_at_limit = &cut_together};
+        const auto by_itself = model.translate({alone}, english, hindi, one);
+        const auto together = model.translate({beside, alone}, english, hindi, two);
+        CHECK(together[1] == by_itself[0]);
+        CHECK(cut_together[1] == cut_alone[0]);
+        CHECK(by_itself[0].size() <= static_cast<size_t>(model.decode_limit(3, max_length)));
+        // cut exactly when the limit was filled without <eos>
+        if (cut_alone[0]) CHECK(by_itself[0].size() == static_cast<size_t>(model.decode_limit(3, max_length)));
+        // the recomputing decoder keeps the same limits
+        models::ForwardOptions recompute{.recompute_prefix = true, .max_length = max_length};
+        CHECK(model.translate({beside, alone}, english, hindi, recompute) == together);
+      }
+    }
+    Generator gen(7);
+    models::Translator model(c, gen);
+    CHECK(error_of([&] { model.decode_limit(3, -1); }).find("--max-length must be in [1, 1024], got -1") !=
+          std::string::npos);
+    CHECK(error_of([&] { model.decode_limit(3, 5000); }).find("got 5000") != std::string::npos);
+    if (model.reads_longer())
+      CHECK(model.decode_limit(3) == 2 * 3 + models::Translator::kDecodeMargin);  // follows the sentence
+    else
+      CHECK(error_of([&] { model.decode_limit(3, 5); }).find("--max-length 5 is past this model's layout") !=
+            std::string::npos);
+  }
+}
+
+TEST_CASE("a checkpoint's config may not ask for a layout qkv train would never make") {
+  models::TranslatorConfig c = small_config(models::Positions::Rotary);
+  c.layout.max_source = data::kMaxSentenceWords + 1;
+  CHECK(error_of([&] { c.validate(); }).find("max_source must be in [1, 256], got 257") != std::string::npos);
+  c.layout = {4, data::kMaxSentenceWords + 2};
+  CHECK(error_of([&] { c.validate(); }).find("max_target must be in [1, 257], got 258") != std::string::npos);
+  c.layout = {data::kMaxSentenceWords, data::kMaxSentenceWords + 1};
+  CHECK_NOTHROW(c.validate());
+}
+
+TEST_CASE("randomized rotary positions: sampled in training only, spread evenly elsewhere, every path alike") {
+  models::TranslatorConfig c = small_config(models::Positions::Rotary);  // layout {4, 5}: 9 positions
+  CHECK(c.position_stride() == 1);
+  c.random_positions = 64;
+  CHECK(c.position_stride() == 7);  // round(64 / 9)
+  CHECK(models::TranslatorConfig::from_json(c.to_json()).random_positions == 64);
+  CHECK(c.to_json().find("random_positions") != std::string::npos);
+  models::TranslatorConfig bad = c;
+  bad.positions = models::Positions::Alibi;
+  CHECK(error_of([&] { bad.validate(); }).find("alibi positions have no rotary part") != std::string::npos);
+  bad = c;
+  bad.random_positions = 8;
+  CHECK(error_of([&] { bad.validate(); }).find("from the layout's 9 positions to 4096, got 8") != std::string::npos);
+  c.random_positions = 0;
+  CHECK(c.to_json().find("random_positions") == std::string::npos);  // other checkpoints stay byte-identical
+  c.random_positions = 64;
+
+  data::Vocab english = data::Vocab::build({{"a", "b", "c", "d", "e", "f", "g", "h", "i"}});
+  data::Vocab hindi = data::Vocab::build({{"x", "y", "z"}});
+  c.source_vocab = english.size();
+  c.target_vocab = hindi.size();
+  Generator gen(3);
+  models::Translator model(c, gen);
+  model.set_dropout(0.0, 11);
+  data::SentencePair p1{{"a", "b", "c"}, {"x", "y"}, "t"}, p2{{"d", "e"}, {"z", "x", "y", "z"}, "t"};
+  const data::Batch batch = data::make_batch({p1, p2}, {0, 1}, english, hindi, c.layout, model.device());
+  // evaluation: the packed loss and the padded forward agree (both spread the positions)
+  model.train(false);
+  const double packed = model.loss(batch).item();
+  const double padded = cross_entropy(model.forward(batch), batch.target_output, data::Vocab::PAD).item();
+  CHECK(std::abs(packed - padded) < 1e-5);
+  // training: each call draws new positions, from the model's generator
+  model.train(true);
+  const double first = model.loss(batch).item(), second = model.loss(batch).item();
+  CHECK(first != second);
+  model.set_dropout(0.0, 11);
+  CHECK(model.loss(batch).item() == first);  // the same draw from the same generator state
+  // translation past the layout: the cache and the recomputed prefix agree under the stride
+  model.train(false);
+  const std::vector<std::string> longer = {"a", "b", "c", "d", "e", "f", "g", "h", "i"};
+  const auto cached = model.translate({longer, {"a"}}, english, hindi);
+  CHECK(model.translate({longer, {"a"}}, english, hindi, {.recompute_prefix = true}) == cached);
+  // the stride is applied: the same weights without it give other logits
+  models::TranslatorConfig plain = c;
+  plain.random_positions = 0;
+  Generator same(3);
+  models::Translator unspread(plain, same);
+  unspread.train(false);
+  const std::vector<double> spread_logits = model.forward(batch).to_vector();
+  const std::vector<double> plain_logits = unspread.forward(batch).to_vector();
+  REQUIRE(spread_logits.size() == plain_logits.size());
+  double largest = 0;
+  for (size_t i = 0; i < spread_logits.size(); ++i)
+    largest = std::max(largest, std::abs(spread_logits[i] - plain_logits[i]));
+  CHECK(largest > 1e-4);
 }

@@ -108,6 +108,7 @@ struct AttendOptions {
   int64_t layer = 0;                   // 1-based, when layer_given
   bool layer_given = false;            // otherwise: the last layer of each model
   int threads = 0;                     // --threads
+  int64_t max_length = 0;              // --max-length (0: the model's own limit)
   std::string knockout;                // QUERY:KEY, row and column numbers of the text map (0-based)
   std::string knockout_layer = "all";  // 1-based layer or all
 };
@@ -165,7 +166,8 @@ static void run_knockout(const AttendOptions& o, const std::vector<std::string>&
   models::Translator& model = *loaded.model;
   check_sentence(words, model, loaded.english);
   const int64_t layer = knockout_layer(o, model);
-  const std::vector<std::string> plain = model.translate({words}, loaded.english, loaded.hindi)[0];
+  const std::vector<std::string> plain =
+      model.translate({words}, loaded.english, loaded.hindi, {.max_length = o.max_length})[0];
   std::vector<std::string> labels = words;
   labels.push_back("<sep>");
   labels.insert(labels.end(), plain.begin(), plain.end());
@@ -173,9 +175,9 @@ static void run_knockout(const AttendOptions& o, const std::vector<std::string>&
   if (query >= rows || key >= rows)
     throw std::runtime_error(fmt::format("--knockout {}: the map of '{}' -> '{}' has rows and columns 0 to {}",
                                          o.knockout, join(words, " "), join(plain, " "), rows - 1));
-  const int64_t S = std::max(model.config().layout.max_source, n);  // the source slots translate lays out
+  const int64_t S = model.source_slots(n);  // the source slots translate lays out
   const auto position = [&](int64_t label) { return label < n ? label : S + (label - n); };
-  const int64_t T = S + model.decode_length(S);  // the layout translate decodes in
+  const int64_t T = S + model.decode_limit(n, o.max_length) + 1;  // the slots translate decodes in
   const auto [from, to] = query == kAllQueries      ? std::pair<int64_t, int64_t>{0, T}
                           : query == kTargetQueries ? std::pair<int64_t, int64_t>{S, T}
                                                     : std::pair<int64_t, int64_t>{position(query), position(query) + 1};
@@ -194,7 +196,8 @@ static void run_knockout(const AttendOptions& o, const std::vector<std::string>&
                                                                         : std::to_string(query)},
                                   {"layer", layer < 0 ? "all" : std::to_string(layer + 1)}}}};
     for (int64_t l = 0; l < model.layers(); ++l) {
-      const models::AttentionTrace t = models::trace_attention(model, words, loaded.english, loaded.hindi, l, knock);
+      const models::AttentionTrace t =
+          models::trace_attention(model, words, loaded.english, loaded.hindi, l, knock, o.max_length);
       j["knocked_translation"] = join(t.hindi, " ");
       j["labels"] = t.labels;
       const size_t size = t.labels.size();
@@ -207,7 +210,7 @@ static void run_knockout(const AttendOptions& o, const std::vector<std::string>&
     return;
   }
   const std::vector<std::string> knocked =
-      model.translate({words}, loaded.english, loaded.hindi, {.knockout = knock})[0];
+      model.translate({words}, loaded.english, loaded.hindi, {.knockout = knock, .max_length = o.max_length})[0];
   const std::string never = never_sees(model, query, key, n);
   fmt::print("{}\nwithout knockout: {}\nknockout of key {} '{}' from {} ({}): {}\n{}\n", join(words, " "),
              join(plain, " "), key, labels[key], queries, where, join(knocked, " "),
@@ -257,7 +260,8 @@ static void run_attend(const AttendOptions& o) {
     models::check_attention_maps_fit(loaded.model->config(), checkpoints[k]);  // (T, T) per layer, from the file
     const int64_t layer = chosen_layer(o, *loaded.model, checkpoints[k]);
     if (k == 0) check_sentence(words, *loaded.model, loaded.english);
-    traces.push_back(models::trace_attention(*loaded.model, words, loaded.english, loaded.hindi, layer));
+    traces.push_back(
+        models::trace_attention(*loaded.model, words, loaded.english, loaded.hindi, layer, {}, o.max_length));
     modes.push_back(models::attention_mode_name(loaded.model->config().attention));
   }
   if (format == "png") {
@@ -314,6 +318,7 @@ void register_attend(CLI::App& app) {
       attend->add_option("--knockout-layer", a->knockout_layer, "the layer of --knockout, 1-based, or all")
           ->capture_default_str();
   add_threads_option(attend, a->threads);
+  add_max_length_option(attend, a->max_length);
   attend->callback([a, layer, attend_words, knockout_layer] {
     apply_threads(a->threads);
     if (a->knockout.empty() && knockout_layer->count() > 0)

@@ -106,6 +106,14 @@ CLI::Option* add_threads_option(CLI::App* cmd, int& threads) {
   return add_option_of_row(cmd, &TrainOptions::threads, threads);
 }
 
+CLI::Option* add_max_length_option(CLI::App* cmd, int64_t& max_length) {
+  return cmd
+      ->add_option("--max-length", max_length,
+                   "the most Hindi words a sentence may get, 1 to 1024 (left out: 2 x its English words + 10 for a "
+                   "rotary or alibi model, the layout's for one with a position embedding)")
+      ->check(whole_number_in(1, models::Translator::kMaxDecodeLength));
+}
+
 CLI::Option* add_data_option(CLI::App* cmd, std::string& dir, const std::string& help) {
   return add_option_of_row(cmd, &TrainOptions::data_dir, dir, help.empty() ? "dataset directory" : help);
 }

@@ -116,6 +116,9 @@ CLI::Option* add_checkpoint_option(CLI::App* cmd, std::string& path);  // requir
 // bad QKV_THREADS fails at once with one line.
 CLI::Option* add_threads_option(CLI::App* cmd, int& threads);
 void apply_threads(int threads);
+// --max-length on a command that decodes: the most Hindi words a sentence may get, 1 to
+// Translator::kMaxDecodeLength (left out: 0, the model's own limit, Translator::decode_limit).
+CLI::Option* add_max_length_option(CLI::App* cmd, int64_t& max_length);
 
 // Creates the --out folder `out` (and its parents), or throws "--out OUT: cannot create that folder
 // (why)": for commands that make their folder before any work, so that a bad --out fails at once.

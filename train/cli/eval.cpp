@@ -13,6 +13,23 @@
 
 namespace qkv::app {
 
+// One split's figures as `qkv eval --format json` prints them.
+static nlohmann::ordered_json json_row(const std::string& name, const EvalResult& r, double per_second) {
+  nlohmann::ordered_json row;
+  row["split"] = name;
+  row["sentences"] = r.sentences;
+  row["tokens"] = r.tokens;
+  row["loss"] = r.loss;
+  row["token_accuracy"] = r.token_accuracy;
+  row["exact_match"] = r.exact_match;
+  row["sentences_per_second"] = per_second;
+  row["skipped"] = r.skipped;
+  row["stopped_early"] = r.stopped_early;
+  row["stopped_late"] = r.stopped_late;
+  row["cut_at_limit"] = r.cut_at_limit;
+  return row;
+}
+
 // qkv eval: one row (or JSON object) per split of a checkpoint's loss, accuracy and exact match.
 void register_eval(CLI::App& app) {
   auto checkpoint = std::make_shared<std::string>();
@@ -37,12 +54,16 @@ void register_eval(CLI::App& app) {
   eval->add_flag("--no-cache", *no_cache,
                  "decode by recomputing the whole prefix at every step instead of caching keys and values "
                  "(the same translations, slower; for comparison)");
-  eval->callback([checkpoint, split, data_dir, device, no_cache, eval_format, eval_threads] {
+  auto max_length = std::make_shared<int64_t>(0);
+  add_max_length_option(eval, *max_length);
+  eval->callback([checkpoint, split, data_dir, device, no_cache, eval_format, eval_threads, max_length] {
     apply_threads(*eval_threads);
     const Device dev = Device::parse(*device);
     models::LoadedTranslator loaded = models::load_translator(*checkpoint, dev);
     models::ForwardOptions decoding;
     decoding.recompute_prefix = *no_cache;
+    decoding.max_length = *max_length;
+    loaded.model->decode_limit(1, *max_length);  // a --max-length past the model's layout fails before any work
     // "all": every split file but train (80,000 greedy decodes take minutes; ask for it by name).
     // Every split is read before any work, so a missing or malformed file fails first.
     const std::vector<std::string> names =
@@ -56,31 +77,29 @@ void register_eval(CLI::App& app) {
     report["data"] = *data_dir;
     report["splits"] = nlohmann::ordered_json::array();
     if (!json)
-      fmt::print("{:<14} {:>9} {:>8} {:>8} {:>10} {:>12} {:>14}\n", "split", "sentences", "tokens", "loss", "token acc",
-                 "exact match", "decoded/s");
+      fmt::print("{:<14} {:>9} {:>8} {:>8} {:>10} {:>12} {:>11} {:>14}\n", "split", "sentences", "tokens", "loss",
+                 "token acc", "exact match", "early/late", "decoded/s");
     std::vector<std::string> notes;  // the sentences a model tied to its layout skipped, said after the table
     for (const auto& [name, pairs] : splits) {
       const EvalResult r = evaluate(*loaded.model, pairs, loaded.english, loaded.hindi, 256, decoding);
       if (r.skipped > 0) notes.push_back(skipped_note(name, r.skipped, loaded.model->config()));
+      if (r.cut_at_limit > 0)
+        notes.push_back(fmt::format("{}: {} translation{} reached the decode limit without ending and {} cut there{}",
+                                    name, r.cut_at_limit, r.cut_at_limit == 1 ? "" : "s",
+                                    r.cut_at_limit == 1 ? "was" : "were",
+                                    loaded.model->reads_longer() ? " (--max-length raises it)" : ""));
+
       const double per_second = r.decode_seconds > 0 ? static_cast<double>(r.sentences) / r.decode_seconds : 0.0;
       if (json) {
-        nlohmann::ordered_json row;
-        row["split"] = name;
-        row["sentences"] = r.sentences;
-        row["tokens"] = r.tokens;
-        row["loss"] = r.loss;
-        row["token_accuracy"] = r.token_accuracy;
-        row["exact_match"] = r.exact_match;
-        row["sentences_per_second"] = per_second;
-        row["skipped"] = r.skipped;
-        report["splits"].push_back(row);
+        report["splits"].push_back(json_row(name, r, per_second));
         continue;
       }
       if (r.sentences == 0)  // every sentence skipped (or an empty file): no figure to show
-        fmt::print("{:<14} {:>9} {:>8} {:>8} {:>10} {:>12} {:>14}\n", name, 0, 0, "-", "-", "-", "-");
-      else
-        fmt::print("{:<14} {:>9} {:>8} {:>8.4f} {:>9.2f}% {:>11.2f}% {:>14.0f}\n", name, r.sentences, r.tokens, r.loss,
-                   100 * r.token_accuracy, 100 * r.exact_match, per_second);
+        fmt::print("{:<14} {:>9} {:>8} {:>8} {:>10} {:>12} {:>11} {:>14}\n", name, 0, 0, "-", "-", "-", "-", "-");
+      else  // early/late: the misses shorter and longer than the reference
+        fmt::print("{:<14} {:>9} {:>8} {:>8.4f} {:>9.2f}% {:>11.2f}% {:>11} {:>14.0f}\n", name, r.sentences, r.tokens,
+                   r.loss, 100 * r.token_accuracy, 100 * r.exact_match,
+                   fmt::format("{}/{}", r.stopped_early, r.stopped_late), per_second);
       std::fflush(stdout);
     }
     if (json) fmt::print("{}\n", report.dump(2));

@@ -21,11 +21,19 @@
 
 namespace qkv::app {
 
+// What translate says of a translation cut at its decode limit (never silently).
+static std::string cut_note(const models::Translator& model, const std::vector<std::string>& words,
+                            const models::ForwardOptions& decoding) {
+  return fmt::format("the translation reached its limit of {} Hindi words without ending and was cut there{}",
+                     model.decode_limit(static_cast<int64_t>(words.size()), decoding.max_length),
+                     model.reads_longer() ? " (--max-length raises it)" : "");
+}
+
 // Batch translation: one sentence per line from `path` (stdin when empty), english<TAB>hindi per
 // line on stdout in input order, decoded in batches. Blank lines are passed over. A bad line (not
 // UTF-8, too long) is reported with its line number on stderr and skipped; returns false if any was.
-static bool translate_lines(models::Translator& model, const models::LoadedTranslator& loaded,
-                            const std::string& path) {
+static bool translate_lines(models::Translator& model, const models::LoadedTranslator& loaded, const std::string& path,
+                            const models::ForwardOptions& decoding) {
   std::ifstream file;
   if (!path.empty()) {
     std::error_code ec;
@@ -42,20 +50,23 @@ static bool translate_lines(models::Translator& model, const models::LoadedTrans
   bool all_ok = true, noted = false;
   int64_t line_no = 0, translated = 0;
   const auto start = std::chrono::steady_clock::now();
-  std::vector<std::string> lines;
+  std::vector<std::string> lines, wheres;
   std::vector<std::vector<std::string>> batch;
   const auto flush = [&] {
     if (batch.empty()) return;
-    const auto out = model.translate(batch, loaded.english, loaded.hindi);
+    std::vector<uint8_t> cut;
+    models::ForwardOptions options = decoding;
+    options.cut_at_limit = &cut;
+    const auto out = model.translate(batch, loaded.english, loaded.hindi, options);
     for (size_t i = 0; i < batch.size(); ++i) {
-      std::string hindi;
-      for (const auto& w : out[i]) hindi += (hindi.empty() ? "" : " ") + w;
-      fmt::print("{}\t{}\n", lines[i], hindi);
+      if (cut[i]) fmt::print(stderr, "{}: note: {}\n", wheres[i], cut_note(model, batch[i], decoding));
+      fmt::print("{}\t{}\n", lines[i], join(out[i], " "));
     }
     std::fflush(stdout);
     translated += static_cast<int64_t>(batch.size());
     batch.clear();
     lines.clear();
+    wheres.clear();
   };
   std::string line;
   while (read_bounded_line(in, line, fmt::format("{}:{}", name, line_no + 1))) {
@@ -86,6 +97,7 @@ static bool translate_lines(models::Translator& model, const models::LoadedTrans
     if (every_word_unknown(words, loaded.english))
       fmt::print(stderr, "{}: warning: {}\n", where, kMeaninglessTranslation);
     lines.push_back(join(words, " "));
+    wheres.push_back(where);
     batch.push_back(words);
     if (batch.size() == kBatch) flush();
   }
@@ -113,7 +125,9 @@ void register_translate(CLI::App& app) {
       "the English sentence, quoted or not (lower-cased, punctuation dropped); - or none: read stdin");
   auto translate_threads = std::make_shared<int>(0);
   add_threads_option(translate, *translate_threads);
-  translate->callback([sentence_parts, translate_checkpoint, translate_device, input, translate_threads] {
+  auto decoding = std::make_shared<models::ForwardOptions>();
+  add_max_length_option(translate, decoding->max_length);
+  translate->callback([sentence_parts, translate_checkpoint, translate_device, input, translate_threads, decoding] {
     apply_threads(*translate_threads);
     const std::string sentence = join(*sentence_parts, " ");
     if (!sentence_parts->empty() && data::tokenize(sentence).empty())
@@ -121,16 +135,21 @@ void register_translate(CLI::App& app) {
     if (!input->empty() && !sentence.empty())
       throw std::runtime_error("give either a sentence or --input FILE, not both");
     models::LoadedTranslator loaded = models::load_translator(*translate_checkpoint, Device::parse(*translate_device));
+    loaded.model->decode_limit(1, decoding->max_length);  // a --max-length past the model's layout fails first
     if (sentence.empty() || sentence == "-" || !input->empty()) {
       if (input->empty() && ::isatty(STDIN_FILENO))
         fmt::print(stderr, "reading sentences from stdin, one per line; Ctrl-D ends\n");
-      if (!translate_lines(*loaded.model, loaded, *input))
+      if (!translate_lines(*loaded.model, loaded, *input, *decoding))
         throw std::runtime_error("some lines could not be translated (see above)");
       return;
     }
     const std::vector<std::string> words = sentence_words(sentence);
     check_sentence(words, *loaded.model, loaded.english);
-    const auto out = loaded.model->translate({words}, loaded.english, loaded.hindi);
+    std::vector<uint8_t> cut;
+    models::ForwardOptions options = *decoding;
+    options.cut_at_limit = &cut;
+    const auto out = loaded.model->translate({words}, loaded.english, loaded.hindi, options);
+    if (cut[0]) fmt::print(stderr, "note: {}\n", cut_note(*loaded.model, words, *decoding));
     fmt::print("{}\n", join(out[0], " "));
   });
 }

@@ -30,6 +30,7 @@ models::TranslatorConfig translator_config(const TrainOptions& o, const data::Da
   config.activation = o.activation;
   config.positions = o.positions;
   config.frozen_embeddings = o.freeze_embeddings;
+  config.random_positions = o.random_positions;
   config.source_vocab = english.size();
   config.target_vocab = hindi.size();
   const data::Layout train_layout = layout_for(ds);

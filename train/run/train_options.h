@@ -78,6 +78,10 @@ constexpr Bounds at_least(double low) { return {low, std::numeric_limits<double>
     "where word order enters: absolute (a learned embedding) | rotary (RoPE on queries and keys; reads longer "       \
     "sentences) | absolute+rotary | alibi (a bias of -1/8 per word of distance on every score; reads longer "         \
     "sentences)")                                                                                                     \
+  X(int64_t, random_positions, 0, "--random-positions", LaterSetting,                                                 \
+    from_to(0, models::TranslatorConfig::kMaxRandomPositions),                                                        \
+    "rotary positions sampled at random from 0 to L - 1 for each training sequence, spread evenly at translation "    \
+    "(Ruoss et al., 2023; 0 = off; L at least the layout's positions)")                                               \
   /* 0: the longest train sentence; a longer valid or test sentence is then skipped (absolute) or read (rotary) */    \
   X(int64_t, max_source, 0, "--max-source", LaterSetting, from_to(0, data::kMaxSentenceWords),                        \
     "English positions of the model's layout (0 = train's longest sentence)")                                         \

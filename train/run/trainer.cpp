@@ -119,9 +119,18 @@ EvalResult evaluate(models::Translator& model, const std::vector<data::SentenceP
     std::vector<std::vector<std::string>> sources;
     for (size_t i : idx) sources.push_back(pairs[i].english);
     const auto decode_start = Clock::now();
-    const auto outputs = model.translate(sources, english, hindi, decoding);
+    std::vector<uint8_t> cut;
+    models::ForwardOptions options = decoding;
+    options.cut_at_limit = &cut;
+    const auto outputs = model.translate(sources, english, hindi, options);
     r.decode_seconds += seconds_since(decode_start);
-    for (size_t k = 0; k < idx.size(); ++k) exact += outputs[k] == pairs[idx[k]].hindi;
+    for (size_t k = 0; k < idx.size(); ++k) {
+      const std::vector<std::string>& reference = pairs[idx[k]].hindi;
+      exact += outputs[k] == reference;
+      r.cut_at_limit += cut[k];
+      r.stopped_early += outputs[k].size() < reference.size();
+      r.stopped_late += outputs[k].size() > reference.size();
+    }
   }
   r.sentences = static_cast<int64_t>(pairs.size());
   r.loss = r.tokens ? loss_sum / r.tokens : 0;

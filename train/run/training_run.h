@@ -33,6 +33,9 @@ struct EvalResult {
   int64_t sentences = 0, tokens = 0;  // evaluated
   int64_t skipped = 0;  // sentences longer than the layout of a model tied to it (absolute positions), not evaluated
   double decode_seconds = 0;  // wall time of the greedy decoding alone
+  // Of the greedy translations that missed: shorter than the reference (stopped early) or longer
+  // (stopped late); and how many were cut at the decode limit without <eos> (missed or not).
+  int64_t stopped_early = 0, stopped_late = 0, cut_at_limit = 0;
 };
 
 struct EpochRecord {
