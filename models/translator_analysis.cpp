@@ -95,7 +95,12 @@ AttentionTrace trace_attention(Translator& model, const std::vector<std::string>
   data::SentencePair pair{english, trace.hindi, "<sentence>"};
   NoGradGuard no_grad;
   const data::Batch batch = data::make_batch({pair}, {0}, english_vocab, hindi_vocab, layout, model.device());
-  model.forward(batch, {.record_attention = true, .knockout = knockout});
+  // the knockout's queries reach as far as decoding could write; the traced pass holds the
+  // translation alone (a rotary or alibi model lays it out at its own length), so they are cut to it
+  Knockout traced = knockout;
+  traced.query_to = std::min(traced.query_to, layout.length());
+  if (traced.active() && traced.query_from >= traced.query_to) traced = Knockout{};
+  model.forward(batch, {.record_attention = true, .knockout = traced});
   const Tensor keep = model.attention_mask(batch);
   const std::vector<double> weights = model.last_attention(layer).to_vector();
   const std::vector<double> allowed = keep.to_vector();

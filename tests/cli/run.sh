@@ -282,6 +282,9 @@ expect_error "eval --max-length past an absolute layout" "--max-length 7 is past
   "$QKV" eval --checkpoint "$two" --data "$gen" --split deeper --max-length 7
 expect_error "attend --max-length past an absolute layout" "--max-length 9 is past this model's layout" \
   "$QKV" attend --checkpoint "$two" --format text --max-length 9 "money bank grows"
+"$QKV" attend --checkpoint "$work/rotary/model.safetensors" --knockout target:0 --format json "money bank grows" >"$work/out" 2>"$work/err" &&
+  python3 -c 'import json, sys; j = json.load(open(sys.argv[1])); sys.exit(0 if "knocked_translation" in j and len(j["weights"]) > 0 else 1)' "$work/out" &&
+  pass || fail "attend --knockout --format json on a rotary model (its traced pass holds the translation alone): $(cat "$work/err")"
 expect_error "translate: an absolute model refuses past its layout" "the sentence has 15 words; this model reads at most 7 \(its absolute positions cannot read past them" \
   "$QKV" translate --checkpoint "$two" "$longer"
 "$QKV" attend --checkpoint "$work/rotary/model.safetensors" --format text "$longer" >"$work/out" 2>&1 &&
