@@ -157,7 +157,7 @@ t["pos_embed.weight"] = (dtype, [positions, shape[1]], b"\0" * (4 * positions * 
 m["config"] = json.dumps(c, separators=(",", ":"))
 e.write(sys.argv[2], m, t)
 PY
-expect_error "attend with a max_source of 100,000" "layout of [0-9]+ positions \(max_source 100000 \+ max_target [0-9]+\) needs [0-9.]+ GB for one sentence's attention maps" \
+expect_error "attend with a max_source of 100,000" "model config: max_source must be in \[1, 256\], got 100000" \
   "$QKV" attend --checkpoint "$work/wide.safetensors" --format json "river bank"
 
 # ---- checkpoints: configs and vocabularies of 50,000 {} (issue 28 finding 2), a bad activation ----
