@@ -92,7 +92,10 @@ std::vector<CueSentence> load_cues(const std::string& path) {
   if (std::filesystem::exists(path, ec) && !std::filesystem::is_regular_file(path, ec))
     throw std::runtime_error(fmt::format("{}: not a regular file (the cue file must be a text file)", path));
   std::ifstream in(path, std::ios::binary);
-  if (!in) throw std::runtime_error(fmt::format("{}: cannot open file (python3 data/make_idioms.py writes it)", path));
+  if (!in)
+    throw std::runtime_error(fmt::format(
+        "{}: cannot open file (a folder of your own needs a cue file: train/README.md, qkv cues, says what it holds)",
+        path));
   return parse_cues(in, path);
 }
 

@@ -343,20 +343,38 @@ std::vector<std::vector<std::string>> Translator::translate(const std::vector<st
     for (size_t i = 0; i < sentence.size(); ++i) src[b * S + i] = english_vocab.id(sentence[i]);
     lengths.push_back(static_cast<int64_t>(sentence.size()));
     limits.push_back(decode_limit(lengths.back(), options.max_length));
+    if (options.exact_lengths) {  // the oracle's: checked against the layout as --max-length is
+      const int64_t exact = options.exact_lengths->at(b);
+      if (exact < 0) throw std::runtime_error(fmt::format("translate: an exact length of {} words", exact));
+      limits.back() = exact;
+      decode_limit(lengths.back(), std::max<int64_t>(exact, 1));
+    }
   }
   std::vector<bool> done(B, false);
   if (options.cut_at_limit) options.cut_at_limit->assign(B, 0);
   decode(
       Tensor::from_ids(src, {B, S}, this->device()), lengths,
       [&](const Tensor& logits, int64_t t, std::vector<int64_t>& next) {
-        const std::vector<int64_t> best = max_with_indices(logits, -1).indices.to_ids();  // (B, 1)
+        std::vector<int64_t> best = max_with_indices(logits, -1).indices.to_ids();  // (B, 1)
+        if (options.exact_lengths) {  // <eos> is never chosen before the exact length: the best other word
+          const std::vector<double> scores = logits.to_vector();
+          const int64_t vocab = logits.size(-1);
+          for (int64_t b = 0; b < B; ++b) {
+            if (best[b] != data::Vocab::EOS) continue;
+            int64_t other = best[b] == 0 ? 1 : 0;
+            for (int64_t w = 0; w < vocab; ++w)
+              if (w != data::Vocab::EOS && scores[b * vocab + w] > scores[b * vocab + other]) other = w;
+            best[b] = other;
+          }
+        }
         bool all_done = true;
         for (int64_t b = 0; b < B; ++b) {
           next[b] = data::Vocab::PAD;  // a finished row is fed padding (its outputs are not read)
           if (done[b]) continue;
           if (best[b] == data::Vocab::EOS || t == limits[b]) {
             done[b] = true;
-            if (best[b] != data::Vocab::EOS && options.cut_at_limit) (*options.cut_at_limit)[b] = 1;
+            if (best[b] != data::Vocab::EOS && options.cut_at_limit && !options.exact_lengths)
+              (*options.cut_at_limit)[b] = 1;
             continue;  // a translation that reaches its limit is cut there
           }
           out[b].push_back(hindi_vocab.word(best[b]));

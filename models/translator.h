@@ -106,6 +106,10 @@ struct ForwardOptions {
   int64_t max_length = 0;
   // translate() only: when set, gets one entry per sentence, 1 where it was cut at its limit.
   std::vector<uint8_t>* cut_at_limit = nullptr;
+  // translate() only: when set, sentence b gets exactly (*exact_lengths)[b] Hindi words, <eos>
+  // never chosen before them (the oracle-length decode of Newman et al., 2020: it separates
+  // deciding when to stop from what to write; qkv eval --oracle-length).
+  const std::vector<int64_t>* exact_lengths = nullptr;
 };
 
 class Translator : public nn::Module {

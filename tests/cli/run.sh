@@ -236,7 +236,8 @@ if "$QKV" train "${small[@]}" --out "$work/o5" >"$work/out" 2>&1 && grep -q "dee
 else
   fail "train: a split with a longer sentence is trained beside, its sentence skipped: $(tail -n 3 "$work/out")"
 fi
-if "$QKV" train "${small[@]}" --positions rotary --out "$work/rotary" >"$work/out" 2>&1 && ! grep -q "skipped" "$work/out"; then
+if "$QKV" train "${small[@]}" --positions rotary --out "$work/rotary" >"$work/out" 2>&1 && ! grep -q "skipped" "$work/out" &&
+   grep -q "^training learned attention, [0-9]* layers\?, rotary positions:" "$work/out"; then
   pass
 else
   fail "train --positions rotary with a longer split sentence: $(tail -n 3 "$work/out")"
@@ -274,6 +275,12 @@ if [ $? -eq 0 ] && python3 -c 'import json,sys; r=json.load(open(sys.argv[1]))["
 else
   fail "eval --max-length 1 counts the cut and early stops: $(cat "$work/out" "$work/err")"
 fi
+"$QKV" eval --checkpoint "$work/rotary/model.safetensors" --data "$gen" --split deeper --oracle-length --format json >"$work/out" 2>"$work/err"
+if [ $? -eq 0 ] && python3 -c 'import json,sys; r=json.load(open(sys.argv[1]))["splits"][0]; sys.exit(0 if r["stopped_early"] == 0 and r["stopped_late"] == 0 and r["cut_at_limit"] == 0 else 1)' "$work/out"; then
+  pass
+else
+  fail "eval --oracle-length: no early or late stops, no cuts: $(cat "$work/out" "$work/err")"
+fi
 for bad in 0 -3 1025 two; do
   expect_error "translate --max-length $bad" "--max-length: must be a whole number (from 1 to 1024|in decimal digits), got '$bad'" \
     "$QKV" translate --checkpoint "$work/rotary/model.safetensors" --max-length "$bad" "money bank grows"
@@ -307,6 +314,14 @@ expect_error "--label-smoothing 2" "--label-smoothing: must be from 0 to 1, got 
   "$QKV" train "${small[@]}" --label-smoothing 2 --out "$work/o6"
 expect_error "--positions sideways" "--positions: sideways not in \{absolute,rotary,absolute\+rotary,alibi\}" \
   "$QKV" train "${small[@]}" --positions sideways --out "$work/o6"
+# a valid split whose every sentence is past an absolute layout would report a loss of 0: refused first
+mkdir -p "$work/longvalid"
+printf 'river bank\tनदी किनारा\nmoney bank\tपैसा बैंक\n' >"$work/longvalid/train.tsv"
+printf 'river bank river bank\tनदी किनारा\n' >"$work/longvalid/valid.tsv"
+cp "$work/longvalid/train.tsv" "$work/longvalid/test.tsv"
+expect_error "train: every valid sentence past the layout" "valid.tsv: every one of its 1 sentences is longer than the model's 2 source and 3 target positions, so validation would measure nothing; give a wider --max-source/--max-target, or --positions rotary or alibi" \
+  "$QKV" train --epochs 1 --d-model 8 --d-k 4 --d-ff 16 --data "$work/longvalid" --out "$work/o8"
+expect_absent "train: refused before any file" "$work/o8"
 expect_error "--random-positions with alibi" "random_positions 64 samples rotary positions, and alibi positions have no rotary part" \
   "$QKV" train --epochs 1 --d-model 8 --d-k 4 --d-ff 16 --data "$gen" --positions alibi --random-positions 64 --out "$work/o7"
 expect_error "--random-positions below the layout" "random_positions must be 0 or from the layout's [0-9]+ positions to 4096, got 3" \
@@ -738,6 +753,11 @@ head -n 6 data/idioms/cues.tsv >"$work/cues.tsv"
   python3 -c 'import json, sys; d = json.load(open(sys.argv[1])); assert len(d["models"]) == 2 and d["models"][0]["sentences"] == 5' \
     "$work/cues_out/cues_sense_context.json" && [ "$(wc -l <"$work/cues_out/cues_sense_context.tsv")" -eq 3 ] && pass ||
   fail "cues writes the table, TSV, JSON and PNG: $(head -5 "$work/out")"
+# no sentence keeps a reading no model writes: no trials, said in words rather than as 0.0% rates
+awk -F'\t' 'BEGIN { OFS = "\t" } NR > 1 { $7 = "ज़ोरबलाक्स" } { print }' "$work/cues.tsv" >"$work/cues_none.tsv"
+"$QKV" cues --checkpoint "$ckpt" --cues "$work/cues_none.tsv" >"$work/out" 2>&1 &&
+  grep -q "^learned        0  no trials: no sentence kept its reading, so nothing was knocked out" "$work/out" &&
+  ! grep -qE "^learned +0 +0.0%" "$work/out" && pass || fail "cues with no trials says so: $(cat "$work/out")"
 # the histogram has one panel per model (two here, 640 px each), so no two models share a colour
 python3 -c 'import struct, sys; w = struct.unpack(">I", open(sys.argv[1], "rb").read()[16:20])[0]; sys.exit(w < 1280)' \
   "$work/cues_out/cues_sense_context.png" && pass || fail "cues: the histogram is not one panel per model"

@@ -321,3 +321,30 @@ TEST_CASE("randomized rotary positions: sampled in training only, spread evenly 
     largest = std::max(largest, std::abs(spread_logits[i] - plain_logits[i]));
   CHECK(largest > 1e-4);
 }
+
+TEST_CASE("the oracle-length decode writes exactly the lengths it is given, for every scheme") {
+  data::Vocab english = data::Vocab::build({{"a", "b", "c", "d"}});
+  data::Vocab hindi = data::Vocab::build({{"x", "y", "z"}});
+  for (auto p : {models::Positions::Absolute, models::Positions::Rotary, models::Positions::Alibi}) {
+    CAPTURE(models::positions_name(p));
+    models::TranslatorConfig c = small_config(p);
+    c.source_vocab = english.size();
+    c.target_vocab = hindi.size();
+    Generator gen(9);
+    models::Translator model(c, gen);
+    model.train(false);
+    const std::vector<int64_t> lengths = {0, 1, 4};  // 4: the layout's most words
+    std::vector<uint8_t> cut;
+    const auto out = model.translate({{"a"}, {"b", "c"}, {"d", "a", "b"}}, english, hindi,
+                                     {.cut_at_limit = &cut, .exact_lengths = &lengths});
+    for (size_t b = 0; b < lengths.size(); ++b) {
+      CHECK(out[b].size() == static_cast<size_t>(lengths[b]));
+      CHECK(cut[b] == 0);  // reaching the oracle's length is not a cut
+    }
+    const std::vector<int64_t> past = {5, 1, 1};
+    if (!model.reads_longer())
+      CHECK(error_of([&] {
+              model.translate({{"a"}, {"b"}, {"c"}}, english, hindi, {.exact_lengths = &past});
+            }).find("past this model's layout") != std::string::npos);
+  }
+}

@@ -56,7 +56,11 @@ void register_eval(CLI::App& app) {
                  "(the same translations, slower; for comparison)");
   auto max_length = std::make_shared<int64_t>(0);
   add_max_length_option(eval, *max_length);
-  eval->callback([checkpoint, split, data_dir, device, no_cache, eval_format, eval_threads, max_length] {
+  auto oracle_length = std::make_shared<bool>(false);
+  eval->add_flag("--oracle-length", *oracle_length,
+                 "decode each sentence to exactly its reference's length, <eos> never chosen before it (Newman et "
+                 "al., 2020: separates when to stop from what to write)");
+  eval->callback([checkpoint, split, data_dir, device, no_cache, eval_format, eval_threads, max_length, oracle_length] {
     apply_threads(*eval_threads);
     const Device dev = Device::parse(*device);
     models::LoadedTranslator loaded = models::load_translator(*checkpoint, dev);
@@ -81,7 +85,7 @@ void register_eval(CLI::App& app) {
                  "token acc", "exact match", "early/late", "decoded/s");
     std::vector<std::string> notes;  // the sentences a model tied to its layout skipped, said after the table
     for (const auto& [name, pairs] : splits) {
-      const EvalResult r = evaluate(*loaded.model, pairs, loaded.english, loaded.hindi, 256, decoding);
+      const EvalResult r = evaluate(*loaded.model, pairs, loaded.english, loaded.hindi, 256, decoding, *oracle_length);
       if (r.skipped > 0) notes.push_back(skipped_note(name, r.skipped, loaded.model->config()));
       if (r.cut_at_limit > 0)
         notes.push_back(fmt::format("{}: {} translation{} reached the decode limit without ending and {} cut there{}",

@@ -20,7 +20,7 @@ static std::string one_line(const std::string& message);
 static std::string did_you_mean(CLI::App& app, int argc, char** argv);
 
 int main(int argc, char** argv) {
-  CLI::App app{"qkv: a small, exact autograd engine and a self-attention translator"};
+  CLI::App app{"qkv: a small, exact autograd engine and a self-attention translator", "qkv"};
   app.require_subcommand(1);
   app.formatter(qkv::app::help_formatter());  // before the commands, which take it from the app
   app.set_help_all_flag("--help-all", "show help for every command");

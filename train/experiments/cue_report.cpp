@@ -12,6 +12,11 @@ std::string knockout_table(const std::vector<CueResult>& results) {
                                   "cue KO flip, all q", "random KO flip, all q", "checkpoint");
   for (const CueResult& r : results) {
     const models::CueReport& k = r.report;
+    if (k.trials == 0) {  // no rate was measured: say so rather than print 0.0%, which reads as "no effect"
+      table += fmt::format("{:<8} {:>7}  no trials: no sentence kept its reading, so nothing was knocked out  {}\n",
+                           r.mode, 0, r.checkpoint);
+      continue;
+    }
     table += fmt::format("{:<8} {:>7} {:>11.1f}% {:>14.1f}% {:>13.1f}% {:>16.1f}% {:>18.1f}% {:>21.1f}%  {}\n", r.mode,
                          k.trials, 100 * k.cue_flip_rate(), 100 * k.random_flip_rate(),
                          100 * k.rate(k.cue_changes, k.trials), 100 * k.rate(k.random_changes, k.trials),

@@ -76,7 +76,7 @@ static data::Layout evaluation_layout(const models::Translator& model, const std
 
 EvalResult evaluate(models::Translator& model, const std::vector<data::SentencePair>& all_pairs,
                     const data::Vocab& english, const data::Vocab& hindi, int64_t batch_size,
-                    const models::ForwardOptions& decoding) {
+                    const models::ForwardOptions& decoding, bool oracle_length) {
   NoGradGuard no_grad;
   const bool was_training = model.training();
   model.train(false);
@@ -120,8 +120,11 @@ EvalResult evaluate(models::Translator& model, const std::vector<data::SentenceP
     for (size_t i : idx) sources.push_back(pairs[i].english);
     const auto decode_start = Clock::now();
     std::vector<uint8_t> cut;
+    std::vector<int64_t> reference_lengths;
+    for (size_t i : idx) reference_lengths.push_back(static_cast<int64_t>(pairs[i].hindi.size()));
     models::ForwardOptions options = decoding;
     options.cut_at_limit = &cut;
+    if (oracle_length) options.exact_lengths = &reference_lengths;
     const auto outputs = model.translate(sources, english, hindi, options);
     r.decode_seconds += seconds_since(decode_start);
     for (size_t k = 0; k < idx.size(); ++k) {
@@ -352,6 +355,17 @@ static std::vector<Tensor> trained_parameters(const models::Translator& model) {
   return trained;
 }
 
+// Refuses a run whose valid sentences are all past the model's layout: validation would measure nothing.
+static void check_validation_measures(const models::Translator& model, const data::Dataset& ds,
+                                      const std::string& data_dir) {
+  const data::Layout layout = model.config().layout;
+  if (!ds.valid.empty() && sentences_past_layout(model, ds.valid) == static_cast<int64_t>(ds.valid.size()))
+    throw std::runtime_error(fmt::format(
+        "{}/valid.tsv: every one of its {} sentences is longer than the model's {} source and {} target positions, "
+        "so validation would measure nothing; give a wider --max-source/--max-target, or --positions rotary or alibi",
+        data_dir, ds.valid.size(), layout.max_source, layout.max_target));
+}
+
 TrainResult train_translator(const TrainOptions& requested) {
   // Data-parallel: join the ranks first (MPI), so that every later error can stop them all.
   dist::ProcessGroup* group = requested.data_parallel ? &dist::ProcessGroup::world() : nullptr;
@@ -376,6 +390,7 @@ TrainResult train_translator(const TrainOptions& requested) {
                               o.resume ? saved_path : std::string("qkv train"));
   Generator gen(o.seed);
   models::Translator model(config, gen);
+  check_validation_measures(model, ds, o.data_dir);
   if (o.dtype != DType::F32) model.to(o.dtype);
   if (device != Device::cpu()) model.to(device);
   // Each rank draws its own dropout masks (runs with dropout are not bit-equal to one process).
@@ -447,8 +462,11 @@ static TrainingProgress console_progress(const TrainingRun& run) {
         run.group ? fmt::format(" on {} data-parallel rank{}", run.group->size(), run.group->size() == 1 ? "" : "s")
                   : "";
     fmt::print(
-        "training {} attention, {} layer{}{}: {} train / {} valid pairs, {} parameters ({} in attention), {} steps\n",
-        models::attention_mode_name(o.attention), o.layers, o.layers == 1 ? "" : "s", ranks, run.ds.train.size(),
+        "training {} attention, {} layer{}, {} positions{}{}: {} train / {} valid pairs, {} parameters ({} in "
+        "attention), {} steps\n",
+        models::attention_mode_name(o.attention), o.layers, o.layers == 1 ? "" : "s",
+        models::positions_name(o.positions),
+        o.random_positions > 0 ? fmt::format(" sampled from {}", o.random_positions) : "", ranks, run.ds.train.size(),
         run.ds.valid.size(), run.model.parameter_count(), run.model.attention_parameter_count(), total_steps);
     if (o.resume)
       fmt::print("resuming {} at epoch {}, step {} of {}\n", o.out_dir, run.st.epoch, run.st.step, total_steps);

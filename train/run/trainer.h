@@ -29,7 +29,9 @@ TrainResult train_translator(const TrainOptions& options);
 // 14 source and 17 target positions skipped (...)".
 std::string skipped_note(const std::string& split, int64_t skipped, const models::TranslatorConfig& config);
 
+// With oracle_length, each sentence is decoded to exactly its reference's length (qkv eval --oracle-length).
 EvalResult evaluate(models::Translator& model, const std::vector<data::SentencePair>& pairs, const data::Vocab& english,
-                    const data::Vocab& hindi, int64_t batch_size = 256, const models::ForwardOptions& decoding = {});
+                    const data::Vocab& hindi, int64_t batch_size = 256, const models::ForwardOptions& decoding = {},
+                    bool oracle_length = false);
 
 }  // namespace qkv::app
