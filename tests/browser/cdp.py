@@ -29,7 +29,9 @@ class Browser:
         self._buffer, self._next_id, self.session = b"", 0, None
         target = self.command("Target.createTarget", url="about:blank")["targetId"]
         self.session = self.command("Target.attachToTarget", targetId=target, flatten=True)["sessionId"]
+        self.exceptions = []  # every uncaught exception the page threw (Runtime.exceptionThrown)
         self.command("Page.enable")
+        self.command("Runtime.enable")
         self.command("Emulation.setDeviceMetricsOverride", width=width, height=height, deviceScaleFactor=1, mobile=False)
         self.command("Page.navigate", url=url)
         self.wait_for_event("Page.loadEventFired")
@@ -43,7 +45,11 @@ class Browser:
                 raise RuntimeError("Chromium closed its DevTools pipe (did it crash?)")
             self._buffer += chunk
         message, self._buffer = self._buffer.split(b"\0", 1)
-        return json.loads(message)
+        message = json.loads(message)
+        if message.get("method") == "Runtime.exceptionThrown":
+            details = message["params"]["exceptionDetails"]
+            self.exceptions.append(details.get("exception", {}).get("description", details.get("text")))
+        return message
 
     def command(self, method, **params):
         """Sends METHOD with PARAMS and returns its result; a protocol error raises RuntimeError."""

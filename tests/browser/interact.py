@@ -122,6 +122,35 @@ try:
             restored = js("view.hidden.size === 0 && document.querySelectorAll('.translation.knocked').length === 0")
             check(restored, f"{sentence!r}: a second click did not restore the word")
         check(checked > 0 and worst <= 1e-5, f"knocked-out weights: page against CLI differ by {worst:.2e} over {checked} cells")
+
+        # No stale state (issue 54): with a row chosen at either end of the last layer's map and a
+        # ranking open, hiding a word must redraw every panel with the CLI's knocked-out translation,
+        # and restoring it the plain one, with no exception on the page.
+        for sentence in dict.fromkeys(e["sentence"] for e in expected):
+            for end in ("last", "first"):
+                js(f"document.getElementById('sentence').value = {json.dumps(sentence)}")
+                click_element("#go")
+                choose_layer("1")
+                rows = line_state(0)["rows"]
+                row = rows - 1 if end == "last" else 0
+                click_element(f'.model[data-model="0"] .attention-map .query-row[data-query="{row}"] rect[data-key="0"]')
+                click_element('.model[data-model="0"] .decide button')
+                plain = js("[...document.querySelectorAll('.model')].map(p => p.querySelector('.translation')?.textContent)")
+                click_element('#hide button[data-key="1"]')
+                shown = js("""[...document.querySelectorAll('.model')].map(p => p.querySelector('.translation.knocked')
+                  ?.textContent.replace(/^.*?: /, '').replace(/ \\(gone: .*$/, ''))""")
+                for e in (x for x in expected if x["sentence"] == sentence):
+                    check(shown[e["model"]] == e["knocked_translation"],
+                          f"{sentence!r}, {end} row chosen: panel {e['model']} shows {shown[e['model']]!r} after hiding word 1, "
+                          f"the CLI {e['knocked_translation']!r}")
+                state = line_state(0)
+                check(len(state["selected"]) <= 1 and all(s < state["rows"] for s in state["selected"]),
+                      f"{sentence!r}: the chosen row is not a row of the map shown: {state}")
+                click_element('#hide button[data-key="1"]')
+                back = js("[...document.querySelectorAll('.model')].map(p => p.querySelector('.translation')?.textContent)")
+                check(back == plain, f"{sentence!r}: restoring word 1 shows {back}, before hiding {plain}")
+        check(not browser.exceptions, f"the page threw: {browser.exceptions[:3]}")
+        choose_layer("all")
         print(f"knockout by hand: {len(expected)} translations and {checked} weights match the CLI (largest difference {worst:.1e})")
 
         # "What decides this word?": every source word ranked once, by the probability's fall.
