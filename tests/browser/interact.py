@@ -244,6 +244,20 @@ try:
     js("""document.querySelector('.model[data-model="0"] .layer-grid figure:nth-child(2)').focus()""")
     browser.command("Input.dispatchKeyEvent", type="keyDown", key="Enter", code="Enter", windowsVirtualKeyCode=13)
     check(js("document.getElementById('layer').value") == "1", "keyboard: Enter on layer 2's small map does not open it")
+    # Tab from the layer selector through the page: every stop is a control that does something
+    # (no map of its own), and the "hide from" selector keeps the focus after a change (issue 54).
+    choose_layer("0")
+    js("document.getElementById('layer').focus()")
+    stops = []
+    for _ in range(60):
+        browser.command("Input.dispatchKeyEvent", type="keyDown", key="Tab", code="Tab", windowsVirtualKeyCode=9)
+        stops.append(js("document.activeElement.tagName.toLowerCase()"))
+    check("svg" not in stops and "div" not in stops and "body" not in stops[:10], f"dead tab stops: {stops}")
+    js("""(() => { const s = document.querySelector('#hide select'); s.focus(); s.value = 'all';
+      s.dispatchEvent(new Event('change')); })()""")
+    check(js("document.activeElement === document.querySelector('#hide select')"),
+          "the 'hide from' selector lost the focus after a change")
+    js("""(() => { const s = document.querySelector('#hide select'); s.value = 'target'; s.dispatchEvent(new Event('change')); })()""")
     roles = js("[...document.querySelectorAll('svg.attention-map')].every(s => s.getAttribute('role') && s.getAttribute('aria-label'))")
     hindi = js("[...document.querySelectorAll('.translation')].every(p => p.lang === 'hi')")
     check(roles and hindi, f"SVGs with role and label: {roles}; translations lang=hi: {hindi}")
