@@ -95,6 +95,11 @@ LoadedTranslator load_translator(const SafeTensorsFile& file, const std::string&
                     config.parameter_count(), stored));
   Generator gen(0);  // the weights are overwritten by the checkpoint
   out.model = std::make_unique<Translator>(config, gen);
+  // A checkpoint of float64 tensors (qkv train --dtype float64) is translated and evaluated in
+  // float64, as it was trained; any other in float32.
+  bool all_float64 = !file.tensors.empty();
+  for (const auto& [name, t] : file.tensors) all_float64 = all_float64 && t.dtype == "F64";
+  if (all_float64) out.model->to(DType::F64);
   load_checkpoint(file, path, *out.model);
   if (device != Device::cpu()) out.model->to(device);
   out.model->train(false);

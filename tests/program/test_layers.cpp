@@ -544,3 +544,23 @@ TEST_CASE("a two-layer checkpoint round trips: config, every parameter bit for b
   std::remove(path.c_str());
 }
 }
+
+TEST_CASE("a float64 checkpoint loads, translates and evaluates in float64, bit for bit") {
+  const TinyData d;
+  Generator gen(5);
+  models::Translator model(tiny_config(d, 2, models::AttentionMode::Learned), gen);
+  model.to(DType::F64);
+  model.train(false);
+  const std::string path =
+      (std::filesystem::temp_directory_path() / fmt::format("qkv_float64_{}.safetensors", ::getpid())).string();
+  models::save_translator(path, model, d.english, d.hindi);
+  models::LoadedTranslator loaded = models::load_translator(path);
+  std::remove(path.c_str());
+  for (const auto& [name, p] : loaded.model->named_parameters()) {
+    CAPTURE(name);
+    CHECK(p.dtype() == DType::F64);
+  }
+  const data::Batch batch = d.batch();
+  NoGradGuard no_grad;
+  CHECK(bitwise_equal(model.forward(batch), loaded.model->forward(batch)));
+}
