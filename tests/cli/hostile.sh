@@ -160,6 +160,33 @@ PY
 expect_error "attend with a max_source of 100,000" "model config: max_source must be in \[1, 256\], got 100000" \
   "$QKV" attend --checkpoint "$work/wide.safetensors" --format json "river bank"
 
+# A rotary checkpoint whose config asks for the loader's old bound (max_source 1,048,576; no position
+# table, so the file stays small): refused in one line by the config's bound, in under a second and
+# 100 MB over what the program takes to refuse a missing file (issue 56), before any model or layout
+# is sized from it.
+python3 - "$ckpt" "$work/rotary_wide.safetensors" "$(dirname "$0")" <<'PY'
+import json, sys; sys.path.insert(0, sys.argv[3]); import safetensors_edit as e
+m, t = e.read(sys.argv[1])
+c = json.loads(m["config"]); c["positions"] = "rotary"; c["max_source"] = 1048576
+del t["pos_embed.weight"]
+m["config"] = json.dumps(c, separators=(",", ":"))
+e.write(sys.argv[2], m, t)
+PY
+expect_error "translate with a rotary max_source of 1,048,576" "model config: max_source must be in \[1, 256\], got 1048576" \
+  "$QKV" translate --checkpoint "$work/rotary_wide.safetensors" "river bank"
+python3 - "$QKV" "$work/rotary_wide.safetensors" <<'PY' && pass || fail "a crafted wide layout is refused in under a second and 100 MB"
+import os, subprocess, sys, time
+def run(path):  # seconds and peak resident MB of one `qkv translate`
+    start = time.time()
+    child = subprocess.Popen([sys.argv[1], "translate", "--checkpoint", path, "river bank"],
+                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    usage = os.wait4(child.pid, 0)[2]
+    return time.time() - start, usage.ru_maxrss / 1024
+_, floor = run("/nonexistent.safetensors")  # the program and its libraries alone
+seconds, megabytes = run(sys.argv[2])
+sys.exit(0 if seconds < 1 and megabytes - floor < 100 else f"{seconds:.2f} s, {megabytes - floor:.0f} MB over {floor:.0f}")
+PY
+
 # ---- checkpoints: configs and vocabularies of 50,000 {} (issue 28 finding 2), a bad activation ----
 for field in config english_vocab; do
   cp "$ckpt" "$work/hostile.safetensors"
