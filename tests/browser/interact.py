@@ -193,6 +193,21 @@ try:
         js("document.getElementById('sentence').value = 'river bank flows'")
         click_element("#go")
 
+    # "Most Hindi words" is --max-length: a limit of 2 cuts model 0's translation to 2 words at most
+    # (the CLI's, checked word for word by run.sh), 0 and a limit past model 1's absolute layout are errors.
+    js("document.getElementById('sentence').value = 'river bank flows'")
+    js("document.getElementById('max-length').value = '2'")
+    click_element("#go")
+    cut = js("view.results.map(r => r.error ? null : r.hindi.length)")
+    check(cut[0] is not None and cut[0] <= 2, f"most Hindi words 2: model 0 wrote {cut[0]} words")
+    js("document.getElementById('max-length').value = '0'")
+    click_element("#go")
+    errors = js("[...document.querySelectorAll('.model p.error')].map(p => p.textContent)")
+    check(len(errors) == 2 and all("must be a whole number from 1 to 1024, got '0'" in e for e in errors),
+          f"most Hindi words 0 should be an error in each panel: {errors}")
+    js("document.getElementById('max-length').value = ''")
+    click_element("#go")
+
     # 1500 px: both models side by side, nothing wider than the window.
     box = layout()
     check(box["scroll"] <= box["window"], f"at 1500 px the page is {box['scroll']} px wide")
