@@ -244,14 +244,24 @@ Vocab Vocab::from_words(const std::vector<std::string>& words) {
   static const char* specials[] = {"<pad>", "<unk>", "<sep>", "<eos>"};
   if (words.size() < 4)
     throw std::runtime_error(fmt::format("vocabulary has {} words, expected the 4 specials first", words.size()));
+  if (static_cast<int64_t>(words.size()) > kMaxWords)
+    throw std::runtime_error(fmt::format("vocabulary has {} words, more than qkv's {}", words.size(), kMaxWords));
   for (int i = 0; i < 4; ++i)
     if (words[i] != specials[i])
       throw std::runtime_error(fmt::format("vocabulary entry {} is '{}', expected '{}'", i, words[i], specials[i]));
   Vocab v(EmptyTag{});
   v.words_ = words;
-  for (size_t i = 0; i < words.size(); ++i)
-    if (!v.index_.emplace(words[i], static_cast<int64_t>(i)).second)
-      throw std::runtime_error(fmt::format("vocabulary repeats the word '{}'", words[i]));
+  for (size_t i = 0; i < words.size(); ++i) {
+    const std::string& w = words[i];
+    if (w.empty() || w.size() > kMaxLineBytes || w.find_first_of(" \t\n\r\f\v") != std::string::npos)
+      throw std::runtime_error(
+          fmt::format("vocabulary entry {} ({} bytes) is not a word: a word has 1 to {} bytes "
+                      "and no whitespace",
+                      i, w.size(), kMaxLineBytes));
+    if (!v.index_.emplace(w, static_cast<int64_t>(i)).second)
+      throw std::runtime_error(
+          fmt::format("vocabulary repeats the word '{}'", w.size() <= 40 ? w : w.substr(0, 37) + "..."));
+  }
   return v;
 }
 

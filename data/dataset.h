@@ -87,11 +87,16 @@ Dataset load_dataset(const std::string& dir);
 class Vocab {
  public:
   static constexpr int64_t PAD = 0, UNK = 1, SEP = 2, EOS = 3;
+  // The most words a vocabulary holds, specials included: building one from a dataset and reading
+  // one from a checkpoint obey the same bound, so qkv never writes a model it could not read back.
+  static constexpr int64_t kMaxWords = int64_t{1} << 20;
   Vocab();  // just the four specials
   // Specials first, then every word in order of first appearance.
   static Vocab build(const std::vector<std::vector<std::string>>& sentences);
-  static Vocab from_words(const std::vector<std::string>& words);  // checks the specials
-  int64_t id(const std::string& word) const;                       // UNK when unknown
+  // Checks the specials, the size, and that each word is one a line of text could give (not empty,
+  // no whitespace, at most kMaxLineBytes).
+  static Vocab from_words(const std::vector<std::string>& words);
+  int64_t id(const std::string& word) const;  // UNK when unknown
   bool contains(const std::string& word) const { return index_.count(word) > 0; }
   const std::string& word(int64_t id) const;
   int64_t size() const { return static_cast<int64_t>(words_.size()); }

@@ -74,7 +74,7 @@ TranslatorConfig TranslatorConfig::from_json(const std::string& text) {
 }
 
 void TranslatorConfig::validate() const {
-  auto positive = [](const char* name, int64_t v, int64_t most = 1 << 20) {
+  auto positive = [](const char* name, int64_t v, int64_t most) {
     if (v <= 0 || v > most)
       throw std::runtime_error(fmt::format("model config: {} must be in [1, {}], got {}", name, most, v));
   };
@@ -82,8 +82,8 @@ void TranslatorConfig::validate() const {
   positive("d_model", d_model, kMaxWidth);
   positive("d_k", d_k, kMaxWidth);
   positive("d_ff", d_ff, kMaxFeedForward);
-  positive("source_vocab", source_vocab);
-  positive("target_vocab", target_vocab);
+  positive("source_vocab", source_vocab, data::Vocab::kMaxWords);
+  positive("target_vocab", target_vocab, data::Vocab::kMaxWords);
   // the bounds of qkv train's --max-source and --max-target: a file may not ask for a layout qkv would never write
   positive("max_source", layout.max_source, data::kMaxSentenceWords);
   positive("max_target", layout.max_target, data::kMaxSentenceWords + 1);

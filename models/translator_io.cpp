@@ -33,7 +33,7 @@ static data::Vocab vocab_from(const std::map<std::string, std::string>& meta, co
   try {
     // the text is the file's, so are its nesting and length: one flat array of at most the
     // vocabulary size the config allows
-    j = parse_bounded_json(it->second, {.max_depth = 1, .max_values = (1 << 20) + 1});
+    j = parse_bounded_json(it->second, {.max_depth = 1, .max_values = data::Vocab::kMaxWords + 1});
   } catch (const std::exception& e) {
     throw std::runtime_error(
         fmt::format("{}: metadata '{}' {} (it must be a flat array of words)", path, key, e.what()));

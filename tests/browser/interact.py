@@ -3,7 +3,7 @@ through Chromium's DevTools protocol: typing a sentence, the layer selector, cli
 (the highlighted row and the line view's lines) and the layout at 1500, 620 and 420 px wide.
 With CLI_OUT and CLI_ERR (what `qkv translate` printed for READ_AS, with model 0) it also checks that
 the page reads typed text as the CLI does: the same words, note, suggestions and translation.
-Usage: interact.py CHROMIUM PAGE.html [READ_AS CLI_OUT CLI_ERR]; prints one line per failed check
+Usage: interact.py CHROMIUM PAGE.html [READ_AS CLI_OUT CLI_ERR [KNOCKOUTS.jsonl [CUTS.jsonl]]]; prints one line per failed check
 and exits 1 if any failed."""
 import json
 import sys
@@ -152,6 +152,47 @@ try:
         check(not browser.exceptions, f"the page threw: {browser.exceptions[:3]}")
         choose_layer("all")
         print(f"knockout by hand: {len(expected)} translations and {checked} weights match the CLI (largest difference {worst:.1e})")
+
+        # The route (issue 54): a click on a weight of the chosen query's route hides that key from
+        # that query in that layer only, as `qkv attend --knockout Q:K --knockout-layer L`.
+        if len(sys.argv) > 7:
+            cut_worst, cut_cells = 0.0, 0
+            for e in (json.loads(line) for line in open(sys.argv[7], encoding="utf-8")):
+                q, k, layer = int(e["knockout"]["queries"]), e["knockout"]["key"], int(e["knockout"]["layer"]) - 1
+                js(f"document.getElementById('sentence').value = {json.dumps(e['sentence'])}")
+                click_element("#go")
+                choose_layer("0")
+                click_element(f'.model[data-model="0"] .attention-map .query-row[data-query="{q}"] rect[data-key="0"]')
+                cell = f'.model[data-model="0"] .route button[data-layer="{layer}"][data-key="{k}"]'
+                route = js(f"""(() => {{ const t = document.querySelector('.model[data-model="0"] .route');
+                  return t && [t.tBodies[0].rows.length, t.caption.textContent]; }})()""")
+                check(route and route[0] == 2 and f"query {q} " in route[1], f"{e['sentence']!r}: the route of row {q}: {route}")
+                click_element(cell)
+                state = js(f"""(() => {{ const b = document.querySelector({json.dumps(cell)});
+                  return {{pressed: b?.getAttribute('aria-pressed'), focused: document.activeElement === b,
+                    line: document.querySelector('.model[data-model="0"] .translation.knocked')?.textContent || '',
+                    other: document.querySelectorAll('.model[data-model="1"] .translation.knocked').length,
+                    knocked: view.knocked[0] && {{hindi: view.knocked[0].hindi, attention: view.knocked[0].attention}}}}; }})()""")
+                check(state["pressed"] == "true" and state["focused"], f"{e['sentence']!r}: the route cell after a click: {state['pressed']}, focus {state['focused']}")
+                check(f"hidden from query {q} " in state["line"] and f"in layer {layer + 1}" in state["line"] and state["other"] == 0,
+                      f"{e['sentence']!r}: the knocked line should name the cut, in model 0 only: {state['line']!r}, {state['other']}")
+                got = state["knocked"]
+                if check(got is not None, f"{e['sentence']!r}: no translation with the cut"):
+                    check(" ".join(got["hindi"]) == e["knocked_translation"],
+                          f"{e['sentence']!r} cut {q}:{k} layer {layer + 1}: page {' '.join(got['hindi'])!r}, CLI {e['knocked_translation']!r}")
+                    for page_w, cli_w in zip(got["attention"], e["weights"]):
+                        for row_p, row_c in zip(page_w, cli_w):
+                            for a, b in zip(row_p, row_c):
+                                cut_worst = max(cut_worst, abs((a or 0.0) - b))
+                                cut_cells += 1
+                    check(got["attention"][layer][q][k] is None, f"{e['sentence']!r}: the cut cell is not masked")
+                click_element(cell)  # a second click restores it
+                check(js("view.cuts[0].length === 0 && !document.querySelector('.translation.knocked')"),
+                      f"{e['sentence']!r}: a second click on the cut did not restore it")
+            check(cut_cells > 0 and cut_worst <= 1e-5, f"weights with a cut: page against CLI differ by {cut_worst:.2e} over {cut_cells} cells")
+            check(not browser.exceptions, f"the page threw: {browser.exceptions[:3]}")
+            choose_layer("all")
+            print(f"the route: 3 cuts match the CLI ({cut_cells} weights, largest difference {cut_worst:.1e})")
 
         # "What decides this word?": every source word ranked once, by the probability's fall.
         js(f"document.getElementById('sentence').value = {json.dumps(expected[0]['sentence'])}")

@@ -111,8 +111,18 @@ while IFS= read -r s; do
       >>"$work/knockouts.jsonl" || fail "qkv attend --knockout target:1 --format json '$s'"
   done
 done <"$work/knock_sentences.txt"
+# The route (issue 54): for 3 sense_context sentences, a click on a weight of the route of 'bank's
+# query hides the sentence's last word from that query in layer 2 only; model 0 must then give the
+# translation and weights of `qkv attend --knockout Q:K --knockout-layer 2 --format json`.
+: >"$work/cuts.jsonl"
+while IFS= read -r s; do
+  read -r -a words <<<"$s"
+  for q in "${!words[@]}"; do [ "${words[$q]}" = bank ] && break; done
+  "$QKV" attend --checkpoint "${models[0]}" --knockout "$q:$((${#words[@]} - 1))" --knockout-layer 2 --format json "$s" |
+    python3 -c 'import json, sys; print(json.dumps(json.load(sys.stdin), ensure_ascii=False))' >>"$work/cuts.jsonl" || fail "qkv attend --knockout $q:$((${#words[@]} - 1)) --knockout-layer 2 '$s'"
+done < <(head -n 3 "$work/knock_sentences.txt")
 timeout 300 python3 tests/browser/interact.py "$CHROMIUM" "$work/page32.html" "$read_as" "$work/read.out" "$work/read.err" \
-  "$work/knockouts.jsonl" || fail "the page's controls (above)"
+  "$work/knockouts.jsonl" "$work/cuts.jsonl" || fail "the page's controls (above)"
 
 # Hostile inputs (issue 26): markup and U+2028 in the starting sentences, in a vocabulary word and
 # in the checkpoint's file name. The page must still run its script and translate, and a script

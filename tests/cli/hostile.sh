@@ -160,6 +160,17 @@ PY
 expect_error "attend with a max_source of 100,000" "model config: max_source must be in \[1, 256\], got 100000" \
   "$QKV" attend --checkpoint "$work/wide.safetensors" --format json "river bank"
 
+# A vocabulary word no line of text could give (it holds a space): refused in one line naming the entry.
+python3 - "$ckpt" "$work/spaced_vocab.safetensors" "$(dirname "$0")" <<'PY'
+import json, sys; sys.path.insert(0, sys.argv[3]); import safetensors_edit as e
+m, t = e.read(sys.argv[1])
+v = json.loads(m["english_vocab"]); v[5] = "river bank"
+m["english_vocab"] = json.dumps(v, separators=(",", ":"), ensure_ascii=False)
+e.write(sys.argv[2], m, t)
+PY
+expect_error "a vocabulary word with a space" "english_vocab: vocabulary entry 5 \(10 bytes\) is not a word" \
+  "$QKV" translate --checkpoint "$work/spaced_vocab.safetensors" "river bank"
+
 # A rotary checkpoint whose config asks for the loader's old bound (max_source 1,048,576; no position
 # table, so the file stays small): refused in one line by the config's bound, in under a second and
 # 100 MB over what the program takes to refuse a missing file (issue 56), before any model or layout

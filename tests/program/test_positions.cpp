@@ -6,11 +6,14 @@
 // tests/program/test_decode.cpp's; the rotary op's gradient check is in the op table.
 #include <doctest/doctest.h>
 
+#include <fmt/format.h>
+
 #include <cmath>
 #include <string>
 #include <vector>
 
 #include "data/dataset.h"
+#include "framework/text_util.h"
 #include "framework/autograd.h"
 #include "framework/ops.h"
 #include "models/translator.h"
@@ -255,14 +258,74 @@ TEST_CASE("decode limits: each sentence has its own, so its translation never de
   }
 }
 
-TEST_CASE("a checkpoint's config may not ask for a layout qkv train would never make") {
-  models::TranslatorConfig c = small_config(models::Positions::Rotary);
-  c.layout.max_source = data::kMaxSentenceWords + 1;
-  CHECK(error_of([&] { c.validate(); }).find("max_source must be in [1, 256], got 257") != std::string::npos);
-  c.layout = {4, data::kMaxSentenceWords + 2};
-  CHECK(error_of([&] { c.validate(); }).find("max_target must be in [1, 257], got 258") != std::string::npos);
-  c.layout = {data::kMaxSentenceWords, data::kMaxSentenceWords + 1};
-  CHECK_NOTHROW(c.validate());
+TEST_CASE("every size a checkpoint's config names is held to what qkv itself would write") {
+  using Config = models::TranslatorConfig;
+  struct Field {
+    const char* name;
+    int64_t Config::*value;  // nullptr: the layout's fields below
+    int64_t most;            // the program's own bound: its option's range or its builder's
+  };
+  const Field fields[] = {
+      {"layers", &Config::layers, Config::kMaxLayers},                  // --layers
+      {"d_model", &Config::d_model, Config::kMaxWidth},                 // --d-model
+      {"d_k", &Config::d_k, Config::kMaxWidth},                         // --d-k
+      {"d_ff", &Config::d_ff, Config::kMaxFeedForward},                 // --d-ff
+      {"source_vocab", &Config::source_vocab, data::Vocab::kMaxWords},  // Vocab::build
+      {"target_vocab", &Config::target_vocab, data::Vocab::kMaxWords},
+      {"max_source", nullptr, data::kMaxSentenceWords},      // --max-source
+      {"max_target", nullptr, data::kMaxSentenceWords + 1},  // --max-target
+  };
+  for (const Field& f : fields) {
+    CAPTURE(f.name);
+    for (int64_t v : {int64_t{0}, int64_t{-1}, f.most + 1, f.most, int64_t{1}}) {
+      Config c = small_config(models::Positions::Absolute);
+      c.layout = {data::kMaxSentenceWords, data::kMaxSentenceWords + 1};
+      if (f.value)
+        c.*f.value = v;
+      else if (std::string(f.name) == "max_source")
+        c.layout.max_source = v;
+      else
+        c.layout.max_target = v;
+      CAPTURE(v);
+      if (v >= 1 && v <= f.most)
+        CHECK_NOTHROW(c.validate());
+      else
+        CHECK(error_of([&] { c.validate(); }) ==
+              fmt::format("model config: {} must be in [1, {}], got {}", f.name, f.most, v));
+    }
+  }
+  // random_positions: 0, or from the layout's length to --random-positions' bound
+  Config c = small_config(models::Positions::Rotary);  // layout {4, 5}
+  for (int64_t v : {int64_t{-1}, int64_t{8}, Config::kMaxRandomPositions + 1}) {
+    c.random_positions = v;
+    CHECK(error_of([&] { c.validate(); }).find("random_positions must be 0 or from the layout's 9 positions to 4096") !=
+          std::string::npos);
+  }
+  for (int64_t v : {int64_t{0}, int64_t{9}, Config::kMaxRandomPositions}) {
+    c.random_positions = v;
+    CHECK_NOTHROW(c.validate());
+  }
+}
+
+TEST_CASE("a vocabulary, built or read, holds at most kMaxWords real words") {
+  std::vector<std::string> words = {"<pad>", "<unk>", "<sep>", "<eos>", "river"};
+  CHECK(data::Vocab::from_words(words).size() == 5);
+  for (const std::string& bad : {std::string(""), std::string("a b"), std::string("a\tb"), std::string("x\n"),
+                                 std::string(qkv::kMaxLineBytes + 1, 'w')}) {
+    std::vector<std::string> with = words;
+    with.push_back(bad);
+    CHECK(error_of([&] {
+            data::Vocab::from_words(with);
+          }).find(fmt::format("vocabulary entry 5 ({} bytes) is not a word", bad.size())) != std::string::npos);
+  }
+  words.resize(data::Vocab::kMaxWords + 1, "");
+  for (size_t i = 4; i < words.size(); ++i) words[i] = std::to_string(i);
+  CHECK(error_of([&] { data::Vocab::from_words(words); }) ==
+        fmt::format("vocabulary has {} words, more than qkv's {}", words.size(), data::Vocab::kMaxWords));
+  std::vector<std::vector<std::string>> sentences(1, std::vector<std::string>(words.begin() + 4, words.end()));
+  CHECK(error_of([&] { data::Vocab::build(sentences); }).find("more than qkv's") != std::string::npos);
+  words.pop_back();
+  CHECK(data::Vocab::from_words(words).size() == data::Vocab::kMaxWords);
 }
 
 TEST_CASE("randomized rotary positions: sampled in training only, spread evenly elsewhere, every path alike") {
