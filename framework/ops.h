@@ -161,9 +161,11 @@ Tensor attention_ragged_kv(const Tensor& q, const Tensor& kv, const RaggedLayout
 // ---- rotary position embedding (ops_nn.cpp) ----
 // RoPE (Su et al., 2021) in the half-split form of GPT-NeoX and Llama: for x (..., H), H even, the
 // pairs (x[i], x[i + H/2]) turn by the angles whose cos and sin are given, (..., H/2) broadcastable
-// to x's leading dims: out = [x1 cos - x2 sin, x2 cos + x1 sin]. Composed of slice, mul, sub, add
-// and concat, whose backwards give its gradient (the turn by the opposite angle).
-Tensor rotary(const Tensor& x, const Tensor& cos, const Tensor& sin);
+// to x's leading dims: out = [x1 cos - x2 sin, x2 cos + x1 sin], rounded as those products and
+// sums are. With blocks > 1, x (..., W) holds packed projections: each of its first `blocks`
+// H-wide column blocks (H = 2 × cos's last dim) is turned and the rest (values) passed through.
+// One pass each way (Backend::rotary_rows); the gradient is the turn by the opposite angle.
+Tensor rotary(const Tensor& x, const Tensor& cos, const Tensor& sin, int64_t blocks = 1);
 // rotary's tables for rows at `positions`: cos and sin of p * base^(-i / half), i = 0 .. half - 1,
 // shaped `rows` + (half) (rows' product must be positions.size()); no gradient.
 struct RotaryTables {

@@ -1,6 +1,7 @@
 // framework/ops_nn.cpp — softmax, log_softmax, masked_fill, embedding (and several side by side), layer_norm, fused
 // cross-entropy, dropout and the rotary position embedding (composed): forwards on backend primitives, backwards directly below each.
 #include <cmath>
+#include <algorithm>
 #include <limits>
 
 #include "ops_common.h"
@@ -311,18 +312,38 @@ Tensor dropout(const Tensor& x, double p, bool training, Generator& gen) {
   return mul(x, mask);  // d x = g * mask, through mul's backward
 }
 
-Tensor rotary(const Tensor& x, const Tensor& cos, const Tensor& sin) {
+// x (rows.., width) turned block by block by tables (rows.., half) of x's dtype and device, forward
+// (sign 1) or back (-1). The turn is orthogonal: its gradient is the turn back by the same angles.
+static Tensor turned(const Tensor& x, const Tensor& cos, const Tensor& sin, int64_t blocks, double sign) {
+  Tensor out = Tensor::empty(x.shape(), x.dtype(), x.device());
+  const int64_t width = x.size(-1), half = cos.size(-1);
+  backend_of(x).rotary_rows(x.dtype(), x.data_ptr(), cos.data_ptr(), sin.data_ptr(), x.numel() / width, width, half,
+                            blocks, sign, out.data_ptr());
+  return record(out, "rotary", {x}, [cos, sin, blocks, sign](const Tensor& g) -> std::vector<Tensor> {
+    return {turned(g, cos, sin, blocks, -sign)};  // d x = g turned back
+  });
+}
+
+Tensor rotary(const Tensor& x, const Tensor& cos, const Tensor& sin, int64_t blocks) {
   check_float(x, "rotary");
-  const int64_t H = x.dim() == 0 ? 0 : x.size(-1);
-  if (H == 0 || H % 2 != 0)
+  const int64_t width = x.dim() == 0 ? 0 : x.size(-1);
+  const int64_t half = cos.defined() && cos.dim() > 0 ? cos.size(-1) : 0;
+  if (!sin.defined() || cos.shape() != sin.shape() || half == 0 || blocks < 1 || blocks * 2 * half > width)
+    throw std::runtime_error(fmt::format(
+        "rotary: x {} must hold {} block(s) of twice the last dim of cos and sin, which must match; got {} and {}",
+        shape_str(x.shape()), blocks, cos.defined() ? shape_str(cos.shape()) : "none",
+        sin.defined() ? shape_str(sin.shape()) : "none"));
+  if (cos.device() != x.device() || sin.device() != x.device())
     throw std::runtime_error(
-        fmt::format("rotary: the last dim must be even and positive, got {}", shape_str(x.shape())));
-  if (!cos.defined() || !sin.defined() || cos.shape() != sin.shape() || cos.size(-1) != H / 2)
-    throw std::runtime_error(fmt::format("rotary: cos and sin must both be (..., {}) for x {}, got {} and {}", H / 2,
-                                         shape_str(x.shape()), cos.defined() ? shape_str(cos.shape()) : "none",
-                                         sin.defined() ? shape_str(sin.shape()) : "none"));
-  const Tensor x1 = slice(x, -1, 0, H / 2), x2 = slice(x, -1, H / 2, H);  // (..., H/2) each
-  return concat({sub(mul(x1, cos), mul(x2, sin)), add(mul(x2, cos), mul(x1, sin))}, -1);
+        fmt::format("rotary: tensors are on different devices: {} and {}", x.device().str(), cos.device().str()));
+  Shape rows(x.shape().begin(), x.shape().end() - 1);
+  rows.push_back(half);
+  // the tables (..., half) broadcast to one row per row of x, in x's dtype, no gradient
+  const auto table = [&](const Tensor& t) {
+    const Tensor same = t.dtype() == x.dtype() ? t.detach() : t.detach().to(x.dtype());
+    return same.shape() == rows ? same : broadcast_to(same, rows).detach();
+  };
+  return turned(x, table(cos), table(sin), blocks, 1.0);
 }
 
 RotaryTables rotary_tables(const std::vector<int64_t>& positions, const Shape& rows, int64_t half, DType dtype,
@@ -332,15 +353,28 @@ RotaryTables rotary_tables(const std::vector<int64_t>& positions, const Shape& r
   if (half <= 0 || count != static_cast<int64_t>(positions.size()))
     throw std::runtime_error(fmt::format("rotary_tables: {} positions for rows {} and half width {}", positions.size(),
                                          shape_str(rows), half));
-  std::vector<double> cos_cells, sin_cells;
-  cos_cells.reserve(positions.size() * half);
-  sin_cells.reserve(positions.size() * half);
-  for (int64_t p : positions)
-    for (int64_t i = 0; i < half; ++i) {
-      const double angle = static_cast<double>(p) * std::pow(base, -static_cast<double>(i) / static_cast<double>(half));
-      cos_cells.push_back(std::cos(angle));
-      sin_cells.push_back(std::sin(angle));
+  // Each distinct position's row is computed once (a batch repeats its positions in every entry).
+  std::vector<double> frequency(static_cast<size_t>(half));
+  for (int64_t i = 0; i < half; ++i) frequency[i] = std::pow(base, -static_cast<double>(i) / static_cast<double>(half));
+  const auto [low, high] = std::minmax_element(positions.begin(), positions.end());
+  const bool dense = !positions.empty() && *high - *low < 4 * static_cast<int64_t>(positions.size()) + 64;
+  std::vector<int64_t> first_row(dense ? static_cast<size_t>(*high - *low + 1) : 0, -1);  // by position - low
+  std::vector<double> cos_cells(positions.size() * half), sin_cells(positions.size() * half);
+  for (size_t r = 0; r < positions.size(); ++r) {
+    const int64_t p = positions[r], seen = dense ? first_row[p - *low] : -1;
+    double *c = &cos_cells[r * half], *s = &sin_cells[r * half];
+    if (seen >= 0) {
+      std::copy_n(&cos_cells[seen * half], half, c);
+      std::copy_n(&sin_cells[seen * half], half, s);
+      continue;
     }
+    if (dense) first_row[p - *low] = static_cast<int64_t>(r);
+    for (int64_t i = 0; i < half; ++i) {
+      const double angle = static_cast<double>(p) * frequency[i];
+      c[i] = std::cos(angle);
+      s[i] = std::sin(angle);
+    }
+  }
   Shape shape = rows;
   shape.push_back(half);
   return {Tensor::from_vector(cos_cells, shape, dtype, device), Tensor::from_vector(sin_cells, shape, dtype, device)};

@@ -153,6 +153,15 @@ QKV_FORMULA void layer_norm_backward_row(const T* g, const T* x_hat, T rstd, con
   layer_norm_backward_rows_n<1>(g, x_hat, &rstd, w, width, d_x);
 }
 
+// One rotary pair (x1, x2) turned by the angle whose cos and sin are c and s, as the composed
+// [x1 c - x2 s, x2 c + x1 s] rounds it, product by product.
+template <typename T>
+QKV_FORMULA void rotate_pair(T x1, T x2, T c, T s, T& y1, T& y2) {
+  const T a = x1 * c, b = x2 * s, d = x2 * c, e = x1 * s;
+  y1 = a - b;
+  y2 = d + e;
+}
+
 // One Adam or AdamW step on one entry, in the tensor's precision and PyTorch's order:
 //   g = grad, plus weight_decay * param unless decoupled;  param *= 1 - lr * weight_decay if decoupled
 //   m = m * beta1 + (1 - beta1) * g;   v = v * beta2 + (1 - beta2) * g * g

@@ -65,9 +65,9 @@ class AttentionContext {
   // itself. weights_out, when given, gets the identity weights; a context that forms none throws.
   virtual Tensor attend_self(size_t layer, const Tensor& values, Tensor* weights_out) = 0;
   // Whether layer `layer` takes its projections packed, as one product makes them (attend_qkv,
-  // attend_kv): the fused paths say yes where nothing turns the queries and keys first (no rotary
-  // positions; in the packed loss, no knockout, whose layers are rebuilt as padded tensors; the
-  // whole-sequence forward puts a knockout in the mask). The composed path and the cache say no.
+  // attend_kv): the fused paths say yes (rotary positions turn the packed q and k in one pass),
+  // except, in the packed loss, where a knockout applies (its layers are rebuilt as padded tensors);
+  // the composed path and the cache say no.
   virtual bool takes_packed(size_t /*layer*/) const { return false; }
   // attend with the projections packed: qkv (.., T, H + H + Hv) of a layer whose queries are its
   // rows (queries of width `width`), or queries (.., Tq, H) apart and kv (.., T, H + Hv).

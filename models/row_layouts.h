@@ -29,11 +29,12 @@ inline Tensor knocked_keep(const Tensor& keep, const Knockout& knockout) {
 // Rotary positions where q meets k: the tables of a set of rows, or none (absolute positions
 // alone), when apply hands x back unchanged. Every context turns its queries and keys by their
 // positions before the attention op, so the fused, ragged, cached and composed paths and every
-// knockout see the same turned vectors, and the cache holds turned keys.
+// knockout see the same turned vectors, and the cache holds turned keys. Packed projections turn
+// their first `blocks` head-wide blocks (q and k of a (.., 3H) qkv, k of a (.., 2H) kv).
 struct Turn {
   RotaryTables tables;
-  Tensor apply(const Tensor& x) const {
-    return tables.cos.defined() && x.defined() ? rotary(x, tables.cos, tables.sin) : x;
+  Tensor apply(const Tensor& x, int64_t blocks = 1) const {
+    return tables.cos.defined() && x.defined() ? rotary(x, tables.cos, tables.sin, blocks) : x;
   }
   Turn rows(int64_t axis, int64_t begin, int64_t end) const {  // the tables of a slice of the rows
     if (!tables.cos.defined()) return {};
@@ -132,16 +133,17 @@ class SequenceContext final : public AttentionContext {
     if (target_only(layer)) layer_mask.query_offset = S_;
     return attention(queries, keys, values, layer_mask, attention_scale(queries));
   }
-  // Packed projections are read in place by the fused op where nothing turns the queries and keys.
-  bool takes_packed(size_t) const override { return !keep_.defined() && !turn_.tables.cos.defined(); }
+  // Packed projections go to the fused op (turned in one pass first, with rotary positions).
+  bool takes_packed(size_t) const override { return !keep_.defined(); }
   Tensor attend_qkv(size_t layer, const Tensor& qkv, int64_t width) override {
     if (target_only(layer)) throw std::logic_error("translator: the last layer's queries are not its key rows");
-    return attention_qkv(qkv, width, knockout_.applied(mask_, layer), attention_scale(width));
+    return attention_qkv(turn_.apply(qkv, 2), width, knockout_.applied(mask_, layer), attention_scale(width));
   }
-  Tensor attend_kv(size_t layer, const Tensor& queries, const Tensor& kv) override {
+  Tensor attend_kv(size_t layer, const Tensor& plain_queries, const Tensor& kv) override {
     AttentionMask layer_mask = knockout_.applied(mask_, layer);
     if (target_only(layer)) layer_mask.query_offset = S_;
-    return attention_kv(queries, kv, layer_mask, attention_scale(queries));
+    const Tensor queries = (target_only(layer) ? target_turn_ : turn_).apply(plain_queries);
+    return attention_kv(queries, turn_.apply(kv), layer_mask, attention_scale(queries));
   }
   Tensor attend_self(size_t layer, const Tensor& values, Tensor* weights_out) override {
     const int64_t first = target_only(layer) ? S_ : 0;
@@ -278,15 +280,17 @@ class PackedContext final : public AttentionContext {
     const RaggedLayout& layout = last(layer) ? rows_.target_queries : rows_.all_queries;
     return attention_ragged(q, k, v, layout, attention_scale(q));  // (N_q, H)
   }
-  // Packed projections are read in place where nothing turns the queries and keys first.
-  bool takes_packed(size_t layer) const override { return !turn_.tables.cos.defined() && !knockout_.applies_to(layer); }
+  // Packed projections go to the fused op (turned in one pass first, with rotary positions) where
+  // no knockout needs the padded layout.
+  bool takes_packed(size_t layer) const override { return !knockout_.applies_to(layer); }
   Tensor attend_qkv(size_t layer, const Tensor& qkv, int64_t width) override {
     if (last(layer)) throw std::logic_error("translator: the last layer's queries are not its key rows");
-    return attention_ragged_qkv(qkv, width, rows_.all_queries, attention_scale(width));
+    return attention_ragged_qkv(turn_.apply(qkv, 2), width, rows_.all_queries, attention_scale(width));
   }
-  Tensor attend_kv(size_t layer, const Tensor& q, const Tensor& kv) override {
+  Tensor attend_kv(size_t layer, const Tensor& plain_q, const Tensor& kv) override {
     const RaggedLayout& layout = last(layer) ? rows_.target_queries : rows_.all_queries;
-    return attention_ragged_kv(q, kv, layout, attention_scale(q));  // (N_q, H)
+    const Tensor q = (last(layer) ? target_turn_ : turn_).apply(plain_q);
+    return attention_ragged_kv(q, turn_.apply(kv), layout, attention_scale(q));  // (N_q, H)
   }
   Tensor attend_self(size_t layer, const Tensor& values, Tensor* weights_out) override {
     if (weights_out) throw std::logic_error("translator: the packed loss forms no attention weights to record");

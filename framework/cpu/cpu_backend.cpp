@@ -818,6 +818,28 @@ class CpuBackend final : public Backend {
     });
   }
 
+  void rotary_rows(DType dtype, const void* x, const void* cos, const void* sin, int64_t rows, int64_t width,
+                   int64_t half, int64_t blocks, double sign, void* out) override {
+    dispatch_float(dtype, "rotary", [&](auto zero) {
+      using T = decltype(zero);
+      const T *in = static_cast<const T*>(x), *c = static_cast<const T*>(cos), *s = static_cast<const T*>(sin);
+      T* y = static_cast<T*>(out);
+      const T turn = static_cast<T>(sign);
+      parallel_ranges(rows, row_grain(width), [&](int64_t begin, int64_t end) {
+        for (int64_t r = begin; r < end; ++r) {
+          const T *row = in + r * width, *cr = c + r * half, *sr = s + r * half;
+          T* to = y + r * width;
+          for (int64_t b = 0; b < blocks; ++b)
+            for (int64_t i = 0; i < half; ++i) {
+              const int64_t at = b * 2 * half + i;
+              formula::rotate_pair(row[at], row[at + half], cr[i], sr[i] * turn, to[at], to[at + half]);
+            }
+          for (int64_t j = blocks * 2 * half; j < width; ++j) to[j] = row[j];
+        }
+      });
+    });
+  }
+
   void attention_forward(DType dtype, const AttentionShape& shape, const void* q, const void* k, const void* v,
                          void* out, void* lse) override {
     cpu::attention_forward(dtype, shape, q, k, v, out, lse);

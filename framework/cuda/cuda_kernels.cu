@@ -359,6 +359,24 @@ __global__ void adam_kernel(T* param, const T* grad, T* m, T* v, int64_t n, form
   QKV_GRID_LOOP(i, n) adam.apply(param[i], grad[i], m[i], v[i]);
 }
 
+// Backend::rotary_rows, one thread per entry of out: a turned pair's entry or a copied column.
+template <typename T>
+__global__ void rotary_kernel(const T* x, const T* cos, const T* sin, int64_t rows, int64_t width, int64_t half,
+                              int64_t blocks, T sign, T* out) {
+  QKV_GRID_LOOP(e, rows * width) {
+    const int64_t r = e / width, j = e % width;
+    if (j >= blocks * 2 * half) {
+      out[e] = x[e];
+      continue;
+    }
+    const int64_t within = j % (2 * half), i = within % half;  // the column in its block, its pair
+    const int64_t pair = r * width + (j - within) + i;         // x1's entry; x2's is pair + half
+    T y1, y2;
+    formula::rotate_pair(x[pair], x[pair + half], cos[r * half + i], sin[r * half + i] * sign, y1, y2);
+    out[e] = within < half ? y1 : y2;
+  }
+}
+
 template <typename T>
 __global__ void scale_batched_kernel(T* C, int64_t batch, int64_t count, int64_t stride, T beta) {
   QKV_GRID_LOOP(e, count) {
@@ -986,6 +1004,19 @@ void CudaBackend::layer_norm_backward_rows(DType dtype, const void* g, const voi
     layer_norm_backward_kernel<<<grid_for(rows), kThreads>>>(static_cast<const T*>(g), static_cast<const T*>(x_hat),
                                                              static_cast<const T*>(rstd), static_cast<const T*>(weight),
                                                              rows, width, static_cast<T*>(d_x));
+  });
+  QKV_CUDA_CHECK_LAUNCH();
+}
+
+void CudaBackend::rotary_rows(DType dtype, const void* x, const void* cos, const void* sin, int64_t rows, int64_t width,
+                              int64_t half, int64_t blocks, double sign, void* out) {
+  activate();
+  if (rows * width <= 0) return;
+  dispatch_float(dtype, "rotary", [&](auto zero) {
+    using T = decltype(zero);
+    rotary_kernel<T><<<grid_for(rows * width), kThreads>>>(static_cast<const T*>(x), static_cast<const T*>(cos),
+                                                           static_cast<const T*>(sin), rows, width, half, blocks,
+                                                           static_cast<T>(sign), static_cast<T*>(out));
   });
   QKV_CUDA_CHECK_LAUNCH();
 }

@@ -693,6 +693,15 @@ assert len(share) == 1 and 0 < share[0], d
 else
   fail "bench --format json: parses, with named measurements and units: $(head -c 300 "$work/bench.json") $(cat "$work/err")"
 fi
+# ---- qkv bench --positions: each scheme's step beside absolute's, as a ratio ----
+if "$QKV" bench --size toy --steps 1 --positions rotary alibi --format json 2>"$work/err" | python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+ratios = {m["positions"]: m["value"] for m in d["measurements"] if m["name"] == "positions_step_ratio"}
+assert set(ratios) == {"rotary", "alibi"} and all(0 < r < 100 for r in ratios.values()), d
+assert all(m["unit"] == "ratio" and m["size"] == "toy" for m in d["measurements"]), d
+'; then pass; else fail "bench --positions rotary alibi: a ratio per scheme: $(cat "$work/err")"; fi
+expect_error "bench --positions sinusoidal" "--positions: sinusoidal not in" "$QKV" bench --positions sinusoidal
 expect_error "bench --format yaml" "--format" "$QKV" bench --format yaml
 expect_error "bench --attention-width 0" "--attention-width" "$QKV" bench --attention-length 32 --attention-width 0
 

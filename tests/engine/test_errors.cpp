@@ -199,3 +199,14 @@ TEST_CASE("a CUDA tensor in a build without CUDA") {
 }
 #endif
 }
+
+TEST_CASE("rotary names x and tables that do not fit its blocks") {
+  const RotaryTables t = rotary_tables({0, 1}, {2}, 2, DType::F32, Device::cpu());  // (2, 2): H = 4
+  CHECK_MSG_HAS(error_of([&] {
+                  rotary(Tensor::zeros({2, 6}), t.cos, t.sin, 2);
+                }),
+                "rotary: x (2, 6) must hold 2 block(s) of twice the last dim of cos and sin");
+  CHECK_MSG_HAS(error_of([&] { rotary(Tensor::zeros({2, 4}), t.cos, Tensor()); }), "got (2, 2) and none");
+  CHECK_MSG_HAS(error_of([&] { rotary(Tensor::zeros({2, 8}), t.cos, t.sin, 0); }), "must hold 0 block(s)");
+  CHECK(rotary(Tensor::zeros({2, 8}), t.cos, t.sin, 2).shape() == Shape{2, 8});
+}

@@ -70,6 +70,8 @@ cuda_dp() {
 # Training steps on the CPU and on cuda (ms, GFLOP/s of the step's products), the residual +
 # LayerNorm fused against add + layer_norm (GB/s), and cuBLAS's sgemm against the card's peak.
 bench() { timeout 300 ./build/qkv bench --device cpu --device cuda; }
+# Each positions scheme's training step on the GPU beside absolute's (rotary turns q and k in one pass).
+positions() { timeout 120 ./build/qkv bench --device cuda --positions rotary absolute+rotary alibi; }
 # The fused attention on the GPU, up to the tutorial's T = 100,000 (time and TFLOP/s).
 attention() { timeout 240 ./build/qkv bench --device cuda --attention-length 4096 16384 100000; }
 # The parity tests again under compute-sanitizer's memory checker (out-of-bounds and misaligned
@@ -92,6 +94,7 @@ stage gpu_tests gpu_tests
 stage cuda_epoch cuda_epoch
 stage cuda_dp cuda_dp
 stage bench bench
+stage positions positions
 stage attention attention
 stage sanitizer sanitizer
 

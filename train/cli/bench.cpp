@@ -386,8 +386,9 @@ static std::pair<double, double> gemm_floor(const BenchSize& s) {
 }
 
 // The translator a benchmark size describes (one vocabulary size for both languages).
-static models::TranslatorConfig config_for(const BenchSize& s) {
+static models::TranslatorConfig config_for(const BenchSize& s, models::Positions positions) {
   models::TranslatorConfig config;
+  config.positions = positions;
   config.layers = 1;  // the sizes are one block's
   config.d_model = s.d_model;
   config.d_k = s.d_k;
@@ -398,12 +399,16 @@ static models::TranslatorConfig config_for(const BenchSize& s) {
   return config;
 }
 
-// Training steps per second on synthetic tokens: forward, backward, clip, AdamW. As in real
-// training, the loss is read back only at the end (a GPU runs the steps without waiting).
-// Returns milliseconds per step.
-static double bench_training(const BenchSize& s, Device device, int steps, BenchOutput& out) {
+// `steps` training steps on synthetic tokens after one warm-up: forward, backward, clip, AdamW. As
+// in real training, the loss is read back only at the end (a GPU runs the steps without waiting).
+struct StepRun {
+  double seconds, last_loss;
+  MadeCounts made_before, made_after;
+  GraphCounts graph_before, graph_after;
+};
+static StepRun run_steps(const BenchSize& s, Device device, int steps, models::Positions positions) {
   Generator gen(0);
-  models::Translator model(config_for(s), gen);
+  models::Translator model(config_for(s, positions), gen);
   if (device != Device::cpu()) model.to(device);
   optim::AdamW opt(model.parameters(), {.lr = 1e-3, .weight_decay = 0.01});
   // synthetic batch: full-length sentences of random ids (>= 4, past the specials)
@@ -421,16 +426,24 @@ static double bench_training(const BenchSize& s, Device device, int steps, Bench
   auto step = [&] { loss = models::train_step(model, opt, params, batch).loss; };
   step();  // warm-up (allocations, caches)
   (void)loss.item();
-  const MadeCounts made_before = made_counts();
-  const GraphCounts graph_before = graph_counts();
+  StepRun run{};
+  run.made_before = made_counts();
+  run.graph_before = graph_counts();
   const auto start = Clock::now();
   for (int i = 0; i < steps; ++i) step();
-  const double last_loss = loss.item();  // waits for the device
-  const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
-  const MadeCounts made_after = made_counts();
-  const GraphCounts graph_after = graph_counts();
-  if (!std::isfinite(last_loss))
+  run.last_loss = loss.item();  // waits for the device
+  run.seconds = std::chrono::duration<double>(Clock::now() - start).count();
+  run.made_after = made_counts();
+  run.graph_after = graph_counts();
+  if (!std::isfinite(run.last_loss))
     throw std::runtime_error(fmt::format("bench: {} on {} gave a non-finite loss", s.name, device.str()));
+  return run;
+}
+
+// Training steps per second on synthetic tokens (run_steps), reported. Returns milliseconds per step.
+static double bench_training(const BenchSize& s, Device device, int steps, BenchOutput& out) {
+  const auto [seconds, last_loss, made_before, made_after, graph_before, graph_after] =
+      run_steps(s, device, steps, models::Positions::Absolute);
   const double tokens = static_cast<double>(steps) * s.batch * (s.max_source + s.max_target);
   out.say("  {:<34} {:<7} {:8.2f} ms/step  {:10.0f} tokens/s  ({} steps)\n", s.name, device.str(),
           seconds / steps * 1e3, tokens / seconds, steps);
@@ -473,6 +486,30 @@ static double bench_training(const BenchSize& s, Device device, int steps, Bench
   return seconds / steps * 1e3;
 }
 
+// --positions: each scheme's training step beside absolute's, in alternating rounds (absolute, the
+// scheme, absolute, ...) so that both see the same machine; the ratio of the medians is the figure.
+static void bench_positions(const std::vector<std::string>& schemes, const BenchSize& s, Device device, int steps,
+                            BenchOutput& out) {
+  constexpr int kRounds = 7;
+  const auto median = [](std::vector<double> v) {
+    std::sort(v.begin(), v.end());
+    return v[v.size() / 2];
+  };
+  for (const std::string& name : schemes) {
+    std::vector<double> absolute, scheme;
+    for (int round = 0; round < kRounds; ++round) {
+      absolute.push_back(run_steps(s, device, steps, models::Positions::Absolute).seconds / steps);
+      scheme.push_back(run_steps(s, device, steps, models::parse_positions(name)).seconds / steps);
+    }
+    const double ratio = median(scheme) / median(absolute);
+    out.say("  {:<34} {:<16} {:8.3f} ms/step against absolute's {:8.3f}: {:.3f}x ({} rounds of {} steps)\n", s.name,
+            name, median(scheme) * 1e3, median(absolute) * 1e3, ratio, kRounds, steps);
+    out.measure("positions_step_ratio",
+                {{"size", s.batch >= 32 ? "toy" : "large"}, {"device", device.str()}, {"positions", name}}, ratio,
+                "ratio");
+  }
+}
+
 // Data-parallel training under mpirun: each rank runs its slice of the global batch, then one
 // all-reduce of the flat gradient buffer; rank 0 reports the step, the all-reduce's share and the
 // bytes per step, and projects the ring all-reduce to more ranks on three kinds of network.
@@ -482,7 +519,7 @@ static void bench_data_parallel(const BenchSize& s, int steps, BenchOutput& out)
   if (s.batch < N)
     throw std::runtime_error(fmt::format("bench --data-parallel: {} ranks for a batch of {}", N, s.batch));
   Generator gen(0);
-  models::Translator model(config_for(s), gen);
+  models::Translator model(config_for(s, models::Positions::Absolute), gen);
   optim::AdamW opt(model.parameters(), {.lr = 1e-3, .weight_decay = 0.01});
   // this rank's rows of a synthetic global batch of full-length sentences (equal tokens per row)
   const int64_t rows = s.batch * (rank + 1) / N - s.batch * rank / N;
@@ -541,7 +578,8 @@ static void bench_data_parallel(const BenchSize& s, int steps, BenchOutput& out)
 
 // Everything `qkv bench` measures with these options, into `out`.
 static void measure_all(BenchOutput& out, const std::vector<std::string>& devices, int steps, const std::string& only,
-                        const std::vector<int64_t>& lengths, int64_t width, bool data_parallel) {
+                        const std::vector<int64_t>& lengths, int64_t width, bool data_parallel,
+                        const std::vector<std::string>& positions) {
   if (!lengths.empty()) {
     const Device device = Device::parse(devices.front());
     (void)backend_for(device);  // a missing GPU fails before any work
@@ -559,6 +597,13 @@ static void measure_all(BenchOutput& out, const std::vector<std::string>& device
     return;
   }
   for (const auto& d : devices) (void)backend_for(Device::parse(d));  // fail before measuring anything
+  if (!positions.empty()) {
+    out.say("training step by positions, beside absolute (synthetic tokens, one block):\n");
+    for (const auto& s : sizes)
+      if (only == "all" || (only == "toy") == (s.batch >= 32))
+        bench_positions(positions, s, Device::parse(devices.front()), s.batch >= 32 ? steps * 5 : steps, out);
+    return;
+  }
   if (only == "all") bench_matmul(512, 20, out);
   if (only == "all")
     for (const auto& d : devices) bench_fused_layer_norm(Device::parse(d), out);
@@ -602,6 +647,7 @@ void register_bench(CLI::App& app) {
   auto width = std::make_shared<int64_t>(64);
   auto format = std::make_shared<std::string>("text");
   auto data_parallel = std::make_shared<bool>(false);
+  auto positions = std::make_shared<std::vector<std::string>>();
   cmd->add_option("--size", *only, "toy | large | all")
       ->check(CLI::IsMember({"toy", "large", "all"}))
       ->capture_default_str();
@@ -620,13 +666,17 @@ void register_bench(CLI::App& app) {
   cmd->add_option("--format", *format, "text | json (every measurement with its unit, printed at the end)")
       ->check(CLI::IsMember({"text", "json"}))
       ->capture_default_str();
+  cmd->add_option("--positions", *positions,
+                  "instead of the full set, time a training step with each of these positions schemes beside "
+                  "absolute, in alternating rounds, on the first --device")
+      ->check(CLI::IsMember({"absolute", "rotary", "absolute+rotary", "alibi"}));
   cmd->add_flag("--data-parallel", *data_parallel,
                 "under mpirun: time data-parallel training steps (step, all-reduce, bytes) and project the scaling");
-  cmd->callback([threads, devices, steps, only, lengths, width, format, data_parallel] {
+  cmd->callback([threads, devices, steps, only, lengths, width, format, data_parallel, positions] {
     apply_threads(*threads);
     BenchOutput out;
     out.json = *format == "json";
-    measure_all(out, *devices, *steps, *only, *lengths, *width, *data_parallel);
+    measure_all(out, *devices, *steps, *only, *lengths, *width, *data_parallel, *positions);
     if (*data_parallel && dist::ProcessGroup::world().rank() != 0) return;  // rank 0 reports
     if (out.json) {
       nlohmann::ordered_json report;
