@@ -262,6 +262,40 @@ def write(path, rows):
             f.write(f"{s['en']}\t{s['hi']}\n")
 
 
+def check_splits(splits, train_en, train_hi, max_en, max_hi):
+    """Every rule the written splits keep, as a list of what breaks them (empty when none)."""
+    errors = []
+    seen = {}
+    for name, rows in splits.items():
+        for s in rows:
+            for text, hindi in ((s["en"], False), (s["hi"], True)):
+                problem = check_field(text, hindi)
+                if problem:
+                    errors.append(f"{name}: '{text}': {problem}")
+            if s["en"] in seen:
+                errors.append(f"'{s['en']}' is in {seen[s['en']]} and {name}")
+            seen[s["en"]] = name
+            if name != "train" and (any(w not in train_en for w in s["en"].split()) or
+                                    any(w not in train_hi for w in s["hi"].split())):
+                errors.append(f"{name}: '{s['en']}' has a word that train lacks")
+            if len(s["en"].split()) > max_en or len(s["hi"].split()) > max_hi:
+                errors.append(f"{name}: '{s['en']}' is longer than every train sentence")
+    for s in splits["train"]:
+        if general_split(s) is not None:
+            errors.append(f"train holds a held-out combination: '{s['en']}'")
+    for s in splits["deeper"]:
+        if s["depth"] <= MAX_TRAIN_DEPTH:
+            errors.append(f"deeper: '{s['en']}' is not deeper than train")
+    idioms = {f["idiom"] for s in splits["idiom_context"] for f in [s["feats"]]}
+    senses = {f["sense"] for s in splits["sense_context"] for f in [s["feats"]]}
+    if len(idioms) < 24:
+        errors.append(f"idiom_context covers only {len(idioms)} idiom readings")
+    if len(senses) < 10:
+        print(sorted(senses), file=sys.stderr)
+        errors.append(f"sense_context covers only {len(senses)} word senses")
+    return errors
+
+
 def main():
     out_dir = OUT_DIR
     train_size = TRAIN_SIZE
@@ -302,37 +336,8 @@ def main():
     general = {k: choose_general(rng, pools[k], k, train_en, train_hi, max_en, max_hi) for k in SPLITS}
     rng.shuffle(train)
 
-    # ---- checks
-    errors = []
     splits = {"train": train, "valid": valid, "test": test, **general}
-    seen = {}
-    for name, rows in splits.items():
-        for s in rows:
-            for text, hindi in ((s["en"], False), (s["hi"], True)):
-                problem = check_field(text, hindi)
-                if problem:
-                    errors.append(f"{name}: '{text}': {problem}")
-            if s["en"] in seen:
-                errors.append(f"'{s['en']}' is in {seen[s['en']]} and {name}")
-            seen[s["en"]] = name
-            if name != "train" and (any(w not in train_en for w in s["en"].split()) or
-                                    any(w not in train_hi for w in s["hi"].split())):
-                errors.append(f"{name}: '{s['en']}' has a word that train lacks")
-            if len(s["en"].split()) > max_en or len(s["hi"].split()) > max_hi:
-                errors.append(f"{name}: '{s['en']}' is longer than every train sentence")
-    for s in train:
-        if general_split(s) is not None:
-            errors.append(f"train holds a held-out combination: '{s['en']}'")
-    for s in general["deeper"]:
-        if s["depth"] <= MAX_TRAIN_DEPTH:
-            errors.append(f"deeper: '{s['en']}' is not deeper than train")
-    idioms = {f["idiom"] for s in general["idiom_context"] for f in [s["feats"]]}
-    senses = {f["sense"] for s in general["sense_context"] for f in [s["feats"]]}
-    if len(idioms) < 24:
-        errors.append(f"idiom_context covers only {len(idioms)} idiom readings")
-    if len(senses) < 10:
-        print(sorted(senses), file=sys.stderr)
-        errors.append(f"sense_context covers only {len(senses)} word senses")
+    errors = check_splits(splits, train_en, train_hi, max_en, max_hi)
     if errors:
         for e in errors[:20]:
             print("check failed:", e, file=sys.stderr)

@@ -1,6 +1,9 @@
 #!/usr/bin/python3
-"""tests/function_length.py — fails when a function in any C++ folder (framework, models, train, data,
-tools, tests) is longer than 80 lines.
+"""tests/function_length.py — fails when a C++ or Python function in framework, models, train, data,
+tools or tests is longer than 80 lines.
+
+A Python function (def, a method included) counts from its def line to its last line, as Python's
+ast module gives them; a function nested in another counts toward that one too.
 
 A function's length counts its lines from the first line of its signature to its closing brace,
 comments and blank lines included. Lambdas and local classes count toward the function they sit in.
@@ -138,6 +141,15 @@ def functions(path):
     return found
 
 
+def python_functions(path):
+    """(name, first line, last line) of each def in a Python file."""
+    import ast
+    with open(path, encoding="utf-8") as f:
+        tree = ast.parse(f.read(), filename=path)
+    return [(node.name, node.lineno, node.end_lineno) for node in ast.walk(tree)
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))]
+
+
 def source_files(paths):
     for p in paths:
         if os.path.isfile(p):
@@ -145,7 +157,7 @@ def source_files(paths):
             continue
         for root, _, names in os.walk(p):
             for name in sorted(names):
-                if name.endswith((".cpp", ".h", ".cu")):
+                if name.endswith((".cpp", ".h", ".cu", ".py")):
                     yield os.path.join(root, name)
 
 
@@ -188,7 +200,7 @@ def main():
     args = parser.parse_args()
     rows = []
     for path in source_files(args.paths):
-        for name, first, last in functions(path):
+        for name, first, last in (python_functions(path) if path.endswith(".py") else functions(path)):
             rows.append((last - first + 1, name, path, first))
     rows.sort(key=lambda r: (-r[0], r[2], r[3]))
     for length, name, path, first in rows[:args.top]:

@@ -7,6 +7,9 @@
 # match is printed as a markdown row.
 #   QKV=build/qkv SCHEMES="absolute rotary absolute+rotary rotary:64" SEEDS="1" OUT=/tmp/length bash tools/length_test.sh
 # (rotary:64 is rotary with --random-positions 64)
+# With LONG_TARGETS=N the long pairs are long on the Hindi side instead: every split keeps pairs of at
+# most SHORT English and N Hindi words, and long.tsv holds test pairs of at most SHORT English words
+# whose Hindi has N + 1 to 2 N words (targets up to twice train's longest, sources as long as train's).
 set -euo pipefail
 QKV=${QKV:-build/qkv}
 SCHEMES=${SCHEMES:-"absolute rotary absolute+rotary"}
@@ -19,14 +22,25 @@ OUT=${OUT:-/tmp/length}
 SRC=${SRC:-data/idioms}
 data="$OUT/data"
 mkdir -p "$data"
-words() { awk -F'\t' -v lo="$1" -v hi="$2" '{ n = split($1, w, " "); if (n >= lo && n <= hi) print }' "$3"; }
-words 1 "$SHORT" "$SRC/train.tsv" >"$data/train.tsv"
-words 1 "$SHORT" "$SRC/valid.tsv" >"$data/valid.tsv"
-words 1 "$SHORT" "$SRC/test.tsv" >"$data/test.tsv"
-words "$LONG_FROM" "$LONG_TO" "$SRC/test.tsv" >"$data/long.tsv"
+LONG_TARGETS=${LONG_TARGETS:-0}
+# the pairs of FILE with lo..hi English words and, with LONG_TARGETS, t_lo..t_hi Hindi words
+words() {
+  awk -F'\t' -v lo="$1" -v hi="$2" -v t_lo="${4:-0}" -v t_hi="${5:-1000000}" \
+    '{ n = split($1, w, " "); m = split($2, h, " "); if (n >= lo && n <= hi && m >= t_lo && m <= t_hi) print }' "$3"
+}
+if [ "$LONG_TARGETS" -gt 0 ]; then
+  for split in train valid test; do words 1 "$SHORT" "$SRC/$split.tsv" 0 "$LONG_TARGETS" >"$data/$split.tsv"; done
+  words 1 "$SHORT" "$SRC/test.tsv" $((LONG_TARGETS + 1)) $((2 * LONG_TARGETS)) >"$data/long.tsv"
+  LONG_TO=$SHORT
+else
+  for split in train valid test; do words 1 "$SHORT" "$SRC/$split.tsv" >"$data/$split.tsv"; done
+  words "$LONG_FROM" "$LONG_TO" "$SRC/test.tsv" >"$data/long.tsv"
+fi
 # a layout that reads the long pairs: LONG_TO English words and the longest Hindi of long.tsv + <eos>
 max_target=$(awk -F'\t' '{ n = split($2, w, " "); if (n > m) m = n } END { print m + 1 }' "$data/long.tsv" "$data/train.tsv")
-echo "length test: $(wc -l <"$data/train.tsv") train pairs of at most $SHORT words; long.tsv: $(wc -l <"$data/long.tsv") pairs of $LONG_FROM-$LONG_TO words" >&2
+if [ "$LONG_TARGETS" -gt 0 ]; then long="of at most $SHORT words with $((LONG_TARGETS + 1))-$((2 * LONG_TARGETS)) Hindi words"
+else long="of $LONG_FROM-$LONG_TO words"; fi
+echo "length test: $(wc -l <"$data/train.tsv") train pairs of at most $SHORT words; long.tsv: $(wc -l <"$data/long.tsv") pairs $long" >&2
 
 run_one() {  # scheme[:L] seed (L: --random-positions L)
   local scheme=${1%%:*} seed=$2 dir="$OUT/${1/+/_}-$2" extra=()

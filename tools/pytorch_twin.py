@@ -337,55 +337,43 @@ def train_trajectory(config, weights, batches, dtype, settings):
 
 # ---- main --------------------------------------------------------------------------------------
 
-def main():
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--checkpoint", required=True, help="a qkv translator checkpoint (.safetensors)")
-    ap.add_argument("--out", required=True, help="the fixture to write (.safetensors)")
-    ap.add_argument("--dtype", choices=["float64", "float32"], default="float64")
-    ap.add_argument("--data", default="data/idioms/train.tsv", help="TSV whose first pairs form the batch")
-    ap.add_argument("--lines", type=int, default=3, help="batch size: the first LINES usable pairs of --data")
-    ap.add_argument("--train-steps", type=int, default=10, help="AdamW steps of the training trajectory")
-    ap.add_argument("--warmup-steps", type=int, default=3, help="warm-up steps of the trajectory's schedule")
-    args = ap.parse_args()
-
-    torch.set_num_threads(1)  # reproducible summation order, so regenerated fixtures are stable
-    dtype = {"float64": torch.float64, "float32": torch.float32}[args.dtype]
-
-    meta, weights = read_safetensors(args.checkpoint)
+def load_checkpoint(path, dtype):
+    """A qkv checkpoint, checked, and the twin holding its weights: (meta, config, english vocab,
+    hindi vocab, weights, model)."""
+    meta, weights = read_safetensors(path)
     if meta.get("format") != CHECKPOINT_FORMAT:
-        raise SystemExit(f"{args.checkpoint}: metadata 'format' is not '{CHECKPOINT_FORMAT}'")
+        raise SystemExit(f"{path}: metadata 'format' is not '{CHECKPOINT_FORMAT}'")
     config = json.loads(meta["config"])
     english_vocab, hindi_vocab = json.loads(meta["english_vocab"]), json.loads(meta["hindi_vocab"])
     for name, vocab in (("english_vocab", english_vocab), ("hindi_vocab", hindi_vocab)):
         if vocab[:4] != SPECIALS:
-            raise SystemExit(f"{args.checkpoint}: {name} does not start with {SPECIALS}")
+            raise SystemExit(f"{path}: {name} does not start with {SPECIALS}")
     if len(english_vocab) != config["source_vocab"] or len(hindi_vocab) != config["target_vocab"]:
-        raise SystemExit(f"{args.checkpoint}: vocabulary sizes do not match the config")
+        raise SystemExit(f"{path}: vocabulary sizes do not match the config")
 
     model = Translator(config).to(dtype)
     expected = dict(model.named_parameters())
     if set(expected) != set(weights):
-        raise SystemExit(f"{args.checkpoint}: parameters differ: missing {sorted(set(expected) - set(weights))}, "
+        raise SystemExit(f"{path}: parameters differ: missing {sorted(set(expected) - set(weights))}, "
                          f"unexpected {sorted(set(weights) - set(expected))}")
     with torch.no_grad():
         for name, p in expected.items():
             w = weights[name]
             if tuple(w.shape) != tuple(p.shape):
-                raise SystemExit(f"{args.checkpoint}: '{name}' has shape {w.shape}, the model wants {tuple(p.shape)}")
+                raise SystemExit(f"{path}: '{name}' has shape {w.shape}, the model wants {tuple(p.shape)}")
             p.copy_(torch.from_numpy(w.astype(np.float64)))  # F32 -> F64 is exact
+    return meta, config, english_vocab, hindi_vocab, weights, model
 
-    S, T_tgt = config["max_source"], config["max_target"]
-    all_pairs = usable_pairs(args.data, args.lines * max(1, args.train_steps), S, T_tgt, english_vocab, hindi_vocab)
-    pairs = all_pairs[:args.lines]
-    source, target_input, target_output, lengths = make_batch(pairs, english_vocab, hindi_vocab, S, T_tgt)
 
+def forward_and_backward(model, source, target_input, target_output, lengths):
+    """The fixture's one batch: loss, logits, the last layer's attention (and every layer's when there
+    are several), the batch and each parameter's gradient, as float64 arrays; and the loss."""
     model.zero_grad(set_to_none=True)
     logits, attentions = model(torch.from_numpy(source), torch.from_numpy(target_input), lengths.tolist())
     attention = attentions[-1]
     V = logits.shape[-1]
     loss = F.cross_entropy(logits.reshape(-1, V), torch.from_numpy(target_output).reshape(-1), ignore_index=PAD)
     loss.backward()
-
     f64 = lambda t: t.detach().to(torch.float64).numpy()
     out = {
         "loss": f64(loss).reshape(()),
@@ -401,6 +389,32 @@ def main():
             out[f"attention.{layer}"] = f64(layer_weights)
     for name, p in model.named_parameters():
         out["grad." + name] = f64(p.grad)
+    return out, loss
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--checkpoint", required=True, help="a qkv translator checkpoint (.safetensors)")
+    ap.add_argument("--out", required=True, help="the fixture to write (.safetensors)")
+    ap.add_argument("--dtype", choices=["float64", "float32"], default="float64")
+    ap.add_argument("--data", default="data/idioms/train.tsv", help="TSV whose first pairs form the batch")
+    ap.add_argument("--lines", type=int, default=3, help="batch size: the first LINES usable pairs of --data")
+    ap.add_argument("--train-steps", type=int, default=10, help="AdamW steps of the training trajectory")
+    ap.add_argument("--warmup-steps", type=int, default=3, help="warm-up steps of the trajectory's schedule")
+    args = ap.parse_args()
+
+    torch.set_num_threads(1)  # reproducible summation order, so regenerated fixtures are stable
+    dtype = {"float64": torch.float64, "float32": torch.float32}[args.dtype]
+
+    meta, config, english_vocab, hindi_vocab, weights, model = load_checkpoint(args.checkpoint, dtype)
+    expected = dict(model.named_parameters())
+
+    S, T_tgt = config["max_source"], config["max_target"]
+    all_pairs = usable_pairs(args.data, args.lines * max(1, args.train_steps), S, T_tgt, english_vocab, hindi_vocab)
+    pairs = all_pairs[:args.lines]
+    source, target_input, target_output, lengths = make_batch(pairs, english_vocab, hindi_vocab, S, T_tgt)
+
+    out, loss = forward_and_backward(model, source, target_input, target_output, lengths)
 
     # The training trajectory: qkv's defaults when the fixtures were made (qkv train --lr 5e-3
     # --weight-decay 0.01, clip 1.0, AdamW betas 0.9/0.999, eps 1e-8; the default decay is 0.1 since
