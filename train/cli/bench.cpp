@@ -487,21 +487,23 @@ static double bench_training(const BenchSize& s, Device device, int steps, Bench
 }
 
 // --positions: each scheme's training step beside absolute's, in alternating rounds (absolute, the
-// scheme, absolute, ...) so that both see the same machine; the ratio of the medians is the figure.
+// scheme, absolute, ...) so that both see the same machine; the figure is the median of the rounds'
+// ratios (a round's pair shares the machine's state of the moment).
 static void bench_positions(const std::vector<std::string>& schemes, const BenchSize& s, Device device, int steps,
                             BenchOutput& out) {
-  constexpr int kRounds = 7;
+  constexpr int kRounds = 9;
   const auto median = [](std::vector<double> v) {
     std::sort(v.begin(), v.end());
     return v[v.size() / 2];
   };
   for (const std::string& name : schemes) {
-    std::vector<double> absolute, scheme;
+    std::vector<double> absolute, scheme, ratios;
     for (int round = 0; round < kRounds; ++round) {
       absolute.push_back(run_steps(s, device, steps, models::Positions::Absolute).seconds / steps);
       scheme.push_back(run_steps(s, device, steps, models::parse_positions(name)).seconds / steps);
+      ratios.push_back(scheme.back() / absolute.back());
     }
-    const double ratio = median(scheme) / median(absolute);
+    const double ratio = median(ratios);
     out.say("  {:<34} {:<16} {:8.3f} ms/step against absolute's {:8.3f}: {:.3f}x ({} rounds of {} steps)\n", s.name,
             name, median(scheme) * 1e3, median(absolute) * 1e3, ratio, kRounds, steps);
     out.measure("positions_step_ratio",
