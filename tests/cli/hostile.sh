@@ -54,6 +54,10 @@ crafted "best_exact 1.5 in decimal" "'best_exact' is '1.5', not a number as qkv 
 crafted "tokens_seen -1" "'tokens_seen' is -1, outside \[4, " meta tokens_seen -1
 crafted "tokens_seen 2^63-1" "'tokens_seen' is 9223372036854775807, outside \[4, " meta tokens_seen 9223372036854775807
 crafted "epoch -1" "'epoch' is -1, outside \[1, 4\]" meta epoch -1
+crafted "position past the train split" "'position' is 99999999, outside \[0, [0-9]+\]" meta position 99999999
+printf 'epoch\n%.0s' $(seq 100000) >"$work/lines.csv"
+crafted "metrics_csv of 100,000 lines" "'metrics_csv' is not the header and one line for each of the 1 finished epoch" \
+  meta metrics_csv "@$work/lines.csv"
 crafted "best_epoch -7" "'best_epoch' is -7, outside \[1, 1\]" meta best_epoch -7
 crafted "train_seconds nan" "'train_seconds' is nan, outside" meta train_seconds nan
 crafted "train_seconds -1e308" "'train_seconds' is -1e\+308, outside" meta train_seconds "$(python3 -c 'print("-0x1.1ccf385ebc8ap+1023")')"
