@@ -5,52 +5,52 @@
 #include <fmt/format.h>
 
 #include <cmath>
+#include <initializer_list>
 #include <limits>
 #include <stdexcept>
+#include <utility>
 
 namespace qkv::models {
 
-std::string attention_mode_name(AttentionMode mode) {
-  switch (mode) {
-    case AttentionMode::Learned: return "learned";
-    case AttentionMode::Static: return "static";
-    case AttentionMode::None: return "none";
-  }
+// Each enum's names, written once: the name of a value, and the value of a name (or an error
+// listing the names).
+template <typename E>
+using Names = std::initializer_list<std::pair<E, const char*>>;
+constexpr Names<AttentionMode> kAttentionModes = {
+    {AttentionMode::Learned, "learned"}, {AttentionMode::Static, "static"}, {AttentionMode::None, "none"}};
+constexpr Names<Positions> kPositions = {{Positions::Absolute, "absolute"},
+                                         {Positions::Rotary, "rotary"},
+                                         {Positions::AbsoluteRotary, "absolute+rotary"},
+                                         {Positions::Alibi, "alibi"}};
+constexpr Names<Activation> kActivations = {{Activation::Relu, "relu"}, {Activation::Gelu, "gelu"}};
+
+template <typename E>
+static std::string name_of(Names<E> names, E value) {
+  for (const auto& [e, name] : names)
+    if (e == value) return name;
   return "?";
 }
 
+template <typename E>
+static E parse_name(Names<E> names, const std::string& text, const char* what) {
+  std::string choices;
+  size_t i = 0;
+  for (const auto& [e, name] : names) {
+    if (text == name) return e;
+    choices += (i == 0 ? "" : i + 1 == names.size() ? " or " : ", ") + std::string(name);
+    ++i;
+  }
+  throw std::runtime_error(fmt::format("unknown {} '{}' (expected {})", what, text, choices));
+}
+
+std::string attention_mode_name(AttentionMode mode) { return name_of(kAttentionModes, mode); }
 AttentionMode parse_attention_mode(const std::string& text) {
-  if (text == "learned") return AttentionMode::Learned;
-  if (text == "static") return AttentionMode::Static;
-  if (text == "none") return AttentionMode::None;
-  throw std::runtime_error("unknown attention mode '" + text + "' (expected learned, static or none)");
+  return parse_name(kAttentionModes, text, "attention mode");
 }
-
-std::string positions_name(Positions positions) {
-  switch (positions) {
-    case Positions::Absolute: return "absolute";
-    case Positions::Rotary: return "rotary";
-    case Positions::AbsoluteRotary: return "absolute+rotary";
-    case Positions::Alibi: return "alibi";
-  }
-  return "?";
-}
-
-Positions parse_positions(const std::string& text) {
-  if (text == "absolute") return Positions::Absolute;
-  if (text == "rotary") return Positions::Rotary;
-  if (text == "absolute+rotary") return Positions::AbsoluteRotary;
-  if (text == "alibi") return Positions::Alibi;
-  throw std::runtime_error("unknown positions '" + text + "' (expected absolute, rotary, absolute+rotary or alibi)");
-}
-
-std::string activation_name(Activation activation) { return activation == Activation::Gelu ? "gelu" : "relu"; }
-
-Activation parse_activation(const std::string& text) {
-  if (text == "relu") return Activation::Relu;
-  if (text == "gelu") return Activation::Gelu;
-  throw std::runtime_error("activation must be relu or gelu, got '" + text + "'");
-}
+std::string positions_name(Positions positions) { return name_of(kPositions, positions); }
+Positions parse_positions(const std::string& text) { return parse_name(kPositions, text, "positions"); }
+std::string activation_name(Activation activation) { return name_of(kActivations, activation); }
+Activation parse_activation(const std::string& text) { return parse_name(kActivations, text, "activation"); }
 
 double attention_scale(int64_t width) { return 1.0 / std::sqrt(static_cast<double>(width)); }
 double attention_scale(const Tensor& queries) { return attention_scale(queries.size(-1)); }
@@ -119,14 +119,14 @@ std::unique_ptr<BlockAttention> make_attention(AttentionMode mode, int64_t d_mod
 }
 
 FeedForward::FeedForward(int64_t d_model, int64_t d_ff, Activation activation, Generator& gen)
-    : fc1(d_model, d_ff, true, gen), fc2(d_ff, d_model, true, gen), use_gelu(activation == Activation::Gelu) {
+    : fc1(d_model, d_ff, true, gen), fc2(d_ff, d_model, true, gen), activation(activation) {
   register_module("fc1", fc1);
   register_module("fc2", fc2);
 }
 
 Tensor FeedForward::forward(const Tensor& x) const {
   Tensor h = fc1.forward(x);
-  return fc2.forward(use_gelu ? gelu(h) : relu(std::move(h)));
+  return fc2.forward(activation == Activation::Gelu ? gelu(h) : relu(std::move(h)));
 }
 
 static Tensor apply_dropout(const Tensor& x, const BlockOptions& options) {

@@ -138,7 +138,7 @@ class FeedForward : public nn::Module {
   FeedForward(int64_t d_model, int64_t d_ff, Activation activation, Generator& gen);
   Tensor forward(const Tensor& x) const;  // (..., D) -> act(x W1^T + b1) W2^T + b2
   nn::Linear fc1, fc2;
-  bool use_gelu;
+  Activation activation;
 };
 
 // What one call of a block records and applies.

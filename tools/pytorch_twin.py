@@ -190,6 +190,11 @@ class Translator(nn.Module):
             raise SystemExit(f"unknown positions '{self.positions}'")
         if self.positions in ("absolute", "absolute+rotary"):
             self.pos_embed = nn.Embedding(self.S + self.T_tgt, D)
+        # randomized rotary positions (TranslatorConfig::position_stride): a model that sampled its
+        # positions from [0, L) in training reads them round(L / layout) apart (this twin is the
+        # model outside training)
+        L, length = config.get("random_positions", 0), self.S + self.T_tgt
+        self.stride = max(1, (L + length // 2) // length) if L > 0 else 1
         # Layer 0's pieces sit at the top level (attn, ln1, ffn), as in one-layer checkpoints;
         # layer l >= 1 is layers.l.* ("layers" absent from the config means one layer).
         n_layers = config.get("layers", 1)
@@ -226,6 +231,7 @@ class Translator(nn.Module):
         T = tokens.shape[1]
         slots = torch.arange(T)
         positions = torch.stack([torch.where(slots < self.S, slots, n_src + slots - self.S) for n_src in source_lengths])
+        positions = positions * self.stride  # --random-positions L: spread as outside training
         turn = (lambda r: rotary(r, positions)) if self.positions in ("rotary", "absolute+rotary") else (lambda r: r)
         # ALiBi (models::kAlibiSlope = 1/8): -slope * |pos(i) - pos(j)| on every score
         bias = None

@@ -165,7 +165,9 @@ double check_against_reference(DType dtype, double tol, double floor_fraction) {
   CHECK_MESSAGE(model.config().to_json() == ref.meta("config"),
                 "the reference was made from another checkpoint: regenerate it with tools/pytorch_twin.py");
   if (dtype != DType::F32) model.to(dtype);
-  model.train(true);
+  // A model with randomized positions draws them afresh in training; the twin is that model outside
+  // training (its positions spread position_stride() apart), so it is checked there.
+  model.train(model.config().random_positions == 0);
 
   const data::Batch batch = batch_from(ref);
   double max_rel = 0;
@@ -229,7 +231,9 @@ Trajectory train_trajectory(const Reference& ref, DType dtype) {
   models::LoadedTranslator loaded = models::load_translator(model_path());
   models::Translator& model = *loaded.model;
   if (dtype != DType::F32) model.to(dtype);
-  model.train(true);
+  // A model with randomized positions draws them afresh in training; the twin is that model outside
+  // training (its positions spread position_stride() apart), so it is checked there.
+  model.train(model.config().random_positions == 0);
   const std::vector<Tensor> params = model.parameters();
   optim::AdamW optimizer(params, {.lr = settings.at("lr").get<double>(),
                                   .beta1 = settings.at("beta1").get<double>(),
@@ -373,6 +377,16 @@ TEST_CASE("pytorch_twin: a two-layer rotary model matches PyTorch too (RoPE on q
 
 TEST_CASE("pytorch_twin: a two-layer alibi model matches PyTorch too (a distance bias on every score)") {
   check_variant("_alibi", models::Positions::Alibi);
+}
+
+TEST_CASE("pytorch_twin: a rotary model with --random-positions 64 matches PyTorch outside training (stride 2)") {
+  {
+    g_variant = "_random";
+    const models::LoadedTranslator loaded = models::load_translator(model_path());
+    REQUIRE(loaded.model->config().random_positions == 64);
+    REQUIRE(loaded.model->config().position_stride() == 2);
+  }
+  check_variant("_random", models::Positions::Rotary);
 }
 
 TEST_CASE("pytorch_twin: 10 steps of train_step (AdamW, warm-up + cosine, clipping) follow PyTorch's losses") {
