@@ -160,7 +160,7 @@ class Translator : public nn::Module {
 
   const TranslatorConfig& config() const { return config_; }
   Device device() const { return src_embed.weight.device(); }
-  // True when no position embedding ties the model to its layout (rotary positions alone): it
+  // True when no position embedding ties the model to its layout (rotary or alibi positions): it
   // then reads and writes sentences longer than the layout it was trained with.
   bool reads_longer() const { return !pos_embed; }
   // The layout for sentences of up to `source_words` English words and `target_positions` target

@@ -29,16 +29,15 @@ namespace fs = std::filesystem;
 namespace {
 
 struct AblateOptions {
-  std::string out = "runs/ablate", data_dir = "data/idioms";
+  // every cell's run: data, epochs, widths, seed and threads from the command line, the rest
+  // `qkv train`'s defaults; each cell overrides its attention, blocks, F and embeddings
+  TrainOptions base;
+  std::string out = "runs/ablate";
   std::vector<int64_t> blocks = {1, 2, 3, 4, 5};
   std::vector<models::AttentionMode> modes = {models::AttentionMode::Learned, models::AttentionMode::Static,
                                               models::AttentionMode::None};
-  bool no_frozen = false;   // skip the frozen-embedding cells
-  bool no_control = false;  // skip the equal-parameter control
-  int64_t epochs = TrainOptions{}.epochs;
-  int64_t d_model = TrainOptions{}.d_model, d_k = TrainOptions{}.d_k, d_ff = TrainOptions{}.d_ff;
-  uint64_t seed = 1;
-  int threads = 0;
+  bool no_frozen = false;          // skip the frozen-embedding cells
+  bool no_control = false;         // skip the equal-parameter control
   std::vector<std::string> rerun;  // cells to train again although their results are cached
 };
 
@@ -59,19 +58,20 @@ nlohmann::json cell_settings(const Cell& c, const AblateOptions& o) {
   return {{"mode", c.mode_name()},
           {"frozen_embeddings", c.frozen},
           {"blocks", c.blocks},
-          {"d_model", o.d_model},
-          {"d_k", o.d_k},
+          {"d_model", o.base.d_model},
+          {"d_k", o.base.d_k},
           {"d_ff", c.d_ff},
-          {"epochs", o.epochs},
-          {"seed", std::to_string(o.seed)},
-          {"data", fs::weakly_canonical(o.data_dir).string()}};
+          {"epochs", o.base.epochs},
+          {"seed", std::to_string(o.base.seed)},
+          {"data", fs::weakly_canonical(o.base.data_dir).string()}};
 }
 
 // The feed-forward width that gives static attention learned attention's parameter count:
 // each block's 4 D H attention weights spread over fc1 and fc2, which cost 2 D + 1 per unit of F.
 int64_t equal_parameter_d_ff(const AblateOptions& o) {
-  const double extra = 4.0 * static_cast<double>(o.d_model) * static_cast<double>(o.d_k) / (2.0 * o.d_model + 1.0);
-  return o.d_ff + std::llround(extra);
+  const double extra =
+      4.0 * static_cast<double>(o.base.d_model) * static_cast<double>(o.base.d_k) / (2.0 * o.base.d_model + 1.0);
+  return o.base.d_ff + std::llround(extra);
 }
 
 std::vector<Cell> grid_of(const AblateOptions& o) {
@@ -79,7 +79,7 @@ std::vector<Cell> grid_of(const AblateOptions& o) {
   for (const int64_t blocks : o.blocks) {
     for (const bool frozen : {false, true}) {
       if (frozen && o.no_frozen) continue;
-      for (const auto& mode : o.modes) cells.push_back({mode, frozen, false, blocks, o.d_ff});
+      for (const auto& mode : o.modes) cells.push_back({mode, frozen, false, blocks, o.base.d_ff});
     }
     if (!o.no_control) cells.push_back({models::AttentionMode::Static, false, true, blocks, equal_parameter_d_ff(o)});
   }
@@ -98,8 +98,8 @@ std::string command_line(const AblateOptions& o) {
   for (size_t i = 0; i < o.modes.size(); ++i) modes += (i ? "," : "") + models::attention_mode_name(o.modes[i]);
   return fmt::format(
       "qkv ablate --data {} --blocks {} --modes {} --epochs {} --d-model {} --d-k {} --d-ff {} --seed {}{}{} --out {}",
-      o.data_dir, join_numbers(o.blocks), modes, o.epochs, o.d_model, o.d_k, o.d_ff, o.seed,
-      o.no_frozen ? " --no-frozen" : "", o.no_control ? " --no-control" : "", o.out);
+      o.base.data_dir, join_numbers(o.blocks), modes, o.base.epochs, o.base.d_model, o.base.d_k, o.base.d_ff,
+      o.base.seed, o.no_frozen ? " --no-frozen" : "", o.no_control ? " --no-control" : "", o.out);
 }
 
 // Trains (or resumes) one cell and evaluates it on every report split; the result, with the
@@ -107,16 +107,10 @@ std::string command_line(const AblateOptions& o) {
 nlohmann::json run_cell(const Cell& c, const AblateOptions& o, const data::Dataset& ds,
                         const std::vector<std::string>& report_splits) {
   const fs::path dir = fs::path(o.out) / "cells" / c.name();
-  TrainOptions t;
-  t.data_dir = o.data_dir;
+  TrainOptions t = o.base;
   t.attention = c.mode;
   t.layers = c.blocks;
-  t.d_model = o.d_model;
-  t.d_k = o.d_k;
   t.d_ff = c.d_ff;
-  t.epochs = o.epochs;
-  t.seed = o.seed;
-  t.threads = o.threads;
   t.freeze_embeddings = c.frozen;
   t.out_dir = dir.string();
   t.quiet = true;
@@ -195,7 +189,7 @@ void write_outputs(const std::vector<Cell>& cells, const std::vector<nlohmann::j
   const render::LinePlotSpec plot = ablation_plot(
       points, fmt::format("greedy exact match, mean of the generalisation splits\n{} epoch{} per model, seed {} "
                           "(the command is in ablation.json)",
-                          o.epochs, o.epochs == 1 ? "" : "s", o.seed));
+                          o.base.epochs, o.base.epochs == 1 ? "" : "s", o.base.seed));
   render::write_png(render::render_line_plot(plot), (fs::path(o.out) / "ablation.png").string());
 
   fmt::print("\nAblation grid (greedy exact match %; gen mean = mean over the generalisation splits):\n{}", table);
@@ -204,7 +198,7 @@ void write_outputs(const std::vector<Cell>& cells, const std::vector<nlohmann::j
 }
 
 void run_ablate(const AblateOptions& o) {
-  const data::Dataset ds = data::load_dataset(o.data_dir);  // fail early, before any output
+  const data::Dataset ds = data::load_dataset(o.base.data_dir);  // fail early, before any output
   std::vector<std::string> report_splits = {"test"};
   for (const auto& name : data::generalisation_split_names())
     if (ds.has(name)) report_splits.push_back(name);
@@ -225,8 +219,8 @@ void run_ablate(const AblateOptions& o) {
     if (!r.is_null()) {
       fmt::print("cached: generalisation mean {:.1f}%\n", r["generalisation_mean"].get<double>());
     } else {
-      fmt::print("training ({} block{}, F = {}, {} epoch{}) ...", c.blocks, c.blocks == 1 ? "" : "s", c.d_ff, o.epochs,
-                 o.epochs == 1 ? "" : "s");
+      fmt::print("training ({} block{}, F = {}, {} epoch{}) ...", c.blocks, c.blocks == 1 ? "" : "s", c.d_ff,
+                 o.base.epochs, o.base.epochs == 1 ? "" : "s");
       std::fflush(stdout);
       r = run_cell(c, o, ds, report_splits);
       fmt::print(" {:.1f}s, test {:.1f}%, generalisation mean {:.1f}%\n", r["train_seconds"].get<double>(),
@@ -246,7 +240,7 @@ void register_ablate(CLI::App& app) {
       "the tutorial's experiment as a grid: blocks x learned/static/none x trained/frozen embeddings, cached per cell");
   cmd->add_option("--out", o->out, "output directory (cells/NAME per model, ablation.tsv, .json, .png)")
       ->capture_default_str();
-  add_data_option(cmd, o->data_dir);
+  add_data_option(cmd, o->base.data_dir);
   cmd->add_option("--layers,--blocks", o->blocks,
                   "numbers of blocks (qkv train --layers), comma-separated, each 1 to 16")
       ->delimiter(',')
@@ -264,20 +258,20 @@ void register_ablate(CLI::App& app) {
       ->default_str("[learned,static,none]");
   cmd->add_flag("--no-frozen", o->no_frozen, "skip the cells with frozen token embeddings");
   cmd->add_flag("--no-control", o->no_control, "skip the equal-parameter control (static with a wider feed-forward)");
-  add_option_of_row(cmd, &TrainOptions::epochs, o->epochs, "epochs per cell (the same budget for every cell)");
-  add_option_of_row(cmd, &TrainOptions::d_model, o->d_model);
-  add_option_of_row(cmd, &TrainOptions::d_k, o->d_k);
-  add_option_of_row(cmd, &TrainOptions::d_ff, o->d_ff, "feed-forward width F (the control's is wider)");
-  add_seed_option(cmd, o->seed, "random seed, the same for every cell");
+  add_option_of_row(cmd, &TrainOptions::epochs, o->base.epochs, "epochs per cell (the same budget for every cell)");
+  add_option_of_row(cmd, &TrainOptions::d_model, o->base.d_model);
+  add_option_of_row(cmd, &TrainOptions::d_k, o->base.d_k);
+  add_option_of_row(cmd, &TrainOptions::d_ff, o->base.d_ff, "feed-forward width F (the control's is wider)");
+  add_seed_option(cmd, o->base.seed, "random seed, the same for every cell");
   cmd->add_option("--rerun", o->rerun,
                   "train these cells again although cached (names as printed, e.g. learned-frozen-L2)")
       ->delimiter(',');
-  add_threads_option(cmd, o->threads);
+  add_threads_option(cmd, o->base.threads);
   cmd->callback([o] {
     if (o->modes.empty()) throw std::runtime_error("--modes: name at least one of learned, static, none");
     std::sort(o->blocks.begin(), o->blocks.end());
     o->blocks.erase(std::unique(o->blocks.begin(), o->blocks.end()), o->blocks.end());
-    apply_threads(o->threads);
+    apply_threads(o->base.threads);
     install_interrupt_handlers();
     run_ablate(*o);
   });

@@ -23,7 +23,6 @@
 #include "models/memory_budget.h"
 #include "models/translator_io.h"
 #include "tools/render/render.h"
-#include "train/run/trainer.h"
 
 namespace qkv::app {
 

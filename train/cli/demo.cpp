@@ -39,11 +39,10 @@ namespace fs = std::filesystem;
 namespace {
 
 struct DemoOptions {
-  std::string out = "demo_out", data_dir = "data/idioms";
-  int64_t epochs = TrainOptions{}.epochs;  // the same as `qkv train` (and the recorded grid)
-  int64_t layers = TrainOptions{}.layers;  // of the default model
-  uint64_t seed = 1;
-  int threads = 0;   // --threads
+  // every model's run: data, epochs, the default model's blocks, seed and threads from the command
+  // line, the rest `qkv train`'s defaults (and the recorded grid's); each model overrides its own
+  TrainOptions base;
+  std::string out = "demo_out";
   std::string grid;  // an ablation.tsv to draw; empty: the recorded one (tools/demo/ablation_grid.tsv)
 };
 
@@ -140,7 +139,7 @@ std::vector<DemoModelSpec> demo_model_specs(const DemoOptions& o) {
   for (const AttentionMode mode : {AttentionMode::Learned, AttentionMode::Static, AttentionMode::None})
     specs.push_back({mode, "seed_" + models::attention_mode_name(mode), 1, true});
   for (const AttentionMode mode : {AttentionMode::Learned, AttentionMode::Static})
-    specs.push_back({mode, models::attention_mode_name(mode), o.layers, false});
+    specs.push_back({mode, models::attention_mode_name(mode), o.base.layers, false});
   return specs;
 }
 
@@ -158,12 +157,9 @@ DemoModel untrained_demo_model(const DemoModelSpec& spec) {
 // it on every report split.
 DemoModel train_demo_model(const Demo& d, const DemoModelSpec& spec, int threads) {
   const DemoOptions& o = d.options;
-  TrainOptions t;
-  t.data_dir = o.data_dir;
+  TrainOptions t = o.base;
   t.attention = spec.mode;
-  t.epochs = o.epochs;
   t.layers = spec.blocks;
-  t.seed = o.seed;
   t.threads = threads;
   t.freeze_embeddings = spec.frozen;
   t.out_dir = (fs::path(o.out) / spec.folder).string();
@@ -190,7 +186,7 @@ std::string training_line_end(const DemoModel& r) {
 // The heading printed before the model at this position of demo_model_specs, if any.
 std::string section_heading(size_t position, const DemoOptions& o) {
   if (position == 0) return "The tutorial's setting: one block of attention over frozen random token embeddings.\n";
-  if (position == kSeedModels) return fmt::format("The default model: {} blocks, trained embeddings.\n", o.layers);
+  if (position == kSeedModels) return fmt::format("The default model: {} blocks, trained embeddings.\n", o.base.layers);
   return "";
 }
 
@@ -239,9 +235,9 @@ void decode_trained(const std::string& text, DemoModel& r) {
 void train_models_in_order(Demo& d, const std::vector<DemoModelSpec>& specs) {
   for (size_t k = 0; k < specs.size(); ++k) {
     fmt::print("{}{}", section_heading(k, d.options),
-               training_line_start(untrained_demo_model(specs[k]), d.options.epochs));
+               training_line_start(untrained_demo_model(specs[k]), d.options.base.epochs));
     std::fflush(stdout);
-    DemoModel r = train_demo_model(d, specs[k], d.options.threads);
+    DemoModel r = train_demo_model(d, specs[k], d.options.base.threads);
     fmt::print("{}", training_line_end(r));
     (k < kSeedModels ? d.seed_setting : d.defaults).push_back(std::move(r));
   }
@@ -266,7 +262,7 @@ void train_models_concurrently(Demo& d, const std::vector<DemoModelSpec>& specs,
     decode_trained(result, *trained[k]);
     for (; printed < specs.size() && trained[printed]; ++printed)
       fmt::print("{}{}{}", printed == 0 ? "" : section_heading(printed, d.options),
-                 training_line_start(*trained[printed], d.options.epochs), training_line_end(*trained[printed]));
+                 training_line_start(*trained[printed], d.options.base.epochs), training_line_end(*trained[printed]));
     std::fflush(stdout);
   };
   run_child_jobs(names, jobs, job, done);
@@ -335,7 +331,7 @@ void accuracy_sections(Demo& d) {
   d.page["DEFAULT_TABLE"] = html_escape(default_table);
   d.page["DEFAULT_SAYS"] = html_escape(default_says);
   d.page["DEFAULT_BLOCKS"] = std::to_string(learned.blocks);
-  d.page["EPOCHS"] = fmt::format("{} epoch{}", d.options.epochs, d.options.epochs == 1 ? "" : "s");
+  d.page["EPOCHS"] = fmt::format("{} epoch{}", d.options.base.epochs, d.options.base.epochs == 1 ? "" : "s");
 }
 
 // The text of the grid to draw: --grid's file, checked, or the recorded one.
@@ -360,9 +356,9 @@ void grid_section(Demo& d) {
   const render::LinePlotSpec plot =
       ablation_plot(grid, "greedy exact match, mean of the generalisation splits, against blocks\nthe grid of " + path);
   render::write_png(render::render_line_plot(plot), (fs::path(d.options.out) / "ablation.png").string());
-  std::string table =
-      fmt::format("{:<44} {:>20} {:>14}\n", "cell",
-                  fmt::format("this run ({} epoch{})", d.options.epochs, d.options.epochs == 1 ? "" : "s"), "the grid");
+  std::string table = fmt::format(
+      "{:<44} {:>20} {:>14}\n", "cell",
+      fmt::format("this run ({} epoch{})", d.options.base.epochs, d.options.base.epochs == 1 ? "" : "s"), "the grid");
   for (const auto* group : {&d.seed_setting, &d.defaults})
     for (const DemoModel& m : *group) {
       std::string recorded = "-";
@@ -379,7 +375,7 @@ void grid_section(Demo& d) {
 
 // Cue attention and the knockout test on the default learned and static models (sense_context).
 void cue_section(Demo& d) {
-  const fs::path cues_path = data::cue_file_of(d.options.data_dir);
+  const fs::path cues_path = data::cue_file_of(d.options.base.data_dir);
   std::vector<data::CueSentence> sentences;
   if (fs::is_regular_file(cues_path))
     for (data::CueSentence& s : data::load_cues(cues_path.string()))
@@ -398,7 +394,7 @@ void cue_section(Demo& d) {
     DemoModel& m = by_mode(d.defaults, mode);
     results.push_back(
         {m.train.checkpoint, m.mode_name(),
-         models::measure_cues(*m.loaded.model, sentences, m.loaded.english, m.loaded.hindi, d.options.seed)});
+         models::measure_cues(*m.loaded.model, sentences, m.loaded.english, m.loaded.hindi, d.options.base.seed)});
     const models::CueReport& r = results.back().report;
     for (const models::CueLayer& l : r.layers)
       table += fmt::format("{:<8} {:>5} {:>9.3f} {:>9.3f} {:>9.1f}%\n", m.mode_name(), l.layer + 1, l.cue_mean,
@@ -425,9 +421,9 @@ void cue_section(Demo& d) {
 // The sense probe on the four models that matter: the tutorial's setting and the default, learned and static.
 void probe_section(Demo& d) {
   ProbeOptions p;
-  p.data_dir = d.options.data_dir;
-  p.cues = data::cue_file_of(d.options.data_dir);
-  p.seed = d.options.seed;
+  p.data_dir = d.options.base.data_dir;
+  p.cues = data::cue_file_of(d.options.base.data_dir);
+  p.seed = d.options.base.seed;
   // A small --data directory may have no cues.tsv, or no word with two senses: the section says so.
   const std::vector<data::SenseWord> words =
       fs::is_regular_file(p.cues) ? load_sense_words(p) : std::vector<data::SenseWord>{};
@@ -503,7 +499,7 @@ std::string showcase_section(Demo& d) {
         {file, fmt::format("\"{}\": static (left) vs learned (right) attention in the last layer of the "
                            "default model ({} of {}). Each row is a query; the row of a target token "
                            "is the position that predicts the next token. Hatched cells are masked.",
-                           sentence, d.options.layers, d.options.layers)});
+                           sentence, d.options.base.layers, d.options.base.layers)});
   }
   fmt::print("\nShowcase translations:{}", translations);
   d.page["SHOWCASE_TRANSLATIONS"] = html_escape(translations);
@@ -531,7 +527,7 @@ void write_page(Demo& d) {
 
 void run_demo(const DemoOptions& o) {
   Demo d{.options = o,
-         .dataset = data::load_dataset(o.data_dir),
+         .dataset = data::load_dataset(o.base.data_dir),
          .report_splits = {"test"}};  // the data is checked before any output
   for (const auto& name : data::generalisation_split_names())
     if (d.dataset.has(name)) d.report_splits.push_back(name);
@@ -562,14 +558,14 @@ void register_demo(CLI::App& app) {
                                   "the tutorial's experiment in one command: learned, static and no attention, "
                                   "compared, measured and drawn");
   demo->add_option("--out", d->out, "output directory")->capture_default_str();
-  add_data_option(demo, d->data_dir);
-  add_option_of_row(demo, &TrainOptions::epochs, d->epochs, "epochs per model");
-  add_option_of_row(demo, &TrainOptions::layers, d->layers, "stacked blocks of the default model");
-  add_seed_option(demo, d->seed, "random seed");
+  add_data_option(demo, d->base.data_dir);
+  add_option_of_row(demo, &TrainOptions::epochs, d->base.epochs, "epochs per model");
+  add_option_of_row(demo, &TrainOptions::layers, d->base.layers, "stacked blocks of the default model");
+  add_seed_option(demo, d->base.seed, "random seed");
   demo->add_option("--grid", d->grid, "an ablation.tsv of qkv ablate to draw instead of the recorded grid");
-  add_threads_option(demo, d->threads);
+  add_threads_option(demo, d->base.threads);
   demo->callback([d] {
-    apply_threads(d->threads);
+    apply_threads(d->base.threads);
     run_demo(*d);
   });
 }

@@ -9,7 +9,7 @@
 #include "data/dataset.h"
 #include "models/translator_io.h"
 #include "train/cli/commands.h"
-#include "train/run/trainer.h"
+#include "train/run/evaluate.h"
 
 namespace qkv::app {
 
