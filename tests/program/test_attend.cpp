@@ -7,7 +7,7 @@
 
 #include "data/dataset.h"
 #include "framework/autograd.h"
-#include "models/seed_example.h"
+#include "models/tutorial_example.h"
 #include "models/translator_io.h"
 #include "tools/render/render.h"
 

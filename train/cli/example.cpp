@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "models/seed_example.h"
+#include "models/tutorial_example.h"
 #include "train/cli/commands.h"
 
 namespace qkv::app {

@@ -1,10 +1,10 @@
-// tests/program/test_seed.cpp — every number the tutorial prints for its running example, to 4
+// tests/program/test_tutorial.cpp — every number the tutorial prints for its running example, to 4
 // decimals, recomputed by qkv's ops (in float64 and float32).
 #include <doctest/doctest.h>
 
 #include <cmath>
 
-#include "models/seed_example.h"
+#include "models/tutorial_example.h"
 
 using namespace qkv;
 

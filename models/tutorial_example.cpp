@@ -1,5 +1,5 @@
-// models/seed_example.cpp — computes the tutorial's worked example step by step with qkv ops.
-#include "seed_example.h"
+// models/tutorial_example.cpp — computes the tutorial's worked example step by step with qkv ops.
+#include "tutorial_example.h"
 
 #include <cmath>
 
