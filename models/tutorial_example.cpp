@@ -12,8 +12,8 @@ double cosine_similarity(const Tensor& a, const Tensor& b) {
   return dot / (std::sqrt(sum(mul(a, a)).item()) * std::sqrt(sum(mul(b, b)).item()));
 }
 
-SeedExample run_seed_example(DType dtype) {
-  SeedExample ex;
+TutorialExample run_tutorial_example(DType dtype) {
+  TutorialExample ex;
   ex.tokens = {"money", "bank", "grows"};
   ex.E = Tensor::from_vector({1, 0, 1, 0,   // e_money
                               1, 1, 0, 0,   // e_bank

@@ -9,7 +9,7 @@
 
 namespace qkv::models {
 
-struct SeedExample {
+struct TutorialExample {
   std::vector<std::string> tokens;  // money, bank, grows
   Tensor E;                         // (T, D) static embeddings
   Tensor S;                         // (T, T) = E E^T
@@ -21,6 +21,6 @@ struct SeedExample {
 };
 
 double cosine_similarity(const Tensor& a, const Tensor& b);  // two (D,) vectors
-SeedExample run_seed_example(DType dtype = DType::F64);
+TutorialExample run_tutorial_example(DType dtype = DType::F64);
 
 }  // namespace qkv::models

@@ -406,7 +406,7 @@ if "$QKV" demo --data "$gen" --epochs 1 --layers 2 --out "$work/demo" >"$work/ou
     fail "demo: expected three 1-block frozen rows and two 2-block trained rows: $(head -n 30 "$work/out")"
   # the tutorial's setting's models say that their embeddings were frozen, and the page labels them so
   grep -q '"frozen_embeddings":true' "$work/demo/explore.html" && grep -q 'frozen" : "trained"} embeddings' "$work/demo/explore.html" &&
-    grep -aq 'frozen_embeddings' "$work/demo/seed_learned/model.safetensors" && ! grep -aq 'frozen_embeddings' "$work/demo/learned/model.safetensors" && pass ||
+    grep -aq 'frozen_embeddings' "$work/demo/tutorial_learned/model.safetensors" && ! grep -aq 'frozen_embeddings' "$work/demo/learned/model.safetensors" && pass ||
     fail "demo: the frozen-embedding models are not labelled so"
   [ "$(grep -o '"attention":"\(learned\|static\|none\)"' "$work/demo/explore.html" | sort -u | wc -l)" -eq 3 ] &&
     grep -q 'href="explore.html"' "$work/demo/index.html" && pass ||
@@ -461,7 +461,7 @@ if "$QKV" "${demo_small[@]}" --threads 1 >"$work/out_t1" 2>"$work/err" && mv "$w
     grep -q '^learned  *2 trained  *[1-9][0-9.]*%' "$work/out_t2" && pass ||
     fail "demo --threads 2 prints a line per model and the tables, with scores other than 0: $(head -n 20 "$work/out_t2")"
   same=1
-  for f in seed_learned/model.safetensors seed_static/model.safetensors seed_none/model.safetensors \
+  for f in tutorial_learned/model.safetensors tutorial_static/model.safetensors tutorial_none/model.safetensors \
     learned/model.safetensors static/model.safetensors explore.html $(cd "$work/demo_t1" && ls *.png); do
     cmp -s "$work/demo_t1/$f" "$work/demo_same/$f" || { same=0; echo "differs: $f"; }
   done
@@ -472,9 +472,9 @@ fi
 # A model that cannot be trained (its folder is a file) stops the demo at once with one line, the
 # other training processes killed and reaped, and no page written (the other model would train for
 # a minute: 2000 epochs).
-mkdir -p "$work/demo_fail" && : >"$work/demo_fail/seed_static"
+mkdir -p "$work/demo_fail" && : >"$work/demo_fail/tutorial_static"
 expect_error "demo: a failing training process" \
-  "^qkv: error: training static, 1 block, frozen embeddings: --out .*seed_static is not a directory" \
+  "^qkv: error: training static, 1 block, frozen embeddings: --out .*tutorial_static is not a directory" \
   timeout 30 "$QKV" demo --data "$gen" --epochs 2000 --threads 2 --out "$work/demo_fail"
 pgrep -f -- "--out $work/demo_fail" >/dev/null && fail "demo: a training process outlived the failed demo" || pass
 expect_absent "demo: no page after a failed training process" "$work/demo_fail/index.html"

@@ -22,7 +22,7 @@ void check_table(const Tensor& t, const std::vector<double>& expected, double to
 TEST_CASE("seed: the running example money bank grows, to 4 decimals") {
   for (DType dtype : {DType::F64, DType::F32}) {
     CAPTURE(dtype_name(dtype));
-    const models::SeedExample ex = models::run_seed_example(dtype);
+    const models::TutorialExample ex = models::run_tutorial_example(dtype);
     const double tol = 0.5e-4;  // the tutorial prints 4 decimals
     check_table(ex.S, {2, 1, 1, 1, 2, 1, 1, 1, 3}, 0);
     check_table(ex.S_scaled, {1.0, 0.5, 0.5, 0.5, 1.0, 0.5, 0.5, 0.5, 1.5}, 0);

@@ -78,10 +78,10 @@ struct Demo {
   DemoOptions options;
   data::Dataset dataset;
   std::vector<std::string> report_splits;
-  std::vector<DemoModel> seed_setting = {}, defaults = {};  // the tutorial's setting (1 block, frozen); the default
-  std::string grid_text = {};                               // the ablation.tsv drawn (its comments name its source)
-  std::vector<AblationPoint> grid = {};                     // its cells
-  std::map<std::string, std::string> page = {};             // the template's values
+  std::vector<DemoModel> tutorial_setting = {}, defaults = {};  // the tutorial's setting (1 block, frozen); the default
+  std::string grid_text = {};                                   // the ablation.tsv drawn (its comments name its source)
+  std::vector<AblationPoint> grid = {};                         // its cells
+  std::map<std::string, std::string> page = {};                 // the template's values
   std::vector<std::pair<std::string, std::string>> figures = {};  // file, caption
 };
 
@@ -130,14 +130,14 @@ struct DemoModelSpec {
   bool frozen = false;
 };
 
-constexpr size_t kSeedModels = 3;  // the first three of demo_model_specs are the tutorial's setting
+constexpr size_t kTutorialModels = 3;  // the first three of demo_model_specs are the tutorial's setting
 
 // The five models in the order the demo prints them: the tutorial's setting, then the default model.
 std::vector<DemoModelSpec> demo_model_specs(const DemoOptions& o) {
   std::vector<DemoModelSpec> specs;
   using models::AttentionMode;
   for (const AttentionMode mode : {AttentionMode::Learned, AttentionMode::Static, AttentionMode::None})
-    specs.push_back({mode, "seed_" + models::attention_mode_name(mode), 1, true});
+    specs.push_back({mode, "tutorial_" + models::attention_mode_name(mode), 1, true});
   for (const AttentionMode mode : {AttentionMode::Learned, AttentionMode::Static})
     specs.push_back({mode, models::attention_mode_name(mode), o.base.layers, false});
   return specs;
@@ -186,7 +186,8 @@ std::string training_line_end(const DemoModel& r) {
 // The heading printed before the model at this position of demo_model_specs, if any.
 std::string section_heading(size_t position, const DemoOptions& o) {
   if (position == 0) return "The tutorial's setting: one block of attention over frozen random token embeddings.\n";
-  if (position == kSeedModels) return fmt::format("The default model: {} blocks, trained embeddings.\n", o.base.layers);
+  if (position == kTutorialModels)
+    return fmt::format("The default model: {} blocks, trained embeddings.\n", o.base.layers);
   return "";
 }
 
@@ -239,7 +240,7 @@ void train_models_in_order(Demo& d, const std::vector<DemoModelSpec>& specs) {
     std::fflush(stdout);
     DemoModel r = train_demo_model(d, specs[k], d.options.base.threads);
     fmt::print("{}", training_line_end(r));
-    (k < kSeedModels ? d.seed_setting : d.defaults).push_back(std::move(r));
+    (k < kTutorialModels ? d.tutorial_setting : d.defaults).push_back(std::move(r));
   }
 }
 
@@ -248,7 +249,7 @@ void train_models_in_order(Demo& d, const std::vector<DemoModelSpec>& specs) {
 // one, while two models at one thread each finish together about 1.25x sooner than one after the
 // other at two; the bytes are the same for any thread count. They start in the printed order, so
 // the lines can print in order as they finish: on two workers the two long default models then
-// start third and fourth, and the short seed models fill the other worker meanwhile. The parent
+// start third and fourth, and the short tutorial models fill the other worker meanwhile. The parent
 // then loads each checkpoint for the sections that follow.
 void train_models_concurrently(Demo& d, const std::vector<DemoModelSpec>& specs, int jobs) {
   std::vector<std::optional<DemoModel>> trained(specs.size());
@@ -269,7 +270,7 @@ void train_models_concurrently(Demo& d, const std::vector<DemoModelSpec>& specs,
   for (size_t k = 0; k < specs.size(); ++k) {
     DemoModel& r = *trained[k];
     r.loaded = models::load_translator(r.train.checkpoint);
-    (k < kSeedModels ? d.seed_setting : d.defaults).push_back(std::move(r));
+    (k < kTutorialModels ? d.tutorial_setting : d.defaults).push_back(std::move(r));
   }
 }
 
@@ -297,20 +298,21 @@ DemoModel& by_mode(std::vector<DemoModel>& models, models::AttentionMode mode) {
 // The tutorial's setting and the default model: tables and what they show, in words from the numbers.
 void accuracy_sections(Demo& d) {
   using models::AttentionMode;
-  DemoModel &seed_learned = by_mode(d.seed_setting, AttentionMode::Learned),
-            &seed_static = by_mode(d.seed_setting, AttentionMode::Static),
-            &seed_none = by_mode(d.seed_setting, AttentionMode::None);
+  DemoModel &tutorial_learned = by_mode(d.tutorial_setting, AttentionMode::Learned),
+            &tutorial_static = by_mode(d.tutorial_setting, AttentionMode::Static),
+            &tutorial_none = by_mode(d.tutorial_setting, AttentionMode::None);
   DemoModel &learned = by_mode(d.defaults, AttentionMode::Learned), &fixed = by_mode(d.defaults, AttentionMode::Static);
-  const std::string seed_table = exact_match_table(d, d.seed_setting), default_table = exact_match_table(d, d.defaults);
-  const std::string seed_says = fmt::format(
+  const std::string tutorial_table = exact_match_table(d, d.tutorial_setting),
+                    default_table = exact_match_table(d, d.defaults);
+  const std::string tutorial_says = fmt::format(
       "In the tutorial's setting, learned W_q, W_k, W_v reach {:.1f}% on the test split and {:.1f}% on the "
       "generalisation "
       "splits; parameter-free attention (Q = K = V = x) reaches {:.1f}% and {:.1f}%, and no attention {:.1f}% and "
       "{:.1f}%. "
       "Over frozen random embeddings, parameter-free attention can only weigh words by how alike their random vectors "
       "are; learned projections choose what to look for.",
-      seed_learned.test(), seed_learned.generalisation(), seed_static.test(), seed_static.generalisation(),
-      seed_none.test(), seed_none.generalisation());
+      tutorial_learned.test(), tutorial_learned.generalisation(), tutorial_static.test(),
+      tutorial_static.generalisation(), tutorial_none.test(), tutorial_none.generalisation());
   const std::string default_says = fmt::format(
       "With {} blocks and trained embeddings, learned attention reaches {:.1f}% on test and {:.1f}% on the "
       "generalisation "
@@ -322,12 +324,12 @@ void accuracy_sections(Demo& d) {
       learned.blocks, learned.test(), learned.generalisation(), fixed.test(), fixed.generalisation(),
       fmt::format("{:.1f}", learned.test() - fixed.test()),
       fmt::format("{:.1f}", learned.generalisation() - fixed.generalisation()));
-  fmt::print("\nThe tutorial's setting: one block, frozen token embeddings (greedy exact match):\n{}{}\n", seed_table,
-             seed_says);
+  fmt::print("\nThe tutorial's setting: one block, frozen token embeddings (greedy exact match):\n{}{}\n",
+             tutorial_table, tutorial_says);
   fmt::print("\nThe default model ({} blocks, trained embeddings):\n{}{}\n", learned.blocks, default_table,
              default_says);
-  d.page["SEED_TABLE"] = html_escape(seed_table);
-  d.page["SEED_SAYS"] = html_escape(seed_says);
+  d.page["TUTORIAL_TABLE"] = html_escape(tutorial_table);
+  d.page["TUTORIAL_SAYS"] = html_escape(tutorial_says);
   d.page["DEFAULT_TABLE"] = html_escape(default_table);
   d.page["DEFAULT_SAYS"] = html_escape(default_says);
   d.page["DEFAULT_BLOCKS"] = std::to_string(learned.blocks);
@@ -359,7 +361,7 @@ void grid_section(Demo& d) {
   std::string table = fmt::format(
       "{:<44} {:>20} {:>14}\n", "cell",
       fmt::format("this run ({} epoch{})", d.options.base.epochs, d.options.base.epochs == 1 ? "" : "s"), "the grid");
-  for (const auto* group : {&d.seed_setting, &d.defaults})
+  for (const auto* group : {&d.tutorial_setting, &d.defaults})
     for (const DemoModel& m : *group) {
       std::string recorded = "-";
       for (const AblationPoint& p : grid)
@@ -435,7 +437,7 @@ void probe_section(Demo& d) {
     return;
   }
   std::vector<ProbeResult> results;
-  for (const auto* group : {&d.seed_setting, &d.defaults})
+  for (const auto* group : {&d.tutorial_setting, &d.defaults})
     for (const DemoModel& m : *group)
       if (m.mode != models::AttentionMode::None)
         results.push_back(
@@ -484,7 +486,7 @@ std::string showcase_section(Demo& d) {
       continue;
     }
     std::vector<render::Image> images;
-    for (auto* group : {&d.seed_setting, &d.defaults})
+    for (auto* group : {&d.tutorial_setting, &d.defaults})
       for (DemoModel& r : *group) {
         const auto trace = models::trace_attention(*r.loaded.model, words, r.loaded.english, r.loaded.hindi,
                                                    r.loaded.model->layers() - 1);
@@ -518,7 +520,7 @@ void write_page(Demo& d) {
   d.page["FIGURES"] = figures;
   std::vector<std::string> checkpoints;
   for (const DemoModel& r : d.defaults) checkpoints.push_back(r.train.checkpoint);
-  checkpoints.push_back(by_mode(d.seed_setting, models::AttentionMode::None).train.checkpoint);
+  checkpoints.push_back(by_mode(d.tutorial_setting, models::AttentionMode::None).train.checkpoint);
   write_explorer_page(checkpoints, {}, (fs::path(d.options.out) / "explore.html").string(), true);
   write_file_atomic((fs::path(d.options.out) / "index.html").string(), fill_page_template(kDemoPage, d.page));
   fmt::print("\nwrote {} and {} (the explorer)\n", (fs::path(d.options.out) / "index.html").string(),

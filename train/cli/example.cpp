@@ -34,7 +34,7 @@ void register_example(CLI::App& app) {
   add_threads_option(cmd, *threads);
   cmd->callback([threads] {
     apply_threads(*threads);
-    const models::SeedExample ex = models::run_seed_example();
+    const models::TutorialExample ex = models::run_tutorial_example();
     const std::vector<std::string> dims = {"d0", "d1", "d2", "d3"};
     print_table("Static embeddings E (T=3, d=4):", ex.E, ex.tokens, dims, 0);
     print_table("Step 1: scores S = E E^T", ex.S, ex.tokens, ex.tokens, 0);
