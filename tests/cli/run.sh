@@ -702,6 +702,10 @@ assert set(ratios) == {"rotary", "alibi"} and all(0 < r < 100 for r in ratios.va
 assert all(m["unit"] == "ratio" and m["size"] == "toy" for m in d["measurements"]), d
 '; then pass; else fail "bench --positions rotary alibi: a ratio per scheme: $(cat "$work/err")"; fi
 expect_error "bench --positions sinusoidal" "--positions: sinusoidal not in" "$QKV" bench --positions sinusoidal
+expect_error "bench --positions with --attention-length" "excludes --positions" \
+  "$QKV" bench --positions rotary --attention-length 32
+expect_error "bench --attention-length with --data-parallel" "excludes --data-parallel" \
+  "$QKV" bench --data-parallel --attention-length 32
 expect_error "bench --format yaml" "--format" "$QKV" bench --format yaml
 expect_error "bench --attention-width 0" "--attention-width" "$QKV" bench --attention-length 32 --attention-width 0
 

@@ -658,22 +658,27 @@ void register_bench(CLI::App& app) {
   cmd->add_option("--steps", *steps, "timed training steps per size")
       ->check(whole_number_in(1, 100000))
       ->capture_default_str();
-  cmd->add_option("--attention-length", *lengths,
-                  "instead of training, time the fused and the composed attention op (forward and backward, "
-                  "causal, one head of --attention-width) at these sequence lengths, on the first --device")
-      ->check(whole_number_in(int64_t{1}, int64_t{1} << 20));
+  auto* attention_length =
+      cmd->add_option("--attention-length", *lengths,
+                      "instead of training, time the fused and the composed attention op (forward and backward, "
+                      "causal, one head of --attention-width) at these sequence lengths, on the first --device")
+          ->check(whole_number_in(int64_t{1}, int64_t{1} << 20));
   cmd->add_option("--attention-width", *width, "the head width H for --attention-length")
       ->check(whole_number_in(int64_t{1}, int64_t{4096}))
       ->capture_default_str();
   cmd->add_option("--format", *format, "text | json (every measurement with its unit, printed at the end)")
       ->check(CLI::IsMember({"text", "json"}))
       ->capture_default_str();
-  cmd->add_option("--positions", *positions,
-                  "instead of the full set, time a training step with each of these positions schemes beside "
-                  "absolute, in alternating rounds, on the first --device")
-      ->check(CLI::IsMember({"absolute", "rotary", "absolute+rotary", "alibi"}));
-  cmd->add_flag("--data-parallel", *data_parallel,
-                "under mpirun: time data-parallel training steps (step, all-reduce, bytes) and project the scaling");
+  auto* by_positions =
+      cmd->add_option("--positions", *positions,
+                      "instead of the full set, time a training step with each of these positions schemes beside "
+                      "absolute, in alternating rounds, on the first --device")
+          ->check(CLI::IsMember({"absolute", "rotary", "absolute+rotary", "alibi"}));
+  auto* parallel = cmd->add_flag(
+      "--data-parallel", *data_parallel,
+      "under mpirun: time data-parallel training steps (step, all-reduce, bytes) and project the scaling");
+  by_positions->excludes(attention_length)->excludes(parallel);  // three different benchmarks
+  attention_length->excludes(parallel);
   cmd->callback([threads, devices, steps, only, lengths, width, format, data_parallel, positions] {
     apply_threads(*threads);
     BenchOutput out;
