@@ -2,11 +2,11 @@
 // run_config.h).
 #include "train/run/run_config.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <stdexcept>
 #include <string>
-
-#include <fmt/format.h>
 
 namespace qkv::app {
 
@@ -62,6 +62,23 @@ int64_t sentences_past_layout(const models::Translator& model, const std::vector
     past += static_cast<int64_t>(p.english.size()) > layout.max_source ||
             static_cast<int64_t>(p.hindi.size()) + 1 > layout.max_target;
   return past;
+}
+
+// The English and Hindi vocabularies of the train split.
+std::pair<data::Vocab, data::Vocab> train_vocabularies(const data::Dataset& ds) {
+  std::vector<std::vector<std::string>> english, hindi;
+  for (const auto& p : ds.train) english.push_back(p.english), hindi.push_back(p.hindi);
+  return {data::Vocab::build(english), data::Vocab::build(hindi)};
+}
+
+// Refuses a run whose valid sentences are all past the model's layout: validation would measure nothing.
+void check_validation_measures(const models::Translator& model, const data::Dataset& ds, const std::string& data_dir) {
+  const data::Layout layout = model.config().layout;
+  if (!ds.valid.empty() && sentences_past_layout(model, ds.valid) == static_cast<int64_t>(ds.valid.size()))
+    throw std::runtime_error(fmt::format(
+        "{}/valid.tsv: every one of its {} sentences is longer than the model's {} source and {} target positions, "
+        "so validation would measure nothing; give a wider --max-source/--max-target, or --positions rotary or alibi",
+        data_dir, ds.valid.size(), layout.max_source, layout.max_target));
 }
 
 }  // namespace qkv::app

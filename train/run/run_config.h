@@ -2,6 +2,10 @@
 // builds its model from it; a resumed run's state must hold the same).
 #pragma once
 
+#include <string>
+#include <utility>
+#include <vector>
+
 #include "data/dataset.h"
 #include "models/translator.h"
 #include "train/run/train_options.h"
@@ -21,5 +25,11 @@ models::TranslatorConfig translator_config(const TrainOptions& o, const data::Da
 // How many of `pairs` the model cannot read: longer than its layout when it has a position
 // embedding (absolute positions), else none.
 int64_t sentences_past_layout(const models::Translator& model, const std::vector<data::SentencePair>& pairs);
+
+// The English and Hindi vocabularies of the train split.
+std::pair<data::Vocab, data::Vocab> train_vocabularies(const data::Dataset& ds);
+
+// Refuses a run whose valid sentences are all past the model's layout: validation would measure nothing.
+void check_validation_measures(const models::Translator& model, const data::Dataset& ds, const std::string& data_dir);
 
 }  // namespace qkv::app
