@@ -1,0 +1,624 @@
+// train/experiments/bench.cpp — what `qkv bench` measures: speed as ratios against a reference run
+// in the same process (qkv matmul against a raw cblas_sgemm call), training throughput of the
+// translator at two sizes on every device, the fused attention, each positions scheme beside
+// absolute, and data-parallel steps. Speed lives here, never in tests.
+#include <cblas.h>
+#include <sys/resource.h>
+#include <unistd.h>
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <functional>
+#include <map>
+#include <memory>
+#include <stdexcept>
+#include <vector>
+
+#include "train/experiments/bench.h"
+#include "framework/autograd.h"
+#include "framework/backend.h"
+#include "framework/distributed.h"
+#include "framework/ops.h"
+#include "framework/optim.h"
+#include "models/train_step.h"
+#include "models/translator.h"
+#ifdef QKV_WITH_CUDA
+#include "framework/cuda/cuda_info.h"
+#endif
+
+namespace qkv::app {
+
+using Clock = std::chrono::steady_clock;
+
+// Median seconds per call over `repeats` timed runs (after one warm-up call).
+static double median_seconds(const std::function<void()>& fn, int repeats) {
+  fn();
+  std::vector<double> times;
+  for (int i = 0; i < repeats; ++i) {
+    const auto start = Clock::now();
+    fn();
+    times.push_back(std::chrono::duration<double>(Clock::now() - start).count());
+  }
+  std::sort(times.begin(), times.end());
+  return times[times.size() / 2];
+}
+
+// The raw cblas_sgemm references run on OpenBLAS's own threads, as many as qkv's loop threads
+// (qkv itself keeps OpenBLAS on one thread and splits its gemms over the loop threads).
+struct OpenBlasThreads {
+  OpenBlasThreads() { openblas_set_num_threads(cpu_threads()); }
+  ~OpenBlasThreads() { openblas_set_num_threads(1); }
+};
+
+static void bench_matmul(int n, int repeats, BenchOutput& out) {
+  Generator gen(0);
+  Tensor a = randn({n, n}, gen), b = randn({n, n}, gen);
+  std::vector<float> c(static_cast<size_t>(n) * n);
+  double raw = 0;
+  {
+    OpenBlasThreads raw_threads;
+    raw = median_seconds(
+        [&] {
+          cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, n, n, 1.0f, a.data<float>(), n, b.data<float>(), n,
+                      0.0f, c.data(), n);
+        },
+        repeats);
+  }
+  const double ours = median_seconds([&] { Tensor y = matmul(a, b); }, repeats);
+  const double ours_t = median_seconds([&] { Tensor y = matmul(a, b, false, true); }, repeats);
+  const double flops = 2.0 * n * n * n;
+  out.say("matmul {}x{} float32 (median of {}):\n", n, n, repeats);
+  out.say("  raw cblas_sgemm      {:8.3f} ms  {:6.1f} GFLOP/s\n", raw * 1e3, flops / raw / 1e9);
+  out.say("  qkv matmul           {:8.3f} ms  {:6.1f} GFLOP/s   ratio qkv/raw {:.3f}\n", ours * 1e3, flops / ours / 1e9,
+          ours / raw);
+  out.say("  qkv matmul (A @ B^T) {:8.3f} ms  {:6.1f} GFLOP/s   ratio qkv/raw {:.3f}\n", ours_t * 1e3,
+          flops / ours_t / 1e9, ours_t / raw);
+  const nlohmann::ordered_json shape = {{"n", n}, {"dtype", "float32"}};
+  out.measure("matmul_raw_cblas_sgemm", shape, raw * 1e3, "ms");
+  out.measure("matmul_qkv", shape, ours * 1e3, "ms");
+  out.measure("matmul_qkv_a_bt", shape, ours_t * 1e3, "ms");
+  out.measure("matmul_qkv_over_raw", shape, ours / raw, "ratio");
+}
+
+#ifdef QKV_WITH_CUDA
+// cuBLAS float32 gemm at n x n through qkv's matmul, against the card's float32 peak.
+static void bench_cuda_gemm(int n, int repeats, BenchOutput& out) {
+  const Device cuda = Device::cuda(0);
+  Generator gen(0);
+  Tensor a = randn({n, n}, gen).to(cuda), b = randn({n, n}, gen).to(cuda);
+  Backend& be = backend_for(cuda);
+  const double seconds = median_seconds(
+      [&] {
+        Tensor y = matmul(a, b);
+        be.synchronize();
+      },
+      repeats);
+  const double tflops = 2.0 * n * n * n / seconds / 1e12;
+  const double peak = cuda_peak_fp32_tflops(0);
+  out.say("{}\n", cuda_device_summary(0));
+  out.say("cuBLAS sgemm {}x{} through qkv: {:.3f} ms, {:.1f} TFLOP/s = {:.0f}% of the {:.1f} TFLOP/s float32 peak\n", n,
+          n, seconds * 1e3, tflops, 100 * tflops / peak, peak);
+  out.measure("cuda_gemm", {{"n", n}, {"device", "cuda"}}, seconds * 1e3, "ms");
+  out.measure("cuda_gemm_throughput", {{"n", n}, {"device", "cuda"}}, tflops, "TFLOP/s");
+  out.measure("cuda_gemm_fraction_of_peak", {{"n", n}, {"device", "cuda"}}, tflops / peak, "fraction");
+}
+#endif
+
+// ---- the residual add fused into LayerNorm, against add then layer_norm ----
+
+// Forward and backward of LayerNorm(x + residual) over (rows, 256) float32, fused and composed, on
+// `device`: medians of 9 runs each, the two alternating. The pass is bound by memory, so the rate is in GB/s of the fewest
+// bytes it must move: forward reads x and residual and writes the output; backward reads the
+// gradient and what the forward saved (the normalised rows) and writes one gradient (the
+// residual's is the same tensor's values).
+static void bench_fused_layer_norm(Device device, BenchOutput& out) {
+  constexpr int64_t D = 256;
+  Backend& backend = backend_for(device);
+  out.say("residual + LayerNorm on {}, D = {}, float32, forward + backward (medians of 9, alternating):\n",
+          device.str(), D);
+  for (const int64_t rows : {int64_t{1024}, int64_t{65536}}) {
+    Generator gen(2);
+    const Tensor x0 = randn({rows, D}, gen).to(device), r0 = randn({rows, D}, gen).to(device);
+    const Tensor g = randn({rows, D}, gen).to(device);
+    Tensor weight = Tensor::ones({D}).to(device), bias = Tensor::zeros({D}).to(device);
+    weight.set_requires_grad(true);
+    bias.set_requires_grad(true);
+    const auto once = [&](bool fused) {
+      const auto start = Clock::now();
+      Tensor x = x0.detach(), r = r0.detach();
+      x.set_requires_grad(true);
+      r.set_requires_grad(true);
+      Tensor y = fused ? add_layer_norm(x, r, weight, bias) : layer_norm(add(x, r), weight, bias);
+      y.backward(g);
+      backend.synchronize();
+      return std::chrono::duration<double>(Clock::now() - start).count();
+    };
+    // The two paths alternate, so that neither is the one timed while something before it winds
+    // down (OpenBLAS's threads spin for a while after the gemm reference above).
+    std::vector<double> fused_times, composed_times;
+    for (int i = 0; i < 10; ++i) {
+      fused_times.push_back(once(true));
+      composed_times.push_back(once(false));
+    }
+    const auto median_after_first = [](std::vector<double> t) {
+      t.erase(t.begin());  // the warm-up
+      std::sort(t.begin(), t.end());
+      return t[t.size() / 2];
+    };
+    const double fused = median_after_first(fused_times), composed = median_after_first(composed_times);
+    const double bytes = 6.0 * static_cast<double>(rows) * D * sizeof(float);
+    out.say("  rows {:>6}: fused {:8.3f} ms ({:6.1f} GB/s), add + layer_norm {:8.3f} ms ({:6.1f} GB/s): {:.2f}x\n",
+            rows, fused * 1e3, bytes / fused / 1e9, composed * 1e3, bytes / composed / 1e9, composed / fused);
+    const nlohmann::ordered_json where = {{"rows", rows}, {"D", D}, {"device", device.str()}};
+    out.measure("add_layer_norm_fused", where, fused * 1e3, "ms");
+    out.measure("add_layer_norm_composed", where, composed * 1e3, "ms");
+    out.measure("add_layer_norm_speedup", where, composed / fused, "ratio");
+  }
+}
+
+// ---- attention at length T: the fused op against the composed softmax(q k^T) v ----
+
+static double gb(double bytes) { return bytes / 1e9; }
+
+static int64_t peak_rss_bytes() {
+  struct rusage usage {};
+  getrusage(RUSAGE_SELF, &usage);
+  return static_cast<int64_t>(usage.ru_maxrss) * 1024;
+}
+
+struct AttentionTiming {
+  double forward_s = 0, backward_s = 0;
+  int64_t peak_bytes = 0;  // tensor storage at its highest, above what was held before
+};
+
+// One forward and backward of causal single-head attention, q, k, v (1, T, H) float32, timed
+// separately; the median of `repeats` runs.
+static AttentionTiming time_attention(int64_t T, int64_t H, bool fused, int repeats, Device device) {
+  Generator gen(1);
+  const Tensor q0 = randn({1, T, H}, gen).to(device), k0 = randn({1, T, H}, gen).to(device);
+  const Tensor v0 = randn({1, T, H}, gen).to(device), g = randn({1, T, H}, gen).to(device);
+  Backend& backend = backend_for(device);
+  const bool cpu = device == Device::cpu();
+  const double scale = 1.0 / std::sqrt(static_cast<double>(H));
+  std::vector<double> forward, backward;
+  AttentionTiming t;
+  for (int r = 0; r < repeats; ++r) {
+    Tensor q = q0.clone(), k = k0.clone(), v = v0.clone();
+    for (Tensor* x : {&q, &k, &v}) x->set_requires_grad(true);
+    backend.synchronize();
+    const int64_t before = cpu_memory_use().current;
+    reset_cpu_memory_peak();
+    auto start = Clock::now();
+    Tensor out;
+    if (fused) {
+      out = attention(q, k, v, AttentionMask::causal(), scale);
+    } else {
+      // the composed path, as the model ran before the fused op: the (T, T) scores, mask and weights
+      Tensor keep = Tensor::empty({1, T, T});
+      float* cell = keep.data<float>();
+      for (int64_t i = 0; i < T; ++i)
+        for (int64_t j = 0; j < T; ++j) cell[i * T + j] = j <= i ? 1.0f : 0.0f;
+      keep = keep.to(device);
+      Tensor scores = mul_scalar(matmul(q, k, false, true), scale);
+      out = matmul(softmax(masked_fill(scores, keep, -INFINITY)), v);
+    }
+    backend.synchronize();
+    forward.push_back(std::chrono::duration<double>(Clock::now() - start).count());
+    start = Clock::now();
+    out.backward(g);
+    backend.synchronize();
+    backward.push_back(std::chrono::duration<double>(Clock::now() - start).count());
+    if (cpu) t.peak_bytes = std::max(t.peak_bytes, cpu_memory_use().peak - before);
+  }
+  std::sort(forward.begin(), forward.end());
+  std::sort(backward.begin(), backward.end());
+  t.forward_s = forward[forward.size() / 2];
+  t.backward_s = backward[backward.size() / 2];
+  return t;
+}
+
+// The rate of raw cblas_sgemm on the attention's own products at length T and width H: the scores
+// (T, T) = (T, H) (H, T) and the weighted sum (T, H) = (T, T) (T, H), the median of 3 each, on as many
+// OpenBLAS threads as qkv's loop threads. The fused op's GFLOP/s against it says how far its tiles
+// are from the gemm a composed path would call.
+static double sgemm_rate_for_attention(int64_t T, int64_t H) {
+  // a holds (T, H) or (T, T), b (H, T) or (T, H), c (T, T) or (T, H)
+  const size_t wide = static_cast<size_t>(T * std::max(T, H));
+  std::vector<float> a(wide, 0.5f), b(static_cast<size_t>(T * H), 0.25f), c(wide);
+  OpenBlasThreads raw_threads;
+  double seconds = 0;
+  for (const auto& [M, N, K] : {std::array<int64_t, 3>{T, T, H}, std::array<int64_t, 3>{T, H, T}})
+    seconds += median_seconds(
+        [&, M = M, N = N, K = K] {
+          cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, M, N, K, 1.0f, a.data(), K, b.data(), N, 0.0f,
+                      c.data(), N);
+        },
+        3);
+  return 2.0 * 2.0 * static_cast<double>(T) * T * H / seconds / 1e9;
+}
+
+static void bench_attention(const std::vector<int64_t>& lengths, int64_t H, Device device, BenchOutput& out) {
+  const bool cpu = device == Device::cpu();
+  // the composed path's (T, T) matrices must fit: half the host's memory, or a GPU's 16 GB at least
+  const double memory =
+      cpu ? static_cast<double>(sysconf(_SC_PHYS_PAGES)) * static_cast<double>(sysconf(_SC_PAGESIZE)) : 32e9;
+  out.say("causal single-head attention on {}, H = {}, float32, forward + backward, one sequence{}:\n", device.str(), H,
+          cpu ? "" : " (peak memory is measured on the CPU only)");
+  out.say("  {:>7}  {:<9} {:>10} {:>10} {:>10} {:>12}  {:>9}\n", "T", "path", "forward", "backward", "total",
+          "peak memory", "GFLOP/s");
+  for (const int64_t T : lengths) {
+    // about 2 T^2 H multiply-adds forward (scores, weights @ v) and 4 T^2 H backward, halved by causality
+    const double flops = 6.0 * T * T * H * 2 / 2;
+    const int repeats = T <= 2048 ? 5 : T <= 8192 ? 3 : 1;
+    const AttentionTiming fused = time_attention(T, H, true, repeats, device);
+    const double fused_total = fused.forward_s + fused.backward_s;
+    out.say("  {:>7}  {:<9} {:>8.1f}ms {:>8.1f}ms {:>8.1f}ms {:>10.4f}GB  {:>9.1f}\n", T, "fused",
+            fused.forward_s * 1e3, fused.backward_s * 1e3, fused_total * 1e3, gb(fused.peak_bytes),
+            flops / fused_total / 1e9);
+    // the reference's two (T, T)-sized matrices and one (T, H), where they fit in half the memory
+    const double reference_need = 4.0 * (2.0 * T * std::max(T, H) + static_cast<double>(T) * H);
+    if (cpu && reference_need <= memory / 2) {
+      const double sgemm = sgemm_rate_for_attention(T, H), fused_rate = flops / fused_total / 1e9;
+      out.say("  {:>7}  raw cblas_sgemm on the same products: {:.1f} GFLOP/s; the fused op runs at {:.0f}% of it\n", T,
+              sgemm, 100 * fused_rate / sgemm);
+      out.measure("attention_sgemm_reference", {{"T", T}, {"H", H}, {"device", device.str()}}, sgemm, "GFLOP/s");
+      out.measure("attention_fused_share_of_sgemm", {{"T", T}, {"H", H}, {"device", device.str()}}, fused_rate / sgemm,
+                  "fraction");
+    }
+    // The tutorial's cost table: "At T = 100,000, one (T, T) float32 score matrix is 40 GB."
+    if (cpu)
+      out.say(
+          "  {:>7}  one (T, T) float32 score matrix would be {:.3g} GB (the tutorial: 40 GB at T = 100,000); the fused "
+          "op's peak was {:.4f} GB\n",
+          T, 4.0 * T * T / 1e9, fused.peak_bytes / 1e9);
+    out.say("RESULT attention {} T={} fused_ms={:.2f} tflops={:.3f}\n", device.str(), T, fused_total * 1e3,
+            flops / fused_total / 1e12);
+    const auto record = [&](const char* path, const AttentionTiming& t) {
+      const nlohmann::ordered_json where = {{"T", T}, {"H", H}, {"path", path}, {"device", device.str()}};
+      out.measure("attention_forward", where, t.forward_s * 1e3, "ms");
+      out.measure("attention_backward", where, t.backward_s * 1e3, "ms");
+      out.measure("attention_throughput", where, flops / (t.forward_s + t.backward_s) / 1e9, "GFLOP/s");
+      if (cpu) out.measure("attention_peak_memory", where, static_cast<double>(t.peak_bytes), "bytes");
+    };
+    record("fused", fused);
+    // The composed path holds about four (T, T) float32 matrices at once (scores, mask, masked
+    // scores, weights) plus their gradients; run it only where that fits in half the memory.
+    const double composed_need = 6.0 * T * T * 4;
+    if (composed_need > memory / 2) {
+      out.say("  {:>7}  {:<9} skipped: needs about {:.1f} GB for its (T, T) matrices (this machine has {:.1f} GB)\n", T,
+              "composed", composed_need / 1e9, memory / 1e9);
+      out.measure("attention_composed_skipped_need", {{"T", T}, {"H", H}, {"device", device.str()}}, composed_need,
+                  "bytes");
+      continue;
+    }
+    const AttentionTiming composed = time_attention(T, H, false, repeats, device);
+    const double composed_total = composed.forward_s + composed.backward_s;
+    out.say("  {:>7}  {:<9} {:>8.1f}ms {:>8.1f}ms {:>8.1f}ms {:>10.4f}GB  {:>9.1f}\n", T, "composed",
+            composed.forward_s * 1e3, composed.backward_s * 1e3, composed_total * 1e3, gb(composed.peak_bytes),
+            flops / composed_total / 1e9);
+    out.say("  {:>7}  fused is {:.2f}x faster and needs {:.1f}x less peak memory\n", T, composed_total / fused_total,
+            static_cast<double>(composed.peak_bytes) / static_cast<double>(std::max<int64_t>(fused.peak_bytes, 1)));
+    record("composed", composed);
+    out.measure("attention_fused_speedup", {{"T", T}, {"H", H}, {"device", device.str()}}, composed_total / fused_total,
+                "ratio");
+  }
+  if (cpu) out.say("process peak RSS: {:.3f} GB\n", gb(static_cast<double>(peak_rss_bytes())));
+  if (cpu)
+    out.measure("process_peak_rss", nlohmann::ordered_json::object(), static_cast<double>(peak_rss_bytes()), "bytes");
+}
+
+struct BenchSize {
+  std::string name;
+  int64_t batch, max_source, max_target, d_model, d_k, d_ff, vocab;
+};
+
+// The gemm floor of one training step: every matrix product of the step (forward and backward,
+// attention's included, as if its (T, T) products were gemms) timed as a raw cblas_sgemm at its own
+// shape in this process, summed. Returns {FLOPs per step, floor seconds}.
+struct GemmShape {
+  int64_t M, N, K, count;
+};
+static std::vector<GemmShape> step_gemm_shapes(const BenchSize& s) {
+  const int64_t B = s.batch, T = s.max_source + s.max_target, D = s.d_model, H = s.d_k, F = s.d_ff;
+  const int64_t R = B * T, Rt = B * s.max_target, Tt = s.max_target;
+  // One layer, which is also the last: keys and values over every position as one (R, 2H) product
+  // (LearnedAttention::forward), and the rest (queries, W_o, feed-forward, head) over the target
+  // positions only (Translator::forward skips the rest).
+  std::vector<GemmShape> linear = {{R, 2 * H, D, 1}, {Rt, H, D, 1}, {Rt, D, H, 1},
+                                   {Rt, F, D, 1},    {Rt, D, F, 1}, {Rt, s.vocab, D, 1}};
+  std::vector<GemmShape> shapes;
+  for (const GemmShape& g : linear) {
+    shapes.push_back(g);                         // forward: y = x W^T
+    shapes.push_back({g.M, g.K, g.N, g.count});  // d x = g W
+    shapes.push_back({g.N, g.K, g.M, g.count});  // d W = g^T x
+  }
+  // attention per sequence, Tt queries over T keys: scores and weights @ v forward; dP, dS k,
+  // dS^T q, P^T g backward
+  shapes.push_back({Tt, T, H, 2 * B});  // q k^T, and dP = g v^T
+  shapes.push_back({Tt, H, T, 2 * B});  // P v, dS k
+  shapes.push_back({T, H, Tt, 2 * B});  // dS^T q, P^T g
+  return shapes;
+}
+
+// The multiply-adds of one training step, counted twice (FLOPs), over step_gemm_shapes.
+static double step_flops(const BenchSize& s) {
+  double flops = 0;
+  for (const GemmShape& g : step_gemm_shapes(s)) flops += 2.0 * g.M * g.N * g.K * g.count;
+  return flops;
+}
+
+static std::pair<double, double> gemm_floor(const BenchSize& s) {
+  double seconds = 0;
+  for (const GemmShape& g : step_gemm_shapes(s)) {
+    std::vector<float> a(static_cast<size_t>(g.M * g.K), 0.5f), b(static_cast<size_t>(g.K * g.N), 0.25f),
+        c(static_cast<size_t>(g.M * g.N));
+    OpenBlasThreads raw_threads;
+    const double one = median_seconds(
+        [&] {
+          cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, g.M, g.N, g.K, 1.0f, a.data(), g.K, b.data(), g.N,
+                      0.0f, c.data(), g.N);
+        },
+        7);
+    seconds += one * g.count;
+  }
+  return {step_flops(s), seconds};
+}
+
+// The translator a benchmark size describes (one vocabulary size for both languages).
+static models::TranslatorConfig config_for(const BenchSize& s, models::Positions positions) {
+  models::TranslatorConfig config;
+  config.positions = positions;
+  config.layers = 1;  // the sizes are one block's
+  config.d_model = s.d_model;
+  config.d_k = s.d_k;
+  config.d_ff = s.d_ff;
+  config.source_vocab = s.vocab;
+  config.target_vocab = s.vocab;
+  config.layout = {s.max_source, s.max_target};
+  return config;
+}
+
+// `steps` training steps on synthetic tokens after one warm-up: forward, backward, clip, AdamW. As
+// in real training, the loss is read back only at the end (a GPU runs the steps without waiting).
+struct StepRun {
+  double seconds, last_loss;
+  MadeCounts made_before, made_after;
+  GraphCounts graph_before, graph_after;
+};
+static StepRun run_steps(const BenchSize& s, Device device, int steps, models::Positions positions) {
+  Generator gen(0);
+  models::Translator model(config_for(s, positions), gen);
+  if (device != Device::cpu()) model.to(device);
+  optim::AdamW opt(model.parameters(), {.lr = 1e-3, .weight_decay = 0.01});
+  // synthetic batch: full-length sentences of random ids (>= 4, past the specials)
+  std::vector<int64_t> src, tin, tout;
+  for (int64_t i = 0; i < s.batch * s.max_source; ++i) src.push_back(4 + static_cast<int64_t>(gen.below(s.vocab - 4)));
+  for (int64_t i = 0; i < s.batch * s.max_target; ++i) tout.push_back(4 + static_cast<int64_t>(gen.below(s.vocab - 4)));
+  tin = tout;
+  data::Batch batch;
+  batch.source = Tensor::from_ids(src, {s.batch, s.max_source}, device);
+  batch.target_input = Tensor::from_ids(tin, {s.batch, s.max_target}, device);
+  batch.target_output = Tensor::from_ids(tout, {s.batch, s.max_target}, device);
+  batch.source_lengths.assign(s.batch, s.max_source);
+  const std::vector<Tensor> params = model.parameters();
+  Tensor loss;
+  auto step = [&] { loss = models::train_step(model, opt, params, batch).loss; };
+  step();  // warm-up (allocations, caches)
+  (void)loss.item();
+  StepRun run{};
+  run.made_before = made_counts();
+  run.graph_before = graph_counts();
+  const auto start = Clock::now();
+  for (int i = 0; i < steps; ++i) step();
+  run.last_loss = loss.item();  // waits for the device
+  run.seconds = std::chrono::duration<double>(Clock::now() - start).count();
+  run.made_after = made_counts();
+  run.graph_after = graph_counts();
+  if (!std::isfinite(run.last_loss))
+    throw std::runtime_error(fmt::format("bench: {} on {} gave a non-finite loss", s.name, device.str()));
+  return run;
+}
+
+// Training steps per second on synthetic tokens (run_steps), reported. Returns milliseconds per step.
+static double bench_training(const BenchSize& s, Device device, int steps, BenchOutput& out) {
+  const auto [seconds, last_loss, made_before, made_after, graph_before, graph_after] =
+      run_steps(s, device, steps, models::Positions::Absolute);
+  const double tokens = static_cast<double>(steps) * s.batch * (s.max_source + s.max_target);
+  out.say("  {:<34} {:<7} {:8.2f} ms/step  {:10.0f} tokens/s  ({} steps)\n", s.name, device.str(),
+          seconds / steps * 1e3, tokens / seconds, steps);
+  out.say("RESULT qkv {} {} {:.4f}\n", s.batch == 64 ? "toy" : "large", device.str(), seconds / steps * 1e3);
+  const double rate = step_flops(s) / (seconds / steps);  // the step's products' FLOPs per second
+  out.say("  {:<34} {:.3f} GFLOP per step in products: {:.1f} GFLOP/s ({:.3f} TFLOP/s)\n", "", step_flops(s) / 1e9,
+          rate / 1e9, rate / 1e12);
+  const nlohmann::ordered_json where = {
+      {"size", s.batch == 64 ? "toy" : "large"}, {"device", device.str()}, {"steps", steps}};
+  out.measure("training_step", where, seconds / steps * 1e3, "ms");
+  out.measure("training_throughput", where, tokens / seconds, "tokens/s");
+  out.measure("training_flop_rate", where, rate / 1e12, "TFLOP/s");
+  // What a step makes beside its arithmetic (the counts are the same on every run of a size).
+  const auto per_step = [&](int64_t after, int64_t before) { return static_cast<double>(after - before) / steps; };
+  const double ops = per_step(graph_after.ops, graph_before.ops),
+               nodes = per_step(graph_after.nodes, graph_before.nodes);
+  const double tensors = per_step(made_after.tensors, made_before.tensors);
+  const double storages = per_step(made_after.storages, made_before.storages);
+  const double megabytes = per_step(made_after.storage_bytes, made_before.storage_bytes) / 1e6;
+  out.say(
+      "  {:<34} per step: {:.0f} op calls, {:.0f} graph nodes, {:.0f} tensor headers, {:.0f} allocations "
+      "({:.1f} MB)\n",
+      "", ops, nodes, tensors, storages, megabytes);
+  out.measure("training_op_calls_per_step", where, ops, "calls");
+  out.measure("training_graph_nodes_per_step", where, nodes, "nodes");
+  out.measure("training_tensor_headers_per_step", where, tensors, "headers");
+  out.measure("training_allocations_per_step", where, storages, "allocations");
+  out.measure("training_allocated_megabytes_per_step", where, megabytes, "MB");
+  if (device == Device::cpu()) {
+    const auto [flops, floor] = gemm_floor(s);
+    out.say(
+        "  {:<34} {:.2f} GFLOP per step; raw sgemm at the step's shapes: {:.2f} ms, so qkv runs at {:.0f}% of "
+        "the gemm floor\n",
+        "", flops / 1e9, floor * 1e3, 100 * floor / (seconds / steps));
+    out.say("RESULT floor {} {:.4f} {:.4f}\n", s.batch == 64 ? "toy" : "large", flops / 1e9, floor * 1e3);
+    out.measure("training_step_flops", where, flops / 1e9, "GFLOP");
+    out.measure("training_gemm_floor", where, floor * 1e3, "ms");
+    out.measure("training_fraction_of_gemm_floor", where, floor / (seconds / steps), "fraction");
+  }
+  return seconds / steps * 1e3;
+}
+
+// --positions: each scheme's training step beside absolute's, in alternating rounds (absolute, the
+// scheme, absolute, ...) so that both see the same machine; the figure is the median of the rounds'
+// ratios (a round's pair shares the machine's state of the moment).
+static void bench_positions(const std::vector<std::string>& schemes, const BenchSize& s, Device device, int steps,
+                            BenchOutput& out) {
+  constexpr int kRounds = 9;
+  const auto median = [](std::vector<double> v) {
+    std::sort(v.begin(), v.end());
+    return v[v.size() / 2];
+  };
+  for (const std::string& name : schemes) {
+    std::vector<double> absolute, scheme, ratios;
+    for (int round = 0; round < kRounds; ++round) {
+      absolute.push_back(run_steps(s, device, steps, models::Positions::Absolute).seconds / steps);
+      scheme.push_back(run_steps(s, device, steps, models::parse_positions(name)).seconds / steps);
+      ratios.push_back(scheme.back() / absolute.back());
+    }
+    const double ratio = median(ratios);
+    out.say("  {:<34} {:<16} {:8.3f} ms/step against absolute's {:8.3f}: {:.3f}x ({} rounds of {} steps)\n", s.name,
+            name, median(scheme) * 1e3, median(absolute) * 1e3, ratio, kRounds, steps);
+    out.measure("positions_step_ratio",
+                {{"size", s.batch >= 32 ? "toy" : "large"}, {"device", device.str()}, {"positions", name}}, ratio,
+                "ratio");
+  }
+}
+
+// Data-parallel training under mpirun: each rank runs its slice of the global batch, then one
+// all-reduce of the flat gradient buffer; rank 0 reports the step, the all-reduce's share and the
+// bytes per step, and projects the ring all-reduce to more ranks on three kinds of network.
+static void bench_data_parallel(const BenchSize& s, int steps, BenchOutput& out) {
+  dist::ProcessGroup& group = dist::ProcessGroup::world();
+  const int N = group.size(), rank = group.rank();
+  if (s.batch < N)
+    throw std::runtime_error(fmt::format("bench --data-parallel: {} ranks for a batch of {}", N, s.batch));
+  Generator gen(0);
+  models::Translator model(config_for(s, models::Positions::Absolute), gen);
+  optim::AdamW opt(model.parameters(), {.lr = 1e-3, .weight_decay = 0.01});
+  // this rank's rows of a synthetic global batch of full-length sentences (equal tokens per row)
+  const int64_t rows = s.batch * (rank + 1) / N - s.batch * rank / N;
+  std::vector<int64_t> src, tout;
+  for (int64_t i = 0; i < rows * s.max_source; ++i) src.push_back(4 + static_cast<int64_t>(gen.below(s.vocab - 4)));
+  for (int64_t i = 0; i < rows * s.max_target; ++i) tout.push_back(4 + static_cast<int64_t>(gen.below(s.vocab - 4)));
+  data::Batch batch;
+  batch.source = Tensor::from_ids(src, {rows, s.max_source});
+  batch.target_input = Tensor::from_ids(tout, {rows, s.max_target});
+  batch.target_output = Tensor::from_ids(tout, {rows, s.max_target});
+  batch.source_lengths.assign(rows, s.max_source);
+  const std::vector<Tensor> params = model.parameters();
+  models::StepOptions step_options;
+  step_options.loss_scale = static_cast<double>(rows) / s.batch;
+  step_options.after_backward = [&](Tensor& loss) { dist::all_reduce_gradients(group, params, {loss.detach()}); };
+  auto step = [&] { models::train_step(model, opt, params, batch, step_options); };
+  step();  // warm-up
+  const double reduce_before = group.all_reduce_seconds();
+  const auto start = Clock::now();
+  for (int i = 0; i < steps; ++i) step();
+  const double seconds = std::chrono::duration<double>(Clock::now() - start).count() / steps;
+  const double reduce = (group.all_reduce_seconds() - reduce_before) / steps;
+  const double bytes = static_cast<double>(model.parameter_count() + 1) * sizeof(float);
+  if (rank != 0) return;
+  out.say("data-parallel {}: {} rank{}, global batch {} ({} per rank)\n", s.name, N, N == 1 ? "" : "s", s.batch, rows);
+  out.say("  step {:.2f} ms, all-reduce {:.3f} ms ({:.1f}% of the step), {:.0f} bytes per rank per step\n",
+          seconds * 1e3, reduce * 1e3, 100 * reduce / seconds, bytes);
+  const nlohmann::ordered_json where = {{"size", s.batch == 64 ? "toy" : "large"}, {"ranks", N}};
+  out.measure("data_parallel_step", where, seconds * 1e3, "ms");
+  out.measure("data_parallel_all_reduce", where, reduce * 1e3, "ms");
+  out.measure("data_parallel_bytes_per_step", where, bytes, "bytes");
+  // Weak scaling (the per-rank batch fixed): efficiency = compute / (compute + ring all-reduce),
+  // ring all-reduce = 2 (N - 1) / N x bytes / bandwidth + 2 (N - 1) x latency.
+  const double compute = seconds - reduce;
+  struct Network {
+    const char* name;
+    double bytes_per_second, latency;
+  };
+  const Network networks[] = {{"NVLink-class (150 GB/s, 2 us)", 150e9, 2e-6},
+                              {"100 Gb/s Ethernet (12.5 GB/s, 10 us)", 12.5e9, 10e-6},
+                              {"25 Gb/s Ethernet (3.1 GB/s, 20 us)", 3.125e9, 20e-6}};
+  out.say("  projected efficiency, compute {:.2f} ms per step per rank:\n  {:<38} {:>8} {:>8} {:>8}\n", compute * 1e3,
+          "network", "8", "64", "512");
+  for (const Network& net : networks) {
+    std::string row = fmt::format("  {:<38}", net.name);
+    for (const int ranks : {8, 64, 512}) {
+      const double ring = 2.0 * (ranks - 1) / ranks * bytes / net.bytes_per_second + 2.0 * (ranks - 1) * net.latency;
+      row += fmt::format(" {:>7.1f}%", 100 * compute / (compute + ring));
+      out.measure("data_parallel_projected_efficiency",
+                  {{"size", where["size"]}, {"network", net.name}, {"ranks", ranks}}, compute / (compute + ring),
+                  "fraction");
+    }
+    out.say("{}\n", row);
+  }
+}
+
+// Everything `qkv bench` measures with these options, into `out`.
+void measure_all(BenchOutput& out, const std::vector<std::string>& devices, int steps, const std::string& only,
+                 const std::vector<int64_t>& lengths, int64_t width, bool data_parallel,
+                 const std::vector<std::string>& positions) {
+  if (!lengths.empty()) {
+    const Device device = Device::parse(devices.front());
+    (void)backend_for(device);  // a missing GPU fails before any work
+    bench_attention(lengths, width, device, out);
+    return;
+  }
+  const std::vector<BenchSize> sizes = {
+      {"toy defaults (B=64 T=21 D=64 F=256)", 64, 10, 11, 64, 64, 256, 300},
+      {"B=16 T=128 D=256 F=1024 V=1024", 16, 64, 64, 256, 256, 1024, 1024},
+  };
+  if (data_parallel) {
+    for (const auto& s : sizes)
+      if (only == "all" || (only == "toy") == (s.batch >= 32))
+        bench_data_parallel(s, s.batch >= 32 ? steps * 5 : steps, out);
+    return;
+  }
+  for (const auto& d : devices) (void)backend_for(Device::parse(d));  // fail before measuring anything
+  if (!positions.empty()) {
+    out.say("training step by positions, beside absolute (synthetic tokens, one block):\n");
+    for (const auto& s : sizes)
+      if (only == "all" || (only == "toy") == (s.batch >= 32))
+        bench_positions(positions, s, Device::parse(devices.front()), s.batch >= 32 ? steps * 5 : steps, out);
+    return;
+  }
+  if (only == "all") bench_matmul(512, 20, out);
+  if (only == "all")
+    for (const auto& d : devices) bench_fused_layer_norm(Device::parse(d), out);
+  out.say("training throughput (forward + backward + AdamW, synthetic tokens):\n");
+  std::map<std::pair<std::string, std::string>, double> ms;  // (size, device) -> ms/step
+  for (const auto& d : devices) {
+    const Device device = Device::parse(d);
+    for (const auto& s : sizes) {
+      const bool toy = s.batch >= 32;
+      if (only == "all" || (only == "toy") == toy)
+        ms[{s.name, device.str()}] = bench_training(s, device, toy ? steps * 5 : steps, out);
+    }
+  }
+  // every other device against the CPU, measured in this same run
+  for (const auto& [key, value] : ms) {
+    if (key.second == "cpu") continue;
+    const auto cpu = ms.find({key.first, "cpu"});
+    if (cpu != ms.end()) {
+      out.say("  {:<34} {} is {:.2f}x the CPU's speed\n", key.first, key.second, cpu->second / value);
+      out.measure("training_speedup_over_cpu",
+                  {{"size", key.first == sizes[0].name ? "toy" : "large"}, {"device", key.second}}, cpu->second / value,
+                  "ratio");
+    }
+  }
+  for (const auto& d : devices) {
+    if (Device::parse(d).type != DeviceType::CUDA) continue;
+#ifdef QKV_WITH_CUDA
+    bench_cuda_gemm(4096, 10, out);
+#endif
+    break;
+  }
+}
+
+}  // namespace qkv::app
