@@ -189,7 +189,7 @@ $(BUILD)/gen/demo_page.inc: tools/demo/index.html
 $(BUILD)/gen/demo_grid.inc: tools/demo/ablation_grid.tsv
 	@mkdir -p $(dir $@)
 	{ printf 'R"QKVGRID('; cat $<; printf ')QKVGRID"\n'; } >$@.tmp && mv $@.tmp $@
-# train/cli/explore.cpp and train/cli/demo.cpp include them (in either build, unity or file by file).
+# train/experiments/explorer_page.cpp and train/experiments/demo.cpp include them (in either build, unity or file by file).
 $(APP_OBJ): $(BUILD)/gen/explorer_page.inc $(BUILD)/gen/demo_page.inc $(BUILD)/gen/demo_grid.inc
 $(APP_OBJ): override CXXFLAGS += -I$(BUILD)/gen
 

@@ -138,14 +138,6 @@ CLI::Option* add_checkpoint_option(CLI::App* cmd, std::string& path) {
 
 void apply_threads(int threads) { set_cpu_threads(threads); }
 
-void create_out_folder(const std::string& out) {
-  std::error_code ec;
-  std::filesystem::create_directories(out, ec);
-  if (ec || !std::filesystem::is_directory(out))
-    throw std::runtime_error(
-        fmt::format("--out {}: cannot create that folder ({})", out, ec ? ec.message() : "a file is in the way"));
-}
-
 void register_commands(CLI::App& app) {
   register_example(app);
   register_train(app);

@@ -120,8 +120,4 @@ void apply_threads(int threads);
 // Translator::kMaxDecodeLength (left out: 0, the model's own limit, Translator::decode_limit).
 CLI::Option* add_max_length_option(CLI::App* cmd, int64_t& max_length);
 
-// Creates the --out folder `out` (and its parents), or throws "--out OUT: cannot create that folder
-// (why)": for commands that make their folder before any work, so that a bad --out fails at once.
-void create_out_folder(const std::string& out);
-
 }  // namespace qkv::app

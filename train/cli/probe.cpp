@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "framework/file_util.h"
 #include "train/cli/commands.h"
 #include "train/experiments/probe.h"
 
