@@ -1,6 +1,8 @@
-// train/experiments/ablation.cpp — the ablation grid's shared pieces: a cell as a point of the plot,
-// the plot of generalisation against blocks, and the reader of an ablation.tsv (the demo draws the
-// recorded grid beside its own cells).
+// train/experiments/ablation.cpp — `qkv ablate`, the tutorial's experiment as a grid: blocks x
+// attention mode x token embeddings (trained or frozen), plus an equal-parameter control, each
+// trained with the same budget; one cached cell per folder, a TSV and JSON table, and a line plot of
+// generalisation against blocks. Also its pieces the demo shares: a cell as a point of the plot, the
+// plot, and the reader of an ablation.tsv (the demo draws the recorded grid beside its own cells).
 #include "train/experiments/ablation.h"
 
 #include <fmt/format.h>
@@ -14,6 +16,16 @@
 #include <vector>
 
 #include "data/dataset.h"
+
+#include <nlohmann/json.hpp>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include "framework/file_util.h"
+#include "models/translator_io.h"
+#include "tools/render/render.h"
+#include "train/run/trainer.h"
 
 namespace qkv::app {
 
@@ -99,6 +111,202 @@ std::vector<AblationPoint> parse_ablation_tsv(const std::string& text, const std
   });
   if (points.empty()) throw std::runtime_error(fmt::format("{}: no cells (a header line and one line per cell)", path));
   return points;
+}
+
+namespace fs = std::filesystem;
+
+namespace {
+
+// One model of the grid. The control is static attention with its feed-forward widened until the
+// model has as many parameters as the learned one (attention's W_q, W_k, W_v, W_o go to fc1/fc2).
+struct Cell {
+  models::AttentionMode mode = models::AttentionMode::Learned;
+  bool frozen = false, control = false;
+  int64_t blocks = 1, d_ff = 0;
+  std::string mode_name() const { return models::attention_mode_name(mode); }
+  std::string name() const {
+    return fmt::format("{}-{}-L{}", control ? "static_wide" : mode_name(), frozen ? "frozen" : "trained", blocks);
+  }
+};
+
+// What a cell's cached result must agree on to be reused.
+nlohmann::json cell_settings(const Cell& c, const AblateOptions& o) {
+  return {{"mode", c.mode_name()},
+          {"frozen_embeddings", c.frozen},
+          {"blocks", c.blocks},
+          {"d_model", o.base.d_model},
+          {"d_k", o.base.d_k},
+          {"d_ff", c.d_ff},
+          {"epochs", o.base.epochs},
+          {"seed", std::to_string(o.base.seed)},
+          {"data", fs::weakly_canonical(o.base.data_dir).string()}};
+}
+
+// The feed-forward width that gives static attention learned attention's parameter count:
+// each block's 4 D H attention weights spread over fc1 and fc2, which cost 2 D + 1 per unit of F.
+int64_t equal_parameter_d_ff(const AblateOptions& o) {
+  const double extra =
+      4.0 * static_cast<double>(o.base.d_model) * static_cast<double>(o.base.d_k) / (2.0 * o.base.d_model + 1.0);
+  return o.base.d_ff + std::llround(extra);
+}
+
+std::vector<Cell> grid_of(const AblateOptions& o) {
+  std::vector<Cell> cells;
+  for (const int64_t blocks : o.blocks) {
+    for (const bool frozen : {false, true}) {
+      if (frozen && o.no_frozen) continue;
+      for (const auto& mode : o.modes) cells.push_back({mode, frozen, false, blocks, o.base.d_ff});
+    }
+    if (!o.no_control) cells.push_back({models::AttentionMode::Static, false, true, blocks, equal_parameter_d_ff(o)});
+  }
+  return cells;
+}
+
+std::string join_numbers(const std::vector<int64_t>& v) {
+  std::string s;
+  for (size_t i = 0; i < v.size(); ++i) s += (i ? "," : "") + std::to_string(v[i]);
+  return s;
+}
+
+// The command that reproduces this grid, printed beside every figure.
+std::string command_line(const AblateOptions& o) {
+  std::string modes;
+  for (size_t i = 0; i < o.modes.size(); ++i) modes += (i ? "," : "") + models::attention_mode_name(o.modes[i]);
+  return fmt::format(
+      "qkv ablate --data {} --blocks {} --modes {} --epochs {} --d-model {} --d-k {} --d-ff {} --seed {}{}{} --out {}",
+      o.base.data_dir, join_numbers(o.blocks), modes, o.base.epochs, o.base.d_model, o.base.d_k, o.base.d_ff,
+      o.base.seed, o.no_frozen ? " --no-frozen" : "", o.no_control ? " --no-control" : "", o.out);
+}
+
+// Trains (or resumes) one cell and evaluates it on every report split; the result, with the
+// settings it was made with, is written to CELL/result.json last, so a cell with that file is done.
+nlohmann::json run_cell(const Cell& c, const AblateOptions& o, const data::Dataset& ds,
+                        const std::vector<std::string>& report_splits) {
+  const fs::path dir = fs::path(o.out) / "cells" / c.name();
+  TrainOptions t = o.base;
+  t.attention = c.mode;
+  t.layers = c.blocks;
+  t.d_ff = c.d_ff;
+  t.freeze_embeddings = c.frozen;
+  t.out_dir = dir.string();
+  t.quiet = true;
+  // An interrupted cell continues where it stopped; anything else in the folder is started over.
+  t.resume = RunFolder(t.out_dir).has(RunFolder::kState);
+  t.force = !t.resume;
+  const TrainResult trained = train_translator(t);
+  models::LoadedTranslator loaded = models::load_translator(trained.checkpoint);
+  nlohmann::json splits = nlohmann::json::object();
+  double generalisation = 0;
+  int generalisation_count = 0;
+  for (const auto& split : report_splits) {
+    const EvalResult r = evaluate(*loaded.model, ds.split(split), loaded.english, loaded.hindi);
+    splits[split] = 100 * r.exact_match;
+    if (split != "test") generalisation += 100 * r.exact_match, ++generalisation_count;
+  }
+  nlohmann::json result = {{"cell", c.name()},
+                           {"settings", cell_settings(c, o)},
+                           {"parameters", loaded.model->config().parameter_count()},
+                           {"attention_parameters", loaded.model->attention_parameter_count()},
+                           {"train_seconds", trained.seconds},
+                           {"exact_match", splits},
+                           {"generalisation_mean", generalisation_count ? generalisation / generalisation_count : 0.0}};
+  write_file_atomic((dir / "result.json").string(), result.dump(2) + "\n");
+  return result;
+}
+
+// The cached result of a cell made with these settings, or null.
+nlohmann::json cached_result(const Cell& c, const AblateOptions& o) {
+  const fs::path path = fs::path(o.out) / "cells" / c.name() / "result.json";
+  if (!fs::is_regular_file(path)) return nullptr;
+  std::ifstream in(path);
+  const nlohmann::json j = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded() || !j.is_object() || !j.contains("settings") || j["settings"] != cell_settings(c, o) ||
+      !j.contains("exact_match") || !j["exact_match"].is_object() || !j.contains("generalisation_mean"))
+    return nullptr;  // another grid's, or damaged: trained again
+  return j;
+}
+
+void write_outputs(const std::vector<Cell>& cells, const std::vector<nlohmann::json>& results,
+                   const std::vector<std::string>& report_splits, const AblateOptions& o) {
+  const std::string made_by = command_line(o);
+  // ---- TSV, and the same table on the console ----
+  std::string tsv = "cell\tattention\ttoken_embeddings\tblocks\td_ff\tparameters\tattention_parameters\ttrain_seconds";
+  for (const auto& s : report_splits) tsv += "\t" + s;
+  tsv += "\tgeneralisation_mean\n";
+  std::string table = fmt::format("{:<26} {:>9} {:>10}", "cell", "params", "train s");
+  for (const auto& s : report_splits) table += fmt::format(" {:>{}}", s, std::max<size_t>(s.size(), 6));
+  table += fmt::format(" {:>8}\n", "gen mean");
+  for (size_t i = 0; i < cells.size(); ++i) {
+    const Cell& c = cells[i];
+    const nlohmann::json& r = results[i];
+    tsv += fmt::format("{}\t{}\t{}\t{}\t{}\t{}\t{}\t{:.1f}", c.name(),
+                       c.control ? "static (equal parameters)" : c.mode_name(), c.frozen ? "frozen" : "trained",
+                       c.blocks, c.d_ff, r["parameters"].get<int64_t>(), r["attention_parameters"].get<int64_t>(),
+                       r["train_seconds"].get<double>());
+    table += fmt::format("{:<26} {:>9} {:>10.1f}", c.name(), r["parameters"].get<int64_t>(),
+                         r["train_seconds"].get<double>());
+    for (const auto& s : report_splits) {
+      const double v = r["exact_match"].value(s, std::nan(""));
+      tsv += fmt::format("\t{:.2f}", v);
+      table += fmt::format(" {:>{}.1f}", v, std::max<size_t>(s.size(), 6));
+    }
+    tsv += fmt::format("\t{:.2f}\n", r["generalisation_mean"].get<double>());
+    table += fmt::format(" {:>8.1f}\n", r["generalisation_mean"].get<double>());
+  }
+  write_file_atomic((fs::path(o.out) / "ablation.tsv").string(), tsv);
+  nlohmann::json doc = {{"command", made_by}, {"splits", report_splits}, {"cells", results}};
+  write_file_atomic((fs::path(o.out) / "ablation.json").string(), doc.dump(2) + "\n");
+
+  // ---- the plot: one line per (mode, embeddings), frozen dashed ----
+  std::vector<AblationPoint> points;
+  for (size_t i = 0; i < cells.size(); ++i)
+    points.push_back({cells[i].mode, cells[i].frozen, cells[i].control, cells[i].blocks,
+                      results[i]["generalisation_mean"].get<double>()});
+  const render::LinePlotSpec plot = ablation_plot(
+      points, fmt::format("greedy exact match, mean of the generalisation splits\n{} epoch{} per model, seed {} "
+                          "(the command is in ablation.json)",
+                          o.base.epochs, o.base.epochs == 1 ? "" : "s", o.base.seed));
+  render::write_png(render::render_line_plot(plot), (fs::path(o.out) / "ablation.png").string());
+
+  fmt::print("\nAblation grid (greedy exact match %; gen mean = mean over the generalisation splits):\n{}", table);
+  fmt::print("made by: {}\nwrote {}, {} and {}\n", made_by, (fs::path(o.out) / "ablation.tsv").string(),
+             (fs::path(o.out) / "ablation.json").string(), (fs::path(o.out) / "ablation.png").string());
+}
+
+}  // namespace
+
+void run_ablate(const AblateOptions& o) {
+  const data::Dataset ds = data::load_dataset(o.base.data_dir);  // fail early, before any output
+  std::vector<std::string> report_splits = {"test"};
+  for (const auto& name : data::generalisation_split_names())
+    if (ds.has(name)) report_splits.push_back(name);
+  const std::vector<Cell> cells = grid_of(o);
+  std::set<std::string> names;
+  for (const Cell& c : cells) names.insert(c.name());
+  for (const auto& r : o.rerun)
+    if (!names.count(r))
+      throw std::runtime_error(
+          fmt::format("--rerun: no cell '{}' in this grid (cells are named like {})", r, cells.front().name()));
+  fs::create_directories(fs::path(o.out) / "cells");
+  std::vector<nlohmann::json> results;
+  for (size_t i = 0; i < cells.size(); ++i) {
+    const Cell& c = cells[i];
+    const bool rerun = std::find(o.rerun.begin(), o.rerun.end(), c.name()) != o.rerun.end();
+    nlohmann::json r = rerun ? nlohmann::json(nullptr) : cached_result(c, o);
+    fmt::print("[{}/{}] {:<26} ", i + 1, cells.size(), c.name());
+    if (!r.is_null()) {
+      fmt::print("cached: generalisation mean {:.1f}%\n", r["generalisation_mean"].get<double>());
+    } else {
+      fmt::print("training ({} block{}, F = {}, {} epoch{}) ...", c.blocks, c.blocks == 1 ? "" : "s", c.d_ff,
+                 o.base.epochs, o.base.epochs == 1 ? "" : "s");
+      std::fflush(stdout);
+      r = run_cell(c, o, ds, report_splits);
+      fmt::print(" {:.1f}s, test {:.1f}%, generalisation mean {:.1f}%\n", r["train_seconds"].get<double>(),
+                 r["exact_match"]["test"].get<double>(), r["generalisation_mean"].get<double>());
+    }
+    results.push_back(std::move(r));
+  }
+  write_outputs(cells, results, report_splits, o);
 }
 
 }  // namespace qkv::app
