@@ -1,5 +1,6 @@
 // train/experiments/sentences.h — a typed sentence read as qkv reads it, for every command that takes
-// one (translate, attend, explore, demo), and the version text (--version, the page, bench).
+// one (translate, attend, explore, demo), `translate --input`'s lines, and the version text
+// (--version, the page, bench).
 #pragma once
 
 #include <string>
@@ -7,6 +8,7 @@
 
 #include "data/dataset.h"
 #include "models/translator.h"
+#include "models/translator_io.h"
 
 namespace qkv::app {
 
@@ -27,5 +29,15 @@ void check_sentence(const std::vector<std::string>& words, const models::Transla
 
 // "qkv VERSION" and the build configuration (CUDA, BLAS, compiler), for --version.
 std::string version_text();
+
+// What `translate` says of a translation cut at its decode limit (never silently).
+std::string cut_note(const models::Translator& model, const std::vector<std::string>& words,
+                     const models::ForwardOptions& decoding);
+
+// `translate --input`: one sentence per line from `path` (stdin when empty), english<TAB>hindi per
+// line on stdout in input order, decoded in batches. Blank lines are passed over. A bad line (not
+// UTF-8, too long) is reported with its line number on stderr and skipped; returns false if any was.
+bool translate_lines(models::Translator& model, const models::LoadedTranslator& loaded, const std::string& path,
+                     const models::ForwardOptions& decoding);
 
 }  // namespace qkv::app
