@@ -9,7 +9,6 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
-#include <filesystem>
 #include <stdexcept>
 
 namespace qkv {
@@ -88,14 +87,6 @@ void write_file_atomic(const std::string& path, std::string_view bytes, const st
 
 void write_file_atomic(const std::string& path, std::string_view bytes) {
   write_file_atomic(path, bytes, path + ".tmp");
-}
-
-void create_out_folder(const std::string& out) {
-  std::error_code ec;
-  std::filesystem::create_directories(out, ec);
-  if (ec || !std::filesystem::is_directory(out))
-    throw std::runtime_error("--out " + out + ": cannot create that folder (" +
-                             (ec ? ec.message() : std::string("a file is in the way")) + ")");
 }
 
 }  // namespace qkv

@@ -21,8 +21,4 @@ void write_file_atomic(const std::string& path, std::string_view bytes, const st
 // The same with the temp file path + ".tmp".
 void write_file_atomic(const std::string& path, std::string_view bytes);
 
-// Creates the folder `out` (and its parents) or throws "--out <out>: cannot create that folder
-// (<why>)": commands call it before their work, so that an --out that cannot be a folder fails at once.
-void create_out_folder(const std::string& out);
-
 }  // namespace qkv

@@ -7,9 +7,9 @@
 #include <string>
 #include <vector>
 
-#include "framework/file_util.h"
 #include "train/cli/commands.h"
 #include "train/experiments/probe.h"
+#include "train/run/run_folder.h"
 
 namespace qkv::app {
 

@@ -32,6 +32,7 @@
 #include "models/translator_io.h"
 #include "train/experiments/probe.h"
 #include "tools/render/render.h"
+#include "train/run/run_folder.h"
 #include "train/run/trainer.h"
 
 namespace qkv::app {

@@ -5,17 +5,12 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <chrono>
 
 #include "framework/autograd.h"
 #include "framework/ops.h"
 #include "train/run/run_config.h"
 
 namespace qkv::app {
-
-static double decode_seconds_since(std::chrono::steady_clock::time_point start) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-}
 
 // The layout with its target part cut to the longest target among pairs[idx] (plus <eos>). The slots
 // past it would hold only padding, which the causal mask keeps from every real position and the loss
@@ -89,7 +84,7 @@ EvalResult evaluate(models::Translator& model, const std::vector<data::SentenceP
     // greedy exact match
     std::vector<std::vector<std::string>> sources;
     for (size_t i : idx) sources.push_back(pairs[i].english);
-    const auto decode_start = std::chrono::steady_clock::now();
+    const auto decode_start = Clock::now();
     std::vector<uint8_t> cut;
     std::vector<int64_t> reference_lengths;
     for (size_t i : idx) reference_lengths.push_back(static_cast<int64_t>(pairs[i].hindi.size()));
@@ -97,7 +92,7 @@ EvalResult evaluate(models::Translator& model, const std::vector<data::SentenceP
     options.cut_at_limit = &cut;
     if (oracle_length) options.exact_lengths = &reference_lengths;
     const auto outputs = model.translate(sources, english, hindi, options);
-    r.decode_seconds += decode_seconds_since(decode_start);
+    r.decode_seconds += seconds_since(decode_start);
     for (size_t k = 0; k < idx.size(); ++k) {
       const std::vector<std::string>& reference = pairs[idx[k]].hindi;
       exact += outputs[k] == reference;

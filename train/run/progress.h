@@ -2,7 +2,6 @@
 // the live line and epoch lines of `qkv train`, and loss.png.
 #pragma once
 
-#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <string>
@@ -12,12 +11,6 @@
 #include "train/run/training_run.h"
 
 namespace qkv::app {
-
-using Clock = std::chrono::steady_clock;
-
-inline double seconds_since(Clock::time_point start) {
-  return std::chrono::duration<double>(Clock::now() - start).count();
-}
 
 // What run_training reports as it goes (as ggml_opt_epoch's callback); an empty member is skipped.
 struct TrainingProgress {

@@ -2,7 +2,10 @@
 // several places make.
 #include "train/run/run_folder.h"
 
+#include <fmt/format.h>
+
 #include <filesystem>
+#include <stdexcept>
 
 #include "framework/file_util.h"
 #include "models/translator_io.h"
@@ -50,6 +53,14 @@ void RunFolder::remove_stale_temp_files() const {
 void RunFolder::remove_state() const {
   std::error_code ec;
   fs::remove(state_path(), ec);
+}
+
+void create_out_folder(const std::string& out) {
+  std::error_code ec;
+  fs::create_directories(out, ec);
+  if (ec || !fs::is_directory(out))
+    throw std::runtime_error(
+        fmt::format("--out {}: cannot create that folder ({})", out, ec ? ec.message() : "a file is in the way"));
 }
 
 }  // namespace qkv::app

@@ -48,4 +48,8 @@ class RunFolder {
   std::string dir_;
 };
 
+// Creates the folder `out` (and its parents) or throws "--out <out>: cannot create that folder
+// (<why>)": commands call it before their work, so that an --out that cannot be a folder fails at once.
+void create_out_folder(const std::string& out);
+
 }  // namespace qkv::app

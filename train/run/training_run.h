@@ -3,6 +3,7 @@
 // the bundle of everything one run works on (TrainingRun), and the folder that owns its files.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <stdexcept>
 #include <string>
@@ -21,6 +22,13 @@ class ProcessGroup;
 }
 
 namespace qkv::app {
+
+// Wall-clock seconds since `start` (training and decoding times).
+using Clock = std::chrono::steady_clock;
+
+inline double seconds_since(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
 
 // Thrown when a run is interrupted (SIGINT, SIGTERM or stop_after_steps) after its state was
 // saved; the program exits with status 130.
