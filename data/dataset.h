@@ -125,6 +125,10 @@ struct Batch {
   std::vector<int64_t> target_lengths;  // real target positions per row (the words and <eos>), or
                                         // empty when not known (Translator::loss then pads)
   int64_t target_tokens = 0;            // real target tokens (incl. <eos>), counted on the host
+  // Per row, or empty: the seed of the row's randomized positions in training (the trainer keys each
+  // row by the step and its pair, so every data-parallel rank and a resumed run draw the same);
+  // an unkeyed batch draws from the model's generator.
+  std::vector<uint64_t> row_keys;
   int64_t size() const { return source.size(0); }
 };
 

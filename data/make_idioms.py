@@ -21,6 +21,8 @@ from cues import cue_rows, write_cues  # noqa: E402
 SEED = 1234
 MAX_EN = 14          # words of English
 MAX_HI = 18          # words of Hindi
+LONG_WORDS = range(15, 23)  # data/long.tsv: sentences longer than every train sentence
+LONG_PER_LENGTH = 50
 TRAIN_SIZE = 80000
 VALID_SIZE = 2000
 TEST_SIZE = 2000
@@ -262,6 +264,31 @@ def write(path, rows):
             f.write(f"{s['en']}\t{s['hi']}\n")
 
 
+def draw_long(splits, train_en, train_hi):
+    """LONG_PER_LENGTH sentences of each length in LONG_WORDS, from the same grammar but their own
+    generator (the corpus stays as it is): English that no split holds, every word in train, no
+    combination a generalisation split holds out but depth (a long sentence has more adjuncts)."""
+    rng = random.Random(SEED + 1)
+    names = list(frames.FRAMES)
+    weights = [frames.FRAMES[n][1] for n in names]
+    seen = {s["en"] for rows in splits.values() for s in rows}
+    by_length = defaultdict(list)
+    for _ in range(2_000_000):
+        if all(len(by_length[n]) >= LONG_PER_LENGTH for n in LONG_WORDS):
+            break
+        s = frames.draw(rng, rng.choices(names, weights)[0])
+        n = len(s["en"].split()) if s else 0
+        if (n not in LONG_WORDS or len(by_length[n]) >= LONG_PER_LENGTH or s["en"] in seen or
+                general_split(s) not in (None, "deeper") or
+                not all(w in train_en for w in s["en"].split()) or not all(w in train_hi for w in s["hi"].split())):
+            continue
+        seen.add(s["en"])
+        by_length[n].append(s)
+    if any(len(by_length[n]) < LONG_PER_LENGTH for n in LONG_WORDS):
+        sys.exit("make_idioms: could not draw enough long sentences")
+    return [s for n in LONG_WORDS for s in by_length[n]]
+
+
 def check_splits(splits, train_en, train_hi, max_en, max_hi):
     """Every rule the written splits keep, as a list of what breaks them (empty when none)."""
     errors = []
@@ -346,6 +373,8 @@ def main():
     os.makedirs(out_dir, exist_ok=True)
     for name, rows in splits.items():
         write(os.path.join(out_dir, f"{name}.tsv"), rows)
+    long_rows = draw_long(splits, train_en, train_hi)
+    write(os.path.join(out_dir, os.pardir, "long.tsv"), long_rows)
     cue_splits = ("sense_context", "idiom_context", "test")
     cues, dropped = cue_rows([(name, s) for name in cue_splits for s in splits[name]])
     write_cues(os.path.join(out_dir, "cues.tsv"), cues)
@@ -358,6 +387,8 @@ def main():
           f"{sum(len(s['hi'].split()) for s in train)} Hindi")
     print(f"vocabulary (train): {len(train_en)} English, {len(train_hi)} Hindi words")
     print(f"longest train sentence: {max_en} English words, {max_hi} Hindi words")
+    print(f"long.tsv (beside {os.path.basename(out_dir)}/): {len(long_rows)} pairs of "
+          f"{LONG_WORDS.start}-{LONG_WORDS.stop - 1} English words")
     depth = Counter(s["depth"] for s in train)
     print("train depth (adjectives + adjuncts):", dict(sorted(depth.items())))
     print("deeper depth:", dict(sorted(Counter(s["depth"] for s in general["deeper"]).items())))

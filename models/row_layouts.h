@@ -232,16 +232,33 @@ inline PackedRows pack_rows(const data::Batch& batch, int64_t S, Device device, 
 }
 
 // Randomized positions: each entry's rows (its n_src source rows, then its n_tgt target rows, as
-// pack_rows lays them) take a sorted sample of distinct positions from [0, range), drawn with
-// Floyd's algorithm from `gen`; the target rows' copy follows.
-inline void sample_positions(PackedRows& rows, const data::Batch& batch, int64_t range, Generator& gen) {
+// pack_rows lays them) take, at even odds, either the positions translation gives them (0, stride,
+// 2 stride, ..., when they fit in the range) or a sorted sample of distinct positions from
+// [0, range), drawn with Floyd's algorithm from `gen`, or from a generator seeded by the row's key
+// when the batch has keys (data::Batch::row_keys); the target rows' copy follows. The even half
+// keeps the model sharp on the spacing it reads at translation (adjacent words stride apart); the
+// random half shows it every distance up to the range, which longer sentences need.
+inline void sample_positions(PackedRows& rows, const data::Batch& batch, int64_t range, int64_t stride,
+                             Generator& gen) {
   size_t at = 0, at_target = 0;
+  if (!batch.row_keys.empty() && static_cast<int64_t>(batch.row_keys.size()) != rows.B)
+    throw std::runtime_error(fmt::format("sample_positions: {} row keys for {} rows", batch.row_keys.size(), rows.B));
   std::vector<uint8_t> taken(static_cast<size_t>(range));
+  Generator keyed;
   for (int64_t b = 0; b < rows.B; ++b) {
     const int64_t n_src = batch.source_lengths[b], count = n_src + batch.target_lengths[b];
+    if (!batch.row_keys.empty()) keyed.seed(batch.row_keys[static_cast<size_t>(b)]);
+    Generator& draw = batch.row_keys.empty() ? gen : keyed;
+    if (count * stride <= range && draw.below(2) == 0) {
+      for (int64_t k = 0; k < count; ++k) {
+        rows.row_positions[at++] = k * stride;
+        if (k >= n_src) rows.target_row_positions[at_target++] = k * stride;
+      }
+      continue;
+    }
     std::fill(taken.begin(), taken.end(), 0);
     for (int64_t j = range - count; j < range; ++j) {
-      const int64_t t = static_cast<int64_t>(gen.below(static_cast<uint64_t>(j + 1)));
+      const int64_t t = static_cast<int64_t>(draw.below(static_cast<uint64_t>(j + 1)));
       taken[taken[t] ? j : t] = 1;
     }
     int64_t k = 0;

@@ -221,7 +221,7 @@ Tensor Translator::packed_loss(const data::Batch& batch, const Knockout& knockou
   knockout.validate(S + Tt, layers());
   PackedRows rows = pack_rows(batch, S, device(), distance_slope(config_.positions));
   const bool sampled = training() && config_.random_positions > 0;
-  if (sampled) sample_positions(rows, batch, config_.random_positions, dropout_gen_);
+  if (sampled) sample_positions(rows, batch, config_.random_positions, config_.position_stride(), dropout_gen_);
   Tensor embedded = embed(batch);  // (B, T, D)
   last_embeddings_ = embedded.detach();
   last_attention_.assign(blocks_.size(), Tensor());

@@ -35,9 +35,10 @@ struct TranslatorConfig {
   // written only when true, so other checkpoints stay byte-identical; the explorer labels it.
   bool frozen_embeddings = false;
   // Randomized rotary positions (Ruoss et al., 2023; qkv train --random-positions): 0, off, or L,
-  // when each training sequence turns its queries and keys by a sorted random sample of positions
-  // from [0, L) and translation spreads them position_stride() apart, the mean gap of a sequence
-  // as long as the layout; so no rotary distance a longer sentence needs is new to the model.
+  // when half the training sequences turn their queries and keys by a sorted random sample of
+  // positions from [0, L), the other half by the positions translation gives them: spread
+  // position_stride() apart, the mean gap of a sequence as long as the layout. So no rotary
+  // distance a longer sentence needs is new to the model.
   // Written only when above 0, so other checkpoints stay byte-identical.
   int64_t random_positions = 0;
   static constexpr int64_t kMaxRandomPositions = 4096;

@@ -10,6 +10,10 @@ source "$(dirname "$0")/lib.sh"
   { echo "FAIL: could not train the tiny model"; cat "$work/train.log"; echo "0 passed, 1 failed"; exit 1; }
 ckpt="$work/tiny/model.safetensors"
 [ -f "$ckpt" ] && [ -f "$work/tiny/metrics.csv" ] && [ -f "$work/tiny/loss.png" ] && pass || fail "train wrote model, metrics and loss.png"
+# the default positions: rotary, half the training sequences sampled from three times the layout
+grep -q "^training learned attention, 1 layer, rotary positions (half sampled from [0-9]*):" "$work/train.log" &&
+  grep -qF '\"positions\":\"rotary\",\"random_positions\":' "$ckpt" && pass ||
+  fail "the default model is rotary with randomized positions: $(head -n 1 "$work/train.log")"
 
 # ---- data ----
 expect_error "missing data directory" "data directory '$work/nope' does not exist \(run from the qkv folder, or give --data DIR\)" \
@@ -68,8 +72,8 @@ fi
 # ---- sentences ----
 expect_error "empty sentence (translate)" "sentence is empty" "$QKV" translate --checkpoint "$ckpt" "   "
 expect_error "empty sentence (attend)" "sentence is empty" "$QKV" attend --checkpoint "$ckpt" ""
-long_sentence=$(printf 'w%.0s ' $(seq 100))   # longer than any sentence the dataset has
-expect_error "sentence too long" "has 100 words; this model reads at most" "$QKV" translate --checkpoint "$ckpt" "$long_sentence"
+long_sentence=$(printf 'w%.0s ' $(seq 300))   # longer than any sentence qkv reads (the default's rotary positions read 256)
+expect_error "sentence too long" "has 300 words; qkv reads at most 256" "$QKV" translate --checkpoint "$ckpt" "$long_sentence"
 expect_error "sentence not UTF-8" "not valid UTF-8" "$QKV" attend --checkpoint "$ckpt" "$(printf 'she \xff ate')"
 "$QKV" translate --checkpoint "$ckpt" "she ate a zorbleflax" >"$work/out" 2>"$work/err"
 if [ $? -eq 0 ] && grep -q "unknown words mapped to <unk>: 'zorbleflax'" "$work/err"; then pass; else fail "unknown word warning: $(cat "$work/err")"; fi
@@ -167,7 +171,7 @@ grep -Eq '^  --layers N +stacked .*1 to 16 \[5\]$' "$work/out" && grep -Eq '^  -
   grep -Eq '^  --force +start over' "$work/out" && ! grep -Eq ':INT|INT:|FLOAT|in \[[0-9]|=[0-9]' "$work/out" && pass ||
   fail "train --help: each line reads '--flag TYPE  description [default]': $(grep -E -- '--layers|--lr|--force' "$work/out")"
 expect_absent "--layers 17" "$work/o4"
-if "$QKV" train --layers 2 "${small[@]}" --out "$work/two" >"$work/out" 2>"$work/err" && [ -f "$work/two/model.safetensors" ]; then
+if "$QKV" train --layers 2 "${small[@]}" --positions absolute --out "$work/two" >"$work/out" 2>"$work/err" && [ -f "$work/two/model.safetensors" ]; then
   pass
 else
   fail "train --layers 2: $(cat "$work/err")"
@@ -231,13 +235,13 @@ if [ $? -eq 0 ] && grep -qE '^deeper +1 ' "$work/out" && [ "$(grep -c skipped "$
 else
   fail "eval: an absolute model skips a longer split sentence with one line: $(cat "$work/out" "$work/err")"
 fi
-if "$QKV" train "${small[@]}" --out "$work/o5" >"$work/out" 2>&1 && grep -q "deeper: 1 sentence longer than the model's 7 source" "$work/out"; then
+if "$QKV" train "${small[@]}" --positions absolute --out "$work/o5" >"$work/out" 2>&1 && grep -q "deeper: 1 sentence longer than the model's 7 source" "$work/out"; then
   pass
 else
   fail "train: a split with a longer sentence is trained beside, its sentence skipped: $(tail -n 3 "$work/out")"
 fi
 if "$QKV" train "${small[@]}" --positions rotary --out "$work/rotary" >"$work/out" 2>&1 && ! grep -q "skipped" "$work/out" &&
-   grep -q "^training learned attention, [0-9]* layers\?, rotary positions:" "$work/out"; then
+   grep -q "^training learned attention, [0-9]* layers\?, rotary positions (half sampled from 42):" "$work/out"; then
   pass
 else
   fail "train --positions rotary with a longer split sentence: $(tail -n 3 "$work/out")"
@@ -320,13 +324,13 @@ printf 'river bank\tनदी किनारा\nmoney bank\tपैसा ब�
 printf 'river bank river bank\tनदी किनारा\n' >"$work/longvalid/valid.tsv"
 cp "$work/longvalid/train.tsv" "$work/longvalid/test.tsv"
 expect_error "train: every valid sentence past the layout" "valid.tsv: every one of its 1 sentences is longer than the model's 2 source and 3 target positions, so validation would measure nothing; give a wider --max-source/--max-target, or --positions rotary or alibi" \
-  "$QKV" train --epochs 1 --d-model 8 --d-k 4 --d-ff 16 --data "$work/longvalid" --out "$work/o8"
+  "$QKV" train --epochs 1 --d-model 8 --d-k 4 --d-ff 16 --positions absolute --data "$work/longvalid" --out "$work/o8"
 expect_absent "train: refused before any file" "$work/o8"
 expect_error "--random-positions with alibi" "random_positions 64 samples rotary positions, and alibi positions have no rotary part" \
   "$QKV" train --epochs 1 --d-model 8 --d-k 4 --d-ff 16 --data "$gen" --positions alibi --random-positions 64 --out "$work/o7"
 expect_error "--random-positions below the layout" "random_positions must be 0 or from the layout's [0-9]+ positions to 4096, got 3" \
   "$QKV" train --epochs 1 --d-model 8 --d-k 4 --d-ff 16 --data "$gen" --positions rotary --random-positions 3 --out "$work/o7"
-expect_error "--random-positions past its bound" "--random-positions: must be a whole number from 0 to 4096, got '5000'" \
+expect_error "--random-positions past its bound" "--random-positions: must be a whole number from -1 to 4096, got '5000'" \
   "$QKV" train --epochs 1 --data "$gen" --positions rotary --random-positions 5000 --out "$work/o7"
 expect_absent "--random-positions refused: no run folder" "$work/o7/model.safetensors"
 expect_error "--positions rotary with an odd head width" "head width must be even, got 3 \(--d-k\)" \
@@ -339,8 +343,8 @@ expect_absent "malformed generalisation split" "$work/o9"
 # ---- the length test: trained on 1-4 English words, translating 6-9 of the same pattern ----
 # (the Hindi is the colour of the last English word, always one word before <sep>). A relative model
 # reads the longer sentences and ALiBi, whose bias keeps decaying past the distances train showed,
-# gets most of them (75% on the development VM; chance is 1/6); rotary reads them too but its scores
-# at unseen distances are arbitrary (26%); an absolute model cannot read them at all.
+# gets most of them (75% on the development VM; chance is 1/6); rotary (with its randomized
+# positions, the default) reads them too; an absolute model cannot read them at all.
 lt="$work/lt"
 mkdir -p "$lt"
 python3 - "$lt" <<'PY'
@@ -369,7 +373,7 @@ if grep -qE '^longer +100 ' "$work/out" && [ ! -s "$work/err" ]; then pass; else
 # ---- reproducibility: same seed, same flags, bit-identical checkpoint ----
 # (on the small data dir, which nothing else changes while the tests run)
 rm -f "$gen/deeper.tsv"
-"$QKV" train --layers 2 "${small[@]}" --out "$work/two_again" >/dev/null 2>&1
+"$QKV" train --layers 2 "${small[@]}" --positions absolute --out "$work/two_again" >/dev/null 2>&1
 cmp -s "$two" "$work/two_again/model.safetensors" && pass || fail "same seed gives a bit-identical checkpoint"
 
 # ---- the same checkpoint on 1 and 3 threads (batches large enough to split every loop and gemm) ----
@@ -562,10 +566,10 @@ if [ $? -eq 0 ] && [ "$(wc -l <"$work/out")" -eq 2 ] && [ "$(cut -f1 "$work/out"
 else
   fail "translate from stdin: two english<TAB>hindi lines: $(cat "$work/out" "$work/err")"
 fi
-{ printf 'river bank flows\n'; printf 'bank %.0s' $(seq 40); printf '\n\xff\xfe bank\nmoney bank grows\n'; } >"$work/lines.txt"
+{ printf 'river bank flows\n'; printf 'bank %.0s' $(seq 300); printf '\n\xff\xfe bank\nmoney bank grows\n'; } >"$work/lines.txt"
 "$QKV" translate --checkpoint "$ckpt" --input "$work/lines.txt" >"$work/out" 2>"$work/err"
 rc=$?
-if [ $rc -ne 0 ] && [ "$(wc -l <"$work/out")" -eq 2 ] && grep -q "lines.txt:2: skipped: 40 words" "$work/err" &&
+if [ $rc -ne 0 ] && [ "$(wc -l <"$work/out")" -eq 2 ] && grep -q "lines.txt:2: skipped: 300 words; this model reads at most 256" "$work/err" &&
    grep -q "lines.txt:3: skipped: not valid UTF-8" "$work/err"; then
   pass
 else

@@ -55,7 +55,7 @@ mpi 2 "$QKV" train "${small[@]}" --epochs 1 --data-parallel --out "$work/two32" 
 [ "$(wc -l <"$work/two32.losses")" -eq 50 ] && python3 tests/dp/compare.py losses "$work/one32.losses" "$work/two32.losses" 1e-5 &&
   pass || fail "2 ranks vs 1 process, float32 losses over 50 steps (above)"
 # rank 0 alone wrote the files, and only once
-grep -q "^training learned attention, 2 layers, absolute positions on 2 data-parallel ranks:" "$work/out" && pass ||
+grep -q "^training learned attention, 2 layers, rotary positions (half sampled from [0-9]*) on 2 data-parallel ranks:" "$work/out" && pass ||
   fail "the start line names the rank count: $(head -n 2 "$work/out")"
 [ -f "$work/two32/model.safetensors" ] && [ -f "$work/two32/loss.png" ] && [ "$(wc -l <"$work/two32/metrics.csv")" -eq 2 ] &&
   [ "$(grep -o 'train loss' "$work/out" | wc -l)" -eq 1 ] && pass || fail "rank 0 writes the files and the progress once: $(cat "$work/out")"

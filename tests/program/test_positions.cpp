@@ -365,6 +365,29 @@ TEST_CASE("randomized rotary positions: sampled in training only, spread evenly 
   CHECK(first != second);
   model.set_dropout(0.0, 11);
   CHECK(model.loss(batch).item() == first);  // the same draw from the same generator state
+  // at even odds a sequence takes the positions translation gives it: with both pairs spread
+  // evenly the training loss is the evaluation's (about a quarter of the draws), never otherwise
+  model.train(false);
+  const double spread = model.loss(batch).item();
+  model.train(true);
+  int evenly = 0;
+  for (int draw = 0; draw < 64; ++draw) evenly += std::abs(model.loss(batch).item() - spread) < 1e-6;
+  CHECK(evenly >= 6);
+  CHECK(evenly <= 30);
+  // rows keyed by the trainer draw from their keys alone: the same keys, the same positions
+  data::Batch keyed = batch;
+  keyed.row_keys = {5, 9};
+  const double by_keys = model.loss(keyed).item();
+  CHECK(model.loss(keyed).item() == by_keys);
+  keyed.row_keys = {5, 10};
+  bool other = model.loss(keyed).item() != by_keys;
+  for (uint64_t k = 11; !other && k < 20; ++k) {  // (a new key may land on the same draw, evenly spread)
+    keyed.row_keys = {5, k};
+    other = model.loss(keyed).item() != by_keys;
+  }
+  CHECK(other);
+  keyed.row_keys = {5};
+  CHECK(error_of([&] { model.loss(keyed); }).find("1 row keys for 2 rows") != std::string::npos);
   // translation past the layout: the cache and the recomputed prefix agree under the stride
   model.train(false);
   const std::vector<std::string> longer = {"a", "b", "c", "d", "e", "f", "g", "h", "i"};

@@ -88,7 +88,7 @@ void check_ranks_agree(dist::ProcessGroup& group, const TrainOptions& o, const d
   }
 }
 
-RankBatch rank_batch(const TrainingRun& run, std::vector<size_t> idx) {
+RankBatch rank_batch(const TrainingRun& run, std::vector<size_t> idx, int64_t step) {
   RankBatch r;
   if (run.group) {
     for (size_t i : idx) r.batch_tokens += static_cast<int64_t>(run.ds.train[i].hindi.size()) + 1;  // + <eos>
@@ -100,6 +100,10 @@ RankBatch rank_batch(const TrainingRun& run, std::vector<size_t> idx) {
                         : data::make_batch(run.ds.train, idx, run.english, run.hindi,
                                            trimmed_layout(run.config.layout, run.ds.train, idx), run.device);
   if (run.group) r.share = static_cast<double>(r.batch.target_tokens) / static_cast<double>(r.batch_tokens);
+  if (run.config.random_positions > 0)
+    for (size_t i : idx)
+      r.batch.row_keys.push_back(
+          Generator::mixed_seed(Generator::mixed_seed(run.o.seed, static_cast<uint64_t>(step)), i));
   return r;
 }
 

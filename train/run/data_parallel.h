@@ -24,12 +24,14 @@ void check_ranks_agree(dist::ProcessGroup& group, const TrainOptions& o, const d
 // The batch this rank trains on for the global batch idx: all of it, or (data-parallel) the
 // rank's contiguous slice, whose loss is weighted by its share of the global batch's target
 // tokens so that the summed gradient is the whole batch's. An empty slice is a batch without rows.
+// With randomized positions each row is keyed by the seed, the step and its pair
+// (data::Batch::row_keys), so any number of ranks, and a resumed run, draw what one process draws.
 struct RankBatch {
   data::Batch batch;
   int64_t batch_tokens = 0;  // data-parallel: the global batch's target tokens
   double share = 1.0;
 };
-RankBatch rank_batch(const TrainingRun& run, std::vector<size_t> idx);
+RankBatch rank_batch(const TrainingRun& run, std::vector<size_t> idx, int64_t step);
 
 // Data-parallel: one all-reduce per step carries every gradient, this rank's loss share (the loss
 // becomes the global batch's) and whether this rank saw a signal. Returns how many ranks saw one.

@@ -88,8 +88,9 @@ TrainingProgress console_progress(const TrainingRun& run) {
         "attention), {} steps\n",
         models::attention_mode_name(o.attention), o.layers, o.layers == 1 ? "" : "s",
         models::positions_name(o.positions),
-        o.random_positions > 0 ? fmt::format(" sampled from {}", o.random_positions) : "", ranks, run.ds.train.size(),
-        run.ds.valid.size(), run.model.parameter_count(), run.model.attention_parameter_count(), total_steps);
+        run.config.random_positions > 0 ? fmt::format(" (half sampled from {})", run.config.random_positions) : "",
+        ranks, run.ds.train.size(), run.ds.valid.size(), run.model.parameter_count(),
+        run.model.attention_parameter_count(), total_steps);
     if (o.resume)
       fmt::print("resuming {} at epoch {}, step {} of {}\n", o.out_dir, run.st.epoch, run.st.step, total_steps);
     for (const auto& name : run.ds.available()) {

@@ -30,7 +30,6 @@ models::TranslatorConfig translator_config(const TrainOptions& o, const data::Da
   config.activation = o.activation;
   config.positions = o.positions;
   config.frozen_embeddings = o.freeze_embeddings;
-  config.random_positions = o.random_positions;
   config.source_vocab = english.size();
   config.target_vocab = hindi.size();
   const data::Layout train_layout = layout_for(ds);
@@ -50,6 +49,11 @@ models::TranslatorConfig translator_config(const TrainOptions& o, const data::Da
   config.layout.max_target =
       at_least_train(o.max_target, train_layout.max_target, "--max-target",
                      fmt::format("translation ({} positions with <eos>)", train_layout.max_target));
+  config.random_positions =
+      o.random_positions != kAutoRandomPositions ? o.random_positions
+      : models::has_rotary(o.positions)
+          ? std::min(kAutoRandomPositionsFactor * config.layout.length(), models::TranslatorConfig::kMaxRandomPositions)
+          : 0;
   config.validate();  // e.g. --layers out of range, before anything is written
   return config;
 }

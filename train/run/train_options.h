@@ -38,6 +38,11 @@ constexpr Bounds from_to(double low, double high) { return {low, high, false}; }
 constexpr Bounds above(double low) { return {low, std::numeric_limits<double>::infinity(), true}; }
 constexpr Bounds at_least(double low) { return {low, std::numeric_limits<double>::infinity(), false}; }
 
+// --random-positions' default: three times the layout's positions for a model with a rotary part
+// (the shipped model: rotary, translation spreading its positions 3 apart), off for one without.
+inline constexpr int64_t kAutoRandomPositions = -1;
+inline constexpr int64_t kAutoRandomPositionsFactor = 3;
+
 // The table. X(type, member, default, flag, kind, bounds, help): the state's JSON key is the flag
 // without its dashes, '-' read as '_' (--d-model: d_model). A choice option's type is an enum with
 // a Choices entry below; its spellings are the same on the command line and in a state. Settings
@@ -74,14 +79,15 @@ constexpr Bounds at_least(double low) { return {low, std::numeric_limits<double>
     "keep token embeddings at their random start (the tutorial's static embeddings)")                                 \
   /* the data-parallel exactness test trains in float64 */                                                            \
   X(DType, dtype, DType::F32, "--dtype", LaterSetting, unbounded(), "float32 | float64 (parameters and arithmetic)")  \
-  X(models::Positions, positions, models::TranslatorConfig{}.positions, "--positions", LaterSetting, unbounded(),     \
-    "where word order enters: absolute (a learned embedding) | rotary (RoPE on queries and keys; reads longer "       \
-    "sentences) | absolute+rotary | alibi (a bias of -1/8 per word of distance on every score; reads longer "         \
+  X(models::Positions, positions, models::Positions::Rotary, "--positions", LaterSetting, unbounded(),                \
+    "where word order enters: rotary (RoPE on queries and keys; reads longer sentences) | absolute (a learned "       \
+    "embedding) | absolute+rotary | alibi (a bias of -1/8 per word of distance on every score; reads longer "         \
     "sentences)")                                                                                                     \
-  X(int64_t, random_positions, 0, "--random-positions", LaterSetting,                                                 \
-    from_to(0, models::TranslatorConfig::kMaxRandomPositions),                                                        \
-    "rotary positions sampled at random from 0 to L - 1 for each training sequence, spread evenly at translation "    \
-    "(Ruoss et al., 2023; 0 = off; L at least the layout's positions)")                                               \
+  X(int64_t, random_positions, kAutoRandomPositions, "--random-positions", LaterSetting,                              \
+    from_to(kAutoRandomPositions, models::TranslatorConfig::kMaxRandomPositions),                                     \
+    "L: half the training sequences take rotary positions sampled at random from 0 to L - 1, the others the "         \
+    "positions translation spreads evenly (Ruoss et al., 2023; L at least the layout's positions; 0 = off; -1 = "     \
+    "three times the layout's positions with rotary, off without)")                                                   \
   /* 0: the longest train sentence; a longer valid or test sentence is then skipped (absolute) or read (rotary) */    \
   X(int64_t, max_source, 0, "--max-source", LaterSetting, from_to(0, data::kMaxSentenceWords),                        \
     "English positions of the model's layout (0 = train's longest sentence)")                                         \

@@ -171,7 +171,7 @@ static Tensor train_one_batch(TrainingRun& run, const StepPlan& plan, int64_t ep
   int64_t& tokens_seen = st.tokens_seen;
   int64_t& step = st.step;
   const size_t end = std::min(order.size(), begin + o.batch);
-  const RankBatch mine = rank_batch(run, std::vector<size_t>(order.begin() + begin, order.begin() + end));
+  const RankBatch mine = rank_batch(run, std::vector<size_t>(order.begin() + begin, order.begin() + end), step);
   const data::Batch& batch = mine.batch;
   // linear warm-up over the first epoch (at most a tenth of the run), then cosine decay to 10% of --lr
   models::StepOptions step_options;
