@@ -16,6 +16,8 @@
 #include <optional>
 #include <stdexcept>
 #include <type_traits>
+#include <utility>
+#include <variant>
 
 #include "framework/autograd.h"
 #include "framework/bounded_json.h"
@@ -202,6 +204,72 @@ Tensor tensor_from(const SafeTensor& t, const Tensor& like, const std::string& p
   return like.device() == Device::cpu() ? host : host.to(like.device());
 }
 
+// ---- the saved state as one table ----
+// Every metadata field of a state but the four whose shape is their own (format, options, config,
+// history) and adam_step (the optimiser's): its key, its member of RunState and the range read-back
+// takes it from, given the fields before it. save_state writes the table, the field check lists it,
+// validated_fields reads it in this order; a new field is one row here.
+struct StateLimits {
+  int64_t epochs, train_size, steps_per_epoch, batch, max_target;
+  int64_t steps_in(int64_t position) const { return (position + batch - 1) / batch; }
+};
+using Range = std::pair<double, double>;
+using FieldMember = std::variant<int64_t RunState::*, double RunState::*, std::string RunState::*>;
+struct StateField {
+  const char* key;
+  FieldMember member;
+  Range (*range)(const RunState& r, const StateLimits& l) = nullptr;  // null: text, checked on its own
+  bool optional = false;                                              // an older qkv's state lacks it
+};
+static const StateField kStateTable[] = {
+    // epochs + 1: all done, outputs pending
+    {"epoch", &RunState::epoch, [](const RunState&, const StateLimits& l) { return Range(1, l.epochs + 1); }},
+    {"position", &RunState::position,
+     [](const RunState& r, const StateLimits& l) { return Range(0, r.epoch > l.epochs ? 0 : l.train_size); }},
+    {"step", &RunState::step,
+     [](const RunState&, const StateLimits& l) { return Range(0, l.steps_per_epoch * l.epochs); }},
+    {"loss_count", &RunState::loss_count,
+     [](const RunState& r, const StateLimits& l) { return Range(l.steps_in(r.position), l.steps_in(r.position)); }},
+    // every step sees at least one target token (<eos>) and at most batch * max_target
+    {"tokens_seen", &RunState::tokens_seen,
+     [](const RunState& r, const StateLimits& l) {
+       int64_t most = 0;
+       if (__builtin_mul_overflow(r.step, l.batch * l.max_target, &most))
+         most = std::numeric_limits<int64_t>::max() / 2;
+       return Range(static_cast<double>(r.step), static_cast<double>(most));
+     }},
+    {"train_seconds", &RunState::train_seconds, [](const RunState&, const StateLimits&) { return Range(0, 1e12); }},
+    {"best_epoch", &RunState::best_epoch,
+     [](const RunState& r, const StateLimits&) { return Range(r.epoch > 1 ? 1 : 0, r.epoch - 1); }},
+    {"best_exact", &RunState::best_exact,
+     [](const RunState& r, const StateLimits&) { return r.best_epoch > 0 ? Range(0, 1) : Range(-1, -1); }},
+    {"best_loss", &RunState::best_loss,
+     [](const RunState& r, const StateLimits&) {
+       return Range(0, r.best_epoch > 0 ? std::numeric_limits<double>::max() : 0);
+     }},
+    {"epoch_rng", &RunState::epoch_rng},
+    {"dropout_rng", &RunState::dropout_rng},
+    {"metrics_csv", &RunState::csv},
+    {"steps_csv", &RunState::steps_csv, nullptr, true},  // without it steps.csv starts afresh
+};
+// The fields outside the table, every one required.
+static const char* const kOtherStateFields[] = {"format", "options", "config", "history", "adam_step"};
+
+// One table field as its state writes it: integers in decimal, reals as exact hex floats, text as it is.
+static std::string field_text(const RunState& r, const FieldMember& member) {
+  return std::visit(
+      [&](auto m) -> std::string {
+        using T = std::remove_cvref_t<decltype(r.*m)>;
+        if constexpr (std::is_same_v<T, int64_t>)
+          return std::to_string(r.*m);
+        else if constexpr (std::is_same_v<T, double>)
+          return exact(r.*m);
+        else
+          return r.*m;
+      },
+      member);
+}
+
 void save_state(TrainingRun& run) {
   const TrainOptions& o = run.o;
   const models::Translator& model = run.model;
@@ -212,19 +280,7 @@ void save_state(TrainingRun& run) {
   file.metadata["format"] = kStateFormat;
   file.metadata["options"] = options_json(o);
   file.metadata["config"] = run.config.to_json();
-  file.metadata["epoch"] = std::to_string(st.epoch);
-  file.metadata["position"] = std::to_string(st.position);
-  file.metadata["step"] = std::to_string(st.step);
-  file.metadata["best_epoch"] = std::to_string(st.best_epoch);
-  file.metadata["best_exact"] = exact(st.best_exact);
-  file.metadata["best_loss"] = exact(st.best_loss);
-  file.metadata["loss_count"] = std::to_string(st.loss_count);
-  file.metadata["tokens_seen"] = std::to_string(st.tokens_seen);
-  file.metadata["train_seconds"] = exact(st.train_seconds);
-  file.metadata["epoch_rng"] = st.epoch_rng;
-  file.metadata["dropout_rng"] = st.dropout_rng;
-  file.metadata["metrics_csv"] = st.csv;
-  file.metadata["steps_csv"] = st.steps_csv;
+  for (const StateField& f : kStateTable) file.metadata[f.key] = field_text(st, f.member);
   nlohmann::json history = nlohmann::json::array();
   for (const EpochRecord& e : st.history)
     history.push_back({e.epoch, exact(e.train_loss), exact(e.valid.loss), exact(e.seconds)});
@@ -320,14 +376,6 @@ void check_saved_config(const SafeTensorsFile& saved, const std::string& saved_p
     throw std::runtime_error(
         fmt::format("{}: the saved run's model does not match {} (was the dataset changed?)", saved_path, data_dir));
 }
-
-// The metadata a state holds, every one of them (the checksum is the safetensors layer's).
-static const std::set<std::string> kStateFields = {
-    "format",     "options",     "config",      "epoch",      "position",    "step",
-    "best_epoch", "best_exact",  "best_loss",   "loss_count", "tokens_seen", "train_seconds",
-    "epoch_rng",  "dropout_rng", "metrics_csv", "history",    "adam_step"};
-// Fields a state may lack (written by an older qkv): steps.csv then starts afresh.
-static const std::set<std::string> kOptionalStateFields = {"steps_csv"};
 
 // A generator state exactly as Generator::state() writes it.
 static void restore_generator(Generator& gen, const std::string& text, const char* what) {
@@ -450,46 +498,45 @@ static RunState validated_fields(const SafeTensorsFile& file, const TrainOptions
     if (it == file.metadata.end()) throw std::runtime_error(fmt::format("training state has no '{}'", key));
     return it->second;
   };
+  std::set<std::string> known(std::begin(kOtherStateFields), std::end(kOtherStateFields));
+  for (const StateField& f : kStateTable) known.insert(f.key);
   for (const auto& [key, value] : file.metadata)
-    if (!kStateFields.count(key) && !kOptionalStateFields.count(key))
-      throw std::runtime_error(fmt::format("training state: unknown field {}", shown(key)));
-  for (const std::string& key : kStateFields) meta(key.c_str());  // every one present
-  RunState r;
+    if (!known.count(key)) throw std::runtime_error(fmt::format("training state: unknown field {}", shown(key)));
+  for (const char* key : kOtherStateFields) meta(key);  // every one present
+  for (const StateField& f : kStateTable)
+    if (!f.optional) meta(f.key);
   const int64_t train_size = static_cast<int64_t>(ds.train.size());
-  const int64_t steps_per_epoch = (train_size + o.batch - 1) / o.batch;
-  r.epoch = parse_integer(meta("epoch"), "epoch", 1, o.epochs + 1);  // epochs + 1: all done, outputs pending
-  r.position = parse_integer(meta("position"), "position", 0, r.epoch > o.epochs ? 0 : train_size);
-  const int64_t steps_in_epoch = (r.position + o.batch - 1) / o.batch;
-  const int64_t expected_step = (r.epoch - 1) * steps_per_epoch + steps_in_epoch;
-  r.step = parse_integer(meta("step"), "step", 0, steps_per_epoch * o.epochs);
+  const StateLimits limits{o.epochs, train_size, (train_size + o.batch - 1) / o.batch, o.batch,
+                           config.layout.max_target};
+  RunState r;
+  for (const StateField& f : kStateTable) {
+    const auto it = file.metadata.find(f.key);
+    if (it == file.metadata.end()) continue;  // an optional field
+    std::visit(
+        [&](auto m) {
+          using T = std::remove_cvref_t<decltype(r.*m)>;
+          if constexpr (std::is_same_v<T, std::string>) {
+            r.*m = it->second;
+          } else {
+            const auto [low, high] = f.range(r, limits);
+            if constexpr (std::is_same_v<T, int64_t>)
+              r.*m = parse_integer(it->second, f.key, static_cast<int64_t>(low), static_cast<int64_t>(high));
+            else
+              r.*m = parse_exact(it->second, f.key, low, high);
+          }
+        },
+        f.member);
+  }
+  const int64_t expected_step = (r.epoch - 1) * limits.steps_per_epoch + limits.steps_in(r.position);
   if (r.step != expected_step)
     throw std::runtime_error(
         fmt::format("training state: step {} does not follow from epoch {} and position {} "
                     "(batches of {}: step {} does)",
                     r.step, r.epoch, r.position, o.batch, expected_step));
-  r.loss_count = parse_integer(meta("loss_count"), "loss_count", steps_in_epoch, steps_in_epoch);
   adam_step = parse_integer(meta("adam_step"), "adam_step", r.step, r.step);  // AdamW steps once a step
-  // Every step sees at least one target token (<eos>) and at most batch * max_target.
-  int64_t most_tokens = 0;
-  if (__builtin_mul_overflow(r.step, o.batch * config.layout.max_target, &most_tokens))
-    most_tokens = std::numeric_limits<int64_t>::max() / 2;
-  r.tokens_seen = parse_integer(meta("tokens_seen"), "tokens_seen", r.step, most_tokens);
-  r.train_seconds = parse_exact(meta("train_seconds"), "train_seconds", 0, 1e12);
-  r.best_epoch = parse_integer(meta("best_epoch"), "best_epoch", r.epoch > 1 ? 1 : 0, r.epoch - 1);
-  r.best_exact = parse_exact(meta("best_exact"), "best_exact", r.best_epoch > 0 ? 0 : -1, r.best_epoch > 0 ? 1 : -1);
-  r.best_loss =
-      parse_exact(meta("best_loss"), "best_loss", 0, r.best_epoch > 0 ? std::numeric_limits<double>::max() : 0);
-
   validate_history(meta("history"), o, r);
-  r.csv = meta("metrics_csv");
   validate_metrics_csv(r);
-  const auto steps = file.metadata.find("steps_csv");
-  if (steps != file.metadata.end()) {
-    r.steps_csv = steps->second;
-    validate_steps_csv(r, steps_per_epoch * o.epochs);
-  }
-  r.epoch_rng = meta("epoch_rng");
-  r.dropout_rng = meta("dropout_rng");
+  if (!r.steps_csv.empty()) validate_steps_csv(r, limits.steps_per_epoch * o.epochs);
   return r;
 }
 
