@@ -80,7 +80,7 @@ DIST_FLAGS_FILE := $(BUILD)/distributed.flags
 # program) and tests/ goes into libqkv.a.
 FRAMEWORK_SRC := $(wildcard framework/*.cpp framework/cpu/*.cpp)
 LIB_SRC  := $(FRAMEWORK_SRC) $(wildcard data/*.cpp models/*.cpp tools/render/*.cpp)
-APP_SRC  := $(wildcard train/*/*.cpp)
+APP_SRC  := $(wildcard train/*/*.cpp train/experiments/*/*.cpp)
 FRAMEWORK_TEST_SRC := tests/main.cpp $(wildcard tests/engine/*.cpp)
 TEST_SRC := tests/main.cpp $(wildcard tests/program/*.cpp)
 GPU_TEST_SRC := $(wildcard tests/gpu/*.cpp)
@@ -189,7 +189,7 @@ $(BUILD)/gen/demo_page.inc: tools/demo/index.html
 $(BUILD)/gen/demo_grid.inc: tools/demo/ablation_grid.tsv
 	@mkdir -p $(dir $@)
 	{ printf 'R"QKVGRID('; cat $<; printf ')QKVGRID"\n'; } >$@.tmp && mv $@.tmp $@
-# train/experiments/explorer_page.cpp and train/experiments/demo.cpp include them (in either build, unity or file by file).
+# train/experiments/explorer/explorer_page.cpp and train/experiments/demo/demo.cpp include them (in either build, unity or file by file).
 $(APP_OBJ): $(BUILD)/gen/explorer_page.inc $(BUILD)/gen/demo_page.inc $(BUILD)/gen/demo_grid.inc
 $(APP_OBJ): override CXXFLAGS += -I$(BUILD)/gen
 
@@ -207,7 +207,7 @@ $(BUILD)/framework_layers.ok: $(wildcard framework/*.h framework/*.cpp framework
 # train/'s layers: run/ (the training run) includes nothing from experiments/ or cli/,
 # experiments/ (what the commands share) nothing from cli/, and no command includes another: a file
 # of cli/ includes only cli/commands.h (the options and validators every command shares).
-$(BUILD)/train_layers.ok: $(wildcard train/*/*.h train/*/*.cpp)
+$(BUILD)/train_layers.ok: $(wildcard train/*/*.h train/*/*.cpp train/experiments/*/*.h train/experiments/*/*.cpp)
 	@mkdir -p $(dir $@)
 	@if grep -nE '^\s*#\s*include\s*"train/(cli|experiments)/' $(filter train/run/%,$^) \
 	  || grep -nE '^\s*#\s*include\s*"train/cli/' $(filter train/experiments/%,$^) \
@@ -253,7 +253,7 @@ FUZZ_SAN     := -fsanitize=address,undefined -fno-sanitize-recover=undefined
 FUZZ_CXXFLAGS := -g -O1 -std=c++20 -I. $(DEPS_CFLAGS) $(FUZZ_SAN) -fsanitize=fuzzer-no-link -Wno-unknown-pragmas -MMD -MP
 # The pieces of train/ (the program) that harnesses read: the training state, the run's config and
 # the explorer data's embedding.
-FUZZ_APP_SRC := train/run/run_state.cpp train/run/state_fields.cpp train/run/state_options.cpp train/run/run_config.cpp train/run/run_folder.cpp train/experiments/explore_data.cpp
+FUZZ_APP_SRC := train/run/run_state.cpp train/run/state_fields.cpp train/run/state_options.cpp train/run/run_config.cpp train/run/run_folder.cpp train/experiments/explorer/explore_data.cpp
 FUZZ_LIB_SRC := $(wildcard framework/*.cpp framework/cpu/*.cpp data/*.cpp models/*.cpp) $(FUZZ_APP_SRC)
 FUZZ_LIB_OBJ := $(FUZZ_LIB_SRC:%.cpp=$(FUZZ_DIR)/obj/%.o)
 FUZZ_TARGETS := checkpoint dataset train_state explorer_data

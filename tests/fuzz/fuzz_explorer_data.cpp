@@ -1,5 +1,5 @@
 // tests/fuzz/fuzz_explorer_data.cpp — libFuzzer harness for the explorer page's data embedding
-// (train/experiments/explore_data.cpp): the first byte chooses where the rest goes (a starting sentence, a
+// (train/experiments/explorer/explore_data.cpp): the first byte chooses where the rest goes (a starting sentence, a
 // vocabulary word or a checkpoint's path), the data is made as qkv explore makes it, and the text
 // that goes inside the page's <script> block must hold no "</script", "<!--", raw '<', U+2028 or
 // U+2029 and parse back to the same data. Invalid UTF-8 must be refused with a std::exception (as
@@ -14,7 +14,7 @@
 #include <string>
 
 #include "data/dataset.h"
-#include "train/experiments/explore_data.h"
+#include "train/experiments/explorer/explore_data.h"
 
 namespace {
 

@@ -55,15 +55,15 @@ layer_check() {  # a copy of train/ with one line added to FILE; prints make's e
     "$work/layers/b/train_layers.ok" >/dev/null 2>&1
   echo $?
 }
-[ "$(layer_check cli/attend.cpp '#include "train/experiments/probe.h"')" = 0 ] && pass ||
+[ "$(layer_check cli/attend.cpp '#include "train/experiments/probe/probe.h"')" = 0 ] && pass ||
   fail "the train layer check refuses a command that includes experiments/"
 [ "$(layer_check cli/attend.cpp '#include "train/cli/commands.h"')" = 0 ] && pass ||
   fail "the train layer check refuses cli/commands.h"
 [ "$(layer_check cli/attend.cpp '#include "train/cli/demo.h"')" != 0 ] && pass ||
   fail "the train layer check lets one command include another"
-[ "$(layer_check run/trainer.h '#include "train/experiments/probe.h"')" != 0 ] && pass ||
+[ "$(layer_check run/trainer.h '#include "train/experiments/probe/probe.h"')" != 0 ] && pass ||
   fail "the train layer check lets run/ include experiments/"
-[ "$(layer_check experiments/probe.h '#include "train/cli/commands.h"')" != 0 ] && pass ||
+[ "$(layer_check experiments/probe/probe.h '#include "train/cli/commands.h"')" != 0 ] && pass ||
   fail "the train layer check lets experiments/ include cli/"
 
 # ---- parallel unless -j is given ----

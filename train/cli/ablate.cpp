@@ -1,4 +1,4 @@
-// train/cli/ablate.cpp — `qkv ablate`: its options; the grid's run is train/experiments/ablation.cpp.
+// train/cli/ablate.cpp — `qkv ablate`: its options; the grid's run is train/experiments/ablation/ablation.cpp.
 #include <algorithm>
 #include <memory>
 #include <stdexcept>
@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "train/cli/commands.h"
-#include "train/experiments/ablation.h"
+#include "train/experiments/ablation/ablation.h"
 #include "train/run/trainer.h"
 
 namespace qkv::app {

@@ -1,5 +1,5 @@
 // train/cli/attend.cpp — the inspection command `attend`: its options; the maps and the knockout are
-// train/experiments/attend.cpp.
+// train/experiments/attend/attend.cpp.
 #include <memory>
 #include <stdexcept>
 #include <string>
@@ -8,7 +8,7 @@
 #include "framework/file_util.h"
 #include "framework/text_util.h"
 #include "train/cli/commands.h"
-#include "train/experiments/attend.h"
+#include "train/experiments/attend/attend.h"
 
 namespace qkv::app {
 

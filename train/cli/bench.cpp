@@ -1,5 +1,5 @@
 // train/cli/bench.cpp — `qkv bench`: its options and its report (text, or JSON with every
-// measurement and its unit); the measurements are train/experiments/bench.cpp's.
+// measurement and its unit); the measurements are train/experiments/bench/bench.cpp's.
 #include <nlohmann/json.hpp>
 
 #include <memory>
@@ -9,7 +9,7 @@
 #include "framework/backend.h"
 #include "framework/distributed.h"
 #include "train/cli/commands.h"
-#include "train/experiments/bench.h"
+#include "train/experiments/bench/bench.h"
 
 namespace qkv::app {
 

@@ -10,9 +10,9 @@
 #include <type_traits>
 #include <vector>
 
-#include "train/experiments/explorer_page.h"
+#include "train/experiments/explorer/explorer_page.h"
 #include "train/run/train_options.h"
-#include "train/experiments/sentences.h"
+#include "train/experiments/common/sentences.h"
 
 namespace qkv::app {
 

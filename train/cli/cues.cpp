@@ -1,10 +1,10 @@
 // train/cli/cues.cpp — `qkv cues`: its options; the measurement and its report are
-// train/experiments/cues.cpp.
+// train/experiments/cues/cues.cpp.
 #include <memory>
 #include <string>
 
 #include "train/cli/commands.h"
-#include "train/experiments/cues.h"
+#include "train/experiments/cues/cues.h"
 
 namespace qkv::app {
 

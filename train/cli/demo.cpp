@@ -1,8 +1,8 @@
-// train/cli/demo.cpp — `qkv demo`: its options; the run is train/experiments/demo.cpp.
+// train/cli/demo.cpp — `qkv demo`: its options; the run is train/experiments/demo/demo.cpp.
 #include <memory>
 
 #include "train/cli/commands.h"
-#include "train/experiments/demo.h"
+#include "train/experiments/demo/demo.h"
 
 namespace qkv::app {
 

@@ -1,5 +1,5 @@
 // train/cli/explore.cpp — `qkv explore`: one self-contained offline HTML page that embeds trained
-// checkpoints and translates in the browser (train/experiments/explorer_page.cpp writes it; the page
+// checkpoints and translates in the browser (train/experiments/explorer/explorer_page.cpp writes it; the page
 // and its JavaScript forward pass live in tools/explorer/explorer.html). This file reads the options.
 #include <memory>
 #include <string>

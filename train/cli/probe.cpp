@@ -1,4 +1,4 @@
-// train/cli/probe.cpp — `qkv probe`: the sense probe of one or more checkpoints (train/experiments/probe.cpp),
+// train/cli/probe.cpp — `qkv probe`: the sense probe of one or more checkpoints (train/experiments/probe/probe.cpp),
 // as a table and, with --out, TSV, JSON and a line plot. This file reads the options only.
 #include <fmt/format.h>
 
@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "train/cli/commands.h"
-#include "train/experiments/probe.h"
+#include "train/experiments/probe/probe.h"
 #include "train/run/run_folder.h"
 
 namespace qkv::app {

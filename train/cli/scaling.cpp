@@ -1,5 +1,5 @@
 // train/cli/scaling.cpp — `qkv scaling`: its options, checked before the long computation; the
-// computation and its tables and picture are train/experiments/scaling.cpp.
+// computation and its tables and picture are train/experiments/scaling/scaling.cpp.
 #include <fmt/format.h>
 
 #include <filesystem>
@@ -8,7 +8,7 @@
 #include <string>
 
 #include "train/cli/commands.h"
-#include "train/experiments/scaling.h"
+#include "train/experiments/scaling/scaling.h"
 
 namespace qkv::app {
 

@@ -13,7 +13,7 @@
 #include "framework/text_util.h"
 #include "models/translator_io.h"
 #include "train/cli/commands.h"
-#include "train/experiments/sentences.h"
+#include "train/experiments/common/sentences.h"
 
 namespace qkv::app {
 

@@ -1,4 +1,4 @@
-// train/experiments/explore_data.h — the explorer page's data as text that sits inside its
+// train/experiments/explorer/explore_data.h — the explorer page's data as text that sits inside its
 // <script type="application/json"> block (train/cli/explore.cpp writes the page).
 #pragma once
 

@@ -1,4 +1,4 @@
-// train/experiments/bench.cpp — what `qkv bench` measures: speed as ratios against a reference run
+// train/experiments/bench/bench.cpp — what `qkv bench` measures: speed as ratios against a reference run
 // in the same process (qkv matmul against a raw cblas_sgemm call), training throughput of the
 // translator at two sizes on every device, the fused attention, each positions scheme beside
 // absolute, and data-parallel steps. Speed lives here, never in tests.
@@ -17,7 +17,7 @@
 #include <stdexcept>
 #include <vector>
 
-#include "train/experiments/bench.h"
+#include "train/experiments/bench/bench.h"
 #include "framework/autograd.h"
 #include "framework/backend.h"
 #include "framework/distributed.h"

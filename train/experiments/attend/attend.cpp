@@ -1,5 +1,5 @@
-// train/experiments/attend.cpp — `qkv attend`: attention maps as PNG, text, CSV or JSON, and the
-// knockout of one key from one query (the demo is train/experiments/demo.cpp).
+// train/experiments/attend/attend.cpp — `qkv attend`: attention maps as PNG, text, CSV or JSON, and the
+// knockout of one key from one query (the demo is train/experiments/demo/demo.cpp).
 #include <fmt/format.h>
 #include <unistd.h>
 
@@ -13,9 +13,9 @@
 #include <set>
 #include <stdexcept>
 
-#include "train/experiments/attend.h"
-#include "train/experiments/sentences.h"
-#include "train/experiments/attention_picture.h"
+#include "train/experiments/attend/attend.h"
+#include "train/experiments/common/sentences.h"
+#include "train/experiments/attend/attention_picture.h"
 #include "framework/autograd.h"
 #include "framework/file_util.h"
 #include "framework/ops.h"

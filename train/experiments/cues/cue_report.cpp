@@ -1,6 +1,6 @@
-// train/experiments/cue_report.cpp — the knockout table of one or more checkpoints' cue reports, as
+// train/experiments/cues/cue_report.cpp — the knockout table of one or more checkpoints' cue reports, as
 // `qkv cues` and the demo print it.
-#include "train/experiments/cue_report.h"
+#include "train/experiments/cues/cue_report.h"
 
 #include <fmt/format.h>
 

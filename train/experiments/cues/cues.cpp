@@ -1,4 +1,4 @@
-// train/experiments/cues.cpp — `qkv cues`: cue attention and the knockout flip rates of one or more
+// train/experiments/cues/cues.cpp — `qkv cues`: cue attention and the knockout flip rates of one or more
 // checkpoints over a split of the cue file, as a table, TSV, JSON and a histogram PNG. The measuring
 // is models/cue_analysis; this file reads the checkpoints and writes the results.
 #include <fmt/format.h>
@@ -10,8 +10,8 @@
 #include <string>
 #include <vector>
 
-#include "train/experiments/cues.h"
-#include "train/experiments/cue_report.h"
+#include "train/experiments/cues/cues.h"
+#include "train/experiments/cues/cue_report.h"
 #include "data/cues.h"
 #include "framework/file_util.h"
 #include "models/cue_analysis.h"

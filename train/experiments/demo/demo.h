@@ -1,4 +1,4 @@
-// train/experiments/demo.h — `qkv demo`'s options and run (demo.cpp).
+// train/experiments/demo/demo.h — `qkv demo`'s options and run (demo.cpp).
 #pragma once
 
 #include <string>

@@ -1,4 +1,4 @@
-// train/experiments/cues.h — `qkv cues`'s options and run (cues.cpp).
+// train/experiments/cues/cues.h — `qkv cues`'s options and run (cues.cpp).
 #pragma once
 
 #include <cstdint>

@@ -1,4 +1,4 @@
-// train/experiments/child_jobs.h — independent jobs, each run in a forked child process, a few at a time
+// train/experiments/common/child_jobs.h — independent jobs, each run in a forked child process, a few at a time
 // (`qkv demo` trains its models this way). Holds the process handling alone: starting, waiting,
 // stopping on a failure or a signal; what a job computes and how it encodes its result are the
 // caller's.

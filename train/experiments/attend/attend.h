@@ -1,4 +1,4 @@
-// train/experiments/attend.h — `qkv attend`'s options and run (attend.cpp).
+// train/experiments/attend/attend.h — `qkv attend`'s options and run (attend.cpp).
 #pragma once
 
 #include <cstdint>

@@ -1,7 +1,7 @@
-// train/experiments/explorer_page.cpp — writes the explorer page: tools/explorer/explorer.html (built
+// train/experiments/explorer/explorer_page.cpp — writes the explorer page: tools/explorer/explorer.html (built
 // in as a string) with the checkpoints' config, vocabularies and weights (base64 float32 or float16)
 // and the starting sentences as JSON; and the demo's showcase sentences, the page's default start.
-#include "train/experiments/explorer_page.h"
+#include "train/experiments/explorer/explorer_page.h"
 
 #include <fmt/format.h>
 
@@ -13,8 +13,8 @@
 #include "framework/file_util.h"
 #include "models/translator_io.h"
 #include "tools/render/render.h"
-#include "train/experiments/explore_data.h"
-#include "train/experiments/sentences.h"
+#include "train/experiments/explorer/explore_data.h"
+#include "train/experiments/common/sentences.h"
 
 namespace qkv::app {
 

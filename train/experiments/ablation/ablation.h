@@ -1,4 +1,4 @@
-// train/experiments/ablation.h — `qkv ablate`'s options and run, and what it shares with the demo:
+// train/experiments/ablation/ablation.h — `qkv ablate`'s options and run, and what it shares with the demo:
 // one cell's result as a point of the ablation plot, the plot itself, and the reader of an
 // ablation.tsv (the demo draws a recorded grid).
 #pragma once

@@ -1,9 +1,9 @@
-// train/experiments/ablation.cpp — `qkv ablate`, the tutorial's experiment as a grid: blocks x
+// train/experiments/ablation/ablation.cpp — `qkv ablate`, the tutorial's experiment as a grid: blocks x
 // attention mode x token embeddings (trained or frozen), plus an equal-parameter control, each
 // trained with the same budget; one cached cell per folder, a TSV and JSON table, and a line plot of
 // generalisation against blocks. Also its pieces the demo shares: a cell as a point of the plot, the
 // plot, and the reader of an ablation.tsv (the demo draws the recorded grid beside its own cells).
-#include "train/experiments/ablation.h"
+#include "train/experiments/ablation/ablation.h"
 
 #include <fmt/format.h>
 

@@ -1,4 +1,4 @@
-// train/experiments/cue_report.h — what `qkv cues` shares with the demo: one checkpoint's cue report
+// train/experiments/cues/cue_report.h — what `qkv cues` shares with the demo: one checkpoint's cue report
 // and the knockout table (cue_report.cpp).
 #pragma once
 

@@ -1,6 +1,6 @@
-// train/experiments/explore_data.cpp — the explorer page's data as text that is safe inside a <script> block
+// train/experiments/explorer/explore_data.cpp — the explorer page's data as text that is safe inside a <script> block
 // (see explore_data.h).
-#include "train/experiments/explore_data.h"
+#include "train/experiments/explorer/explore_data.h"
 
 #include <stdexcept>
 

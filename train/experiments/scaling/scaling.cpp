@@ -1,4 +1,4 @@
-// train/experiments/scaling.cpp — `qkv scaling`: the tutorial's sqrt(d_k) section reproduced with
+// train/experiments/scaling/scaling.cpp — `qkv scaling`: the tutorial's sqrt(d_k) section reproduced with
 // qkv. Prints the variance, softmax-saturation and gradient tables and writes DIR/scaling.png (two
 // panels). The sampling is models/scaling_experiment.
 #include <fmt/format.h>
@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "train/experiments/scaling.h"
+#include "train/experiments/scaling/scaling.h"
 #include "models/scaling_experiment.h"
 #include "tools/render/render.h"
 

@@ -1,6 +1,6 @@
-// train/experiments/attention_picture.cpp — the picture of one traced attention matrix, as `qkv
+// train/experiments/attend/attention_picture.cpp — the picture of one traced attention matrix, as `qkv
 // attend` draws it and the demo shows it, and the layer's name in its title.
-#include "train/experiments/attention_picture.h"
+#include "train/experiments/attend/attention_picture.h"
 
 #include <fmt/format.h>
 

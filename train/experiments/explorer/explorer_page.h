@@ -1,4 +1,4 @@
-// train/experiments/explorer_page.h — the offline explorer page (`qkv explore`, the demo): the
+// train/experiments/explorer/explorer_page.h — the offline explorer page (`qkv explore`, the demo): the
 // checkpoints' weights, vocabularies and starting sentences inside tools/explorer/explorer.html.
 #pragma once
 

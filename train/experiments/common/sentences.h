@@ -1,4 +1,4 @@
-// train/experiments/sentences.h — a typed sentence read as qkv reads it, for every command that takes
+// train/experiments/common/sentences.h — a typed sentence read as qkv reads it, for every command that takes
 // one (translate, attend, explore, demo), `translate --input`'s lines, and the version text
 // (--version, the page, bench).
 #pragma once

@@ -1,6 +1,6 @@
-// train/experiments/sentences.cpp — a typed sentence read as qkv reads it (normalised, checked
+// train/experiments/common/sentences.cpp — a typed sentence read as qkv reads it (normalised, checked
 // against a model's vocabulary and layout, unknown words with suggestions), and the version text.
-#include "train/experiments/sentences.h"
+#include "train/experiments/common/sentences.h"
 
 #include <cblas.h>
 #include <fmt/format.h>

@@ -1,4 +1,4 @@
-// train/experiments/bench.h — `qkv bench`'s measurements (bench.cpp) and where their figures go.
+// train/experiments/bench/bench.h — `qkv bench`'s measurements (bench.cpp) and where their figures go.
 #pragma once
 
 #include <fmt/format.h>

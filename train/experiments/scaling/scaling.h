@@ -1,4 +1,4 @@
-// train/experiments/scaling.h — `qkv scaling`'s options and run (scaling.cpp).
+// train/experiments/scaling/scaling.h — `qkv scaling`'s options and run (scaling.cpp).
 #pragma once
 
 #include <cstdint>

@@ -1,4 +1,4 @@
-// train/experiments/attention_picture.h — what `attend` shares with the demo (attention_picture.cpp):
+// train/experiments/attend/attention_picture.h — what `attend` shares with the demo (attention_picture.cpp):
 // the heatmap of one traced attention matrix and its layer's name.
 #pragma once
 

@@ -1,4 +1,4 @@
-// train/experiments/child_jobs.cpp — run_child_jobs (child_jobs.h): fork, one pipe per child for its result,
+// train/experiments/common/child_jobs.cpp — run_child_jobs (child_jobs.h): fork, one pipe per child for its result,
 // ppoll on the pipes with SIGINT and SIGTERM let through only there, and a guard that kills and
 // reaps whatever is still running on every way out.
 //
@@ -15,7 +15,7 @@
 //   so nothing the parent had buffered is written twice and no atexit handler runs twice.
 // - CUDA contexts and MPI do not survive a fork: the jobs run on the CPU, in a program without MPI
 //   started (the demo trains on the CPU and never joins a process group).
-#include "train/experiments/child_jobs.h"
+#include "train/experiments/common/child_jobs.h"
 
 #include <fcntl.h>
 #include <poll.h>

@@ -1,4 +1,4 @@
-// train/experiments/demo.cpp — `qkv demo`: the tutorial's argument in one command. The tutorial's
+// train/experiments/demo/demo.cpp — `qkv demo`: the tutorial's argument in one command. The tutorial's
 // own setting first (one block, frozen token embeddings: learned against static against none), then
 // the default model (learned against static), the recorded ablation grid, cue attention with the
 // knockout test, the sense probe, showcase translations with attention maps, and an offline
@@ -19,18 +19,18 @@
 #include <sstream>
 #include <stdexcept>
 
-#include "train/experiments/ablation.h"
-#include "train/experiments/child_jobs.h"
-#include "train/experiments/demo.h"
-#include "train/experiments/explorer_page.h"
-#include "train/experiments/cue_report.h"
+#include "train/experiments/ablation/ablation.h"
+#include "train/experiments/common/child_jobs.h"
+#include "train/experiments/demo/demo.h"
+#include "train/experiments/explorer/explorer_page.h"
+#include "train/experiments/cues/cue_report.h"
 #include "framework/backend.h"
 #include "framework/file_util.h"
 #include "framework/text_util.h"
-#include "train/experiments/attention_picture.h"
+#include "train/experiments/attend/attention_picture.h"
 #include "models/cue_analysis.h"
 #include "models/translator_io.h"
-#include "train/experiments/probe.h"
+#include "train/experiments/probe/probe.h"
 #include "tools/render/render.h"
 #include "train/run/run_folder.h"
 #include "train/run/trainer.h"

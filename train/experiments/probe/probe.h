@@ -1,4 +1,4 @@
-// train/experiments/probe.h — the sense probe as the `probe` command and the demo use it (probe.cpp):
+// train/experiments/probe/probe.h — the sense probe as the `probe` command and the demo use it (probe.cpp):
 // options, one result per checkpoint, the console table and the TSV/JSON/PNG files.
 #pragma once
 
