@@ -13,7 +13,7 @@
 #include "train/cli/commands.h"
 #include "framework/text_util.h"
 #include "framework/distributed.h"
-#include "train/run/trainer.h"
+#include "train/run/training_run.h"
 
 static int run(CLI::App& app, int argc, char** argv);
 static std::string one_line(const std::string& message);
