@@ -6,7 +6,8 @@
 # pairs, so its untrained positions are measured rather than skipped), and each split's exact
 # match is printed as a markdown row.
 #   QKV=build/qkv SCHEMES="absolute rotary absolute+rotary rotary:64" SEEDS="1" OUT=/tmp/length bash tools/length_test.sh
-# (rotary:64 is rotary with --random-positions 64)
+# (rotary:64 is rotary with --random-positions 64; plain rotary is qkv train's default, randomized
+# positions from three times the layout, and rotary:0 turns them off)
 # With LONG_TARGETS=N the long pairs are long on the Hindi side instead: every split keeps pairs of at
 # most SHORT English and N Hindi words, and long.tsv holds test pairs of at most SHORT English words
 # whose Hindi has N + 1 to 2 N words (targets up to twice train's longest, sources as long as train's).
