@@ -79,8 +79,12 @@ DIST_FLAGS_FILE := $(BUILD)/distributed.flags
 # link, and an #include of them fails the layer check below. Everything else but train/ (the
 # program) and tests/ goes into libqkv.a.
 FRAMEWORK_SRC := $(wildcard framework/*.cpp framework/cpu/*.cpp)
-LIB_SRC  := $(FRAMEWORK_SRC) $(wildcard data/*.cpp models/*.cpp tools/render/*.cpp)
-APP_SRC  := $(wildcard train/*/*.cpp train/experiments/*/*.cpp)
+# The experiments' measurements (train/experiments/ROOM/, beside their commands' code) go into libqkv.a
+# too, so that the tests link them without the program.
+MEASURE_SRC := train/experiments/cues/cue_analysis.cpp train/experiments/probe/sense_probe.cpp \
+               train/experiments/scaling/scaling_experiment.cpp train/experiments/tutorial/tutorial_example.cpp
+LIB_SRC  := $(FRAMEWORK_SRC) $(wildcard data/*.cpp models/*.cpp tools/render/*.cpp) $(MEASURE_SRC)
+APP_SRC  := $(filter-out $(MEASURE_SRC),$(wildcard train/*/*.cpp train/experiments/*/*.cpp))
 FRAMEWORK_TEST_SRC := tests/main.cpp $(wildcard tests/engine/*.cpp)
 TEST_SRC := tests/main.cpp $(wildcard tests/program/*.cpp)
 GPU_TEST_SRC := $(wildcard tests/gpu/*.cpp)

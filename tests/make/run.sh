@@ -37,7 +37,7 @@ grep -q "ln -sfn cpu-only/qkv build/qkv" <<<"$demo_plan2" && grep -q "running bu
 # ---- the unity build: each folder's files compile together, and UNITY=0 compiles them one by one ----
 grep -qE -- "-c $work/b/unity/app_a.cpp" <<<"$plan" && grep -qE -- "-c $work/b/unity/framework.cpp" <<<"$plan" \
   && pass || fail "plain make does not compile the unity groups"
-for f in train/*/*.cpp framework/*.cpp models/*.cpp data/*.cpp tools/render/*.cpp; do
+for f in train/*/*.cpp train/experiments/*/*.cpp framework/*.cpp models/*.cpp data/*.cpp tools/render/*.cpp; do
   case $f in framework/distributed.cpp) continue ;; esac  # its own flags: compiled alone
   n=$(cat "$work"/b/unity/*.cpp 2>/dev/null | grep -c "^#include \"$f\"$")
   [ "$n" = 1 ] || fail "$f is in $n unity groups, not 1"

@@ -7,7 +7,7 @@
 
 #include "data/dataset.h"
 #include "framework/autograd.h"
-#include "models/tutorial_example.h"
+#include "train/experiments/tutorial/tutorial_example.h"
 #include "models/translator_io.h"
 #include "tools/render/render.h"
 

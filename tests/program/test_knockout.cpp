@@ -10,7 +10,7 @@
 #include "data/cues.h"
 #include "data/dataset.h"
 #include "framework/autograd.h"
-#include "models/cue_analysis.h"
+#include "train/experiments/cues/cue_analysis.h"
 #include "models/translator_io.h"
 
 using namespace qkv;

@@ -12,8 +12,8 @@
 #include "data/dataset.h"
 #include "framework/autograd.h"
 #include "framework/random.h"
-#include "models/cue_analysis.h"
-#include "models/sense_probe.h"
+#include "train/experiments/cues/cue_analysis.h"
+#include "train/experiments/probe/sense_probe.h"
 #include "tests/test_config.h"
 
 using namespace qkv;

@@ -1,4 +1,4 @@
-// tests/program/test_scaling.cpp — the tutorial's sqrt(d_k) section (models/scaling_experiment.h), checked
+// tests/program/test_scaling.cpp — the tutorial's sqrt(d_k) section (train/experiments/scaling/scaling_experiment.h), checked
 // statistically: Var(q·k) = d, Var(q·k / sqrt d) = 1, the tutorial's two softmax rows, and the gradient
 // collapse of an unscaled, saturated softmax. Fewer pairs and smaller d than `qkv scaling`, to stay fast.
 #include <doctest/doctest.h>
@@ -7,7 +7,7 @@
 #include <cmath>
 #include <stdexcept>
 
-#include "models/scaling_experiment.h"
+#include "train/experiments/scaling/scaling_experiment.h"
 
 using namespace qkv;
 

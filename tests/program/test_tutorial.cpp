@@ -4,7 +4,7 @@
 
 #include <cmath>
 
-#include "models/tutorial_example.h"
+#include "train/experiments/tutorial/tutorial_example.h"
 
 using namespace qkv;
 

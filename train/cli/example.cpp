@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "models/tutorial_example.h"
+#include "train/experiments/tutorial/tutorial_example.h"
 #include "train/cli/commands.h"
 
 namespace qkv::app {

@@ -20,7 +20,7 @@
 #include "framework/file_util.h"
 #include "framework/ops.h"
 #include "framework/text_util.h"
-#include "models/tutorial_example.h"
+#include "train/experiments/tutorial/tutorial_example.h"
 #include "models/memory_budget.h"
 #include "models/translator_io.h"
 #include "tools/render/render.h"

@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "models/cue_analysis.h"
+#include "train/experiments/cues/cue_analysis.h"
 
 namespace qkv::app {
 

@@ -14,7 +14,7 @@
 #include "train/experiments/cues/cue_report.h"
 #include "data/cues.h"
 #include "framework/file_util.h"
-#include "models/cue_analysis.h"
+#include "train/experiments/cues/cue_analysis.h"
 #include "models/translator_io.h"
 #include "tools/render/render.h"
 

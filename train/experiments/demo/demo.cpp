@@ -28,7 +28,7 @@
 #include "framework/file_util.h"
 #include "framework/text_util.h"
 #include "train/experiments/attend/attention_picture.h"
-#include "models/cue_analysis.h"
+#include "train/experiments/cues/cue_analysis.h"
 #include "models/translator_io.h"
 #include "train/experiments/probe/probe.h"
 #include "tools/render/render.h"

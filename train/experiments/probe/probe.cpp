@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "framework/file_util.h"
-#include "models/sense_probe.h"
+#include "train/experiments/probe/sense_probe.h"
 #include "models/translator_io.h"
 #include "tools/render/render.h"
 

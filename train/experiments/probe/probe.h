@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "data/cues.h"
-#include "models/sense_probe.h"
+#include "train/experiments/probe/sense_probe.h"
 
 namespace qkv::app {
 

@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "train/experiments/scaling/scaling.h"
-#include "models/scaling_experiment.h"
+#include "train/experiments/scaling/scaling_experiment.h"
 #include "tools/render/render.h"
 
 namespace qkv::app {

@@ -1,4 +1,4 @@
-// models/tutorial_example.cpp — computes the tutorial's worked example step by step with qkv ops.
+// train/experiments/tutorial/tutorial_example.cpp — computes the tutorial's worked example step by step with qkv ops.
 #include "tutorial_example.h"
 
 #include <cmath>

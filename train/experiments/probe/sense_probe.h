@@ -1,4 +1,4 @@
-// models/sense_probe.h — does a word's vector tell its sense? A logistic-regression probe per layer on
+// train/experiments/probe/sense_probe.h — does a word's vector tell its sense? A logistic-regression probe per layer on
 // the vector of an ambiguous word (bank: river or money), fitted on one half of the examples and scored
 // on the other. Chance is 50%: both senses have the same number of examples in each half.
 #pragma once

@@ -1,4 +1,4 @@
-// models/scaling_experiment.h — the tutorial's section on sqrt(d_k) ("why divide the scores by sqrt(d_k)?"),
+// train/experiments/scaling/scaling_experiment.h — the tutorial's section on sqrt(d_k) ("why divide the scores by sqrt(d_k)?"),
 // measured with qkv's own ops: (1) the variance of q·k grows linearly with d and is flat once the
 // scores are divided by sqrt(d); (2) large scores saturate softmax; (3) a saturated softmax passes
 // almost no gradient back to its scores. Pure computation: nothing here prints or writes files.

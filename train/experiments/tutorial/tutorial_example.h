@@ -1,4 +1,4 @@
-// models/tutorial_example.h — the tutorial's running example ("money bank grows"): parameter-free
+// train/experiments/tutorial/tutorial_example.h — the tutorial's running example ("money bank grows"): parameter-free
 // self-attention Y = softmax(E E^T / sqrt d) E, computed with the framework's own ops.
 #pragma once
 

@@ -1,4 +1,4 @@
-// models/sense_probe.cpp — the sense probe (see sense_probe.h): standardise, fit a logistic regression
+// train/experiments/probe/sense_probe.cpp — the sense probe (see sense_probe.h): standardise, fit a logistic regression
 // by Newton's method with a Cholesky solve, score the held-out half; then the same per layer and word.
 #include "sense_probe.h"
 

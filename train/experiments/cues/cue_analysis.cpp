@@ -1,4 +1,4 @@
-// models/cue_analysis.cpp — cue attention and the knockout flip rates (see cue_analysis.h). The
+// train/experiments/cues/cue_analysis.cpp — cue attention and the knockout flip rates (see cue_analysis.h). The
 // weights come from the model's own recording; nothing here recomputes attention.
 #include "cue_analysis.h"
 

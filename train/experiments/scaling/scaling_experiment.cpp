@@ -1,4 +1,4 @@
-// models/scaling_experiment.cpp — the sqrt(d_k) experiment (see scaling_experiment.h), computed with
+// train/experiments/scaling/scaling_experiment.cpp — the sqrt(d_k) experiment (see scaling_experiment.h), computed with
 // qkv ops.
 #include "scaling_experiment.h"
 
