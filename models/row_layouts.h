@@ -48,10 +48,10 @@ inline Turn make_turn(const TranslatorConfig& config, const std::vector<int64_t>
                       DType dtype, Device device, bool sampled = false) {
   if (!has_rotary(config.positions)) return {};
   const int64_t stride = sampled ? 1 : config.position_stride();
-  if (stride == 1) return {rotary_tables(positions, rows, config.head_width() / 2, dtype, device)};
+  if (stride == 1) return {rotary_tables(positions, rows, config.head_width() / 2, dtype, device, config.rotary_base)};
   std::vector<int64_t> spread = positions;
   for (int64_t& p : spread) p *= stride;
-  return {rotary_tables(spread, rows, config.head_width() / 2, dtype, device)};
+  return {rotary_tables(spread, rows, config.head_width() / 2, dtype, device, config.rotary_base)};
 }
 
 // The (B, T, T) ALiBi bias of the composed path, -slope * |pos(i) - pos(j)| for the sequence's

@@ -5,25 +5,65 @@
 
 #include <nlohmann/json.hpp>
 #include <stdexcept>
+#include <type_traits>
 
 #include "framework/bounded_json.h"
 #include "models/translator.h"
 
 namespace qkv::models {
 
+// A setting's value in a checkpoint's JSON: an enum by its name, numbers and true/false as they are.
+static std::string name_of(AttentionMode v) { return attention_mode_name(v); }
+static std::string name_of(Activation v) { return activation_name(v); }
+static std::string name_of(Positions v) { return positions_name(v); }
+static void parse_name(const std::string& text, AttentionMode& v) { v = parse_attention_mode(text); }
+static void parse_name(const std::string& text, Activation& v) { v = parse_activation(text); }
+static void parse_name(const std::string& text, Positions& v) { v = parse_positions(text); }
+
+template <class T>
+static void write_setting(nlohmann::ordered_json& j, const char* key, const Absent<T>& absent, const T& value) {
+  if (!absent.required && !absent.always_written && value == absent.value) return;  // absent means it
+  if constexpr (std::is_enum_v<T>)
+    j[key] = name_of(value);
+  else
+    j[key] = value;
+}
+
+template <class T>
+static void read_setting(const nlohmann::json& j, const char* key, const Absent<T>& absent, T& value) {
+  const bool has = j.contains(key);
+  if (!has && !absent.required) {
+    value = absent.value;  // a checkpoint from before the setting existed
+    return;
+  }
+  if constexpr (std::is_same_v<T, int64_t>) {
+    if (!has || !j[key].is_number_integer())
+      throw std::runtime_error(fmt::format("model config: '{}' is missing or not an integer", key));
+    value = j[key].get<int64_t>();
+  } else if constexpr (std::is_same_v<T, double>) {
+    if (!has || !j[key].is_number())
+      throw std::runtime_error(fmt::format("model config: '{}' is missing or not a number", key));
+    value = j[key].get<double>();
+  } else if constexpr (std::is_same_v<T, bool>) {
+    if (!has || !j[key].is_boolean())
+      throw std::runtime_error(fmt::format("model config: '{}' is not true or false", key));
+    value = j[key].get<bool>();
+  } else {
+    if (!has || !j[key].is_string())
+      throw std::runtime_error(
+          fmt::format("model config: '{}' is {}not a string", key, absent.required ? "missing or " : ""));
+    try {
+      parse_name(j[key].get<std::string>(), value);
+    } catch (const std::runtime_error& e) { throw std::runtime_error(std::string("model config: ") + e.what()); }
+  }
+}
+
 std::string TranslatorConfig::to_json() const {
   nlohmann::ordered_json j;
-  j["attention"] = attention_mode_name(attention);
-  if (layers != 1) j["layers"] = layers;  // absent means 1 (see the header)
-  j["d_model"] = d_model;
-  j["d_k"] = d_k;
-  j["d_ff"] = d_ff;
-  j["activation"] = activation_name(activation);
-  if (positions != Positions::Absolute) j["positions"] = positions_name(positions);  // absent means absolute
-  if (frozen_embeddings) j["frozen_embeddings"] = true;                              // absent means trained
-  if (random_positions > 0) j["random_positions"] = random_positions;                // absent means 0
-  j["source_vocab"] = source_vocab;
-  j["target_vocab"] = target_vocab;
+#define QKV_WRITE_SETTING(type, member, default_value, absent, low, high, from) \
+  write_setting<type>(j, #member, absent, member);
+  QKV_MODEL_SETTINGS(QKV_WRITE_SETTING)
+#undef QKV_WRITE_SETTING
   j["max_source"] = layout.max_source;
   j["max_target"] = layout.max_target;
   return j.dump();
@@ -36,63 +76,37 @@ TranslatorConfig TranslatorConfig::from_json(const std::string& text) {
     j = parse_bounded_json(text, {.max_depth = 1, .max_values = 64});
   } catch (const std::exception& e) { throw std::runtime_error(std::string("model config ") + e.what()); }
   if (!j.is_object()) throw std::runtime_error("model config is not a JSON object");
-  auto integer = [&](const char* key) -> int64_t {
-    if (!j.contains(key) || !j[key].is_number_integer())
-      throw std::runtime_error(fmt::format("model config: '{}' is missing or not an integer", key));
-    return j[key].get<int64_t>();
-  };
-  if (!j.contains("attention") || !j["attention"].is_string())
-    throw std::runtime_error("model config: 'attention' is missing or not a string");
   TranslatorConfig c;
-  c.attention = parse_attention_mode(j["attention"].get<std::string>());
-  c.layers = j.contains("layers") ? integer("layers") : 1;  // checkpoints before the option: one layer
-  c.d_model = integer("d_model");
-  c.d_k = integer("d_k");
-  c.d_ff = integer("d_ff");
-  // A choice added after the first checkpoints: its spelling, or `before` (what those checkpoints used).
-  auto later_choice = [&](const char* key, const char* before, auto parse) {
-    if (j.contains(key) && !j[key].is_string())
-      throw std::runtime_error(fmt::format("model config: '{}' is not a string", key));
-    try {
-      return parse(j.contains(key) ? j[key].get<std::string>() : std::string(before));
-    } catch (const std::runtime_error& e) { throw std::runtime_error(std::string("model config: ") + e.what()); }
-  };
-  c.activation = later_choice("activation", "gelu", parse_activation);
-  c.positions = later_choice("positions", "absolute", parse_positions);
-  if (j.contains("frozen_embeddings")) {
-    if (!j["frozen_embeddings"].is_boolean())
-      throw std::runtime_error("model config: 'frozen_embeddings' is not true or false");
-    c.frozen_embeddings = j["frozen_embeddings"].get<bool>();
-  }
-  c.random_positions = j.contains("random_positions") ? integer("random_positions") : 0;
-  c.source_vocab = integer("source_vocab");
-  c.target_vocab = integer("target_vocab");
-  c.layout.max_source = integer("max_source");
-  c.layout.max_target = integer("max_target");
+#define QKV_READ_SETTING(type, member, default_value, absent, low, high, from) \
+  read_setting<type>(j, #member, absent, c.member);
+  QKV_MODEL_SETTINGS(QKV_READ_SETTING)
+#undef QKV_READ_SETTING
+  read_setting<int64_t>(j, "max_source", kRequired, c.layout.max_source);
+  read_setting<int64_t>(j, "max_target", kRequired, c.layout.max_target);
   c.validate();
   return c;
 }
 
 void TranslatorConfig::validate() const {
-  auto positive = [](const char* name, int64_t v, int64_t most) {
-    if (v <= 0 || v > most)
-      throw std::runtime_error(fmt::format("model config: {} must be in [1, {}], got {}", name, most, v));
+  auto within = [](const char* name, const auto& v, double low, double high) {  // numbers only
+    using T = std::decay_t<decltype(v)>;
+    if constexpr (std::is_arithmetic_v<T> && !std::is_same_v<T, bool>)
+      if (v < low || v > high)
+        throw std::runtime_error(fmt::format("model config: {} must be in [{}, {}], got {}", name, static_cast<T>(low),
+                                             static_cast<T>(high), v));
   };
-  positive("layers", layers, kMaxLayers);
-  positive("d_model", d_model, kMaxWidth);
-  positive("d_k", d_k, kMaxWidth);
-  positive("d_ff", d_ff, kMaxFeedForward);
-  positive("source_vocab", source_vocab, data::Vocab::kMaxWords);
-  positive("target_vocab", target_vocab, data::Vocab::kMaxWords);
+#define QKV_CHECK_SETTING(type, member, default_value, absent, low, high, from) within(#member, member, low, high);
+  QKV_MODEL_SETTINGS(QKV_CHECK_SETTING)
+#undef QKV_CHECK_SETTING
   // the bounds of qkv train's --max-source and --max-target: a file may not ask for a layout qkv would never write
-  positive("max_source", layout.max_source, data::kMaxSentenceWords);
-  positive("max_target", layout.max_target, data::kMaxSentenceWords + 1);
+  within("max_source", layout.max_source, 1, data::kMaxSentenceWords);
+  within("max_target", layout.max_target, 1, data::kMaxSentenceWords + 1);
   if (random_positions != 0 && !has_rotary(positions))
     throw std::runtime_error(
         fmt::format("model config: random_positions {} samples rotary positions, and {} positions "
                     "have no rotary part (--positions rotary or absolute+rotary)",
                     random_positions, positions_name(positions)));
-  if (random_positions != 0 && (random_positions < layout.length() || random_positions > kMaxRandomPositions))
+  if (random_positions != 0 && random_positions < layout.length())
     throw std::runtime_error(
         fmt::format("model config: random_positions must be 0 or from the layout's {} positions "
                     "to {}, got {}",

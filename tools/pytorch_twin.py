@@ -195,6 +195,7 @@ class Translator(nn.Module):
         # model outside training)
         L, length = config.get("random_positions", 0), self.S + self.T_tgt
         self.stride = max(1, (L + length // 2) // length) if L > 0 else 1
+        self.rotary_base = float(config.get("rotary_base", 10000.0))  # --rotary-base
         # Layer 0's pieces sit at the top level (attn, ln1, ffn), as in one-layer checkpoints;
         # layer l >= 1 is layers.l.* ("layers" absent from the config means one layer).
         n_layers = config.get("layers", 1)
@@ -232,7 +233,7 @@ class Translator(nn.Module):
         slots = torch.arange(T)
         positions = torch.stack([torch.where(slots < self.S, slots, n_src + slots - self.S) for n_src in source_lengths])
         positions = positions * self.stride  # --random-positions L: spread as outside training
-        turn = (lambda r: rotary(r, positions)) if self.positions in ("rotary", "absolute+rotary") else (lambda r: r)
+        turn = (lambda r: rotary(r, positions, self.rotary_base)) if self.positions in ("rotary", "absolute+rotary") else (lambda r: r)
         # ALiBi (models::kAlibiSlope = 1/8): -slope * |pos(i) - pos(j)| on every score
         bias = None
         if self.positions == "alibi":

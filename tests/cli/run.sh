@@ -333,6 +333,10 @@ expect_error "--random-positions below the layout" "random_positions must be 0 o
 expect_error "--random-positions past its bound" "--random-positions: must be a whole number from -1 to 4096, got '5000'" \
   "$QKV" train --epochs 1 --data "$gen" --positions rotary --random-positions 5000 --out "$work/o7"
 expect_absent "--random-positions refused: no run folder" "$work/o7/model.safetensors"
+expect_error "--rotary-base below its bound" "--rotary-base: must be from 2 to 1000000000, got 1 " \
+  "$QKV" train --epochs 1 --data "$gen" --rotary-base 1 --out "$work/o7"
+expect_error "--rotary-base not a number" "--rotary-base: must be a finite number, got 'ten'" \
+  "$QKV" train --epochs 1 --data "$gen" --rotary-base ten --out "$work/o7"
 expect_error "--positions rotary with an odd head width" "head width must be even, got 3 \(--d-k\)" \
   "$QKV" train --epochs 1 --d-model 8 --d-k 3 --d-ff 16 --data "$gen" --positions rotary --out "$work/o6"
 expect_absent "bad --positions" "$work/o6"

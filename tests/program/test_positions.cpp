@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include <cmath>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -51,9 +52,46 @@ double largest_difference(const std::vector<double>& a, const std::vector<double
   return worst;
 }
 
+// A float64 model of config `c` in evaluation mode, its weights drawn from `seed`.
+std::unique_ptr<models::Translator> eval_model(const models::TranslatorConfig& c, uint64_t seed) {
+  Generator gen(seed);
+  auto model = std::make_unique<models::Translator>(c, gen);
+  model->to(DType::F64);
+  model->train(false);
+  return model;
+}
+
 }  // namespace
 
 TEST_SUITE("positions") {
+TEST_CASE("--rotary-base: the base of the rotary angles, saved only when it is not RoFormer's 10000") {
+  models::TranslatorConfig c = small_config(models::Positions::Rotary);
+  CHECK(c.rotary_base == 10000.0);
+  CHECK(c.to_json().find("rotary_base") == std::string::npos);  // checkpoints before it stay byte-identical
+  CHECK(models::TranslatorConfig::from_json(c.to_json()).rotary_base == 10000.0);
+  c.rotary_base = 100;
+  CHECK(c.to_json().find("\"rotary_base\":100.0") != std::string::npos);
+  CHECK(models::TranslatorConfig::from_json(c.to_json()).rotary_base == 100.0);
+  // the same weights turned by another base give other logits; position 0 alone turns by no angle
+  Generator gen_a(3), gen_b(3);
+  models::Translator base_default(small_config(models::Positions::Rotary), gen_a), base_100(c, gen_b);
+  NoGradGuard no_grad;
+  const data::Batch b = padded_batch({5, 9, 7}, {data::Vocab::SEP, 6, 11}, 4);
+  CHECK(largest_difference(base_default.forward(b).to_vector(), base_100.forward(b).to_vector()) > 1e-4);
+  const data::Batch one = padded_batch({5}, {data::Vocab::SEP}, 1);  // positions 0 and 1
+  const double one_apart = largest_difference(base_default.forward(one).to_vector(), base_100.forward(one).to_vector());
+  CHECK(one_apart > 0);
+  for (double bad : {1.0, 0.0, -5.0, 2e9}) {
+    c.rotary_base = bad;
+    CHECK(error_of([&] { c.validate(); }) ==
+          fmt::format("model config: rotary_base must be in [2, 1000000000], got {}", bad));
+  }
+  std::string text = small_config(models::Positions::Rotary).to_json();
+  text.insert(text.size() - 1, ",\"rotary_base\":\"ten\"");
+  CHECK(error_of([&] { models::TranslatorConfig::from_json(text); }) ==
+        "model config: 'rotary_base' is missing or not a number");
+}
+
 TEST_CASE("config: 'positions' is written only when not absolute, read as absolute when missing, and checked") {
   models::TranslatorConfig c = small_config(models::Positions::Absolute);
   CHECK(c.to_json().find("positions") == std::string::npos);  // absolute checkpoints stay byte-identical
@@ -97,10 +135,8 @@ TEST_CASE("rotary and alibi logits depend on distances alone: the same whatever 
   // the layout.
   for (auto positions : {models::Positions::Rotary, models::Positions::Alibi, models::Positions::Absolute}) {
     CAPTURE(models::positions_name(positions));
-    Generator gen(3);
-    models::Translator model(small_config(positions), gen);
-    model.to(DType::F64);
-    model.train(false);
+    const std::unique_ptr<models::Translator> owned = eval_model(small_config(positions), 3);
+    models::Translator& model = *owned;
     NoGradGuard no_grad;
     const std::vector<int64_t> words = {5, 9, 7}, target = {data::Vocab::SEP, 6, 11};
     const std::vector<double> at_layout = model.forward(padded_batch(words, target, 4)).to_vector();
@@ -166,10 +202,8 @@ TEST_CASE("a rotary model reads and translates past its layout; an absolute one 
 TEST_CASE("rotary and alibi: a knockout takes effect and the fused and composed paths agree under it") {
   for (auto positions : {models::Positions::Rotary, models::Positions::Alibi}) {
     CAPTURE(models::positions_name(positions));
-    Generator gen(9);
-    models::Translator model(small_config(positions), gen);
-    model.to(DType::F64);
-    model.train(false);
+    const std::unique_ptr<models::Translator> owned = eval_model(small_config(positions), 9);
+    models::Translator& model = *owned;
     NoGradGuard no_grad;
     const data::Batch b = padded_batch({5, 9, 7}, {data::Vocab::SEP, 6, 11}, 4);
     const models::ForwardOptions knock{.knockout = {.key = 1, .query_from = 4, .query_to = 7, .layer = -1}};
@@ -191,10 +225,8 @@ TEST_CASE("alibi: the recorded weights carry the bias -1/8 per word of distance"
   // are softmax(-|pos(i) - pos(j)| / 8) over its visible keys alone: the bias, measured.
   models::TranslatorConfig c = small_config(models::Positions::Alibi, 1);
   c.attention = models::AttentionMode::Static;
-  Generator gen(2);
-  models::Translator model(c, gen);
-  model.to(DType::F64);
-  model.train(false);
+  const std::unique_ptr<models::Translator> owned = eval_model(c, 2);
+  models::Translator& model = *owned;
   NoGradGuard no_grad;
   for (auto& [name, p] : model.named_parameters())
     if (name.find("embed") != std::string::npos) p.copy_(mul_scalar(p, 0.0));
@@ -296,11 +328,14 @@ TEST_CASE("every size a checkpoint's config names is held to what qkv itself wou
   }
   // random_positions: 0, or from the layout's length to --random-positions' bound
   Config c = small_config(models::Positions::Rotary);  // layout {4, 5}
-  for (int64_t v : {int64_t{-1}, int64_t{8}, Config::kMaxRandomPositions + 1}) {
+  for (int64_t v : {int64_t{-1}, Config::kMaxRandomPositions + 1}) {
     c.random_positions = v;
-    CHECK(error_of([&] { c.validate(); }).find("random_positions must be 0 or from the layout's 9 positions to 4096") !=
-          std::string::npos);
+    CHECK(error_of([&] { c.validate(); }) ==
+          fmt::format("model config: random_positions must be in [0, 4096], got {}", v));
   }
+  c.random_positions = 8;
+  CHECK(error_of([&] { c.validate(); }).find("random_positions must be 0 or from the layout's 9 positions to 4096") !=
+        std::string::npos);
   for (int64_t v : {int64_t{0}, int64_t{9}, Config::kMaxRandomPositions}) {
     c.random_positions = v;
     CHECK_NOTHROW(c.validate());

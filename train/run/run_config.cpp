@@ -22,13 +22,14 @@ data::Layout layout_for(const data::Dataset& ds) {
 models::TranslatorConfig translator_config(const TrainOptions& o, const data::Dataset& ds, const data::Vocab& english,
                                            const data::Vocab& hindi) {
   models::TranslatorConfig config;
-  config.attention = o.attention;
-  config.layers = o.layers;
-  config.d_model = o.d_model;
-  config.d_k = o.d_k;
-  config.d_ff = o.d_ff;
-  config.activation = o.activation;
-  config.positions = o.positions;
+  // the model table's Option rows come from the options of the same name, the Derived ones from below
+#define QKV_COPY_Option(member) config.member = o.member;
+#define QKV_COPY_Derived(member)
+#define QKV_COPY_SETTING(type, member, default_value, absent, low, high, from) QKV_COPY_##from(member)
+  QKV_MODEL_SETTINGS(QKV_COPY_SETTING)
+#undef QKV_COPY_SETTING
+#undef QKV_COPY_Derived
+#undef QKV_COPY_Option
   config.frozen_embeddings = o.freeze_embeddings;
   config.source_vocab = english.size();
   config.target_vocab = hindi.size();

@@ -88,6 +88,8 @@ inline constexpr int64_t kAutoRandomPositionsFactor = 3;
     "L: half the training sequences take rotary positions sampled at random from 0 to L - 1, the others the "         \
     "positions translation spreads evenly (Ruoss et al., 2023; L at least the layout's positions; 0 = off; -1 = "     \
     "three times the layout's positions with rotary, off without)")                                                   \
+  X(double, rotary_base, models::TranslatorConfig{}.rotary_base, "--rotary-base", LaterSetting, from_to(2, 1e9),      \
+    "rotary positions' base: feature pair i of a head turns by position * base^(-2i / H) (RoFormer's 10000)")         \
   /* 0: the longest train sentence; a longer valid or test sentence is then skipped (absolute) or read (rotary) */    \
   X(int64_t, max_source, 0, "--max-source", LaterSetting, from_to(0, data::kMaxSentenceWords),                        \
     "English positions of the model's layout (0 = train's longest sentence)")                                         \
