@@ -257,7 +257,7 @@ FUZZ_SAN     := -fsanitize=address,undefined -fno-sanitize-recover=undefined
 FUZZ_CXXFLAGS := -g -O1 -std=c++20 -I. $(DEPS_CFLAGS) $(FUZZ_SAN) -fsanitize=fuzzer-no-link -Wno-unknown-pragmas -MMD -MP
 # The pieces of train/ (the program) that harnesses read: the training state, the run's config and
 # the explorer data's embedding.
-FUZZ_APP_SRC := train/run/run_state.cpp train/run/state_fields.cpp train/run/state_options.cpp train/run/run_config.cpp train/run/run_folder.cpp train/experiments/explorer/explore_data.cpp
+FUZZ_APP_SRC := train/run/training_run.cpp train/run/run_state.cpp train/run/state_fields.cpp train/run/state_options.cpp train/run/run_config.cpp train/run/run_folder.cpp train/experiments/explorer/explore_data.cpp
 FUZZ_LIB_SRC := $(wildcard framework/*.cpp framework/cpu/*.cpp data/*.cpp models/*.cpp) $(FUZZ_APP_SRC)
 FUZZ_LIB_OBJ := $(FUZZ_LIB_SRC:%.cpp=$(FUZZ_DIR)/obj/%.o)
 FUZZ_TARGETS := checkpoint dataset train_state explorer_data

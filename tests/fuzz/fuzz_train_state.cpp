@@ -98,36 +98,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     // The harness's own bound (not qkv's): a state may ask for any model qkv accepts, up to
     // gigabytes; the fuzzer builds only small ones.
     if (config.layers > 4 || config.d_model > 64 || config.d_k > 64 || config.d_ff > 256) return 0;
-    Generator gen(o.seed);
-    models::Translator model(config, gen);
-    if (o.dtype != DType::F32) model.to(o.dtype);
-    model.set_dropout(o.dropout, o.seed + 1);
-    if (o.freeze_embeddings) model.freeze_token_embeddings();
-    std::vector<Tensor> trained;
-    for (const Tensor& p : model.parameters())
-      if (p.requires_grad()) trained.push_back(p);
-    optim::AdamW optimizer(trained, {.lr = o.lr, .weight_decay = o.weight_decay});
-    std::optional<optim::WeightAverage> average;
-    if (o.ema > 0) average.emplace(trained, o.ema);
-    app::RunState st;
-    app::TrainingRun run{o,
-                         fx.ds,
-                         fx.english,
-                         fx.hindi,
-                         config,
-                         Device::cpu(),
-                         model,
-                         trained,
-                         optimizer,
-                         gen,
-                         st,
-                         nullptr,
-                         app::RunFolder(o.out_dir),
-                         average ? &*average : nullptr};
+    app::TrainingRun run(o, fx.ds, Device::cpu(), nullptr);
     app::restore_state(saved, path, run);
     if (verbose)
-      std::fprintf(stderr, "restored: epoch %lld, step %lld\n", static_cast<long long>(st.epoch),
-                   static_cast<long long>(st.step));
+      std::fprintf(stderr, "restored: epoch %lld, step %lld\n", static_cast<long long>(run.st.epoch),
+                   static_cast<long long>(run.st.step));
   } catch (const std::exception& e) {
     // a clear error is the expected outcome for almost every input
     if (verbose) std::fprintf(stderr, "refused: %s\n", e.what());

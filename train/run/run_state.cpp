@@ -183,22 +183,14 @@ static void restore_generator(Generator& gen, const std::string& text, const cha
 
 void restore_state(const SafeTensorsFile& saved_file, const std::string& saved_path, TrainingRun& run) {
   const SafeTensorsFile* saved = &saved_file;
-  const TrainOptions& o = run.o;
-  const data::Dataset& ds = run.ds;
-  const models::TranslatorConfig& config = run.config;
-  models::Translator& model = run.model;
   const std::vector<Tensor>& trained = run.trained;
-  optim::AdamW& optimizer = run.optimizer;
-  Generator& gen = run.gen;
-  const Device device = run.device;
-  RunState& st = run.st;
-  check_saved_config(*saved, saved_path, config, o.data_dir);
+  check_saved_config(*saved, saved_path, run.config, run.o.data_dir);
   RunState r;
   int64_t adam_step = 0;
   try {
-    r = validated_fields(*saved, o, ds, config, adam_step);
-    restore_generator(gen, r.epoch_rng, "epoch_rng");
-    restore_generator(model.dropout_generator(), r.dropout_rng, "dropout_rng");
+    r = validated_fields(*saved, run.o, run.ds, run.config, adam_step);
+    restore_generator(run.gen, r.epoch_rng, "epoch_rng");
+    restore_generator(run.model.dropout_generator(), r.dropout_rng, "dropout_rng");
   } catch (const std::runtime_error& e) { throw std::runtime_error(fmt::format("{}: {}", saved_path, e.what())); }
   // The model's best epoch is in model.safetensors, or, at the end of that very epoch, in the
   // state's weights (write_finished_epoch_outputs writes it).
@@ -211,9 +203,9 @@ void restore_state(const SafeTensorsFile& saved_file, const std::string& saved_p
   // Exactly the tensors a run saves at this point: every parameter, both AdamW moments of every
   // trained one (AdamW makes them, zero, before its first step), its average with --ema, and the
   // epoch's loss sum once it has a step.
-  if ((o.ema > 0) != (run.average != nullptr))
+  if ((run.o.ema > 0) != (run.average != nullptr))
     throw std::logic_error("restore_state: --ema's averages and the run's disagree");
-  const auto names = model.named_parameters();
+  const auto names = run.model.named_parameters();
   std::vector<std::string> trained_names(trained.size());
   for (size_t i = 0; i < trained.size(); ++i)
     for (const auto& [name, p] : names)
@@ -244,16 +236,16 @@ void restore_state(const SafeTensorsFile& saved_file, const std::string& saved_p
       averages.push_back(tensor_from(saved->tensors.at("average." + trained_names[i]), trained[i], saved_path,
                                      "average." + trained_names[i]));
   if (r.loss_count > 0)
-    r.loss_sum = tensor_from(saved->tensors.at("loss_sum"), Tensor::zeros({}, trained.front().dtype(), device),
+    r.loss_sum = tensor_from(saved->tensors.at("loss_sum"), Tensor::zeros({}, trained.front().dtype(), run.device),
                              saved_path, "loss_sum", true);
   for (const auto& [name, param] : names) {
     Tensor target = param;
     NoGradGuard no_grad;
     target.copy_(tensor_from(saved->tensors.at("param." + name), param, saved_path, "param." + name));
   }
-  optimizer.restore(adam_step, m, v);
+  run.optimizer.restore(adam_step, m, v);
   if (run.average) run.average->restore(std::move(averages));
-  st = std::move(r);
+  run.st = std::move(r);
   if (!saved->checksum_verified)
     fmt::print(stderr, "note: {}: no checksum (written by an older qkv); it was checked field by field only\n",
                saved_path);

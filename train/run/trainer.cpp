@@ -1,6 +1,6 @@
-// train/run/trainer.cpp — a training run: opening it (fresh or resumed), the AdamW loop, per-epoch
-// validation, best-epoch checkpointing and metrics.csv. Progress, data-parallel pieces and the step's
-// guards are in progress.cpp, data_parallel.cpp and step_guards.h.
+// train/run/trainer.cpp — a training run from its opened TrainingRun (training_run.cpp): the output
+// folder, the AdamW loop, per-epoch validation, best-epoch checkpointing and metrics.csv. Progress,
+// data-parallel pieces and the step's guards are in progress.cpp, data_parallel.cpp and step_guards.h.
 #include "train/run/trainer.h"
 
 #include <fmt/format.h>
@@ -11,7 +11,6 @@
 #include <filesystem>
 #include <fstream>
 #include <memory>
-#include <optional>
 #include <utility>
 
 #include "framework/backend.h"
@@ -19,12 +18,10 @@
 #include "framework/ops.h"
 #include "framework/optim.h"
 #include "framework/safetensors.h"
-#include "models/memory_budget.h"
 #include "models/train_step.h"
 #include "train/run/data_parallel.h"
 #include "train/run/evaluate.h"
 #include "train/run/progress.h"
-#include "train/run/run_config.h"
 #include "train/run/run_state.h"
 #include "train/run/step_guards.h"
 
@@ -42,9 +39,6 @@ void install_interrupt_handlers() {
   sigaction(SIGTERM, &action, nullptr);
 }
 
-// Everything one training run works on: train_translator builds it, run_training advances it.
-bool TrainingRun::writer() const { return !group || group->rank() == 0; }
-
 static TrainResult run_training(TrainingRun& run, const TrainingProgress& progress);
 
 // --resume of a run that stopped after its last file: its model, metrics and plot are all there.
@@ -56,71 +50,30 @@ static TrainResult completed_run(const TrainOptions& o) {
   return done;
 }
 
-// The parameters the optimiser updates (frozen embeddings are left out).
-static std::vector<Tensor> trained_parameters(const models::Translator& model) {
-  std::vector<Tensor> trained;
-  for (const Tensor& p : model.parameters())
-    if (p.requires_grad()) trained.push_back(p);
-  return trained;
+std::unique_ptr<TrainingRun> TrainingRun::open(const TrainOptions& requested, dist::ProcessGroup* group) {
+  // --resume takes every setting from the saved state; --force starts over; otherwise an --out
+  // that holds a run is refused (a rerun used to overwrite the best model of the last one).
+  TrainOptions o = requested;
+  std::unique_ptr<SafeTensorsFile> saved = open_saved_state(requested, o);
+  check_option_bounds(o);                           // the command line's checks, for options built in code
+  if (group && group->rank() != 0) o.quiet = true;  // rank 0 alone writes files and progress
+  const Device device = run_device(o, group);
+  if (o.threads > 0) set_cpu_threads(o.threads);
+  auto run = std::make_unique<TrainingRun>(o, data::load_dataset(o.data_dir), device, group);
+  if (saved) restore_state(*saved, run->folder.state_path(), *run);    // checked against this dataset and model
+  if (group) check_ranks_agree(*group, run->o, run->ds, run->config);  // after every input check, before any output
+  return run;
 }
 
 TrainResult train_translator(const TrainOptions& requested) {
   // Data-parallel: join the ranks first (MPI), so that every later error can stop them all.
   dist::ProcessGroup* group = requested.data_parallel ? &dist::ProcessGroup::world() : nullptr;
-  const bool writer = !group || group->rank() == 0;  // rank 0 alone writes files and progress
-  // --resume takes every setting from the saved state; --force starts over; otherwise an --out
-  // that holds a run is refused (a rerun used to overwrite the best model of the last one).
-  TrainOptions o = requested;
   if (resumed_run_is_complete(requested)) return completed_run(requested);  // nothing is left to do
-  std::unique_ptr<SafeTensorsFile> saved = open_saved_state(requested, o);
-  const std::string saved_path = RunFolder(requested.out_dir).state_path();
-  check_option_bounds(o);  // the command line's checks, for options built in code
-  if (!writer) o.quiet = true;
-  const Device device = run_device(o, group);
-  if (o.threads > 0) set_cpu_threads(o.threads);
-
-  // Everything that can fail on input happens before the output directory is touched.
-  const data::Dataset ds = data::load_dataset(o.data_dir);
-  const auto [english, hindi] = train_vocabularies(ds);
-  const models::TranslatorConfig config = translator_config(o, ds, english, hindi);
-  if (saved) check_saved_config(*saved, saved_path, config, o.data_dir);  // before a model is sized from it
-  models::check_training_fits(config, static_cast<int>(dtype_size(o.dtype)),
-                              o.resume ? saved_path : std::string("qkv train"));
-  Generator gen(o.seed);
-  models::Translator model(config, gen);
-  check_validation_measures(model, ds, o.data_dir);
-  if (o.dtype != DType::F32) model.to(o.dtype);
-  if (device != Device::cpu()) model.to(device);
-  // Each rank draws its own dropout masks (runs with dropout are not bit-equal to one process).
-  model.set_dropout(o.dropout, o.seed + 1 + (group ? static_cast<uint64_t>(group->rank()) : 0));
-  if (o.freeze_embeddings) model.freeze_token_embeddings();
-  const std::vector<Tensor> trained = trained_parameters(model);
-  optim::AdamW optimizer(trained, {.lr = o.lr, .weight_decay = o.weight_decay});
-  std::optional<optim::WeightAverage> average;
-  if (o.ema > 0) average.emplace(trained, o.ema);
-
-  RunState st;
-  TrainingRun run{o,
-                  ds,
-                  english,
-                  hindi,
-                  config,
-                  device,
-                  model,
-                  trained,
-                  optimizer,
-                  gen,
-                  st,
-                  group,
-                  RunFolder(o.out_dir),
-                  average ? &*average : nullptr};
-  if (saved) {  // everything the interrupted run had, checked against this dataset and model
-    restore_state(*saved, saved_path, run);
-    saved.reset();
-  }
-
-  if (group) check_ranks_agree(*group, o, ds, config);  // after every input check, before any output
-  if (!writer) return run_training(run, console_progress(run));
+  const std::unique_ptr<TrainingRun> opened = TrainingRun::open(requested, group);
+  TrainingRun& run = *opened;
+  const TrainOptions& o = run.o;
+  RunState& st = run.st;
+  if (!run.writer()) return run_training(run, console_progress(run));
   const bool created_out = !fs::exists(o.out_dir);
   fs::create_directories(o.out_dir);
   run.folder.remove_stale_temp_files();
@@ -130,8 +83,8 @@ TrainResult train_translator(const TrainOptions& requested) {
     if (o.resume) {
       write_finished_epoch_outputs(run);  // a run killed at an epoch's end
     } else {  // the first save, before any training: a run killed from here on can be resumed
-      st.epoch_rng = gen.state();
-      st.dropout_rng = model.dropout_generator().state();
+      st.epoch_rng = run.gen.state();
+      st.dropout_rng = run.model.dropout_generator().state();
       st.csv = kMetricsCsvHeader;
       save_state(run);
     }

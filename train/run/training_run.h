@@ -1,12 +1,15 @@
 // train/run/training_run.h — what a training run is made of, below the trainer: its results (an
 // evaluation, an epoch's record, the run's result), where it is (RunState, what a saved state holds),
-// the bundle of everything one run works on (TrainingRun), and the folder that owns its files.
+// everything one run works on and owns, opened by itself (TrainingRun), and the folder that owns its files.
 #pragma once
 
 #include <chrono>
 #include <cstdint>
+#include <memory>
+#include <optional>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "data/dataset.h"
@@ -70,21 +73,41 @@ struct RunState {
   int64_t saved_step = -1;  // the step of the state last written to disk (-1: none yet)
 };
 
-// Everything one run works on, built once by train_translator and handed to the loop, the saved
-// state (save_state, restore_state) and the folder's writes.
-struct TrainingRun {
-  const TrainOptions& o;
-  const data::Dataset& ds;
-  const data::Vocab& english;
-  const data::Vocab& hindi;
-  const models::TranslatorConfig& config;
-  Device device;
-  models::Translator& model;
-  const std::vector<Tensor>& trained;
-  optim::AdamW& optimizer;
-  Generator& gen;
-  RunState& st;                             // where the run is: saved, and restored by --resume
-  dist::ProcessGroup* group;                // data-parallel ranks, or null
+// Everything one run works on, and what it owns: the options, the dataset and its vocabularies, the
+// model, the optimiser, the generators, where the run is and the folder. open() makes the run a
+// command line asks for; the loop (run_training), the saved state (save_state, restore_state) and
+// the folder's writes work on it.
+class TrainingRun {
+ public:
+  // The run `requested` asks for, opened: its options (with --resume the saved state's) checked, its
+  // device, dataset and model made, and with --resume everything the interrupted run had restored,
+  // checked against them. Everything that can fail on input happens here, before the output folder
+  // is touched. `group`: the data-parallel ranks, or null.
+  static std::unique_ptr<TrainingRun> open(const TrainOptions& requested, dist::ProcessGroup* group);
+  // A fresh run of options `options` (checked) on `dataset`: its vocabularies, config, model (its
+  // size checked before it is made) and optimiser; restore_state can then put a saved state in it.
+  TrainingRun(const TrainOptions& options, data::Dataset dataset, Device device, dist::ProcessGroup* group);
+  TrainingRun(const TrainingRun&) = delete;
+  TrainingRun& operator=(const TrainingRun&) = delete;
+
+  const TrainOptions o;
+  const data::Dataset ds;
+
+ private:
+  std::pair<data::Vocab, data::Vocab> vocabularies_;  // train's English and Hindi words
+  std::optional<optim::WeightAverage> average_;
+
+ public:
+  const data::Vocab& english = vocabularies_.first;
+  const data::Vocab& hindi = vocabularies_.second;
+  const models::TranslatorConfig config;
+  const Device device;
+  Generator gen;  // the epochs' shuffles (the model's dropout generator is its own)
+  models::Translator model;
+  const std::vector<Tensor> trained;  // the parameters the optimiser updates (frozen embeddings left out)
+  optim::AdamW optimizer;
+  RunState st;                              // where the run is: saved, and restored by --resume
+  dist::ProcessGroup* const group;          // data-parallel ranks, or null
   RunFolder folder;                         // o.out_dir and the files the run owns in it
   optim::WeightAverage* average = nullptr;  // --ema's averaged weights (saved; validated and written), or null
   bool writer() const;                      // rank 0 alone writes files
