@@ -85,6 +85,14 @@ int64_t longest_entry(const std::vector<int64_t>& starts, int64_t B, int64_t row
   return longest;
 }
 
+// The sizes, scale and ALiBi slope every call's shape has.
+AttentionShape sized_shape(int64_t B, int64_t Tq, int64_t Tk, int64_t H, int64_t Hv, double scale, double slope) {
+  AttentionShape shape;
+  shape.batch = B, shape.queries = Tq, shape.keys = Tk, shape.width = H, shape.value_width = Hv;
+  shape.scale = scale, shape.distance_slope = slope;
+  return shape;
+}
+
 // The shape of a ragged call with Nq query rows and Nk key rows of widths H (queries and keys) and
 // Hv (values); `op` names the caller in errors.
 AttentionShape ragged_shape(int64_t Nq, int64_t Nk, int64_t H, int64_t Hv, const RaggedLayout& layout, double scale,
@@ -92,23 +100,18 @@ AttentionShape ragged_shape(int64_t Nq, int64_t Nk, int64_t H, int64_t Hv, const
   check_scale(scale, op);
   check_scale(layout.distance_slope, fmt::format("{} (distance slope)", op).c_str());
   const int64_t B = static_cast<int64_t>(layout.prefix.size());
-  AttentionShape shape;
-  shape.batch = B;
-  shape.queries = longest_entry(layout.query_starts, B, Nq, "query", op);
-  shape.keys = longest_entry(layout.key_starts, B, Nk, "key", op);
+  const int64_t longest_queries = longest_entry(layout.query_starts, B, Nq, "query", op),
+                longest_keys = longest_entry(layout.key_starts, B, Nk, "key", op);
   for (int64_t b = 0; b < B; ++b) {
     const int64_t keys = layout.key_starts[b + 1] - layout.key_starts[b];
     if (layout.prefix[b] < 0 || layout.prefix[b] > keys)
       throw std::runtime_error(
           fmt::format("{}: entry {}'s prefix {} is outside [0, {}] (its keys)", op, b, layout.prefix[b], keys));
   }
-  shape.width = H;
-  shape.value_width = Hv;
+  AttentionShape shape = sized_shape(B, longest_queries, longest_keys, H, Hv, scale, layout.distance_slope);
   shape.key_lengths = layout.prefix;
   shape.query_starts = layout.query_starts;
   shape.key_starts = layout.key_starts;
-  shape.scale = scale;
-  shape.distance_slope = layout.distance_slope;
   return shape;
 }
 
@@ -131,20 +134,13 @@ AttentionShape padded_shape(int64_t B, int64_t Tq, int64_t Tk, int64_t H, int64_
     for (int64_t n : mask.key_lengths)
       if (n < 0 || n > Tk) throw std::runtime_error(fmt::format("{}: key length {} is outside [0, {}]", op, n, Tk));
   }
-  AttentionShape shape;
-  shape.batch = B;
-  shape.queries = Tq;
-  shape.keys = Tk;
-  shape.width = H;
-  shape.value_width = Hv;
+  AttentionShape shape = sized_shape(B, Tq, Tk, H, Hv, scale, mask.distance_slope);
   shape.query_offset = mask.query_offset;
   shape.prefix = std::min(mask.prefix, Tk);
   shape.key_lengths = mask.key_lengths;
   shape.knockout_key = mask.knockout_key;
   shape.knockout_from = mask.knockout_from;
   shape.knockout_to = mask.knockout_to;
-  shape.scale = scale;
-  shape.distance_slope = mask.distance_slope;
   return shape;
 }
 

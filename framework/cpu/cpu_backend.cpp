@@ -441,8 +441,8 @@ __attribute__((target("avx2"), optimize("O3"), flatten)) void layer_norm_backwar
 }
 
 template <typename T, bool L2, bool Shrink>
-inline void adam_loop(T* param, const T* grad, T* m, T* v, int64_t begin, int64_t end,
-                      const formula::AdamEntry<T>& shared_adam) {
+__attribute__((always_inline)) inline void adam_loop(T* param, const T* grad, T* m, T* v, int64_t begin, int64_t end,
+                                                     const formula::AdamEntry<T>& shared_adam) {
   // Everything through locals, so that the loop vectorises: a store to param[i] could otherwise
   // alias the coefficients behind the reference, and they would be reloaded every entry.
   const formula::AdamEntry<T> adam = shared_adam;
@@ -456,7 +456,8 @@ inline void adam_loop(T* param, const T* grad, T* m, T* v, int64_t begin, int64_
 }
 
 template <typename T>
-void adam_range(T* param, const T* grad, T* m, T* v, int64_t begin, int64_t end, const formula::AdamEntry<T>& adam) {
+__attribute__((always_inline)) inline void adam_range(T* param, const T* grad, T* m, T* v, int64_t begin, int64_t end,
+                                                      const formula::AdamEntry<T>& adam) {
   if (adam.l2)
     adam_loop<T, true, false>(param, grad, m, v, begin, end, adam);
   else if (adam.shrink)
@@ -471,12 +472,7 @@ void adam_range(T* param, const T* grad, T* m, T* v, int64_t begin, int64_t end,
 template <typename T>
 __attribute__((target("avx2"))) void adam_range_avx2(T* param, const T* grad, T* m, T* v, int64_t begin, int64_t end,
                                                      const formula::AdamEntry<T>& adam) {
-  if (adam.l2)
-    adam_loop<T, true, false>(param, grad, m, v, begin, end, adam);
-  else if (adam.shrink)
-    adam_loop<T, false, true>(param, grad, m, v, begin, end, adam);
-  else
-    adam_loop<T, false, false>(param, grad, m, v, begin, end, adam);
+  adam_range(param, grad, m, v, begin, end, adam);
 }
 
 template <typename T>

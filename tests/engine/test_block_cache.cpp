@@ -37,12 +37,16 @@ struct CountingSource {
             }};
   }
 };
+
+// The cache most cases use (blocks of 512 bytes to 4 KiB, at most 1 MiB kept) over a counting source.
+struct SmallCache {
+  CountingSource system;
+  BlockCache cache{system.source(), 512, 4096, 1 << 20};
+};
 }  // namespace
 
 TEST_SUITE("block cache") {
-TEST_CASE("a released block is reused for a request of the same rounded size") {
-  CountingSource system;
-  BlockCache cache(system.source(), 512, 4096, 1 << 20);
+TEST_CASE_FIXTURE(SmallCache, "a released block is reused for a request of the same rounded size") {
   CHECK(cache.rounded(1) == 512);
   CHECK(cache.rounded(512) == 512);
   CHECK(cache.rounded(513) == 1024);
@@ -73,9 +77,8 @@ TEST_CASE("a released block is reused for a request of the same rounded size") {
   CHECK(system.outstanding.empty());
 }
 
-TEST_CASE("of the cached blocks of one size, the one released last comes back first (still warm in cache)") {
-  CountingSource system;
-  BlockCache cache(system.source(), 512, 4096, 1 << 20);
+TEST_CASE_FIXTURE(SmallCache,
+                  "of the cached blocks of one size, the one released last comes back first (still warm in cache)") {
   void* a = cache.allocate(2048);
   void* b = cache.allocate(2048);
   void* c = cache.allocate(2048);
@@ -91,9 +94,7 @@ TEST_CASE("of the cached blocks of one size, the one released last comes back fi
   CHECK(system.outstanding.empty());
 }
 
-TEST_CASE("a smaller request takes the smallest cached block up to twice its size") {
-  CountingSource system;
-  BlockCache cache(system.source(), 512, 4096, 1 << 20);
+TEST_CASE_FIXTURE(SmallCache, "a smaller request takes the smallest cached block up to twice its size") {
   void* big = cache.allocate(3072);
   void* small = cache.allocate(1024);
   cache.release(big);
@@ -131,9 +132,7 @@ TEST_CASE("past its limit the cache gives back the blocks cached longest ago") {
   CHECK(system.outstanding.empty());
 }
 
-TEST_CASE("the cache keeps no more than twice what was ever handed out at once") {
-  CountingSource system;
-  BlockCache cache(system.source(), 512, 4096, 1 << 20);
+TEST_CASE_FIXTURE(SmallCache, "the cache keeps no more than twice what was ever handed out at once") {
   std::vector<void*> four;
   for (int i = 0; i < 4; ++i) four.push_back(cache.allocate(1024));  // the most at once: 4096
   for (void* p : four) cache.release(p);
@@ -150,9 +149,7 @@ TEST_CASE("the cache keeps no more than twice what was ever handed out at once")
   CHECK(system.outstanding.empty());
 }
 
-TEST_CASE("out of memory: the cache is given back and the system asked once more") {
-  CountingSource system;
-  BlockCache cache(system.source(), 512, 4096, 1 << 20);
+TEST_CASE_FIXTURE(SmallCache, "out of memory: the cache is given back and the system asked once more") {
   cache.release(cache.allocate(512));
   CHECK(cache.use().cached == 512);
   system.fail = 1;

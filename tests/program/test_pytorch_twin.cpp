@@ -77,20 +77,18 @@ struct Reference {
     if (it == file.tensors.end()) throw std::runtime_error(fmt::format("{}: no tensor '{}'", path, name));
     return it->second;
   }
-  std::vector<double> f64(const std::string& name) const {
+  // The values of tensor `name`, stored as `dtype` ("F64" or "I64").
+  template <class T>
+  std::vector<T> values(const std::string& name, const char* dtype) const {
     const SafeTensor& t = get(name);
-    if (t.dtype != "F64") throw std::runtime_error(fmt::format("{}: '{}' is {}, expected F64", path, name, t.dtype));
-    std::vector<double> out(t.data.size() / sizeof(double));
+    if (t.dtype != dtype)
+      throw std::runtime_error(fmt::format("{}: '{}' is {}, expected {}", path, name, t.dtype, dtype));
+    std::vector<T> out(t.data.size() / sizeof(T));
     if (!out.empty()) std::memcpy(out.data(), t.data.data(), t.data.size());
     return out;
   }
-  std::vector<int64_t> i64(const std::string& name) const {
-    const SafeTensor& t = get(name);
-    if (t.dtype != "I64") throw std::runtime_error(fmt::format("{}: '{}' is {}, expected I64", path, name, t.dtype));
-    std::vector<int64_t> out(t.data.size() / sizeof(int64_t));
-    if (!out.empty()) std::memcpy(out.data(), t.data.data(), t.data.size());
-    return out;
-  }
+  std::vector<double> f64(const std::string& name) const { return values<double>(name, "F64"); }
+  std::vector<int64_t> i64(const std::string& name) const { return values<int64_t>(name, "I64"); }
   Shape shape(const std::string& name) const {
     const auto& s = get(name).shape;
     return Shape(s.begin(), s.end());
