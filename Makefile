@@ -77,7 +77,7 @@ DIST_FLAGS_FILE := $(BUILD)/distributed.flags
 # The engine, framework/, is a library of its own (libqkv_framework.a) with its own test program,
 # linked against it alone: framework/ code that used data/, models/, train/ or tools/ would not
 # link, and an #include of them fails the layer check below. Everything else but train/ (the
-# program) and tests/ goes into libqkv.a.
+# program) and tests/ goes into libqkv.a, with the experiments' measurements below.
 FRAMEWORK_SRC := $(wildcard framework/*.cpp framework/cpu/*.cpp)
 # The experiments' measurements (train/experiments/ROOM/, beside their commands' code) go into libqkv.a
 # too, so that the tests link them without the program.
@@ -215,8 +215,9 @@ $(BUILD)/train_layers.ok: $(wildcard train/*/*.h train/*/*.cpp train/experiments
 	@mkdir -p $(dir $@)
 	@if grep -nE '^\s*#\s*include\s*"train/(cli|experiments)/' $(filter train/run/%,$^) \
 	  || grep -nE '^\s*#\s*include\s*"train/cli/' $(filter train/experiments/%,$^) \
-	  || grep -nE '^\s*#\s*include\s*"train/cli/' $(filter train/cli/%,$^) | grep -v 'train/cli/commands\.h"'; then \
-	  echo "train/: run/ must not include experiments/ or cli/, experiments/ not cli/, and a command no other command"; \
+	  || grep -nE '^\s*#\s*include\s*"train/cli/' $(filter train/cli/%,$^) | grep -v 'train/cli/commands\.h"' \
+	  || grep -nE '^\s*#\s*include\s*"train/(run|cli)/' $(MEASURE_SRC) $(MEASURE_SRC:.cpp=.h); then \
+	  echo "train/: run/ must not include experiments/ or cli/, experiments/ not cli/, a command no other command, and a measurement in libqkv.a not run/ or cli/"; \
 	  exit 1; fi
 	@touch $@
 

@@ -1,6 +1,6 @@
 // data/cues.h — the cue side file (data/idioms/cues.tsv, written by data/make_idioms.py): for each
 // sentence with an ambiguous word or idiom, where that word and its disambiguating cue stand.
-// Parsing and checking only; what a model does with them is models/cue_analysis.
+// Parsing and checking only; what a model does with them is train/experiments/cues/cue_analysis.
 #pragma once
 
 #include <cstdint>

@@ -91,7 +91,7 @@ void TranslatorConfig::validate() const {
   auto within = [](const char* name, const auto& v, double low, double high) {  // numbers only
     using T = std::decay_t<decltype(v)>;
     if constexpr (std::is_arithmetic_v<T> && !std::is_same_v<T, bool>)
-      if (v < low || v > high)
+      if (!(v >= low && v <= high))  // NaN too
         throw std::runtime_error(fmt::format("model config: {} must be in [{}, {}], got {}", name, static_cast<T>(low),
                                              static_cast<T>(high), v));
   };
@@ -106,6 +106,11 @@ void TranslatorConfig::validate() const {
         fmt::format("model config: random_positions {} samples rotary positions, and {} positions "
                     "have no rotary part (--positions rotary or absolute+rotary)",
                     random_positions, positions_name(positions)));
+  if (rotary_base != TranslatorConfig{}.rotary_base && !has_rotary(positions))
+    throw std::runtime_error(
+        fmt::format("model config: rotary_base {} turns rotary positions, and {} positions have "
+                    "no rotary part (--positions rotary or absolute+rotary)",
+                    rotary_base, positions_name(positions)));
   if (random_positions != 0 && random_positions < layout.length())
     throw std::runtime_error(
         fmt::format("model config: random_positions must be 0 or from the layout's {} positions "

@@ -21,7 +21,8 @@ trap 'rm -rf "$work"' EXIT
 fail() { echo "FAIL: explorer browser test: $*"; exit 1; }
 
 # Two small models on a slice of the dataset: learned with 2 layers and the default's randomized
-# rotary positions (the page turns q and k as the C++ does, spread by the same stride), static with
+# rotary positions and a rotary base of its own, 500 (the page turns q and k as the C++ does, by the
+# same angles and spread by the same stride), static with
 # 1 and absolute positions (gelu, to
 # check the page's erf too). Quality does not matter here, only agreement.
 mkdir -p "$work/data"
@@ -29,7 +30,7 @@ head -n 8000 data/idioms/train.tsv >"$work/data/train.tsv"
 head -n 200 data/idioms/valid.tsv >"$work/data/valid.tsv"
 head -n 200 data/idioms/test.tsv >"$work/data/test.tsv"
 small=(--data "$work/data" --epochs 2 --d-model 32 --d-k 16 --d-ff 64)
-"$QKV" train "${small[@]}" --layers 2 --positions rotary --out "$work/learned" >"$work/log" 2>&1 || { cat "$work/log"; fail "training the learned model"; }
+"$QKV" train "${small[@]}" --layers 2 --positions rotary --rotary-base 500 --out "$work/learned" >"$work/log" 2>&1 || { cat "$work/log"; fail "training the learned model"; }
 "$QKV" train "${small[@]}" --attention static --layers 1 --activation gelu --positions absolute --out "$work/static" >"$work/log" 2>&1 ||
   { cat "$work/log"; fail "training the static model"; }
 models=("$work/learned/model.safetensors" "$work/static/model.safetensors")

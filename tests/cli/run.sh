@@ -335,6 +335,8 @@ expect_error "--random-positions past its bound" "--random-positions: must be a 
 expect_absent "--random-positions refused: no run folder" "$work/o7/model.safetensors"
 expect_error "--rotary-base below its bound" "--rotary-base: must be from 2 to 1000000000, got 1 " \
   "$QKV" train --epochs 1 --data "$gen" --rotary-base 1 --out "$work/o7"
+expect_error "--rotary-base without rotary positions" "rotary_base 100 turns rotary positions, and alibi positions have no rotary part" \
+  "$QKV" train --epochs 1 --d-model 8 --d-k 4 --d-ff 16 --data "$gen" --positions alibi --rotary-base 100 --out "$work/o7"
 expect_error "--rotary-base not a number" "--rotary-base: must be a finite number, got 'ten'" \
   "$QKV" train --epochs 1 --data "$gen" --rotary-base ten --out "$work/o7"
 expect_error "--positions rotary with an odd head width" "head width must be even, got 3 \(--d-k\)" \

@@ -65,6 +65,10 @@ layer_check() {  # a copy of train/ with one line added to FILE; prints make's e
   fail "the train layer check lets run/ include experiments/"
 [ "$(layer_check experiments/probe/probe.h '#include "train/cli/commands.h"')" != 0 ] && pass ||
   fail "the train layer check lets experiments/ include cli/"
+[ "$(layer_check experiments/cues/cue_analysis.h '#include "train/run/trainer.h"')" != 0 ] && pass ||
+  fail "the train layer check lets a measurement of libqkv.a include run/"
+[ "$(layer_check experiments/cues/cues.cpp '#include "train/run/trainer.h"')" = 0 ] && pass ||
+  fail "the train layer check refuses an experiment's report that includes run/"
 
 # ---- parallel unless -j is given ----
 jobs=$(nproc)

@@ -86,6 +86,10 @@ TEST_CASE("--rotary-base: the base of the rotary angles, saved only when it is n
     CHECK(error_of([&] { c.validate(); }) ==
           fmt::format("model config: rotary_base must be in [2, 1000000000], got {}", bad));
   }
+  models::TranslatorConfig absolute = small_config(models::Positions::Absolute);
+  absolute.rotary_base = 100;  // a base without a turn to give it: refused
+  CHECK(error_of([&] { absolute.validate(); }).find("rotary_base 100 turns rotary positions, and absolute positions") !=
+        std::string::npos);
   std::string text = small_config(models::Positions::Rotary).to_json();
   text.insert(text.size() - 1, ",\"rotary_base\":\"ten\"");
   CHECK(error_of([&] { models::TranslatorConfig::from_json(text); }) ==

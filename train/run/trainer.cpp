@@ -22,6 +22,7 @@
 #include "train/run/data_parallel.h"
 #include "train/run/evaluate.h"
 #include "train/run/progress.h"
+#include "train/run/run_config.h"
 #include "train/run/run_state.h"
 #include "train/run/step_guards.h"
 
@@ -59,7 +60,12 @@ std::unique_ptr<TrainingRun> TrainingRun::open(const TrainOptions& requested, di
   if (group && group->rank() != 0) o.quiet = true;  // rank 0 alone writes files and progress
   const Device device = run_device(o, group);
   if (o.threads > 0) set_cpu_threads(o.threads);
-  auto run = std::make_unique<TrainingRun>(o, data::load_dataset(o.data_dir), device, group);
+  data::Dataset ds = data::load_dataset(o.data_dir);
+  if (saved) {  // the saved config against this dataset's, before a model is sized from it
+    const auto [english, hindi] = train_vocabularies(ds);
+    check_saved_config(*saved, RunFolder(o.out_dir).state_path(), translator_config(o, ds, english, hindi), o.data_dir);
+  }
+  auto run = std::make_unique<TrainingRun>(o, std::move(ds), device, group);
   if (saved) restore_state(*saved, run->folder.state_path(), *run);    // checked against this dataset and model
   if (group) check_ranks_agree(*group, run->o, run->ds, run->config);  // after every input check, before any output
   return run;

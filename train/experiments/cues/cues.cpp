@@ -1,6 +1,6 @@
 // train/experiments/cues/cues.cpp — `qkv cues`: cue attention and the knockout flip rates of one or more
 // checkpoints over a split of the cue file, as a table, TSV, JSON and a histogram PNG. The measuring
-// is models/cue_analysis; this file reads the checkpoints and writes the results.
+// is cue_analysis.cpp; this file reads the checkpoints and writes the results.
 #include <fmt/format.h>
 
 #include <filesystem>

@@ -1,4 +1,4 @@
-// train/experiments/probe/probe.cpp — the sense probe (models/sense_probe) of one or more checkpoints, as
+// train/experiments/probe/probe.cpp — the sense probe (sense_probe.cpp) of one or more checkpoints, as
 // `qkv probe` and the demo run it: the sentences of each two-sense word, held-out accuracy per layer
 // of a logistic regression that reads the sense from the word's vector, the console table and the
 // TSV, JSON and line-plot files.

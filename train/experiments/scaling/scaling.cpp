@@ -1,6 +1,6 @@
 // train/experiments/scaling/scaling.cpp — `qkv scaling`: the tutorial's sqrt(d_k) section reproduced with
 // qkv. Prints the variance, softmax-saturation and gradient tables and writes DIR/scaling.png (two
-// panels). The sampling is models/scaling_experiment.
+// panels). The sampling is scaling_experiment.cpp.
 #include <fmt/format.h>
 
 #include <chrono>
