@@ -2,6 +2,7 @@
 // AttentionContext: the whole (B, T, D) sequence (forward), the real positions packed as rows (the
 // loss) and a key/value cache (decoding); with the rotary turn and the ALiBi bias they share. Only
 // models/translator.cpp includes it: the translator hands one of them to its loop over the blocks.
+// It reads the model's config, never the translator (its arrows point down: block.h, translator_config.h).
 #pragma once
 
 #include <fmt/format.h>
@@ -12,7 +13,9 @@
 #include <vector>
 
 #include "framework/ops.h"
-#include "models/translator.h"
+#include "data/dataset.h"
+#include "models/block.h"
+#include "models/translator_config.h"
 
 namespace qkv::models::row_layouts {
 
