@@ -71,9 +71,6 @@ static CLI::Validator number_where(std::function<bool(double)> ok, std::string w
 CLI::Validator number_within(const Bounds& b) {
   return number_where([b](double v) { return b.holds(v); }, bounds_text(b, false));
 }
-CLI::Validator number_above(double lo) { return number_within(above(lo)); }
-CLI::Validator number_at_least(double lo) { return number_within(at_least(lo)); }
-CLI::Validator number_in(double lo, double hi) { return number_within(from_to(lo, hi)); }
 
 CLI::Validator seed_value() {
   return CLI::Validator(

@@ -46,9 +46,6 @@ CLI::Validator seed_value();
 // "must be > 0, got 0", "must be from 0 to 0.95, got 2". Their help text is empty, so --help
 // shows the option's type and default alone (help_format.cpp).
 CLI::Validator whole_number_in(int64_t lo, int64_t hi);
-CLI::Validator number_above(double lo);     // finite and > lo
-CLI::Validator number_at_least(double lo);  // finite and >= lo
-CLI::Validator number_in(double lo, double hi);
 // A finite number within a table row's bounds: "must be > 0, got 0", "must be from 0 to 0.95, got 2".
 CLI::Validator number_within(const Bounds& b);
 // `cpu`, `cuda` or `cuda:N`, as Device::parse reads it.
