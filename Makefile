@@ -208,6 +208,15 @@ $(BUILD)/framework_layers.ok: $(wildcard framework/*.h framework/*.cpp framework
 	  echo "framework/ must not include data/, models/, train/ or tools/ (above)"; exit 1; fi
 	@touch $@
 
+# models/ and data/ include nothing from train/ or tools/, and the row layouts (with the block and
+# the config they read) never the translator that uses them.
+$(BUILD)/models_layers.ok: $(wildcard models/*.h models/*.cpp data/*.h data/*.cpp)
+	@mkdir -p $(dir $@)
+	@if grep -nE '^\s*#\s*include\s*"(\.\./)*(train|tools)/' $^ \
+	  || grep -nE '^\s*#\s*include\s*"models/translator\.h"' $(filter models/row_layouts.h models/block.h models/translator_config.h,$^); then \
+	  echo "models/ and data/ must not include train/ or tools/ (above), nor the row layouts the translator"; exit 1; fi
+	@touch $@
+
 # train/'s layers: run/ (the training run) includes nothing from experiments/ or cli/,
 # experiments/ (what the commands share) nothing from cli/, and no command includes another: a file
 # of cli/ includes only cli/commands.h (the options and validators every command shares).
@@ -226,7 +235,7 @@ $(FRAMEWORK_LIB): $(FRAMEWORK_OBJ) $(BUILD)/framework_layers.ok Makefile
 	rm -f $@ && ar rcs $@ $(FRAMEWORK_OBJ)
 
 # (the archives are remade when the Makefile changes: what goes into which may have changed)
-$(LIB): $(filter-out $(FRAMEWORK_OBJ),$(LIB_OBJ)) Makefile
+$(LIB): $(filter-out $(FRAMEWORK_OBJ),$(LIB_OBJ)) $(BUILD)/models_layers.ok Makefile
 	@mkdir -p $(dir $@)
 	rm -f $@ && ar rcs $@ $(filter %.o,$^)
 

@@ -70,6 +70,23 @@ layer_check() {  # a copy of train/ with one line added to FILE; prints make's e
 [ "$(layer_check experiments/cues/cues.cpp '#include "train/run/trainer.h"')" = 0 ] && pass ||
   fail "the train layer check refuses an experiment's report that includes run/"
 
+# ---- models/'s layers: nothing from train/ or tools/, and the row layouts never the translator ----
+models_check() {  # a copy of models/ and data/ with one line added to FILE; prints make's exit status
+  rm -rf "$work/mlayers" && mkdir -p "$work/mlayers" && cp -r models data "$work/mlayers/"
+  echo "$2" >>"$work/mlayers/$1"
+  make --no-print-directory -s -f "$PWD/Makefile" -C "$work/mlayers" BUILD="$work/mlayers/b" CUDA=0 MPI=0 \
+    "$work/mlayers/b/models_layers.ok" >/dev/null 2>&1
+  echo $?
+}
+[ "$(models_check models/row_layouts.h '#include "framework/ops.h"')" = 0 ] && pass ||
+  fail "the models layer check refuses the tree as it is"
+[ "$(models_check models/row_layouts.h '#include "models/translator.h"')" != 0 ] && pass ||
+  fail "the models layer check lets the row layouts include the translator"
+[ "$(models_check models/translator.cpp '#include "train/run/trainer.h"')" != 0 ] && pass ||
+  fail "the models layer check lets models/ include train/"
+[ "$(models_check data/dataset.cpp '#include "tools/render/render.h"')" != 0 ] && pass ||
+  fail "the models layer check lets data/ include tools/"
+
 # ---- parallel unless -j is given ----
 jobs=$(nproc)
 jflag() { database CUDA=0 "$@" | sed -n 's/^MAKEFLAGS = //p' | grep -oE -- '-j[0-9]*' | head -1; }
