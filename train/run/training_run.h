@@ -93,7 +93,7 @@ class TrainingRun {
   const TrainOptions o;
   const data::Dataset ds;
 
- private:
+ private:  // declared before the members below, which are made from them (members are made in this order)
   std::pair<data::Vocab, data::Vocab> vocabularies_;  // train's English and Hindi words
   std::optional<optim::WeightAverage> average_;
 
