@@ -13,6 +13,7 @@
 # feed-forward; the head reads only the target rows). The twin, as written, computes them.
 # --skip-source-rows runs the same skip in PyTorch, so that both sides do the same arithmetic.
 import argparse
+import itertools
 import os
 import sys
 import time
@@ -43,30 +44,55 @@ SIZES = {  # name: (B, S, T_tgt, D, K, F, V), as in train/cli/bench.cpp
 }
 
 
-def forward_skipping_source_rows(model, source, target_input, keep):
-    """The twin's forward with the last layer's queries and everything after attention over the
-    target rows only, as qkv runs it; the same logits as model(...)[0] to float rounding."""
+def rotary_turn(model, dtype):
+    """The rotary turn of full-length rows, turn(rows, first_row), with its cos and sin tables made
+    once per head width, as a PyTorch user would cache them (the twin recomputes them per call);
+    the identity for absolute positions."""
+    if model.positions == "absolute":
+        return lambda rows, first=0: rows
+    tables = {}
+
+    def turn(rows, first=0):
+        half = rows.shape[-1] // 2
+        if half not in tables:
+            angles = torch.arange(model.S + model.T_tgt, dtype=torch.float64)[:, None] * torch.pow(
+                torch.tensor(model.rotary_base, dtype=torch.float64), -torch.arange(half, dtype=torch.float64) / half)
+            tables[half] = (torch.cos(angles).to(dtype), torch.sin(angles).to(dtype))  # (T, H/2) each
+        cos, sin = (table[first:first + rows.shape[1]] for table in tables[half])
+        x1, x2 = rows[..., :half], rows[..., half:]
+        return torch.cat([x1 * cos - x2 * sin, x2 * cos + x1 * sin], dim=-1)
+    return turn
+
+
+def forward_full_length(model, source, target_input, keep, turn, skip_source_rows):
+    """The twin's forward for full-length sentences with `turn`'s cached tables (rotary positions are
+    then the slots themselves). skip_source_rows: the last layer's queries and everything after
+    attention over the target rows only, as qkv runs it; the same logits to float rounding."""
     S = model.S
-    x = torch.cat([model.src_embed(source), model.tgt_embed(target_input)], dim=1) + model.pos_embed.weight
-    same = lambda rows: rows  # noqa: E731  (absolute positions: no rotary turn, no ALiBi bias)
-    for block in model.blocks[:-1]:
-        x, _ = block(x, keep, same, None)
+    x = torch.cat([model.src_embed(source), model.tgt_embed(target_input)], dim=1)
+    if model.positions == "absolute":
+        x = x + model.pos_embed.weight
+    for block in model.blocks[:-1] if skip_source_rows else model.blocks:
+        x, _ = block(x, keep, turn, None)
+    if not skip_source_rows:
+        return model.head(x[:, S:, :])
     last = model.blocks[-1]
     x_queries = x[:, S:, :]                              # (B, T_tgt, D)
     keep_target = keep[:, S:, :]                         # (B, T_tgt, T)
     if last.attention == "learned":
-        a, _ = pytorch_twin.attend(last.attn.W_q(x_queries), last.attn.W_k(x), last.attn.W_v(x), keep_target)
+        a, _ = pytorch_twin.attend(turn(last.attn.W_q(x_queries), S), turn(last.attn.W_k(x)), last.attn.W_v(x),
+                                   keep_target)
         mixed = last.attn.W_o(a)
     else:
-        mixed, _ = pytorch_twin.attend(x_queries, x, x, keep_target)
+        mixed, _ = pytorch_twin.attend(turn(x_queries, S), turn(x), x, keep_target)
     h = last.ln1(x_queries + mixed)
     return model.head(h + last.ffn(h))                   # (B, T_tgt, V)
 
 
-def bench(name, steps, threads, skip_source_rows):
+def bench(name, steps, threads, skip_source_rows, positions):
     B, S, Tt, D, K, F, V = SIZES[name]
     config = {"attention": "learned", "d_model": D, "d_k": K, "d_ff": F, "activation": "relu",
-              "source_vocab": V, "target_vocab": V, "max_source": S, "max_target": Tt}
+              "source_vocab": V, "target_vocab": V, "max_source": S, "max_target": Tt, "positions": positions}
     torch.manual_seed(0)
     model = pytorch_twin.Translator(config).float()
     keep = model.attention_mask([S] * B)
@@ -74,13 +100,11 @@ def bench(name, steps, threads, skip_source_rows):
     opt = torch.optim.AdamW(model.parameters(), lr=1e-3, weight_decay=0.01)
     source = torch.randint(4, V, (B, S))
     target = torch.randint(4, V, (B, Tt))
+    turn = rotary_turn(model, torch.float32)
 
     def step():
         opt.zero_grad()
-        if skip_source_rows:
-            logits = forward_skipping_source_rows(model, source, target, keep)
-        else:
-            logits, _ = model(source, target, [S] * B)
+        logits = forward_full_length(model, source, target, keep, turn, skip_source_rows)
         loss = torch.nn.functional.cross_entropy(logits.reshape(-1, V), target.reshape(-1), ignore_index=0)
         loss.backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
@@ -100,20 +124,24 @@ def bench(name, steps, threads, skip_source_rows):
 
 
 def check_skip():
-    """forward_skipping_source_rows against the twin's own forward, in float64, both layer counts."""
-    for layers in (1, 2):
-        for attention in ("learned", "static"):
-            config = {"attention": attention, "d_model": 8, "d_k": 6, "d_ff": 16, "activation": "relu",
-                      "source_vocab": 20, "target_vocab": 20, "max_source": 5, "max_target": 4, "layers": layers}
-            torch.manual_seed(layers)
-            model = pytorch_twin.Translator(config).double()
-            lengths = [5, 3]
-            source, target = torch.randint(4, 20, (2, 5)), torch.randint(4, 20, (2, 4))
-            full, _ = model(source, target, lengths)
-            skipped = forward_skipping_source_rows(model, source, target, model.attention_mask(lengths))
-            if not torch.allclose(full, skipped, rtol=1e-12, atol=1e-12):
-                raise SystemExit(f"--skip-source-rows changes the logits ({layers} layers, {attention})")
-    print("check: skipping the last layer's source rows gives the twin's logits (1 and 2 layers)")
+    """forward_full_length, with and without the skip, against the twin's own forward in float64:
+    both layer counts, learned and static attention, absolute and rotary positions."""
+    for layers, attention, positions in itertools.product((1, 2), ("learned", "static"), ("absolute", "rotary")):
+        config = {"attention": attention, "d_model": 8, "d_k": 6, "d_ff": 16, "activation": "relu", "layers": layers,
+                  "source_vocab": 20, "target_vocab": 20, "max_source": 5, "max_target": 4, "positions": positions}
+        torch.manual_seed(layers)
+        model = pytorch_twin.Translator(config).double()
+        lengths = [5, 3] if positions == "absolute" else [5, 5]  # rotary: the bench's full-length sentences
+        source, target = torch.randint(4, 20, (2, 5)), torch.randint(4, 20, (2, 4))
+        full, _ = model(source, target, lengths)
+        for skip in (False, True):
+            ours = forward_full_length(model, source, target, model.attention_mask(lengths),
+                                       rotary_turn(model, torch.float64), skip)
+            if not torch.allclose(full, ours, rtol=1e-12, atol=1e-12):
+                raise SystemExit(f"the bench's forward changes the logits ({layers} layers, {attention}, "
+                                 f"{positions}, skip {skip})")
+    print("check: the bench's forward, with and without the skip, gives the twin's logits "
+          "(1 and 2 layers, absolute and rotary)")
 
 
 def main():
@@ -125,8 +153,10 @@ def main():
                         help="leave OpenBLAS's thread count at its default (one per core)")
     parser.add_argument("--skip-source-rows", action="store_true",
                         help="skip the last layer's source rows, as qkv does (the same logits)")
+    parser.add_argument("--positions", choices=("rotary", "absolute"), default="rotary",
+                        help="rotary (the shipped model's, as `qkv bench` times it) or absolute")
     parser.add_argument("--check", action="store_true",
-                        help="first check that the skipping forward gives the twin's logits")
+                        help="first check that the bench's forward gives the twin's logits")
     parser.add_argument("--check-only", action="store_true",
                         help="only that check (make test runs it where torch is installed)")
     args = parser.parse_args()
@@ -137,7 +167,8 @@ def main():
     if args.threads > 0:
         torch.set_num_threads(args.threads)
     for name in SIZES:
-        bench(name, args.steps * 5 if name == "toy" else args.steps, torch.get_num_threads(), args.skip_source_rows)
+        bench(name, args.steps * 5 if name == "toy" else args.steps, torch.get_num_threads(), args.skip_source_rows,
+              args.positions)
 
 
 if __name__ == "__main__":

@@ -6,7 +6,8 @@
 # own shapes, measured by `qkv bench` in the same run). The floor share and "same work" (below) are
 # also given round by round, with their median and range: each round's floor, qkv step and PyTorch
 # runs are close together in time, so a VM whose speed drifts moves both sides of each ratio. A
-# ratio > 1 means qkv is faster.
+# ratio > 1 means qkv is faster. Both sides time the shipped model's positions (rotary; PyTorch's
+# cos and sin tables made once, as its users cache them).
 # "1 thread" means one core on both sides: PyTorch's OpenBLAS is capped too (tools/bench_pytorch.py
 # says why). PyTorch is also run at 1 torch thread with OpenBLAS left at its default of one thread
 # per core ("torch 1t+blas"), the fastest PyTorch configuration measured here; best against best

@@ -25,6 +25,7 @@
 #include "framework/optim.h"
 #include "models/train_step.h"
 #include "models/translator.h"
+#include "train/run/train_options.h"
 #ifdef QKV_WITH_CUDA
 #include "framework/cuda/cuda_info.h"
 #endif
@@ -422,10 +423,12 @@ static StepRun run_steps(const BenchSize& s, Device device, int steps, models::P
   return run;
 }
 
-// Training steps per second on synthetic tokens (run_steps), reported. Returns milliseconds per step.
+// Training steps per second on synthetic tokens (run_steps) with the shipped model's positions
+// (train's --positions default; tools/bench_pytorch.py times the same), reported. Returns
+// milliseconds per step.
 static double bench_training(const BenchSize& s, Device device, int steps, BenchOutput& out) {
   const auto [seconds, last_loss, made_before, made_after, graph_before, graph_after] =
-      run_steps(s, device, steps, models::Positions::Absolute);
+      run_steps(s, device, steps, TrainOptions{}.positions);
   const double tokens = static_cast<double>(steps) * s.batch * (s.max_source + s.max_target);
   out.say("  {:<34} {:<7} {:8.2f} ms/step  {:10.0f} tokens/s  ({} steps)\n", s.name, device.str(),
           seconds / steps * 1e3, tokens / seconds, steps);
@@ -433,8 +436,10 @@ static double bench_training(const BenchSize& s, Device device, int steps, Bench
   const double rate = step_flops(s) / (seconds / steps);  // the step's products' FLOPs per second
   out.say("  {:<34} {:.3f} GFLOP per step in products: {:.1f} GFLOP/s ({:.3f} TFLOP/s)\n", "", step_flops(s) / 1e9,
           rate / 1e9, rate / 1e12);
-  const nlohmann::ordered_json where = {
-      {"size", s.batch == 64 ? "toy" : "large"}, {"device", device.str()}, {"steps", steps}};
+  const nlohmann::ordered_json where = {{"size", s.batch == 64 ? "toy" : "large"},
+                                        {"device", device.str()},
+                                        {"positions", models::positions_name(TrainOptions{}.positions)},
+                                        {"steps", steps}};
   out.measure("training_step", where, seconds / steps * 1e3, "ms");
   out.measure("training_throughput", where, tokens / seconds, "tokens/s");
   out.measure("training_flop_rate", where, rate / 1e12, "TFLOP/s");
@@ -503,7 +508,7 @@ static void bench_data_parallel(const BenchSize& s, int steps, BenchOutput& out)
   if (s.batch < N)
     throw std::runtime_error(fmt::format("bench --data-parallel: {} ranks for a batch of {}", N, s.batch));
   Generator gen(0);
-  models::Translator model(config_for(s, models::Positions::Absolute), gen);
+  models::Translator model(config_for(s, TrainOptions{}.positions), gen);
   optim::AdamW opt(model.parameters(), {.lr = 1e-3, .weight_decay = 0.01});
   // this rank's rows of a synthetic global batch of full-length sentences (equal tokens per row)
   const int64_t rows = s.batch * (rank + 1) / N - s.batch * rank / N;
@@ -591,7 +596,8 @@ void measure_all(BenchOutput& out, const std::vector<std::string>& devices, int 
   if (only == "all") bench_matmul(512, 20, out);
   if (only == "all")
     for (const auto& d : devices) bench_fused_layer_norm(Device::parse(d), out);
-  out.say("training throughput (forward + backward + AdamW, synthetic tokens):\n");
+  out.say("training throughput (forward + backward + AdamW, synthetic tokens, {} positions):\n",
+          models::positions_name(TrainOptions{}.positions));
   std::map<std::pair<std::string, std::string>, double> ms;  // (size, device) -> ms/step
   for (const auto& d : devices) {
     const Device device = Device::parse(d);
