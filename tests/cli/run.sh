@@ -529,6 +529,15 @@ if "$QKV" "${ablate[@]}" >"$work/out" 2>"$work/err"; then
   "$QKV" "${ablate[@]}" --rerun learned-frozen-L1 >"$work/out" 2>&1
   [ "$(grep -c 'cached:' "$work/out")" -eq 13 ] && grep -q 'learned-frozen-L1 .*training' "$work/out" && pass ||
     fail "ablate rerun: 13 cells from the cache and learned-frozen-L1 trained again: $(head -n 16 "$work/out")"
+  # a cell's cache key is its whole recipe, defaults included, and a cached cell made with another
+  # (here another dropout, which no ablate flag sets: a changed default) is trained again
+  python3 -c 'import json, sys; p = sys.argv[1]; j = json.load(open(p))
+assert {"dropout", "lr", "weight_decay", "positions", "random_positions", "batch", "label_smoothing"} <= set(j["settings"]), j
+j["settings"]["dropout"] = "0x1p-1"; json.dump(j, open(p, "w"))' "$work/ablate/cells/static-trained-L2/result.json" ||
+    fail "ablate: a cell's cached settings lack the recipe"
+  "$QKV" "${ablate[@]}" >"$work/out" 2>&1
+  [ "$(grep -c 'cached:' "$work/out")" -eq 13 ] && grep -q 'static-trained-L2 .*training' "$work/out" && pass ||
+    fail "ablate: a cell cached with another dropout is trained again: $(head -n 16 "$work/out")"
   "$QKV" ablate --data "$gen" --blocks 1,2 --epochs 2 --d-model 8 --d-k 4 --d-ff 16 --out "$work/ablate" \
     --no-frozen --no-control --modes learned >"$work/out" 2>&1
   [ "$(grep -c 'training' "$work/out")" -eq 2 ] && [ "$(tail -n +2 "$work/ablate/ablation.tsv" | wc -l)" -eq 2 ] && pass ||

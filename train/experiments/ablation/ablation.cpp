@@ -25,6 +25,7 @@
 #include "framework/file_util.h"
 #include "models/translator_io.h"
 #include "tools/render/render.h"
+#include "train/run/run_state.h"
 #include "train/run/trainer.h"
 
 namespace qkv::app {
@@ -129,17 +130,24 @@ struct Cell {
   }
 };
 
-// What a cell's cached result must agree on to be reused.
+// The training options of one cell: the base with the cell's attention, blocks, F and embeddings.
+TrainOptions cell_options(const Cell& c, const AblateOptions& o) {
+  TrainOptions t = o.base;
+  t.attention = c.mode;
+  t.layers = c.blocks;
+  t.d_ff = c.d_ff;
+  t.freeze_embeddings = c.frozen;
+  t.out_dir = (fs::path(o.out) / "cells" / c.name()).string();
+  t.quiet = true;
+  return t;
+}
+
+// What a cell's cached result must agree on to be reused: every setting its training run saves (the
+// whole recipe, defaults included, so a changed default trains the cell again), data as a full path.
 nlohmann::json cell_settings(const Cell& c, const AblateOptions& o) {
-  return {{"mode", c.mode_name()},
-          {"frozen_embeddings", c.frozen},
-          {"blocks", c.blocks},
-          {"d_model", o.base.d_model},
-          {"d_k", o.base.d_k},
-          {"d_ff", c.d_ff},
-          {"epochs", o.base.epochs},
-          {"seed", std::to_string(o.base.seed)},
-          {"data", fs::weakly_canonical(o.base.data_dir).string()}};
+  nlohmann::json settings = nlohmann::json::parse(options_json(cell_options(c, o)));
+  settings["data_dir"] = fs::weakly_canonical(o.base.data_dir).string();
+  return settings;
 }
 
 // The feed-forward width that gives static attention learned attention's parameter count:
@@ -182,14 +190,8 @@ std::string command_line(const AblateOptions& o) {
 // settings it was made with, is written to CELL/result.json last, so a cell with that file is done.
 nlohmann::json run_cell(const Cell& c, const AblateOptions& o, const data::Dataset& ds,
                         const std::vector<std::string>& report_splits) {
-  const fs::path dir = fs::path(o.out) / "cells" / c.name();
-  TrainOptions t = o.base;
-  t.attention = c.mode;
-  t.layers = c.blocks;
-  t.d_ff = c.d_ff;
-  t.freeze_embeddings = c.frozen;
-  t.out_dir = dir.string();
-  t.quiet = true;
+  TrainOptions t = cell_options(c, o);
+  const fs::path dir = t.out_dir;
   // An interrupted cell continues where it stopped; anything else in the folder is started over.
   t.resume = RunFolder(t.out_dir).has(RunFolder::kState);
   t.force = !t.resume;
