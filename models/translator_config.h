@@ -26,7 +26,7 @@ namespace qkv::models {
 // them from here, chosen by measurement on data/idioms (RESULTS.md, "How the defaults were chosen").
 #define QKV_MODEL_SETTINGS(X)                                                                                      \
   X(AttentionMode, attention, AttentionMode::Learned, kRequired, 0, 0, Option)                                     \
-  X(int64_t, layers, 5, 1, 1, kMaxLayers, Option) /* stacked blocks */                                             \
+  X(int64_t, layers, 8, 1, 1, kMaxLayers, Option) /* stacked blocks */                                             \
   X(int64_t, d_model, 64, kRequired, 1, kMaxWidth, Option)                                                         \
   X(int64_t, d_k, 64, kRequired, 1, kMaxWidth, Option)                                                             \
   X(int64_t, d_ff, 128, kRequired, 1, kMaxFeedForward, Option)                                                     \

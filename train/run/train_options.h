@@ -68,7 +68,7 @@ inline constexpr int64_t kAutoRandomPositionsFactor = 3;
   X(double, lr, 5e-3, "--lr", Setting, above(0), "AdamW learning rate")                                               \
   X(double, weight_decay, 0.1, "--weight-decay", Setting, at_least(0), "AdamW weight decay")                          \
   X(double, clip, 1.0, "--clip", Setting, above(0), "largest joint gradient norm (larger gradients are scaled down)") \
-  X(double, dropout, 0.0, "--dropout", Setting, from_to(0, 0.95), "dropout probability while training")               \
+  X(double, dropout, 0.05, "--dropout", Setting, from_to(0, 0.95), "dropout probability while training")              \
   X(uint64_t, seed, 1, "--seed", Setting, unbounded(), "random seed (same seed, same checkpoint)")                    \
   /* cosine: a linear warm-up over one epoch or a tenth of the run, whichever is shorter, then cosine decay to */     \
   /* 10% (optim::scheduled_learning_rate and default_warmup_steps, framework/optim.cpp) | constant */                 \
