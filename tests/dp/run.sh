@@ -33,7 +33,10 @@ head -n 3200 data/idioms/train.tsv >"$work/data/train.tsv"
 head -n 200 data/idioms/valid.tsv >"$work/data/valid.tsv"
 head -n 100 data/idioms/test.tsv >"$work/data/test.tsv"
 model=(--layers 2 --d-model 32 --d-k 16 --d-ff 64 --threads 1 --batch 64)
-small=(--data "$work/data" --layers 2 --d-model 32 --d-k 16 --d-ff 64 --threads 1 --batch 64)
+# without dropout, 2 ranks must match 1 process; with it (the default), each rank draws its own masks,
+# keyed by the step and the rank, as in PyTorch's DDP (the resume test below runs with it)
+small=(--data "$work/data" --layers 2 --d-model 32 --d-k 16 --d-ff 64 --threads 1 --batch 64 --dropout 0)
+dropped=(--data "$work/data" --layers 2 --d-model 32 --d-k 16 --d-ff 64 --threads 1 --batch 64)
 
 # ---- launch mistakes: mpirun without --data-parallel is refused; --data-parallel alone says it has 1 rank ----
 mpi 2 "$QKV" train "${small[@]}" --epochs 1 --out "$work/dup" >"$work/out" 2>&1
@@ -64,14 +67,15 @@ grep -q "^training learned attention, 2 layers, rotary positions (half sampled f
 mpi 2 "$QKV" train "${small[@]}" --epochs 1 --data-parallel --out "$work/again32" >/dev/null 2>&1
 cmp -s "$work/two32/model.safetensors" "$work/again32/model.safetensors" && pass || fail "two 2-rank runs differ"
 
-# ---- resume with the same number of ranks: byte-identical to the uninterrupted run ----
-mpi 2 "$QKV" train "${small[@]}" --epochs 1 --data-parallel --out "$work/res" --stop-after-steps 20 >/dev/null 2>&1
+# ---- resume with the same number of ranks, with the default dropout: byte-identical to the uninterrupted run ----
+mpi 2 "$QKV" train "${dropped[@]}" --epochs 1 --data-parallel --out "$work/drop32" >/dev/null 2>&1
+mpi 2 "$QKV" train "${dropped[@]}" --epochs 1 --data-parallel --out "$work/res" --stop-after-steps 20 >/dev/null 2>&1
 rc=$?
 [ "$rc" -eq 130 ] && [ -f "$work/res/train_state.safetensors" ] && pass || fail "interrupted 2-rank run: rc $rc, state saved"
 mpi 1 "$QKV" train --resume --out "$work/res" >"$work/out" 2>&1
 grep -q "saved by 2 ranks" "$work/out" && pass || fail "resume with 1 process names the 2 ranks: $(tail -n 3 "$work/out")"
 mpi 2 "$QKV" train --resume --data-parallel --out "$work/res" >"$work/out" 2>&1 &&
-  cmp -s "$work/two32/model.safetensors" "$work/res/model.safetensors" && pass ||
+  cmp -s "$work/drop32/model.safetensors" "$work/res/model.safetensors" && pass ||
   fail "2-rank resume equals the uninterrupted run: $(tail -n 3 "$work/out")"
 
 # ---- failures: different flags, different data, a dead rank ----

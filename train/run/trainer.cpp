@@ -150,6 +150,11 @@ static Tensor train_one_batch(TrainingRun& run, const StepPlan& plan, int64_t ep
   step_options.before_update = [&](const Tensor& loss, const Tensor& grad_norm) {
     nonfinite.add_step(loss, grad_norm, epoch, step + 1, end >= order.size(), run, result);
   };
+  // Data-parallel ranks draw their dropout masks from a generator keyed by the seed, the step and the
+  // rank: the saved state holds one rank's generator, and a resumed run must draw what each rank drew.
+  if (run.group && o.dropout > 0)
+    run.model.dropout_generator() =
+        Generator(Generator::mixed_seed(Generator::mixed_seed(o.seed + 1, step), run.group->rank()));
   const Tensor loss = models::train_step(run.model, run.optimizer, run.trained, batch, step_options).loss;
   if (run.average) run.average->update(run.optimizer.steps_taken());
   ++step;
