@@ -54,13 +54,9 @@ def rotary_turn(model, dtype):
 
     def turn(rows, first=0):
         half = rows.shape[-1] // 2
-        if half not in tables:
-            angles = torch.arange(model.S + model.T_tgt, dtype=torch.float64)[:, None] * torch.pow(
-                torch.tensor(model.rotary_base, dtype=torch.float64), -torch.arange(half, dtype=torch.float64) / half)
-            tables[half] = (torch.cos(angles).to(dtype), torch.sin(angles).to(dtype))  # (T, H/2) each
-        cos, sin = (table[first:first + rows.shape[1]] for table in tables[half])
-        x1, x2 = rows[..., :half], rows[..., half:]
-        return torch.cat([x1 * cos - x2 * sin, x2 * cos + x1 * sin], dim=-1)
+        if half not in tables:  # (T, H/2) each
+            tables[half] = pytorch_twin.rotary_tables(torch.arange(model.S + model.T_tgt), half, model.rotary_base, dtype)
+        return pytorch_twin.turn_pairs(rows, *(table[first:first + rows.shape[1]] for table in tables[half]))
     return turn
 
 

@@ -118,15 +118,24 @@ class SelfAttention(nn.Module):
         return self.W_o(a), weights
 
 
-def rotary(x, positions, base=10000.0):
-    """RoPE in the half-split form (GPT-NeoX, Llama): the pairs (x[i], x[i + H/2]) of each row turned
-    by positions * base^(-i / (H/2)); positions (B, T) -> x (B, T, H)."""
-    half = x.shape[-1] // 2
+def rotary_tables(positions, half, base, dtype):
+    """RoPE's cos and sin for `positions` (any shape) and pair i < half: angle positions * base^(-i / half),
+    computed in float64 and rounded to dtype, as qkv's tables; each of shape positions.shape + (half,)."""
     exponents = torch.arange(half, dtype=torch.float64) / half
     angles = positions.to(torch.float64)[..., None] * torch.pow(torch.tensor(base, dtype=torch.float64), -exponents)
-    cos, sin = torch.cos(angles).to(x.dtype), torch.sin(angles).to(x.dtype)  # tables rounded to x's dtype, as qkv's
+    return torch.cos(angles).to(dtype), torch.sin(angles).to(dtype)
+
+
+def turn_pairs(x, cos, sin):
+    """The half-split turn (GPT-NeoX, Llama): the pairs (x[i], x[i + H/2]) of each row by cos, sin."""
+    half = x.shape[-1] // 2
     x1, x2 = x[..., :half], x[..., half:]
     return torch.cat([x1 * cos - x2 * sin, x2 * cos + x1 * sin], dim=-1)
+
+
+def rotary(x, positions, base=10000.0):
+    """RoPE on x (B, T, H) at positions (B, T)."""
+    return turn_pairs(x, *rotary_tables(positions, x.shape[-1] // 2, base, x.dtype))
 
 
 def attend(queries, keys, values, keep, bias=None):
