@@ -45,16 +45,39 @@ struct Turn {
   }
 };
 
+// Each row's rotary gain (TranslatorConfig::rotary_gain of its sentence), sentence b holding the rows
+// starts[b] to starts[b + 1]; empty when every gain is 1 (every sentence within the layout).
+inline std::vector<double> row_gains(const TranslatorConfig& config, const std::vector<int64_t>& source_lengths,
+                                     const std::vector<int64_t>& starts) {
+  std::vector<double> gains;
+  bool any = false;
+  for (size_t b = 0; b < source_lengths.size(); ++b) {
+    const double gain = config.rotary_gain(source_lengths[b]);
+    any = any || gain != 1.0;
+    gains.insert(gains.end(), static_cast<size_t>(starts.at(b + 1) - starts.at(b)), gain);
+  }
+  return any ? gains : std::vector<double>{};
+}
+inline std::vector<int64_t> even_starts(int64_t B, int64_t rows_each) {  // B sentences of rows_each rows
+  std::vector<int64_t> starts;
+  for (int64_t b = 0; b <= B; ++b) starts.push_back(b * rows_each);
+  return starts;
+}
+
 // `positions` are the sequence's own (word i at i), spread position_stride() apart here, or with
 // `sampled` a training sequence's random sample (TranslatorConfig::random_positions), taken as they are.
-inline Turn make_turn(const TranslatorConfig& config, const std::vector<int64_t>& positions, const Shape& rows,
-                      DType dtype, Device device, bool sampled = false) {
+// `gains` (row_gains, one per row, or none) scale each row's tables: its query and key by that gain.
+inline Turn make_turn(const TranslatorConfig& config, std::vector<int64_t> positions, const Shape& rows, DType dtype,
+                      Device device, bool sampled = false, const std::vector<double>& gains = {}) {
   if (!has_rotary(config.positions)) return {};
   const int64_t stride = sampled ? 1 : config.position_stride();
-  if (stride == 1) return {rotary_tables(positions, rows, config.head_width() / 2, dtype, device, config.rotary_base)};
-  std::vector<int64_t> spread = positions;
-  for (int64_t& p : spread) p *= stride;
-  return {rotary_tables(spread, rows, config.head_width() / 2, dtype, device, config.rotary_base)};
+  for (int64_t& p : positions) p *= stride;
+  RotaryTables tables = rotary_tables(positions, rows, config.head_width() / 2, dtype, device, config.rotary_base);
+  if (gains.empty()) return {tables};
+  Shape gain_shape = rows;
+  gain_shape.push_back(1);
+  const Tensor gain = Tensor::from_vector(gains, gain_shape, dtype, device);  // (rows.., 1)
+  return {{mul(tables.cos, gain), mul(tables.sin, gain)}};
 }
 
 // The (B, T, T) ALiBi bias of the composed path, -slope * |pos(i) - pos(j)| for the sequence's
@@ -361,7 +384,7 @@ class CachedContext final : public AttentionContext {
       : B_(B), S_(S), Tt_(Tt), source_lengths_(std::move(source_lengths)), device_(device), keys_(layers),
         values_(layers), knockout_(knockout), distance_slope_(distance_slope) {}
   // where the next rows go: 0 (the source), then S + t; turn holds their rotary tables, (S, H/2)
-  // for the source and (B, 1, H/2) for a step
+  // or (B, S, H/2) for the source and (B, 1, H/2) for a step
   void move_to(int64_t position, Turn turn) {
     position_ = position;
     turn_ = std::move(turn);

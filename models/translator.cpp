@@ -180,7 +180,8 @@ Tensor Translator::forward(const data::Batch& batch, const ForwardOptions& optio
   mask.distance_slope = distance_slope(config_.positions);
   SequenceContext context(
       S, T, blocks_.size(), composed ? attention_mask(batch) : Tensor(), mask, trim_last, options.knockout,
-      make_turn(config_, positions, {batch.size(), T}, embedded.dtype(), device()),
+      make_turn(config_, positions, {batch.size(), T}, embedded.dtype(), device(), false,
+                row_gains(config_, batch.source_lengths, even_starts(batch.size(), T))),
       composed ? distance_bias(config_, positions, batch.size(), T, embedded.dtype(), device()) : Tensor());
   last_attention_.assign(blocks_.size(), Tensor());
   if (options.layer_outputs) *options.layer_outputs = {embedded.detach()};
@@ -232,10 +233,11 @@ Tensor Translator::packed_loss(const data::Batch& batch, const Knockout& knockou
               target_rows = {static_cast<int64_t>(rows.target_row_positions.size())};
   AttentionMask mask = AttentionMask::prefix_lm(S, batch.source_lengths);
   mask.distance_slope = distance_slope(config_.positions);
-  PackedContext context(
-      rows, S, blocks_.size(), mask, knockout,
-      make_turn(config_, rows.row_positions, all_rows, embedded.dtype(), device(), sampled),
-      make_turn(config_, rows.target_row_positions, target_rows, embedded.dtype(), device(), sampled));
+  PackedContext context(rows, S, blocks_.size(), mask, knockout,
+                        make_turn(config_, rows.row_positions, all_rows, embedded.dtype(), device(), sampled,
+                                  row_gains(config_, batch.source_lengths, rows.all_queries.query_starts)),
+                        make_turn(config_, rows.target_row_positions, target_rows, embedded.dtype(), device(), sampled,
+                                  row_gains(config_, batch.source_lengths, rows.target_queries.query_starts)));
   x = run_blocks(x, context, block_options(false));  // (N_tgt, D)
   // The head over the target rows, placed back in (B, Tt, vocab) with zeros at the padding, which
   // cross_entropy ignores.
@@ -263,15 +265,20 @@ void Translator::decode(const Tensor& source, const std::vector<int64_t>& source
   auto placed = [&](Tensor tokens, int64_t from, int64_t to) {
     return pos_embed ? add(tokens, slice(pos_embed->weight, 0, from, to)) : tokens;
   };
-  std::vector<int64_t> source_positions(static_cast<size_t>(S));
-  for (int64_t p = 0; p < S; ++p) source_positions[p] = p;
-  context.move_to(0, make_turn(config_, source_positions, {S}, dtype, device));
+  // the source's tables: (S, H/2) for every row alike, or (B, S, H/2) when a sentence has a gain
+  const std::vector<double> source_gains = row_gains(config_, source_lengths, even_starts(B, S)),
+                            step_gains = row_gains(config_, source_lengths, even_starts(B, 1));
+  std::vector<int64_t> source_positions;
+  for (int64_t row = 0; row < (source_gains.empty() ? 1 : B); ++row)
+    for (int64_t p = 0; p < S; ++p) source_positions.push_back(p);
+  context.move_to(0, make_turn(config_, source_positions, source_gains.empty() ? Shape{S} : Shape{B, S}, dtype, device,
+                               false, source_gains));
   run_blocks(placed(src_embed.forward(source), 0, S), context, block);  // (B, S, D)
   for (int64_t t = 0; t < Tt; ++t) {
     const int64_t position = S + t;
     std::vector<int64_t> step_positions;  // each row's target slot t sits right after its sentence
     for (int64_t n_src : source_lengths) step_positions.push_back(n_src + t);
-    context.move_to(position, make_turn(config_, step_positions, {B, 1}, dtype, device));
+    context.move_to(position, make_turn(config_, step_positions, {B, 1}, dtype, device, false, step_gains));
     Tensor x =
         placed(tgt_embed.forward(Tensor::from_ids(inputs, {B, 1}, device)), position, position + 1);  // (B, 1, D)
     if (choose(head->forward(run_blocks(x, context, block)), t, inputs)) return;                      // (B, 1, vocab)

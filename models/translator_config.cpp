@@ -5,6 +5,7 @@
 
 #include <nlohmann/json.hpp>
 #include <stdexcept>
+#include <tuple>
 #include <type_traits>
 
 #include "framework/bounded_json.h"
@@ -106,11 +107,15 @@ void TranslatorConfig::validate() const {
         fmt::format("model config: random_positions {} samples rotary positions, and {} positions "
                     "have no rotary part (--positions rotary or absolute+rotary)",
                     random_positions, positions_name(positions)));
-  if (rotary_base != TranslatorConfig{}.rotary_base && !has_rotary(positions))
-    throw std::runtime_error(
-        fmt::format("model config: rotary_base {} turns rotary positions, and {} positions have "
-                    "no rotary part (--positions rotary or absolute+rotary)",
-                    rotary_base, positions_name(positions)));
+  const TranslatorConfig defaults;
+  for (const auto& [name, value, standard, verb] :
+       {std::tuple{"rotary_base", rotary_base, defaults.rotary_base, "turns"},
+        {"length_scale", length_scale, defaults.length_scale, "scales"}})
+    if (value != standard && !has_rotary(positions))
+      throw std::runtime_error(
+          fmt::format("model config: {} {} {} rotary positions, and {} positions have no rotary "
+                      "part (--positions rotary or absolute+rotary)",
+                      name, value, verb, positions_name(positions)));
   if (random_positions != 0 && random_positions < layout.length())
     throw std::runtime_error(
         fmt::format("model config: random_positions must be 0 or from the layout's {} positions "

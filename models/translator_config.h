@@ -4,6 +4,7 @@
 #pragma once
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <string>
 
@@ -42,6 +43,8 @@ namespace qkv::models {
   X(int64_t, random_positions, 0, 0, 0, kMaxRandomPositions, Derived)                                              \
   /* rotary positions' base: feature pair i of a head turns by position * base^(-2i / H) (RoFormer's 10000) */     \
   X(double, rotary_base, 10000.0, 10000.0, 2, 1e9, Option)                                                         \
+  /* log-length scaling p of a rotary model's attention past its layout (rotary_gain): 0, off */                   \
+  X(double, length_scale, 1.5, 1.5, 0, 8, Option)                                                                  \
   X(int64_t, source_vocab, 0, kRequired, 1, data::Vocab::kMaxWords, Derived)                                       \
   X(int64_t, target_vocab, 0, kRequired, 1, data::Vocab::kMaxWords, Derived)
 
@@ -80,6 +83,16 @@ struct TranslatorConfig {
   // The number of parameters a Translator with this config has, computed without building it
   // (a checkpoint's config is checked against its tensors before any model is allocated).
   int64_t parameter_count() const;
+  // The gain on a rotary model's queries and keys for an English sentence of n words: 1 up to the
+  // layout's max_source M (every sentence it was trained on), then (ln n / ln M)^(length_scale / 2),
+  // so that every attention score of a longer sentence grows by (ln n / ln M)^length_scale: a softmax
+  // over more keys stays as sharp as over the M it learned on (log-length scaling, Chiang and
+  // Cholak, 2022; RESULTS.md, "Log-length scaling"). Applied to the rotary tables of the sentence's rows.
+  double rotary_gain(int64_t n_words) const {
+    const int64_t M = layout.max_source;
+    if (length_scale == 0 || n_words <= M || M < 2 || !has_rotary(positions)) return 1.0;
+    return std::pow(std::log(static_cast<double>(n_words)) / std::log(static_cast<double>(M)), length_scale / 2);
+  }
   // The width of each layer's queries and keys: d_k for learned attention, d_model for static and none.
   int64_t head_width() const { return attention == AttentionMode::Learned ? d_k : d_model; }
 };

@@ -80,24 +80,48 @@ python3 tests/browser/compare.py "$work" "$count" dom16.html 0.01 float16 2 ||
   fail "the page with float16 weights and the C++ forward pass disagree (above)"
 echo "explorer browser test: page size $size32 bytes with float32 weights, $size16 with float16"
 
-# An alibi model (its distance bias on every score) alone on a page of its own, checked the same way.
+# One model alone on a page of its own, on DIR/sentences.txt, checked the same way:
+# alone_on_a_page DIR CHECKPOINT LAYERS WHAT
+alone_on_a_page() {
+  local dir=$1 checkpoint=$2 layers=$3 what=$4 n fragment
+  n=$(wc -l <"$dir/sentences.txt")
+  "$QKV" explore --checkpoint "$checkpoint" --out "$dir/page.html" >/dev/null || fail "qkv explore ($what)"
+  "$QKV" translate --checkpoint "$checkpoint" --input "$dir/sentences.txt" >"$dir/translate.0.tsv" 2>/dev/null ||
+    fail "qkv translate --input ($what)"
+  for layer in $(seq 1 "$layers"); do
+    : >"$dir/attend.0.$layer.jsonl"
+    while IFS= read -r s; do
+      "$QKV" attend --checkpoint "$checkpoint" --layer "$layer" --format json "$s" 2>/dev/null |
+        python3 -c 'import json,sys; print(json.dumps(json.load(sys.stdin)))' >>"$dir/attend.0.$layer.jsonl" ||
+        fail "qkv attend ($what) on '$s'"
+    done <"$dir/sentences.txt"
+  done
+  fragment=$(python3 -c 'import json,sys,urllib.parse; print(urllib.parse.quote(json.dumps([l.rstrip("\n") for l in open(sys.argv[1])])))' "$dir/sentences.txt")
+  timeout 120 "$CHROMIUM" --headless --no-sandbox --disable-gpu --dump-dom "file://$dir/page.html#test=$fragment" \
+    >"$dir/dom.html" 2>"$work/chromium.log" || { tail -5 "$work/chromium.log"; fail "chromium --dump-dom ($what)"; }
+  python3 tests/browser/compare.py "$dir" "$n" dom.html 1e-5 float32 0 "0:$layers" ||
+    fail "the page and the C++ forward pass disagree for $what (above)"
+}
+# An alibi model (its distance bias on every score), on the same sentences.
 mkdir -p "$work/alibi"
 cp "$work/sentences.txt" "$work/alibi/sentences.txt"
 "$QKV" train "${small[@]}" --layers 1 --positions alibi --out "$work/alibi/run" >"$work/log" 2>&1 ||
   { cat "$work/log"; fail "training the alibi model"; }
-"$QKV" explore --checkpoint "$work/alibi/run/model.safetensors" --out "$work/alibi/page.html" >/dev/null || fail "qkv explore (alibi)"
-"$QKV" translate --checkpoint "$work/alibi/run/model.safetensors" --input "$work/sentences.txt" >"$work/alibi/translate.0.tsv" \
-  2>/dev/null || fail "qkv translate --input (alibi)"
-: >"$work/alibi/attend.0.1.jsonl"
-while IFS= read -r s; do
-  "$QKV" attend --checkpoint "$work/alibi/run/model.safetensors" --format json "$s" 2>/dev/null |
-    python3 -c 'import json,sys; print(json.dumps(json.load(sys.stdin)))' >>"$work/alibi/attend.0.1.jsonl" ||
-    fail "qkv attend (alibi) on '$s'"
-done <"$work/sentences.txt"
-timeout 120 "$CHROMIUM" --headless --no-sandbox --disable-gpu --dump-dom "file://$work/alibi/page.html#test=$fragment" \
-  >"$work/alibi/dom.html" 2>"$work/chromium.log" || { tail -5 "$work/chromium.log"; fail "chromium --dump-dom (alibi)"; }
-python3 tests/browser/compare.py "$work/alibi" "$count" dom.html 1e-5 float32 0 0:1 ||
-  fail "the page and the C++ forward pass disagree for an alibi model (above)"
+alone_on_a_page "$work/alibi" "$work/alibi/run/model.safetensors" 1 "an alibi model"
+# The learned rotary model on sentences of data/long.tsv past its layout (every word in its vocabulary):
+# the page scales their scores by the same (ln n / ln M)^length_scale as the C++ (--length-scale).
+mkdir -p "$work/long"
+python3 - "$work/learned/model.safetensors" data/long.tsv >"$work/long/sentences.txt" <<'PY' || fail "picking long sentences"
+import json, struct, sys
+with open(sys.argv[1], "rb") as f:
+    meta = json.loads(f.read(struct.unpack("<Q", f.read(8))[0]))["__metadata__"]
+known, layout = set(json.loads(meta["english_vocab"])), json.loads(meta["config"])["max_source"]
+picked = [e for e in (line.split("\t")[0] for line in open(sys.argv[2], encoding="utf-8"))
+          if len(e.split()) > layout and known.issuperset(e.split())][:8]
+assert len(picked) >= 4, f"only {len(picked)} long sentences in the vocabulary"
+print("\n".join(picked))
+PY
+alone_on_a_page "$work/long" "$work/learned/model.safetensors" 2 "the rotary model past its layout"
 
 # The controls, through the DevTools protocol: the layer selector, clicks on rows, the line view, widths.
 read_as="The Bnak opens."  # read as the CLI reads it: 'the bnak opens', with bank suggested for bnak

@@ -339,6 +339,11 @@ expect_error "--rotary-base without rotary positions" "rotary_base 100 turns rot
   "$QKV" train --epochs 1 --d-model 8 --d-k 4 --d-ff 16 --data "$gen" --positions alibi --rotary-base 100 --out "$work/o7"
 expect_error "--rotary-base not a number" "--rotary-base: must be a finite number, got 'ten'" \
   "$QKV" train --epochs 1 --data "$gen" --rotary-base ten --out "$work/o7"
+expect_error "--length-scale past its bound" "--length-scale: must be from 0 to 8, got 9 " \
+  "$QKV" train --epochs 1 --data "$gen" --length-scale 9 --out "$work/o7"
+expect_error "--length-scale without rotary positions" "length_scale 1 scales rotary positions, and alibi positions have no rotary part" \
+  "$QKV" train --epochs 1 --d-model 8 --d-k 4 --d-ff 16 --data "$gen" --positions alibi --length-scale 1 --out "$work/o7"
+expect_absent "--length-scale refused: no run folder" "$work/o7/model.safetensors"
 expect_error "--positions rotary with an odd head width" "head width must be even, got 3 \(--d-k\)" \
   "$QKV" train --epochs 1 --d-model 8 --d-k 3 --d-ff 16 --data "$gen" --positions rotary --out "$work/o6"
 expect_absent "bad --positions" "$work/o6"

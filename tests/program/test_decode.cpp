@@ -66,15 +66,17 @@ TEST_CASE(
           Generator gen(5);
           models::Translator model(c, gen);
           model.train(false);
+          // a relative model's first row is longer than the layout's 7 words: its rotary gain is not 1
+          const int64_t S = model.reads_longer() ? 10 : 7;
           std::vector<int64_t> ids;
-          for (int64_t i = 0; i < 3 * 7; ++i) ids.push_back(4 + static_cast<int64_t>(gen.below(26)));
-          const Tensor source = Tensor::from_ids(ids, {3, 7});
-          const std::vector<int64_t> lengths = {7, 3, 1};
+          for (int64_t i = 0; i < 3 * S; ++i) ids.push_back(4 + static_cast<int64_t>(gen.below(26)));
+          const Tensor source = Tensor::from_ids(ids, {3, S});
+          const std::vector<int64_t> lengths = {S, 3, 1};
           const auto cached = step_logits(model, source, lengths, true, c.target_vocab);
           const auto recomputed = step_logits(model, source, lengths, false, c.target_vocab);
-          // the longest row's limit and <eos>: the layout's 9 slots, or 2 x 7 + 10 + 1 past a relative layout
-          const size_t steps = static_cast<size_t>(model.decode_limit(7) + 1);
-          CHECK(steps == (model.reads_longer() ? 25 : 9));
+          // the longest row's limit and <eos>: the layout's 9 slots, or 2 x 10 + 10 + 1 past a relative layout
+          const size_t steps = static_cast<size_t>(model.decode_limit(S) + 1);
+          CHECK(steps == (model.reads_longer() ? 31 : 9));
           REQUIRE(cached.size() == steps);
           REQUIRE(recomputed.size() == steps);
           for (size_t t = 0; t < cached.size(); ++t) {

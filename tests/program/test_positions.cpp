@@ -96,6 +96,55 @@ TEST_CASE("--rotary-base: the base of the rotary angles, saved only when it is n
         "model config: 'rotary_base' is missing or not a number");
 }
 
+TEST_CASE("--length-scale: a sentence past the layout attends as if its queries and keys grew by the gain") {
+  models::TranslatorConfig c = small_config(models::Positions::Rotary);  // max_source M = 4
+  CHECK(c.length_scale == 1.5);
+  CHECK(c.to_json().find("length_scale") == std::string::npos);  // checkpoints before it stay byte-identical
+  CHECK(c.rotary_gain(4) == 1.0);
+  CHECK(c.rotary_gain(9) == doctest::Approx(std::pow(std::log(9.0) / std::log(4.0), 0.75)).epsilon(1e-15));
+  models::TranslatorConfig off = c;
+  off.length_scale = 0;
+  CHECK(off.rotary_gain(9) == 1.0);
+  CHECK(models::TranslatorConfig::from_json(off.to_json()).length_scale == 0.0);
+  CHECK(small_config(models::Positions::Alibi).rotary_gain(9) == 1.0);  // no rotary tables to scale
+  // the scaled model equals the unscaled one with every W_q and W_k multiplied by the gain (scores
+  // by its square) for a 9-word sentence, and is the unscaled model itself for a 4-word one
+  Generator gen_a(5), gen_b(5);
+  models::Translator scaled(c, gen_a), plain(off, gen_b);
+  scaled.to(DType::F64);
+  plain.to(DType::F64);
+  scaled.train(false);
+  plain.train(false);
+  NoGradGuard no_grad;
+  const data::Batch fits = padded_batch({5, 9, 7, 6}, {data::Vocab::SEP, 6, 11}, 4);
+  CHECK(largest_difference(scaled.forward(fits).to_vector(), plain.forward(fits).to_vector()) == 0.0);
+  const data::Batch longer = padded_batch({5, 9, 7, 6, 8, 5, 9, 7, 6}, {data::Vocab::SEP, 6, 11}, 9);
+  const std::vector<double> unscaled = plain.forward(longer).to_vector();
+  for (auto& [name, p] : plain.named_parameters())
+    if (name.find("W_q.") != std::string::npos || name.find("W_k.") != std::string::npos)
+      p.copy_(mul_scalar(p, c.rotary_gain(9)));
+  const std::vector<double> expected = plain.forward(longer).to_vector();
+  CHECK(largest_difference(scaled.forward(longer).to_vector(), expected) < 1e-12);
+  CHECK(largest_difference(expected, unscaled) > 1e-6);
+  // the packed loss (taken where there is padding) scales the same rows
+  data::Batch with_output = padded_batch({5, 9, 7, 6, 8, 5, 9, 7, 6}, {data::Vocab::SEP, 6, 11}, 10);
+  with_output.target_output = Tensor::from_ids({6, 11, data::Vocab::EOS}, {1, 3});
+  with_output.target_lengths = {3};
+  CHECK(scaled.loss(with_output).item() ==
+        doctest::Approx(cross_entropy(scaled.forward(with_output), with_output.target_output, data::Vocab::PAD).item())
+            .epsilon(1e-12));
+  for (double bad : {-0.5, 8.5}) {
+    models::TranslatorConfig wrong = c;
+    wrong.length_scale = bad;
+    CHECK(error_of([&] { wrong.validate(); }) ==
+          fmt::format("model config: length_scale must be in [0, 8], got {}", bad));
+  }
+  models::TranslatorConfig alibi = small_config(models::Positions::Alibi);
+  alibi.length_scale = 1;
+  CHECK(error_of([&] { alibi.validate(); }).find("length_scale 1 scales rotary positions, and alibi positions") !=
+        std::string::npos);
+}
+
 TEST_CASE("config: 'positions' is written only when not absolute, read as absolute when missing, and checked") {
   models::TranslatorConfig c = small_config(models::Positions::Absolute);
   CHECK(c.to_json().find("positions") == std::string::npos);  // absolute checkpoints stay byte-identical
@@ -272,6 +321,7 @@ TEST_CASE("decode limits: each sentence has its own, so its translation never de
         const auto by_itself = model.translate({alone}, english, hindi, one);
         const auto together = model.translate({beside, alone}, english, hindi, two);
         CHECK(together[1] == by_itself[0]);
+        CHECK(together[0] == model.translate({beside}, english, hindi, {.max_length = max_length})[0]);
         CHECK(cut_together[1] == cut_alone[0]);
         CHECK(by_itself[0].size() <= static_cast<size_t>(model.decode_limit(3, max_length)));
         // cut exactly when the limit was filled without <eos>

@@ -90,6 +90,9 @@ inline constexpr int64_t kAutoRandomPositionsFactor = 3;
     "three times the layout's positions with rotary, off without)")                                                   \
   X(double, rotary_base, models::TranslatorConfig{}.rotary_base, "--rotary-base", LaterSetting, from_to(2, 1e9),      \
     "rotary positions' base: feature pair i of a head turns by position * base^(-2i / H) (RoFormer's 10000)")         \
+  X(double, length_scale, models::TranslatorConfig{}.length_scale, "--length-scale", LaterSetting, from_to(0, 8),     \
+    "p: a rotary model's attention scores for a sentence of n words, past the layout's M, are multiplied by "         \
+    "(ln n / ln M)^p (log-length scaling; 0 = off)")                                                                  \
   /* 0: the longest train sentence; a longer valid or test sentence is then skipped (absolute) or read (rotary) */    \
   X(int64_t, max_source, 0, "--max-source", LaterSetting, from_to(0, data::kMaxSentenceWords),                        \
     "English positions of the model's layout (0 = train's longest sentence)")                                         \
