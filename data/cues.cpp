@@ -22,15 +22,6 @@ namespace {
 
 const char* const kHeader = "split\tenglish\ttarget_positions\tcue_position\tcue\tlabel\treading_hindi";
 
-std::vector<std::string> split_tabs(const std::string& line) {
-  std::vector<std::string> fields;
-  size_t start = 0;
-  for (size_t tab; (tab = line.find('\t', start)) != std::string::npos; start = tab + 1)
-    fields.push_back(line.substr(start, tab - start));
-  fields.push_back(line.substr(start));
-  return fields;
-}
-
 int64_t parse_position(const std::string& text, size_t words, const std::string& where, const char* what) {
   int64_t value = -1;
   const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
@@ -50,7 +41,7 @@ std::vector<CueSentence> parse_cues(std::istream& in, const std::string& path) {
       return;
     }
     if (!valid_utf8(line)) throw std::runtime_error(where + ": invalid UTF-8");
-    const std::vector<std::string> fields = split_tabs(line);
+    const std::vector<std::string> fields = split(line, '\t');
     if (fields.size() != 7)
       throw std::runtime_error(
           fmt::format("{}: {} tab-separated fields, expected 7 (split, english, "
@@ -68,11 +59,7 @@ std::vector<CueSentence> parse_cues(std::istream& in, const std::string& path) {
     if (static_cast<int64_t>(row.english.size()) > kMaxSentenceWords)
       throw std::runtime_error(fmt::format("{}: the sentence has {} words; qkv reads at most {}", where,
                                            row.english.size(), kMaxSentenceWords));
-    for (const std::string& part : split_tabs([&] {
-           std::string s = fields[2];
-           std::replace(s.begin(), s.end(), ',', '\t');
-           return s;
-         }()))
+    for (const std::string& part : split(fields[2], ','))
       row.target_positions.push_back(parse_position(part, row.english.size(), where, "target position"));
     row.cue_position = parse_position(fields[3], row.english.size(), where, "cue position");
     if (std::find(row.target_positions.begin(), row.target_positions.end(), row.cue_position) !=

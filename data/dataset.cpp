@@ -51,41 +51,6 @@ std::vector<std::string> nearest_words(const std::string& word, const std::vecto
   return nearest_strings(word, words, most);
 }
 
-bool valid_utf8(const std::string& s) {
-  size_t i = 0;
-  const size_t n = s.size();
-  while (i < n) {
-    const auto c = static_cast<unsigned char>(s[i]);
-    int extra = 0;
-    uint32_t cp = 0;
-    if (c < 0x80) {
-      ++i;
-      continue;
-    }
-    if ((c & 0xE0) == 0xC0) {
-      extra = 1;
-      cp = c & 0x1F;
-    } else if ((c & 0xF0) == 0xE0) {
-      extra = 2;
-      cp = c & 0x0F;
-    } else if ((c & 0xF8) == 0xF0) {
-      extra = 3;
-      cp = c & 0x07;
-    } else
-      return false;
-    if (i + static_cast<size_t>(extra) >= n) return false;
-    for (int k = 1; k <= extra; ++k) {
-      const auto cc = static_cast<unsigned char>(s[i + k]);
-      if ((cc & 0xC0) != 0x80) return false;
-      cp = (cp << 6) | (cc & 0x3F);
-    }
-    static const uint32_t min_for_length[4] = {0, 0x80, 0x800, 0x10000};
-    if (cp < min_for_length[extra] || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return false;
-    i += extra + 1;
-  }
-  return true;
-}
-
 std::vector<SentencePair> load_pairs(const std::string& path) {
   // stat, not open: opening a FIFO would wait for a writer, and /dev/zero never ends
   std::error_code ec;

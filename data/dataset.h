@@ -23,8 +23,6 @@ struct SentencePair {
 
 // Splits on ASCII whitespace.
 std::vector<std::string> tokenize(const std::string& text);
-// True when `text` is well-formed UTF-8 (no overlongs, surrogates or bytes past U+10FFFF).
-bool valid_utf8(const std::string& text);
 // English as people type it, in the corpus's form: ASCII letters lower-cased and sentence
 // punctuation (. , ! ? ; : " and quotes) split off the ends of each word and dropped
 // ("The exam was a piece of cake." -> the exam was a piece of cake). Other characters stay.

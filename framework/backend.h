@@ -55,15 +55,9 @@ struct IndexCheck {
 // The shapes and mask of one fused attention call (see attention() in ops.h for the formulas).
 // q (batch, queries, width), k (batch, keys, width), v (batch, keys, value_width), each row after
 // row with its own stride (below).
-// Query i sits at key position query_offset + i. Key j is visible to query i iff
-//   j < prefix ? (key_lengths empty or j < key_lengths[b]) : j <= query_offset + i,
-// and not (j == knockout_key and knockout_from <= query_offset + i < knockout_to).
-// Ragged (varlen), when query_starts is not empty: the batch entries lie back to back, entry b's
-// queries in rows [query_starts[b], query_starts[b + 1]) of q (query_starts[batch], width) and its
-// keys in rows [key_starts[b], key_starts[b + 1]) of k and v; queries and keys are then the most of
-// any entry. With Tq_b and Tk_b its counts, key j is visible to its query i iff
-//   j < key_lengths[b] (a bidirectional prefix) or j <= (Tk_b - Tq_b) + i (causal, last query on last key);
-// query_offset, prefix and the knockout are unused (0, 0 and none).
+// Which keys a query sees, the knockout and the ragged (varlen) form are AttentionMask's and
+// RaggedLayout's (ops.h). Ragged when query_starts is not empty: queries and keys are then the most
+// of any entry, and query_offset, prefix and the knockout are unused (0, 0 and none).
 struct AttentionShape {
   int64_t batch = 0, queries = 0, keys = 0, width = 0, value_width = 0;
   int64_t query_offset = 0;

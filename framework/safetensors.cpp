@@ -39,45 +39,6 @@ std::string single_quoted(const std::string& s) { return "'" + s + "'"; }
 
 std::string shape_to_string(const std::vector<int64_t>& shape) { return "[" + dims_for_message(shape) + "]"; }
 
-// True when bytes[begin, end) is well-formed UTF-8 (no overlongs, surrogates, or > U+10FFFF).
-bool is_valid_utf8(const uint8_t* bytes, size_t size) {
-  size_t i = 0;
-  while (i < size) {
-    // ASCII eight bytes at a time (a header is mostly ASCII, and may be 100 MB of it)
-    uint64_t word = 0;
-    if (size - i >= 8 && (std::memcpy(&word, bytes + i, 8), (word & 0x8080808080808080ull) == 0)) {
-      i += 8;
-      continue;
-    }
-    const uint8_t lead = bytes[i];
-    size_t continuation_count = 0;
-    uint32_t code_point = 0;
-    uint32_t min_code_point = 0;
-    if (lead < 0x80) {
-      ++i;
-      continue;
-    } else if ((lead & 0xE0) == 0xC0) {
-      continuation_count = 1, code_point = lead & 0x1F, min_code_point = 0x80;
-    } else if ((lead & 0xF0) == 0xE0) {
-      continuation_count = 2, code_point = lead & 0x0F, min_code_point = 0x800;
-    } else if ((lead & 0xF8) == 0xF0) {
-      continuation_count = 3, code_point = lead & 0x07, min_code_point = 0x10000;
-    } else {
-      return false;
-    }
-    if (size - i - 1 < continuation_count) return false;
-    for (size_t k = 1; k <= continuation_count; ++k) {
-      const uint8_t byte = bytes[i + k];
-      if ((byte & 0xC0) != 0x80) return false;
-      code_point = (code_point << 6) | (byte & 0x3F);
-    }
-    if (code_point < min_code_point || code_point > 0x10FFFF) return false;
-    if (code_point >= 0xD800 && code_point <= 0xDFFF) return false;
-    i += continuation_count + 1;
-  }
-  return true;
-}
-
 // numel * dtype_size with overflow checks; false on overflow or a negative dimension.
 bool checked_byte_count(const std::vector<int64_t>& shape, size_t dtype_size, uint64_t& bytes_out) {
   uint64_t count = 1;
@@ -209,9 +170,7 @@ std::map<std::string, std::string> parse_metadata(json& metadata, const std::str
 // ---- header writing -------------------------------------------------------------------------
 
 std::string json_string_literal(const std::string& text, const std::string& name, const std::string& what) {
-  if (!is_valid_utf8(reinterpret_cast<const uint8_t*>(text.data()), text.size())) {
-    fail(name, what + " is not valid UTF-8");
-  }
+  if (!valid_utf8(text)) { fail(name, what + " is not valid UTF-8"); }
   std::string out = "\"";
   const auto plain = [](char c) { return c != '"' && c != '\\' && static_cast<unsigned char>(c) >= 0x20; };
   if (std::all_of(text.begin(), text.end(), plain)) return out + text + "\"";  // most text: one copy
@@ -381,7 +340,7 @@ static json read_header(const std::vector<uint8_t>& bytes, const std::string& na
                    " bytes after the length prefix (a truncated or foreign file)");
   }
   const uint8_t* header_begin = bytes.data() + kLengthPrefixBytes;
-  if (!is_valid_utf8(header_begin, header_size)) fail(name, "header is not valid UTF-8");
+  if (!valid_utf8(header_begin, header_size)) fail(name, "header is not valid UTF-8");
   const std::string_view header_text(reinterpret_cast<const char*>(header_begin), header_size);
   // JSON ends at a NUL for the parser; the reference reader rejects it, and so do we.
   if (const size_t nul = header_text.find('\0'); nul != std::string::npos)
@@ -400,7 +359,6 @@ static json read_header(const std::vector<uint8_t>& bytes, const std::string& na
 // The tensors' data offsets, sorted by begin, must tile the data buffer exactly, each starting where
 // the last ended; returns where the last ends.
 static uint64_t check_offsets_tile(std::vector<TensorEntry>& entries, const std::string& name) {
-  // Offsets must tile the data buffer exactly: sorted by begin, each starting where the last ended.
   std::sort(entries.begin(), entries.end(), [](const TensorEntry& a, const TensorEntry& b) {
     return std::tie(a.begin, a.end, a.name) < std::tie(b.begin, b.end, b.name);
   });

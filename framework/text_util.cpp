@@ -2,10 +2,20 @@
 #include "text_util.h"
 
 #include <algorithm>
+#include <cstring>
 #include <stdexcept>
 #include <utility>
 
 namespace qkv {
+
+std::vector<std::string> split(const std::string& text, char separator) {
+  std::vector<std::string> parts;
+  size_t start = 0;
+  for (size_t at; (at = text.find(separator, start)) != std::string::npos; start = at + 1)
+    parts.push_back(text.substr(start, at - start));
+  parts.push_back(text.substr(start));
+  return parts;
+}
 
 std::string join(const std::vector<std::string>& parts, std::string_view separator) {
   std::string joined;
@@ -74,6 +84,45 @@ std::string dims_for_message(const std::vector<int64_t>& dims) {
   std::string more = std::to_string(dims.size() - shown);  // with thousands separators: 99,996
   for (int at = static_cast<int>(more.size()) - 3; at > 0; at -= 3) more.insert(static_cast<size_t>(at), ",");
   return out + ", \u2026 " + more + " more";
+}
+
+bool valid_utf8(const void* data, size_t size) {
+  const auto* bytes = static_cast<const uint8_t*>(data);
+  size_t i = 0;
+  while (i < size) {
+    // ASCII eight bytes at a time (a header is mostly ASCII, and may be 100 MB of it)
+    uint64_t word = 0;
+    if (size - i >= 8 && (std::memcpy(&word, bytes + i, 8), (word & 0x8080808080808080ull) == 0)) {
+      i += 8;
+      continue;
+    }
+    const uint8_t lead = bytes[i];
+    size_t continuation_count = 0;
+    uint32_t code_point = 0;
+    uint32_t min_code_point = 0;
+    if (lead < 0x80) {
+      ++i;
+      continue;
+    } else if ((lead & 0xE0) == 0xC0) {
+      continuation_count = 1, code_point = lead & 0x1F, min_code_point = 0x80;
+    } else if ((lead & 0xF0) == 0xE0) {
+      continuation_count = 2, code_point = lead & 0x0F, min_code_point = 0x800;
+    } else if ((lead & 0xF8) == 0xF0) {
+      continuation_count = 3, code_point = lead & 0x07, min_code_point = 0x10000;
+    } else {
+      return false;
+    }
+    if (size - i - 1 < continuation_count) return false;
+    for (size_t k = 1; k <= continuation_count; ++k) {
+      const uint8_t byte = bytes[i + k];
+      if ((byte & 0xC0) != 0x80) return false;
+      code_point = (code_point << 6) | (byte & 0x3F);
+    }
+    if (code_point < min_code_point || code_point > 0x10FFFF) return false;
+    if (code_point >= 0xD800 && code_point <= 0xDFFF) return false;
+    i += continuation_count + 1;
+  }
+  return true;
 }
 
 }  // namespace qkv

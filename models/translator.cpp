@@ -170,7 +170,6 @@ Tensor Translator::forward(const data::Batch& batch, const ForwardOptions& optio
   const int64_t S = batch.source.size(1), T = S + batch.target_input.size(1);
   options.knockout.validate(T, layers());
   Tensor embedded = embed(batch);  // (B, T, D)
-  last_embeddings_ = embedded.detach();
   Tensor x = dropout(embedded, dropout_, training(), dropout_gen_);
   // The fused op unless the weights are wanted (the composed path forms them).
   const bool composed = options.record_attention;
@@ -224,7 +223,6 @@ Tensor Translator::packed_loss(const data::Batch& batch, const Knockout& knockou
   const bool sampled = training() && config_.random_positions > 0;
   if (sampled) sample_positions(rows, batch, config_.random_positions, config_.position_stride(), dropout_gen_);
   Tensor embedded = embed(batch);  // (B, T, D)
-  last_embeddings_ = embedded.detach();
   last_attention_.assign(blocks_.size(), Tensor());
   // the real rows of the embedded sequence   (N, D)
   Tensor x = dropout(embedding(reshape(embedded, {rows.B * rows.T, config_.d_model}), rows.position_ids), dropout_,

@@ -73,8 +73,6 @@ class Translator : public nn::Module {
   const Tensor& last_attention(int64_t layer) const;
   // The last layer's weights (the only layer's in a one-layer model).
   const Tensor& last_attention() const { return last_attention(layers() - 1); }
-  // The (B, T, D) input of the last forward pass: token embedding + position embedding.
-  const Tensor& last_embeddings() const { return last_embeddings_; }
   // The (B, T, T) 0/1 mask used for a batch: 1 where query i may attend to key j (every layer).
   Tensor attention_mask(const data::Batch& batch) const;
 
@@ -129,12 +127,9 @@ class Translator : public nn::Module {
   std::vector<Block> blocks_;
   std::unique_ptr<nn::Linear> head;
   std::vector<Tensor> last_attention_;  // one (B, T, T) per layer
-  Tensor last_embeddings_;
   double dropout_ = 0.0;
   Generator dropout_gen_{0};
 
-  // Whether this model's attention lets tokens see each other (not none): the fused op, the
-  // packed loss and the decoding cache all need that.
   // The block options of this call: recording as asked, the model's dropout while training.
   BlockOptions block_options(bool record_attention);
   // [src_embed(source) ; tgt_embed(target_input)] + pos_embed   (B, T, D), T = S + target length

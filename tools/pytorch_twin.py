@@ -261,20 +261,14 @@ def tokenize(text):
     return [w for w in re.split(r"[ \t\n\v\f\r]+", text) if w]  # ASCII whitespace, as qkv's tokenize
 
 
-def first_pairs(path, count):
-    pairs = []
+def read_pairs(path):
+    """Each line's (english, hindi), in order; a line without exactly one tab ends the program."""
     with open(path, encoding="utf-8") as f:
         for line_no, line in enumerate(f, 1):
             line = line.rstrip("\n").rstrip("\r")
             if line.count("\t") != 1:
                 raise SystemExit(f"{path}:{line_no}: expected english<TAB>hindi")
-            english, hindi = line.split("\t")
-            pairs.append((english, hindi))
-            if len(pairs) == count:
-                return pairs
-    if count is None:
-        return pairs
-    raise SystemExit(f"{path}: has fewer than {count} pairs")
+            yield tuple(line.split("\t"))
 
 
 def usable_pairs(path, count, S, T_tgt, english_vocab, hindi_vocab):
@@ -283,7 +277,7 @@ def usable_pairs(path, count, S, T_tgt, english_vocab, hindi_vocab):
     fixture model was trained; no <unk> in the batches)."""
     e_known, h_known = set(english_vocab), set(hindi_vocab)
     pairs = []
-    for english, hindi in first_pairs(path, None):
+    for english, hindi in read_pairs(path):
         e, h = tokenize(english), tokenize(hindi)
         if len(e) <= S and len(h) + 1 <= T_tgt and e_known.issuperset(e) and h_known.issuperset(h):
             pairs.append((english, hindi))

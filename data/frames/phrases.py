@@ -98,10 +98,6 @@ def _person_np(d, allow_pronoun, allow_possessive, adj_p):
     return noun(key, number, d.pick(dets), adjs)
 
 
-def object_pronoun_np(d):
-    return pron(d.pick(list(PRONOUNS)))
-
-
 def thing_np(d, kind, adj_p=0.2, extra_adjs=()):
     return note_role(d, _thing_np(d, kind, adj_p, extra_adjs), "obj")
 

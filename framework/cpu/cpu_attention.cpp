@@ -36,11 +36,8 @@ constexpr int64_t kGroupTiles = 4;
 // (tasks enough without the two passes' tiles), or one thread.
 constexpr int64_t kEntriesPerThread = 4;
 
-// Below this many multiply-adds a call runs on the calling thread. When OpenBLAS kept threads of
-// its own, their spinning against libgomp's made a threshold of 2^24 necessary (the toy bench step
-// went from 17 to 31 ms below it). Now one pool serves gemm and the loops (cpu_backend.cpp), and
-// at 2^19 the toy step at 2 threads went from 10.8-12.6 ms to 9.3-11.6 ms (5 alternating runs).
-// The results do not depend on it (see the top of the file).
+// Below this many multiply-adds a call runs on the calling thread (measured on the toy bench step;
+// RESULTS.md). The results do not depend on it (see the top of the file).
 constexpr int64_t kParallelWork = int64_t{1} << 19;
 bool parallel_worth_it(const AttentionShape& s) {
   return s.batch * s.queries * s.keys * (s.width + s.value_width) >= kParallelWork;
@@ -980,22 +977,11 @@ void backward_typed(const AttentionShape& s, const T* q, const T* k, const T* v,
     t.two_passes();
 }
 
-template <typename Body>
-void dispatch(DType dtype, const char* what, Body&& body) {
-  if (dtype == DType::F32)
-    body(float{});
-  else if (dtype == DType::F64)
-    body(double{});
-  else
-    throw std::runtime_error(fmt::format("cpu backend: {} does not support {}", what, dtype_name(dtype)));
-}
-
 }  // namespace
 
 void attention_forward(DType dtype, const AttentionShape& s, const void* q, const void* k, const void* v, void* out,
                        void* lse) {
-  dispatch(dtype, "attention", [&](auto zero) {
-    using T = decltype(zero);
+  formula::dispatch_float(dtype, "cpu", "attention", [&]<typename T>(T) {
     forward_typed<T>(s, static_cast<const T*>(q), static_cast<const T*>(k), static_cast<const T*>(v),
                      static_cast<T*>(out), static_cast<T*>(lse));
   });
@@ -1003,8 +989,7 @@ void attention_forward(DType dtype, const AttentionShape& s, const void* q, cons
 
 void attention_backward(DType dtype, const AttentionShape& s, const void* q, const void* k, const void* v,
                         const void* out, const void* d_out, const void* lse, void* d_q, void* d_k, void* d_v) {
-  dispatch(dtype, "attention", [&](auto zero) {
-    using T = decltype(zero);
+  formula::dispatch_float(dtype, "cpu", "attention", [&]<typename T>(T) {
     backward_typed<T>(s, static_cast<const T*>(q), static_cast<const T*>(k), static_cast<const T*>(v),
                       static_cast<const T*>(out), static_cast<const T*>(d_out), static_cast<const T*>(lse),
                       static_cast<T*>(d_q), static_cast<T*>(d_k), static_cast<T*>(d_v));

@@ -557,8 +557,7 @@ class CpuBackend final : public Backend {
       for (int64_t i = 0; i < n; ++i) p[i] = static_cast<int64_t>(value);
       return;
     }
-    dispatch_float(dtype, "fill", [&](auto zero) {
-      using T = decltype(zero);
+    dispatch_float(dtype, "fill", [&]<typename T>(T) {
       T* p = static_cast<T*>(out);
       for (int64_t i = 0; i < n; ++i) p[i] = static_cast<T>(value);
     });
@@ -587,8 +586,7 @@ class CpuBackend final : public Backend {
   }
 
   void unary(UnaryOp op, DType dtype, const void* in, void* out, int64_t n, double s) override {
-    dispatch_float(dtype, "unary", [&](auto zero) {
-      using T = decltype(zero);
+    dispatch_float(dtype, "unary", [&]<typename T>(T) {
       const T* x = static_cast<const T*>(in);
       T* y = static_cast<T*>(out);
       parallel_ranges(n, kParallelElements / 2, [&](int64_t begin, int64_t end) {
@@ -604,16 +602,14 @@ class CpuBackend final : public Backend {
 
   void binary(BinaryOp op, DType dtype, const void* a, const Strides& sa, const void* b, const Strides& sb, void* out,
               const Shape& shape) override {
-    dispatch_float(dtype, "binary", [&](auto zero) {
-      using T = decltype(zero);
+    dispatch_float(dtype, "binary", [&]<typename T>(T) {
       binary_typed<T>(op, static_cast<const T*>(a), sa, static_cast<const T*>(b), sb, static_cast<T*>(out), shape);
     });
   }
 
   void masked_fill(DType dtype, const void* in, const void* keep, const Strides& keep_strides, double value, void* out,
                    const Shape& shape) override {
-    dispatch_float(dtype, "masked_fill", [&](auto zero) {
-      using T = decltype(zero);
+    dispatch_float(dtype, "masked_fill", [&]<typename T>(T) {
       const Strides s = contiguous_strides(shape);
       const T* x = static_cast<const T*>(in);
       const T* k = static_cast<const T*>(keep);
@@ -638,15 +634,13 @@ class CpuBackend final : public Backend {
   }
 
   void reduce_sum(DType dtype, const void* in, const Shape& in_shape, void* out, const Shape& out_shape) override {
-    dispatch_float(dtype, "reduce_sum", [&](auto zero) {
-      using T = decltype(zero);
+    dispatch_float(dtype, "reduce_sum", [&]<typename T>(T) {
       reduce_sum_typed<T>(static_cast<const T*>(in), in_shape, static_cast<T*>(out), out_shape);
     });
   }
 
   void sum_squares(DType dtype, const void* in, int64_t n, bool accumulate, void* out) override {
-    dispatch_float(dtype, "sum_squares", [&](auto zero) {
-      using T = decltype(zero);
+    dispatch_float(dtype, "sum_squares", [&]<typename T>(T) {
       T* o = static_cast<T*>(out);
       const T total = static_cast<T>(sum_all<true>(static_cast<const T*>(in), n));
       *o = accumulate ? *o + total : total;
@@ -655,8 +649,7 @@ class CpuBackend final : public Backend {
 
   void max_along(DType dtype, const void* in, int64_t outer, int64_t n, int64_t inner, void* out_values,
                  int64_t* out_indices) override {
-    dispatch_float(dtype, "max_along", [&](auto zero) {
-      using T = decltype(zero);
+    dispatch_float(dtype, "max_along", [&]<typename T>(T) {
       const T* x = static_cast<const T*>(in);
       T* v = static_cast<T*>(out_values);
       for (int64_t o = 0; o < outer; ++o)
@@ -678,8 +671,7 @@ class CpuBackend final : public Backend {
 
   void take_along(DType dtype, const void* x, int64_t outer, int64_t n, int64_t inner, const int64_t* index,
                   void* out) override {
-    dispatch_float(dtype, "take_along", [&](auto zero) {
-      using T = decltype(zero);
+    dispatch_float(dtype, "take_along", [&]<typename T>(T) {
       const T* p = static_cast<const T*>(x);
       T* q = static_cast<T*>(out);
       for (int64_t o = 0; o < outer; ++o)
@@ -689,8 +681,7 @@ class CpuBackend final : public Backend {
 
   void put_along_add(DType dtype, void* x, int64_t outer, int64_t n, int64_t inner, const int64_t* index,
                      const void* values) override {
-    dispatch_float(dtype, "put_along_add", [&](auto zero) {
-      using T = decltype(zero);
+    dispatch_float(dtype, "put_along_add", [&]<typename T>(T) {
       T* p = static_cast<T*>(x);
       const T* v = static_cast<const T*>(values);
       for (int64_t o = 0; o < outer; ++o)
@@ -708,8 +699,7 @@ class CpuBackend final : public Backend {
 
   void scatter_add_rows(DType dtype, void* table, int64_t width, const int64_t* index, int64_t count,
                         const void* values, RowRuns rows) override {
-    dispatch_float(dtype, "scatter_add_rows", [&](auto zero) {
-      using T = decltype(zero);
+    dispatch_float(dtype, "scatter_add_rows", [&]<typename T>(T) {
       T* t = static_cast<T*>(table);
       const T* v = static_cast<const T*>(values);
       for (int64_t m = 0; m < count; ++m) {
@@ -733,8 +723,7 @@ class CpuBackend final : public Backend {
       safe[i] = ignored ? 0 : index[i];
     }
     if (!valid) return;
-    dispatch_float(valid_dtype, "check_indices", [&](auto zero) {
-      using T = decltype(zero);
+    dispatch_float(valid_dtype, "check_indices", [&]<typename T>(T) {
       T* out = static_cast<T*>(valid);
       for (int64_t i = 0; i < count; ++i) out[i] = check.has_ignore && index[i] == check.ignore ? T(0) : T(1);
     });
@@ -742,24 +731,21 @@ class CpuBackend final : public Backend {
 
   void adam_update(DType dtype, void* param, const void* grad, void* exp_avg, void* exp_avg_sq, int64_t n,
                    const AdamStep& s) override {
-    dispatch_float(dtype, "adam_update", [&](auto zero) {
-      using T = decltype(zero);
+    dispatch_float(dtype, "adam_update", [&]<typename T>(T) {
       adam_update_typed<T>(static_cast<T*>(param), static_cast<const T*>(grad), static_cast<T*>(exp_avg),
                            static_cast<T*>(exp_avg_sq), n, s);
     });
   }
 
   void softmax_rows(DType dtype, const void* in, void* out, int64_t rows, int64_t cols, bool log) override {
-    dispatch_float(dtype, "softmax", [&](auto zero) {
-      using T = decltype(zero);
+    dispatch_float(dtype, "softmax", [&]<typename T>(T) {
       softmax_typed<T>(static_cast<const T*>(in), static_cast<T*>(out), rows, cols, log);
     });
   }
 
   void log_softmax_pick(DType dtype, const void* x, int64_t rows, int64_t cols, const int64_t* index, void* shift,
                         void* picked) override {
-    dispatch_float(dtype, "log_softmax_pick", [&](auto zero) {
-      using T = decltype(zero);
+    dispatch_float(dtype, "log_softmax_pick", [&]<typename T>(T) {
       log_softmax_pick_typed<T>(static_cast<const T*>(x), rows, cols, index, static_cast<T*>(shift),
                                 static_cast<T*>(picked));
     });
@@ -767,8 +753,7 @@ class CpuBackend final : public Backend {
 
   void softmax_minus_onehot(DType dtype, const void* x, const void* shift, const int64_t* index, const void* factor,
                             int64_t rows, int64_t cols, void* out) override {
-    dispatch_float(dtype, "softmax_minus_onehot", [&](auto zero) {
-      using T = decltype(zero);
+    dispatch_float(dtype, "softmax_minus_onehot", [&]<typename T>(T) {
       softmax_minus_onehot_typed<T>(static_cast<const T*>(x), static_cast<const T*>(shift), index,
                                     static_cast<const T*>(factor), rows, cols, static_cast<T*>(out));
     });
@@ -776,8 +761,7 @@ class CpuBackend final : public Backend {
 
   void layer_norm_rows(DType dtype, const void* x, const void* residual, const void* weight, const void* bias,
                        int64_t rows, int64_t width, double eps, void* out, void* x_hat, void* rstd) override {
-    dispatch_float(dtype, "layer_norm", [&](auto zero) {
-      using T = decltype(zero);
+    dispatch_float(dtype, "layer_norm", [&]<typename T>(T) {
       const T* in = static_cast<const T*>(x);
       const T* res = static_cast<const T*>(residual);
       const T* w = static_cast<const T*>(weight);
@@ -797,8 +781,7 @@ class CpuBackend final : public Backend {
 
   void layer_norm_backward_rows(DType dtype, const void* g, const void* x_hat, const void* rstd, const void* weight,
                                 int64_t rows, int64_t width, void* d_x) override {
-    dispatch_float(dtype, "layer_norm backward", [&](auto zero) {
-      using T = decltype(zero);
+    dispatch_float(dtype, "layer_norm backward", [&]<typename T>(T) {
       const T* grad = static_cast<const T*>(g);
       const T* h = static_cast<const T*>(x_hat);
       const T* r = static_cast<const T*>(rstd);
@@ -816,8 +799,7 @@ class CpuBackend final : public Backend {
 
   void rotary_rows(DType dtype, const void* x, const void* cos, const void* sin, int64_t rows, int64_t width,
                    int64_t half, int64_t blocks, double sign, void* out) override {
-    dispatch_float(dtype, "rotary", [&](auto zero) {
-      using T = decltype(zero);
+    dispatch_float(dtype, "rotary", [&]<typename T>(T) {
       const T *in = static_cast<const T*>(x), *c = static_cast<const T*>(cos), *s = static_cast<const T*>(sin);
       T* y = static_cast<T*>(out);
       const T turn = static_cast<T>(sign);

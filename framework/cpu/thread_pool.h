@@ -6,17 +6,10 @@
 // taken. A worker that the kernel has descheduled (another process on the core) therefore holds
 // up at most one piece, never a fixed share of every call. Workers spin for a short while after
 // a call for the next one, then sleep; the caller, waiting for a piece in a worker's hands, spins
-// briefly, then sleeps, giving its core to that worker. When that wait shows that a worker was off
-// its core (a stall: far longer than the caller's own pieces took), and stalls cost more than a
-// sixteenth of the time since the one before, the calls run on the caller alone for a while (20 ms,
-// doubling while such stalls keep coming, at most 640 ms), then try the workers again: on a machine
-// where another process holds a core, the default thread count then runs about as fast as one
-// thread, while a stall now and then leaves both threads working. With the thread count left to
-// the default (one per processor), the pool also looks at the processors' load (/proc/stat, 50 ms
-// after its first call, then every 100 ms): while other processes left fewer than one and a half
-// of its processors free since the last look (on two, more than half a processor busy), calls run
-// on the caller alone, before any stall has to show it. The pieces are the same either way, so
-// are the results.
+// briefly, then sleeps, giving its core to that worker. While workers keep being taken off their
+// cores (stalls), or other processes hold the processors (/proc/stat, with the default thread
+// count), the calls run on the caller alone for a while: thread_pool.cpp's constants say when and
+// how long. The pieces are the same either way, so are the results.
 #pragma once
 
 #include <cstdint>

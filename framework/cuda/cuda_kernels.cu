@@ -674,8 +674,7 @@ void cast_from(const From* in, DType to, void* out, int64_t n) {
 // C[b] *= beta for every b (beta == 0 writes zeros); batches run in order, so stride 0 repeats.
 void scale_batched(DType dtype, void* C, int64_t batch, int64_t count, int64_t stride, double beta) {
   if (batch <= 0 || count <= 0) return;
-  dispatch_float(dtype, "gemm", [&](auto zero) {
-    using T = decltype(zero);
+  dispatch_float(dtype, "gemm", [&]<typename T>(T) {
     scale_batched_kernel<<<grid_for(count), kThreads>>>(static_cast<T*>(C), batch, count, stride, static_cast<T>(beta));
   });
   QKV_CUDA_CHECK_LAUNCH();
@@ -723,8 +722,7 @@ void CudaBackend::fill(DType dtype, void* out, int64_t n, double value) {
   if (dtype == DType::I64) {
     fill_kernel<<<grid_for(n), kThreads>>>(static_cast<int64_t*>(out), n, static_cast<int64_t>(value));
   } else {
-    dispatch_float(dtype, "fill", [&](auto zero) {
-      using T = decltype(zero);
+    dispatch_float(dtype, "fill", [&]<typename T>(T) {
       fill_kernel<<<grid_for(n), kThreads>>>(static_cast<T*>(out), n, static_cast<T>(value));
     });
   }
@@ -749,8 +747,7 @@ void CudaBackend::cast(DType from, const void* in, DType to, void* out, int64_t 
 void CudaBackend::unary(UnaryOp op, DType dtype, const void* in, void* out, int64_t n, double scalar) {
   activate();
   if (n <= 0) return;
-  dispatch_float(dtype, "unary", [&](auto zero) {
-    using T = decltype(zero);
+  dispatch_float(dtype, "unary", [&]<typename T>(T) {
     unary_kernel<<<grid_for(n), kThreads>>>(static_cast<int>(op), static_cast<const T*>(in), static_cast<T*>(out), n,
                                             static_cast<T>(scalar));
   });
@@ -764,8 +761,7 @@ void CudaBackend::binary(BinaryOp op, DType dtype, const void* a, const Strides&
   activate();
   const Strides s_out = contiguous_strides(out_shape);
   const Walk walk = make_walk("binary", out_shape, &a_strides, &b_strides, &s_out);
-  dispatch_float(dtype, "binary", [&](auto zero) {
-    using T = decltype(zero);
+  dispatch_float(dtype, "binary", [&]<typename T>(T) {
     binary_kernel<<<grid_for(n), kThreads>>>(static_cast<int>(op), static_cast<const T*>(a), static_cast<const T*>(b),
                                              static_cast<T*>(out), walk, n);
   });
@@ -780,8 +776,7 @@ void CudaBackend::masked_fill(DType dtype, const void* in, const void* keep, con
   activate();
   const Strides s = contiguous_strides(shape);
   const Walk walk = make_walk("masked_fill", shape, &keep_strides, &s);
-  dispatch_float(dtype, "masked_fill", [&](auto zero) {
-    using T = decltype(zero);
+  dispatch_float(dtype, "masked_fill", [&]<typename T>(T) {
     masked_fill_kernel<<<grid_for(n), kThreads>>>(static_cast<const T*>(in), static_cast<const T*>(keep),
                                                   static_cast<T>(value), static_cast<T*>(out), walk, n);
   });
@@ -794,8 +789,7 @@ void CudaBackend::strided_copy(DType dtype, const void* in, const Strides& in_st
   if (n == 0) return;
   activate();
   const Walk walk = make_walk("strided_copy", shape, &in_strides, &out_strides);
-  dispatch_elem(dtype_size(dtype), "strided_copy", [&](auto zero) {
-    using E = decltype(zero);
+  dispatch_elem(dtype_size(dtype), "strided_copy", [&]<typename E>(E) {
     strided_copy_kernel<<<grid_for(n), kThreads>>>(static_cast<const E*>(in), static_cast<E*>(out), walk, n);
   });
   QKV_CUDA_CHECK_LAUNCH();
@@ -830,8 +824,7 @@ void CudaBackend::reduce_sum(DType dtype, const void* in, const Shape& in_shape,
   // Few outputs with long reductions: a block each; otherwise a thread each. The choice depends
   // only on the shapes, so results stay reproducible.
   const bool per_block = nr >= 256 && n_out < 16384;
-  dispatch_float(dtype, "reduce", [&](auto zero) {
-    using T = decltype(zero);
+  dispatch_float(dtype, "reduce", [&]<typename T>(T) {
     const T* x = static_cast<const T*>(in);
     T* y = static_cast<T*>(out);
     if (per_block) {
@@ -868,8 +861,7 @@ void CudaBackend::max_along(DType dtype, const void* in, int64_t outer, int64_t 
                             int64_t* out_indices) {
   activate();
   if (outer * inner <= 0 || n <= 0) return;
-  dispatch_float(dtype, "max_along", [&](auto zero) {
-    using T = decltype(zero);
+  dispatch_float(dtype, "max_along", [&]<typename T>(T) {
     max_along_kernel<<<grid_for(outer * inner), kThreads>>>(static_cast<const T*>(in), outer, n, inner,
                                                             static_cast<T*>(out_values), out_indices);
   });
@@ -880,8 +872,7 @@ void CudaBackend::take_along(DType dtype, const void* x, int64_t outer, int64_t 
                              void* out) {
   activate();
   if (outer * inner <= 0) return;
-  dispatch_float(dtype, "take_along", [&](auto zero) {
-    using T = decltype(zero);
+  dispatch_float(dtype, "take_along", [&]<typename T>(T) {
     take_along_kernel<<<grid_for(outer * inner), kThreads>>>(static_cast<const T*>(x), outer, n, inner, index,
                                                              static_cast<T*>(out));
   });
@@ -892,8 +883,7 @@ void CudaBackend::put_along_add(DType dtype, void* x, int64_t outer, int64_t n, 
                                 const void* values) {
   activate();
   if (outer * inner <= 0) return;
-  dispatch_float(dtype, "put_along_add", [&](auto zero) {
-    using T = decltype(zero);
+  dispatch_float(dtype, "put_along_add", [&]<typename T>(T) {
     put_along_add_kernel<<<grid_for(outer * inner), kThreads>>>(static_cast<T*>(x), outer, n, inner, index,
                                                                 static_cast<const T*>(values));
   });
@@ -904,8 +894,7 @@ void CudaBackend::gather_rows(DType dtype, const void* table, int64_t width, con
                               void* out, RowRuns rows) {
   activate();
   if (count * width <= 0) return;
-  dispatch_elem(dtype_size(dtype), "gather_rows", [&](auto zero) {
-    using E = decltype(zero);
+  dispatch_elem(dtype_size(dtype), "gather_rows", [&]<typename E>(E) {
     gather_rows_kernel<<<grid_for(count * width), kThreads>>>(static_cast<const E*>(table), width, index, count,
                                                               static_cast<E*>(out), rows);
   });
@@ -918,8 +907,7 @@ void CudaBackend::scatter_add_rows(DType dtype, void* table, int64_t width, cons
   if (count <= 0 || width <= 0) return;
   // About 16K threads in all; more buckets would only add index scans.
   const int64_t buckets = std::max<int64_t>(1, std::min<int64_t>(count, 16384 / width));
-  dispatch_float(dtype, "scatter_add_rows", [&](auto zero) {
-    using T = decltype(zero);
+  dispatch_float(dtype, "scatter_add_rows", [&]<typename T>(T) {
     scatter_add_rows_kernel<<<grid_for(buckets * width), kThreads>>>(static_cast<T*>(table), width, index, count,
                                                                      static_cast<const T*>(values), rows, buckets);
   });
@@ -947,8 +935,7 @@ void CudaBackend::check_indices(const IndexCheck& check, const int64_t* index, i
 void CudaBackend::softmax_rows(DType dtype, const void* in, void* out, int64_t rows, int64_t cols, bool log) {
   activate();
   if (rows <= 0 || cols <= 0) return;
-  dispatch_float(dtype, "softmax_rows", [&](auto zero) {
-    using T = decltype(zero);
+  dispatch_float(dtype, "softmax_rows", [&]<typename T>(T) {
     softmax_kernel<<<grid_for(rows, kThreads / 32), kThreads>>>(static_cast<const T*>(in), static_cast<T*>(out), rows,
                                                                 cols, log);
   });
@@ -959,8 +946,7 @@ void CudaBackend::log_softmax_pick(DType dtype, const void* x, int64_t rows, int
                                    void* shift, void* picked) {
   activate();
   if (rows <= 0 || cols <= 0) return;
-  dispatch_float(dtype, "log_softmax_pick", [&](auto zero) {
-    using T = decltype(zero);
+  dispatch_float(dtype, "log_softmax_pick", [&]<typename T>(T) {
     log_softmax_pick_kernel<<<grid_for(rows, kThreads / 32), kThreads>>>(
         static_cast<const T*>(x), rows, cols, index, static_cast<T*>(shift), static_cast<T*>(picked));
   });
@@ -971,8 +957,7 @@ void CudaBackend::softmax_minus_onehot(DType dtype, const void* x, const void* s
                                        const void* factor, int64_t rows, int64_t cols, void* out) {
   activate();
   if (rows <= 0 || cols <= 0) return;
-  dispatch_float(dtype, "softmax_minus_onehot", [&](auto zero) {
-    using T = decltype(zero);
+  dispatch_float(dtype, "softmax_minus_onehot", [&]<typename T>(T) {
     softmax_minus_onehot_kernel<<<grid_for(rows * cols), kThreads>>>(
         static_cast<const T*>(x), static_cast<const T*>(shift), index, static_cast<const T*>(factor), rows, cols,
         static_cast<T*>(out));
@@ -985,8 +970,7 @@ void CudaBackend::layer_norm_rows(DType dtype, const void* x, const void* residu
                                   void* rstd) {
   activate();
   if (rows <= 0) return;
-  dispatch_float(dtype, "layer_norm", [&](auto zero) {
-    using T = decltype(zero);
+  dispatch_float(dtype, "layer_norm", [&]<typename T>(T) {
     layer_norm_kernel<<<grid_for(rows), kThreads>>>(static_cast<const T*>(x), static_cast<const T*>(residual),
                                                     static_cast<const T*>(weight), static_cast<const T*>(bias), rows,
                                                     width, eps, static_cast<T*>(out), static_cast<T*>(x_hat),
@@ -999,8 +983,7 @@ void CudaBackend::layer_norm_backward_rows(DType dtype, const void* g, const voi
                                            const void* weight, int64_t rows, int64_t width, void* d_x) {
   activate();
   if (rows <= 0) return;
-  dispatch_float(dtype, "layer_norm backward", [&](auto zero) {
-    using T = decltype(zero);
+  dispatch_float(dtype, "layer_norm backward", [&]<typename T>(T) {
     layer_norm_backward_kernel<<<grid_for(rows), kThreads>>>(static_cast<const T*>(g), static_cast<const T*>(x_hat),
                                                              static_cast<const T*>(rstd), static_cast<const T*>(weight),
                                                              rows, width, static_cast<T*>(d_x));
@@ -1012,8 +995,7 @@ void CudaBackend::rotary_rows(DType dtype, const void* x, const void* cos, const
                               int64_t half, int64_t blocks, double sign, void* out) {
   activate();
   if (rows * width <= 0) return;
-  dispatch_float(dtype, "rotary", [&](auto zero) {
-    using T = decltype(zero);
+  dispatch_float(dtype, "rotary", [&]<typename T>(T) {
     rotary_kernel<T><<<grid_for(rows * width), kThreads>>>(static_cast<const T*>(x), static_cast<const T*>(cos),
                                                            static_cast<const T*>(sin), rows, width, half, blocks,
                                                            static_cast<T>(sign), static_cast<T*>(out));
@@ -1025,8 +1007,7 @@ void CudaBackend::adam_update(DType dtype, void* param, const void* grad, void* 
                               const AdamStep& step) {
   activate();
   if (n <= 0) return;
-  dispatch_float(dtype, "adam_update", [&](auto zero) {
-    using T = decltype(zero);
+  dispatch_float(dtype, "adam_update", [&]<typename T>(T) {
     adam_kernel<T><<<grid_for(n), kThreads>>>(static_cast<T*>(param), static_cast<const T*>(grad),
                                               static_cast<T*>(exp_avg), static_cast<T*>(exp_avg_sq), n,
                                               formula::AdamEntry<T>::from(step));
@@ -1055,8 +1036,7 @@ void CudaBackend::attention_forward(DType dtype, const AttentionShape& shape, co
   const AttnDims d = attn_dims(shape, lengths.data, query_starts.data, key_starts.data);
   const int64_t blocks = shape.batch * ((shape.queries + kAttnRows - 1) / kAttnRows);
   if (blocks <= 0) return;
-  dispatch_float(dtype, "attention", [&](auto zero) {
-    using T = decltype(zero);
+  dispatch_float(dtype, "attention", [&]<typename T>(T) {
     with_attention_width(shape, [&](auto width) {
       constexpr int W = decltype(width)::value;
       attention_forward_kernel<T, W><<<static_cast<unsigned>(blocks), kAttnRows>>>(
@@ -1081,8 +1061,7 @@ void CudaBackend::attention_backward(DType dtype, const AttentionShape& shape, c
   const int64_t k_blocks = shape.batch * ((shape.keys + kAttnRows - 1) / kAttnRows);
   void* delta = allocate(static_cast<size_t>(std::max<int64_t>(rows, 1)) * dtype_size(dtype));
   try {
-    dispatch_float(dtype, "attention", [&](auto zero) {
-      using T = decltype(zero);
+    dispatch_float(dtype, "attention", [&]<typename T>(T) {
       const T scale = static_cast<T>(shape.scale);
       const T *q_ = static_cast<const T*>(q), *k_ = static_cast<const T*>(k), *v_ = static_cast<const T*>(v);
       const T *g_ = static_cast<const T*>(d_out), *lse_ = static_cast<const T*>(lse);

@@ -14,6 +14,7 @@
 #include <string>
 
 #include "data/dataset.h"
+#include "framework/text_util.h"
 #include "train/experiments/explorer/explore_data.h"
 
 namespace {
@@ -34,7 +35,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::string embedded;
   try {
     if (slot == 0) {  // qkv explore --sentence: sentence_words' checks (train/cli/commands.cpp)
-      if (!qkv::data::valid_utf8(text)) throw std::runtime_error("the sentence is not valid UTF-8");
+      if (!qkv::valid_utf8(text)) throw std::runtime_error("the sentence is not valid UTF-8");
       if (qkv::data::normalize_english(qkv::data::tokenize(text)).empty())
         throw std::runtime_error("the sentence is empty");
     }
@@ -49,13 +50,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     embedded = qkv::app::script_json(page);
   } catch (const std::exception&) {
     // invalid UTF-8 and empty sentences are refused
-    require(
-        slot != 0 || !qkv::data::valid_utf8(text) || qkv::data::normalize_english(qkv::data::tokenize(text)).empty(),
-        "a valid sentence was refused", text);
-    require(slot == 0 || !qkv::data::valid_utf8(text), "valid UTF-8 was refused", text);
+    require(slot != 0 || !qkv::valid_utf8(text) || qkv::data::normalize_english(qkv::data::tokenize(text)).empty(),
+            "a valid sentence was refused", text);
+    require(slot == 0 || !qkv::valid_utf8(text), "valid UTF-8 was refused", text);
     return 0;
   }
-  require(qkv::data::valid_utf8(text), "invalid UTF-8 was embedded", text);
+  require(qkv::valid_utf8(text), "invalid UTF-8 was embedded", text);
   require(embedded.find('<') == std::string::npos, "a raw '<'", embedded);
   require(embedded.find("</script") == std::string::npos && embedded.find("<!--") == std::string::npos,
           "\"</script\" or \"<!--\"", embedded);

@@ -23,6 +23,7 @@
 #include <fstream>
 #include <memory>
 #include "framework/file_util.h"
+#include "framework/text_util.h"
 #include "models/translator_io.h"
 #include "tools/render/render.h"
 #include "train/run/run_state.h"
@@ -71,12 +72,7 @@ std::vector<AblationPoint> parse_ablation_tsv(const std::string& text, const std
   std::vector<std::string> header;
   data::for_each_text_line(in, path, [&](const std::string& line, const std::string& where, int) {
     if (line.empty() || line[0] == '#') return;  // comments say where the numbers come from
-    std::vector<std::string> fields;
-    for (size_t start = 0, tab;; start = tab + 1) {
-      tab = line.find('\t', start);
-      fields.push_back(line.substr(start, tab == std::string::npos ? std::string::npos : tab - start));
-      if (tab == std::string::npos) break;
-    }
+    const std::vector<std::string> fields = split(line, '\t');
     if (header.empty()) {
       header = fields;
       for (const char* need : {"attention", "token_embeddings", "blocks", "generalisation_mean"})

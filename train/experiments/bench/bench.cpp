@@ -34,6 +34,12 @@ namespace qkv::app {
 
 using Clock = std::chrono::steady_clock;
 
+// The median of the values (the upper one of an even count).
+static double median(std::vector<double> values) {
+  std::sort(values.begin(), values.end());
+  return values[values.size() / 2];
+}
+
 // Median seconds per call over `repeats` timed runs (after one warm-up call).
 static double median_seconds(const std::function<void()>& fn, int repeats) {
   fn();
@@ -43,8 +49,7 @@ static double median_seconds(const std::function<void()>& fn, int repeats) {
     fn();
     times.push_back(std::chrono::duration<double>(Clock::now() - start).count());
   }
-  std::sort(times.begin(), times.end());
-  return times[times.size() / 2];
+  return median(times);
 }
 
 // The raw cblas_sgemm references run on OpenBLAS's own threads, as many as qkv's loop threads
@@ -144,12 +149,9 @@ static void bench_fused_layer_norm(Device device, BenchOutput& out) {
       fused_times.push_back(once(true));
       composed_times.push_back(once(false));
     }
-    const auto median_after_first = [](std::vector<double> t) {
-      t.erase(t.begin());  // the warm-up
-      std::sort(t.begin(), t.end());
-      return t[t.size() / 2];
-    };
-    const double fused = median_after_first(fused_times), composed = median_after_first(composed_times);
+    // the medians after the first (the warm-up)
+    const double fused = median({fused_times.begin() + 1, fused_times.end()}),
+                 composed = median({composed_times.begin() + 1, composed_times.end()});
     const double bytes = 6.0 * static_cast<double>(rows) * D * sizeof(float);
     out.say("  rows {:>6}: fused {:8.3f} ms ({:6.1f} GB/s), add + layer_norm {:8.3f} ms ({:6.1f} GB/s): {:.2f}x\n",
             rows, fused * 1e3, bytes / fused / 1e9, composed * 1e3, bytes / composed / 1e9, composed / fused);
@@ -214,10 +216,8 @@ static AttentionTiming time_attention(int64_t T, int64_t H, bool fused, int repe
     backward.push_back(std::chrono::duration<double>(Clock::now() - start).count());
     if (cpu) t.peak_bytes = std::max(t.peak_bytes, cpu_memory_use().peak - before);
   }
-  std::sort(forward.begin(), forward.end());
-  std::sort(backward.begin(), backward.end());
-  t.forward_s = forward[forward.size() / 2];
-  t.backward_s = backward[backward.size() / 2];
+  t.forward_s = median(forward);
+  t.backward_s = median(backward);
   return t;
 }
 
@@ -382,6 +382,20 @@ static models::TranslatorConfig config_for(const BenchSize& s, models::Positions
   return config;
 }
 
+// `rows` full-length sentences of random ids (>= 4, past the specials), the target input the same
+// ids as the output (a bench needs the work, not the sense).
+static data::Batch synthetic_batch(const BenchSize& s, int64_t rows, Generator& gen, Device device) {
+  std::vector<int64_t> src, tout;
+  for (int64_t i = 0; i < rows * s.max_source; ++i) src.push_back(4 + static_cast<int64_t>(gen.below(s.vocab - 4)));
+  for (int64_t i = 0; i < rows * s.max_target; ++i) tout.push_back(4 + static_cast<int64_t>(gen.below(s.vocab - 4)));
+  data::Batch batch;
+  batch.source = Tensor::from_ids(src, {rows, s.max_source}, device);
+  batch.target_input = Tensor::from_ids(tout, {rows, s.max_target}, device);
+  batch.target_output = Tensor::from_ids(tout, {rows, s.max_target}, device);
+  batch.source_lengths.assign(rows, s.max_source);
+  return batch;
+}
+
 // `steps` training steps on synthetic tokens after one warm-up: forward, backward, clip, AdamW. As
 // in real training, the loss is read back only at the end (a GPU runs the steps without waiting).
 struct StepRun {
@@ -394,16 +408,7 @@ static StepRun run_steps(const BenchSize& s, Device device, int steps, models::P
   models::Translator model(config_for(s, positions), gen);
   if (device != Device::cpu()) model.to(device);
   optim::AdamW opt(model.parameters(), {.lr = 1e-3, .weight_decay = 0.01});
-  // synthetic batch: full-length sentences of random ids (>= 4, past the specials)
-  std::vector<int64_t> src, tin, tout;
-  for (int64_t i = 0; i < s.batch * s.max_source; ++i) src.push_back(4 + static_cast<int64_t>(gen.below(s.vocab - 4)));
-  for (int64_t i = 0; i < s.batch * s.max_target; ++i) tout.push_back(4 + static_cast<int64_t>(gen.below(s.vocab - 4)));
-  tin = tout;
-  data::Batch batch;
-  batch.source = Tensor::from_ids(src, {s.batch, s.max_source}, device);
-  batch.target_input = Tensor::from_ids(tin, {s.batch, s.max_target}, device);
-  batch.target_output = Tensor::from_ids(tout, {s.batch, s.max_target}, device);
-  batch.source_lengths.assign(s.batch, s.max_source);
+  const data::Batch batch = synthetic_batch(s, s.batch, gen, device);
   const std::vector<Tensor> params = model.parameters();
   Tensor loss;
   auto step = [&] { loss = models::train_step(model, opt, params, batch).loss; };
@@ -479,10 +484,6 @@ static double bench_training(const BenchSize& s, Device device, int steps, Bench
 static void bench_positions(const std::vector<std::string>& schemes, const BenchSize& s, Device device, int steps,
                             BenchOutput& out) {
   constexpr int kRounds = 9;
-  const auto median = [](std::vector<double> v) {
-    std::sort(v.begin(), v.end());
-    return v[v.size() / 2];
-  };
   for (const std::string& name : schemes) {
     std::vector<double> absolute, scheme, ratios;
     for (int round = 0; round < kRounds; ++round) {
@@ -510,16 +511,9 @@ static void bench_data_parallel(const BenchSize& s, int steps, BenchOutput& out)
   Generator gen(0);
   models::Translator model(config_for(s, TrainOptions{}.positions), gen);
   optim::AdamW opt(model.parameters(), {.lr = 1e-3, .weight_decay = 0.01});
-  // this rank's rows of a synthetic global batch of full-length sentences (equal tokens per row)
+  // this rank's rows of a synthetic global batch (equal tokens per row)
   const int64_t rows = s.batch * (rank + 1) / N - s.batch * rank / N;
-  std::vector<int64_t> src, tout;
-  for (int64_t i = 0; i < rows * s.max_source; ++i) src.push_back(4 + static_cast<int64_t>(gen.below(s.vocab - 4)));
-  for (int64_t i = 0; i < rows * s.max_target; ++i) tout.push_back(4 + static_cast<int64_t>(gen.below(s.vocab - 4)));
-  data::Batch batch;
-  batch.source = Tensor::from_ids(src, {rows, s.max_source});
-  batch.target_input = Tensor::from_ids(tout, {rows, s.max_target});
-  batch.target_output = Tensor::from_ids(tout, {rows, s.max_target});
-  batch.source_lengths.assign(rows, s.max_source);
+  const data::Batch batch = synthetic_batch(s, rows, gen, Device::cpu());
   const std::vector<Tensor> params = model.parameters();
   models::StepOptions step_options;
   step_options.loss_scale = static_cast<double>(rows) / s.batch;

@@ -22,7 +22,7 @@ namespace qkv::app {
 constexpr const char* kQkvVersion = "0.4.0";
 
 std::vector<std::string> sentence_words(const std::string& sentence, const std::string& where) {
-  if (!data::valid_utf8(sentence)) throw std::runtime_error("the sentence is not valid UTF-8");
+  if (!valid_utf8(sentence)) throw std::runtime_error("the sentence is not valid UTF-8");
   const std::vector<std::string> typed = data::tokenize(sentence);
   std::vector<std::string> words = data::normalize_english(typed);
   if (words.empty()) throw std::runtime_error("the sentence is empty");
@@ -125,7 +125,7 @@ bool translate_lines(models::Translator& model, const models::LoadedTranslator& 
     ++line_no;
     if (!line.empty() && line.back() == '\r') line.pop_back();
     const std::string where = fmt::format("{}:{}", name, line_no);
-    if (!data::valid_utf8(line)) {
+    if (!valid_utf8(line)) {
       fmt::print(stderr, "{}: skipped: not valid UTF-8\n", where);
       all_ok = false;
       continue;
