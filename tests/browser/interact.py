@@ -194,8 +194,9 @@ try:
             choose_layer("all")
             print(f"the route: 3 cuts match the CLI ({cut_cells} weights, largest difference {cut_worst:.1e})")
 
-        # "What decides this word?": every source word ranked once: those whose hiding writes another
-        # word in its place, then those whose hiding drops it, then the rest, each by the probability's fall.
+        # "What decides this word?": every source word ranked once: those whose hiding substitutes
+        # another word for it, then those whose hiding changes it otherwise, then the rest, each by the
+        # probability's fall.
         js(f"document.getElementById('sentence').value = {json.dumps(expected[0]['sentence'])}")
         click_element("#go")
         click_element('.model[data-model="0"] .decide button')
@@ -203,16 +204,18 @@ try:
         order = js("view.decide[0] ? view.decide[0].ranking.map(r => [r.replaced ? 1 : 0, r.changed ? 1 : 0, r.drop]) : []")
         source = js("view.results[0].words")
         check(sorted(ranking) == sorted(source) and order == sorted(order, reverse=True),
-              f"the ranking should list every source word once, replaced, dropped, kept, by falling drop: "
+              f"the ranking should list every source word once, replaced, changed, kept, by falling drop: "
               f"{ranking} {order}")
         # each entry's verdict is the free re-translation's: hiding the word changes the chosen word
         # exactly when the page's own knockout translation no longer holds it at its place, and
-        # replaces it exactly when that translation writes a word between the kept words around it
+        # replaces it exactly when that translation keeps the word after it (or it was the last) and
+        # writes a word between the kept words around it
         verdicts = js("""(() => { const d = view.decide[0], r = view.results[0];
           return d.ranking.map(e => { const k = translate(MODELS[0], view.sentence, {keys: new Set([e.k]), from: d.from});
             const pairs = commonWords(r.hindi, k.hindi), kept = pairs.some(([i]) => i === d.t);
-            const low = pairs.filter(([i]) => i < d.t).pop()?.[1] ?? -1, high = pairs.find(([i]) => i > d.t)?.[1] ?? k.hindi.length;
-            return [[e.changed, e.replaced], [!kept, !kept && high - low > 1]]; }); })()""")
+            const next = d.t + 1 === r.hindi.length ? [r.hindi.length, k.hindi.length] : pairs.find(([i]) => i === d.t + 1);
+            const low = pairs.filter(([i]) => i < d.t).pop()?.[1] ?? -1;
+            return [[e.changed, e.replaced], [!kept, !kept && next !== undefined && next[1] - low > 1]]; }); })()""")
         check(all(a == b for a, b in verdicts), f"'changes' or 'writes' disagrees with the knocked-out translation: {verdicts}")
 
         # On sense_context sentences of cues.tsv: where the ranking puts the cue for the ambiguous
