@@ -53,20 +53,23 @@ count=$(wc -l <"$work/sentences.txt")
   fail "qkv explore --weights float16"
 size32=$(wc -c <"$work/page32.html") size16=$(wc -c <"$work/page16.html")
 [ "$size16" -lt "$size32" ] || fail "the float16 page ($size16 bytes) is not smaller than the float32 one ($size32)"
-# The C++ side: translations, then every layer's attention for each sentence.
-for m in 0 1; do
-  "$QKV" translate --checkpoint "${models[$m]}" --input "$work/sentences.txt" >"$work/translate.$m.tsv" 2>/dev/null ||
-    fail "qkv translate --input (model $m)"
-  layers=$([ "$m" = 0 ] && echo 2 || echo 1)
+# The C++ side for model INDEX: translations, then every layer's attention for each sentence of
+# DIR/sentences.txt: cli_side DIR INDEX CHECKPOINT LAYERS WHAT
+cli_side() {
+  local dir=$1 m=$2 checkpoint=$3 layers=$4 what=$5
+  "$QKV" translate --checkpoint "$checkpoint" --input "$dir/sentences.txt" >"$dir/translate.$m.tsv" 2>/dev/null ||
+    fail "qkv translate --input ($what)"
   for layer in $(seq 1 "$layers"); do
-    : >"$work/attend.$m.$layer.jsonl"
+    : >"$dir/attend.$m.$layer.jsonl"
     while IFS= read -r s; do
-      "$QKV" attend --checkpoint "${models[$m]}" --layer "$layer" --format json "$s" 2>/dev/null |
-        python3 -c 'import json,sys; print(json.dumps(json.load(sys.stdin)))' >>"$work/attend.$m.$layer.jsonl" ||
-        fail "qkv attend on '$s'"
-    done <"$work/sentences.txt"
+      "$QKV" attend --checkpoint "$checkpoint" --layer "$layer" --format json "$s" 2>/dev/null |
+        python3 -c 'import json,sys; print(json.dumps(json.load(sys.stdin)))' >>"$dir/attend.$m.$layer.jsonl" ||
+        fail "qkv attend ($what) on '$s'"
+    done <"$dir/sentences.txt"
   done
-done
+}
+cli_side "$work" 0 "${models[0]}" 2 "model 0"
+cli_side "$work" 1 "${models[1]}" 1 "model 1"
 
 # The page: the sentences go in the URL's fragment; --dump-dom prints the DOM once the page's
 # (synchronous) script has written its results.
@@ -86,16 +89,7 @@ alone_on_a_page() {
   local dir=$1 checkpoint=$2 layers=$3 what=$4 n fragment
   n=$(wc -l <"$dir/sentences.txt")
   "$QKV" explore --checkpoint "$checkpoint" --out "$dir/page.html" >/dev/null || fail "qkv explore ($what)"
-  "$QKV" translate --checkpoint "$checkpoint" --input "$dir/sentences.txt" >"$dir/translate.0.tsv" 2>/dev/null ||
-    fail "qkv translate --input ($what)"
-  for layer in $(seq 1 "$layers"); do
-    : >"$dir/attend.0.$layer.jsonl"
-    while IFS= read -r s; do
-      "$QKV" attend --checkpoint "$checkpoint" --layer "$layer" --format json "$s" 2>/dev/null |
-        python3 -c 'import json,sys; print(json.dumps(json.load(sys.stdin)))' >>"$dir/attend.0.$layer.jsonl" ||
-        fail "qkv attend ($what) on '$s'"
-    done <"$dir/sentences.txt"
-  done
+  cli_side "$dir" 0 "$checkpoint" "$layers" "$what"
   fragment=$(python3 -c 'import json,sys,urllib.parse; print(urllib.parse.quote(json.dumps([l.rstrip("\n") for l in open(sys.argv[1])])))' "$dir/sentences.txt")
   timeout 120 "$CHROMIUM" --headless --no-sandbox --disable-gpu --dump-dom "file://$dir/page.html#test=$fragment" \
     >"$dir/dom.html" 2>"$work/chromium.log" || { tail -5 "$work/chromium.log"; fail "chromium --dump-dom ($what)"; }
