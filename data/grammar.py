@@ -185,12 +185,7 @@ def adj_en(key):
 
 def adj_hi(key, agr, oblique):
     """An adjective agrees with its noun: -ā (m sg direct), -e (m sg oblique, m pl), -ī (f)."""
-    forms = ADJECTIVES[key]
-    if agr[0] == "f":
-        return forms[2]
-    if agr[1] == "pl" or oblique:
-        return forms[1]
-    return forms[0]
+    return possessive_form(ADJECTIVES[key], agr, oblique)
 
 
 # Determiners: english singular, english plural, hindi (direct sg, oblique sg, direct pl,
@@ -339,9 +334,7 @@ def np_hi(np, oblique=False):
     agr = np_agr(np)
     forms = NOUNS[np["key"]][2]
     head = forms[(2 if np["number"] == "pl" else 0) + (1 if oblique else 0)]
-    words = []
-    for a in np["adjs"]:
-        words.append(adj_hi(a, agr, oblique))
+    words = [adj_hi(a, agr, oblique) for a in np["adjs"]]
     det = REFLEXIVE if np.get("reflexive") else np["det"]
     return det_hi(det, agr, oblique) + words + head.split()
 
@@ -482,10 +475,9 @@ def progressive_hi(agr):
 
 
 def aux_present_hi(agr):
-    g, n, p = agr
-    if p == 1 and n == "sg":
+    if is_first_singular(agr):
         return "हूँ"
-    return "है" if n == "sg" else "हैं"
+    return "है" if agr[1] == "sg" else "हैं"
 
 
 def aux_past_hi(agr):
@@ -524,14 +516,21 @@ def compound_hi(main, vector_stem, vector_cls, tense, agr, main_agrees=False):
     return [first] + verb_hi(vector_stem, vector_cls, tense, False, agr)
 
 
+def is_first_singular(agr):
+    return agr[2] == 1 and agr[1] == "sg"
+
+
 def is_third_singular(agr):
     return agr[2] == 3 and agr[1] == "sg"
+
+
+def be_present_en(subj_agr):
+    return "am" if is_first_singular(subj_agr) else ("is" if is_third_singular(subj_agr) else "are")
 
 
 def verb_en(verb, tense, negative, subj_agr):
     """English verb group for a subject's person and number."""
     base, s3, past, ing = VERBS[verb][0]
-    first_sg = subj_agr[2] == 1 and subj_agr[1] == "sg"
     third_sg = is_third_singular(subj_agr)
     if tense == "hab":
         if negative:
@@ -541,17 +540,14 @@ def verb_en(verb, tense, negative, subj_agr):
         return (["did", "not"] + base.split()) if negative else past.split()
     if tense == "fut":
         return ["will"] + (["not"] if negative else []) + base.split()
-    be = "am" if first_sg else ("is" if third_sg else "are")
-    return [be] + (["not"] if negative else []) + ing.split()
+    return [be_present_en(subj_agr)] + (["not"] if negative else []) + ing.split()
 
 
 def be_en(tense, negative, subj_agr):
-    first_sg = subj_agr[2] == 1 and subj_agr[1] == "sg"
-    third_sg = is_third_singular(subj_agr)
     if tense == "hab":
-        words = ["am" if first_sg else ("is" if third_sg else "are")]
+        words = [be_present_en(subj_agr)]
     elif tense == "past":
-        words = ["was" if (first_sg or third_sg) else "were"]
+        words = ["was" if is_first_singular(subj_agr) or is_third_singular(subj_agr) else "were"]
     else:
         return ["will", "not", "be"] if negative else ["will", "be"]
     return words + (["not"] if negative else [])

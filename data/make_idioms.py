@@ -15,7 +15,7 @@ from collections import Counter, defaultdict
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import frames  # noqa: E402
-from grammar import NAMES, NOUNS, PRONOUNS, SAME_PAST, VERBS  # noqa: E402
+from grammar import NAMES, NOUNS, PRONOUNS, SAME_PAST  # noqa: E402
 from cues import cue_rows, write_cues  # noqa: E402
 
 SEED = 1234
@@ -104,25 +104,19 @@ def matches(hold, key, feats):
 
 
 def held_splits(s):
-    """Every generalisation split whose held-out combination the sentence has."""
+    """Every generalisation split whose held-out combination the sentence has, in the order of SPLITS."""
     f = s["feats"]
-    found = []
-    if "idiom" in f and matches(IDIOM_HOLD, f["idiom"], f):
-        found.append("idiom_context")
-    if "sense" in f and matches(SENSE_HOLD, f["sense"], f):
-        found.append("sense_context")
-    if any((b, a) in SWAP_PAIRS for a, b in f.get("pairs", [])):
-        found.append("role_swap")
-    if s["depth"] > MAX_TRAIN_DEPTH:
-        found.append("deeper")
     roles = set(f.get("roles", []))
-    if roles & set(NOUN_ROLE_HOLD):
-        found.append("noun_roles")
-    if any(f.get("verb") == v and ("obj", o) in roles for v, o in VERB_OBJECT_HOLD):
-        found.append("verb_objects")
-    if COORD_HOLD & set(f.get("coord", ())):
-        found.append("coordination")
-    return found
+    held = {
+        "idiom_context": "idiom" in f and matches(IDIOM_HOLD, f["idiom"], f),
+        "sense_context": "sense" in f and matches(SENSE_HOLD, f["sense"], f),
+        "role_swap": any((b, a) in SWAP_PAIRS for a, b in f.get("pairs", [])),
+        "deeper": s["depth"] > MAX_TRAIN_DEPTH,
+        "noun_roles": bool(roles & set(NOUN_ROLE_HOLD)),
+        "verb_objects": any(f.get("verb") == v and ("obj", o) in roles for v, o in VERB_OBJECT_HOLD),
+        "coordination": bool(COORD_HOLD & set(f.get("coord", ()))),
+    }
+    return [split for split in SPLITS if held[split]]
 
 
 def general_split(s):
@@ -147,17 +141,27 @@ def group_of(split, s):
         return f["pair"]
     if split == "noun_roles":
         return tuple(sorted(set(f["roles"]) & set(NOUN_ROLE_HOLD)))
-    if split == "verb_objects":
-        return f["verb"]
-    if split == "coordination":
+    if split in ("verb_objects", "coordination"):
         return f["verb"]
     return s["frame"]
 
 
 # ---- drawing -----------------------------------------------------------------------------------
+FRAME_NAMES = list(frames.FRAMES)
+FRAME_WEIGHTS = [frames.FRAMES[n][1] for n in FRAME_NAMES]
+
+
+def draw_any(rng):
+    """One sentence of a frame chosen by the frames' weights, or None (see frames.draw)."""
+    return frames.draw(rng, rng.choices(FRAME_NAMES, FRAME_WEIGHTS)[0])
+
+
+def in_vocab(s, train_en, train_hi):
+    """Whether every English and every Hindi word of the sentence occurs in train."""
+    return all(w in train_en for w in s["en"].split()) and all(w in train_hi for w in s["hi"].split())
+
+
 def draw_all(rng, train_size):
-    names = list(frames.FRAMES)
-    weights = [frames.FRAMES[n][1] for n in names]
     by_english = {}
     pools = defaultdict(list)
     need = {None: train_size + VALID_SIZE + TEST_SIZE + 4000}
@@ -168,8 +172,7 @@ def draw_all(rng, train_size):
         if attempts > 3_000_000:
             sys.exit("make_idioms: could not draw enough sentences: " +
                      ", ".join(f"{k}={len(pools[k])}" for k in need))
-        frame = rng.choices(names, weights)[0]
-        s = frames.draw(rng, frame)
+        s = draw_any(rng)
         if s is None:
             continue
         if len(s["en"].split()) > MAX_EN or len(s["hi"].split()) > MAX_HI:
@@ -189,8 +192,7 @@ def draw_all(rng, train_size):
 
 def choose_general(rng, pool, split, train_en, train_hi, max_en, max_hi):
     """GENERAL_SIZE sentences spread evenly over the split's strata, in-vocabulary and in length."""
-    ok = [s for s in pool if all(w in train_en for w in s["en"].split()) and
-          all(w in train_hi for w in s["hi"].split()) and
+    ok = [s for s in pool if in_vocab(s, train_en, train_hi) and
           len(s["en"].split()) <= max_en and len(s["hi"].split()) <= max_hi]
     groups = defaultdict(list)
     for s in ok:
@@ -269,18 +271,15 @@ def draw_long(splits, train_en, train_hi):
     generator (the corpus stays as it is): English that no split holds, every word in train, no
     combination a generalisation split holds out but depth (a long sentence has more adjuncts)."""
     rng = random.Random(SEED + 1)
-    names = list(frames.FRAMES)
-    weights = [frames.FRAMES[n][1] for n in names]
     seen = {s["en"] for rows in splits.values() for s in rows}
     by_length = defaultdict(list)
     for _ in range(2_000_000):
         if all(len(by_length[n]) >= LONG_PER_LENGTH for n in LONG_WORDS):
             break
-        s = frames.draw(rng, rng.choices(names, weights)[0])
+        s = draw_any(rng)
         n = len(s["en"].split()) if s else 0
         if (n not in LONG_WORDS or len(by_length[n]) >= LONG_PER_LENGTH or s["en"] in seen or
-                general_split(s) not in (None, "deeper") or
-                not all(w in train_en for w in s["en"].split()) or not all(w in train_hi for w in s["hi"].split())):
+                general_split(s) not in (None, "deeper") or not in_vocab(s, train_en, train_hi)):
             continue
         seen.add(s["en"])
         by_length[n].append(s)
@@ -302,8 +301,7 @@ def check_splits(splits, train_en, train_hi, max_en, max_hi):
             if s["en"] in seen:
                 errors.append(f"'{s['en']}' is in {seen[s['en']]} and {name}")
             seen[s["en"]] = name
-            if name != "train" and (any(w not in train_en for w in s["en"].split()) or
-                                    any(w not in train_hi for w in s["hi"].split())):
+            if name != "train" and not in_vocab(s, train_en, train_hi):
                 errors.append(f"{name}: '{s['en']}' has a word that train lacks")
             if len(s["en"].split()) > max_en or len(s["hi"].split()) > max_hi:
                 errors.append(f"{name}: '{s['en']}' is longer than every train sentence")
@@ -353,9 +351,8 @@ def main():
     rest = rest[train_size - len(forced):]
     train_en = {w for s in train for w in s["en"].split()}
     train_hi = {w for s in train for w in s["hi"].split()}
-    in_vocab = [s for s in rest if all(w in train_en for w in s["en"].split()) and
-                all(w in train_hi for w in s["hi"].split())]
-    valid, test = in_vocab[:VALID_SIZE], in_vocab[VALID_SIZE:VALID_SIZE + TEST_SIZE]
+    known = [s for s in rest if in_vocab(s, train_en, train_hi)]
+    valid, test = known[:VALID_SIZE], known[VALID_SIZE:VALID_SIZE + TEST_SIZE]
     if len(test) < TEST_SIZE:
         sys.exit("make_idioms: not enough in-vocabulary sentences for valid and test")
     max_en = max(len(s["en"].split()) for s in train)

@@ -5,7 +5,6 @@
 #include <fmt/format.h>
 
 #include <map>
-#include <memory>
 #include <mutex>
 #include <stdexcept>
 

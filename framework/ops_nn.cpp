@@ -2,7 +2,6 @@
 // cross-entropy, dropout and the rotary position embedding (composed): forwards on backend primitives, backwards directly below each.
 #include <cmath>
 #include <algorithm>
-#include <limits>
 
 #include "ops_common.h"
 

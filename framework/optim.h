@@ -3,7 +3,6 @@
 // without a gradient are skipped, as in PyTorch.
 #pragma once
 
-#include <string>
 #include <vector>
 
 #include "tensor.h"

@@ -39,16 +39,29 @@ std::string single_quoted(const std::string& s) { return "'" + s + "'"; }
 
 std::string shape_to_string(const std::vector<int64_t>& shape) { return "[" + dims_for_message(shape) + "]"; }
 
-// numel * dtype_size with overflow checks; false on overflow or a negative dimension.
-bool checked_byte_count(const std::vector<int64_t>& shape, size_t dtype_size, uint64_t& bytes_out) {
+// The bytes `tensor` needs (its elements times its dtype's size), which must equal `have`
+// (`have_what`: where those bytes are); fails naming `where` on an unknown dtype, a negative
+// dimension, an overflow or another count.
+uint64_t checked_byte_count(const SafeTensor& tensor, uint64_t have, const std::string& have_what,
+                            const std::string& name, const std::string& where) {
+  size_t dtype_size = 0;
+  try {
+    dtype_size = safetensors_dtype_size(tensor.dtype);
+  } catch (const std::runtime_error&) { fail(name, where + "unknown dtype " + single_quoted(tensor.dtype)); }
+  const std::string what = where + "shape " + shape_to_string(tensor.shape) + " x " + tensor.dtype;
   uint64_t count = 1;
-  for (int64_t dim : shape) {
-    if (dim < 0) return false;
-    if (__builtin_mul_overflow(count, static_cast<uint64_t>(dim), &count)) return false;
+  for (int64_t dim : tensor.shape) {
+    if (dim < 0) fail(name, where + "negative dimension " + std::to_string(dim) + " in shape");
+    if (__builtin_mul_overflow(count, static_cast<uint64_t>(dim), &count))
+      fail(name, what + " overflows the byte count");
   }
-  if (__builtin_mul_overflow(count, static_cast<uint64_t>(dtype_size), &count)) return false;
-  bytes_out = count;
-  return true;
+  if (__builtin_mul_overflow(count, static_cast<uint64_t>(dtype_size), &count)) {
+    fail(name, what + " overflows the byte count");
+  }
+  if (count != have) {
+    fail(name, what + " needs " + std::to_string(count) + " bytes but " + have_what + " " + std::to_string(have));
+  }
+  return count;
 }
 
 // ---- header parsing -------------------------------------------------------------------------
@@ -107,10 +120,6 @@ TensorEntry parse_tensor_entry(const std::string& tensor_name, const json& entry
   const json& dtype = entry.at("dtype");
   if (!dtype.is_string()) fail(name, where + "field 'dtype' must be a string");
   result.tensor.dtype = dtype.get<std::string>();
-  size_t dtype_size = 0;
-  try {
-    dtype_size = safetensors_dtype_size(result.tensor.dtype);
-  } catch (const std::runtime_error&) { fail(name, where + "unknown dtype " + single_quoted(result.tensor.dtype)); }
 
   const json& shape = entry.at("shape");
   if (!shape.is_array()) fail(name, where + "field 'shape' must be an array of non-negative integers");
@@ -140,16 +149,7 @@ TensorEntry parse_tensor_entry(const std::string& tensor_name, const json& entry
                    "] have begin > end");
   }
 
-  uint64_t needed_bytes = 0;
-  if (!checked_byte_count(result.tensor.shape, dtype_size, needed_bytes)) {
-    fail(name, where + "shape " + shape_to_string(result.tensor.shape) + " x " + result.tensor.dtype +
-                   " overflows the byte count");
-  }
-  const uint64_t span = result.end - result.begin;
-  if (needed_bytes != span) {
-    fail(name, where + "shape " + shape_to_string(result.tensor.shape) + " x " + result.tensor.dtype + " needs " +
-                   std::to_string(needed_bytes) + " bytes but data_offsets span " + std::to_string(span));
-  }
+  checked_byte_count(result.tensor, result.end - result.begin, "data_offsets span", name, where);
   return result;
 }
 
@@ -220,21 +220,7 @@ std::string header_text_of(const std::map<std::string, std::string>& metadata,
   for (const auto& [tensor_name, tensor] : tensors) {
     const std::string where = "tensor " + single_quoted(tensor_name) + ": ";
     if (tensor_name == kMetadataKey) fail(name, "a tensor may not be named '__metadata__'");
-    size_t dtype_size = 0;
-    try {
-      dtype_size = safetensors_dtype_size(tensor.dtype);
-    } catch (const std::runtime_error&) { fail(name, where + "unknown dtype " + single_quoted(tensor.dtype)); }
-    for (int64_t dim : tensor.shape) {
-      if (dim < 0) fail(name, where + "negative dimension " + std::to_string(dim) + " in shape");
-    }
-    uint64_t needed_bytes = 0;
-    if (!checked_byte_count(tensor.shape, dtype_size, needed_bytes)) {
-      fail(name, where + "shape " + shape_to_string(tensor.shape) + " x " + tensor.dtype + " overflows the byte count");
-    }
-    if (needed_bytes != tensor.data.size()) {
-      fail(name, where + "shape " + shape_to_string(tensor.shape) + " x " + tensor.dtype + " needs " +
-                     std::to_string(needed_bytes) + " bytes but data holds " + std::to_string(tensor.data.size()));
-    }
+    const uint64_t needed_bytes = checked_byte_count(tensor, tensor.data.size(), "data holds", name, where);
     begin_entry();
     header +=
         json_string_literal(tensor_name, name, "tensor name") + ":{\"dtype\":\"" + tensor.dtype + "\",\"shape\":[";

@@ -5,7 +5,6 @@
 // of both backends, dimension merging and the float dtype dispatch.
 #pragma once
 
-#include <array>
 #include <cmath>
 #include <cstdint>
 #include <stdexcept>

@@ -8,7 +8,6 @@
 #include <fmt/format.h>
 
 #include <cmath>
-#include <cstdlib>
 #include <stdexcept>
 #include <vector>
 

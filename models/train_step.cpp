@@ -4,10 +4,6 @@
 
 #include <fmt/format.h>
 
-#include <algorithm>
-#include <cmath>
-#include <stdexcept>
-
 #include "framework/ops.h"
 
 namespace qkv::models {

@@ -3,10 +3,8 @@
 // trainer, the benchmark and the tests.
 #pragma once
 
-#include <cstdint>
 #include <functional>
 #include <optional>
-#include <string>
 #include <vector>
 
 #include "data/dataset.h"

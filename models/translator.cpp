@@ -7,8 +7,6 @@
 #include <fmt/format.h>
 
 #include <cmath>
-#include <cstdlib>
-#include <limits>
 #include <stdexcept>
 
 #include "framework/autograd.h"

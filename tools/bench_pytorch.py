@@ -19,20 +19,28 @@ import sys
 import time
 
 
-def _blas_threads_from_argv():
-    """OpenBLAS reads OPENBLAS_NUM_THREADS once, at load, so it is set before torch is imported."""
-    argv = sys.argv[1:]
-    if "--blas-default" in argv:
-        return
-    for i, arg in enumerate(argv):
-        value = arg.split("=", 1)[1] if arg.startswith("--threads=") else (
-            argv[i + 1] if arg == "--threads" and i + 1 < len(argv) else None)
-        if value is not None and value.isdigit() and int(value) > 0:
-            os.environ["OPENBLAS_NUM_THREADS"] = value
-            os.environ["OMP_NUM_THREADS"] = value
+def parse_args():
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--steps", type=int, default=20)
+    parser.add_argument("--threads", type=int, default=0,
+                        help="torch threads and OpenBLAS threads (0 = the defaults of both)")
+    parser.add_argument("--blas-default", action="store_true",
+                        help="leave OpenBLAS's thread count at its default (one per core)")
+    parser.add_argument("--skip-source-rows", action="store_true",
+                        help="skip the last layer's source rows, as qkv does (the same logits)")
+    parser.add_argument("--positions", choices=("rotary", "absolute"), default="rotary",
+                        help="rotary (the shipped model's, as `qkv bench` times it) or absolute")
+    parser.add_argument("--check", action="store_true",
+                        help="first check that the bench's forward gives the twin's logits")
+    parser.add_argument("--check-only", action="store_true",
+                        help="only that check (make test runs it where torch is installed)")
+    return parser.parse_args()
 
 
-_blas_threads_from_argv()
+ARGS = parse_args()
+if ARGS.threads > 0 and not ARGS.blas_default:
+    # OpenBLAS reads OPENBLAS_NUM_THREADS once, at load, so it is set before torch is imported.
+    os.environ["OPENBLAS_NUM_THREADS"] = os.environ["OMP_NUM_THREADS"] = str(ARGS.threads)
 import torch  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -44,45 +52,15 @@ SIZES = {  # name: (B, S, T_tgt, D, K, F, V), as in train/cli/bench.cpp
 }
 
 
-def rotary_turn(model, dtype):
-    """The rotary turn of full-length rows, turn(rows, first_row), with its cos and sin tables made
-    once per head width, as a PyTorch user would cache them (the twin recomputes them per call);
-    the identity for absolute positions."""
-    if model.positions == "absolute":
-        return lambda rows, first=0: rows
-    tables = {}
-
-    def turn(rows, first=0):
-        half = rows.shape[-1] // 2
-        if half not in tables:  # (T, H/2) each
-            tables[half] = pytorch_twin.rotary_tables(torch.arange(model.S + model.T_tgt), half, model.rotary_base, dtype)
-        return pytorch_twin.turn_pairs(rows, *(table[first:first + rows.shape[1]] for table in tables[half]))
-    return turn
-
-
 def forward_full_length(model, source, target_input, keep, turn, skip_source_rows):
     """The twin's forward for full-length sentences with `turn`'s cached tables (rotary positions are
     then the slots themselves). skip_source_rows: the last layer's queries and everything after
     attention over the target rows only, as qkv runs it; the same logits to float rounding."""
-    S = model.S
-    x = torch.cat([model.src_embed(source), model.tgt_embed(target_input)], dim=1)
-    if model.positions == "absolute":
-        x = x + model.pos_embed.weight
-    for block in model.blocks[:-1] if skip_source_rows else model.blocks:
-        x, _ = block(x, keep, turn, None)
-    if not skip_source_rows:
-        return model.head(x[:, S:, :])
-    last = model.blocks[-1]
-    x_queries = x[:, S:, :]                              # (B, T_tgt, D)
-    keep_target = keep[:, S:, :]                         # (B, T_tgt, T)
-    if last.attention == "learned":
-        a, _ = pytorch_twin.attend(turn(last.attn.W_q(x_queries), S), turn(last.attn.W_k(x)), last.attn.W_v(x),
-                                   keep_target)
-        mixed = last.attn.W_o(a)
-    else:
-        mixed, _ = pytorch_twin.attend(turn(x_queries, S), turn(x), x, keep_target)
-    h = last.ln1(x_queries + mixed)
-    return model.head(h + last.ffn(h))                   # (B, T_tgt, V)
+    x = model.embed(source, target_input)
+    for layer, block in enumerate(model.blocks):
+        last = skip_source_rows and layer == len(model.blocks) - 1
+        x, _ = block(x, keep, turn, None, model.S if last else 0)
+    return model.head(x if skip_source_rows else x[:, model.S:, :])  # (B, T_tgt, V)
 
 
 def bench(name, steps, threads, skip_source_rows, positions):
@@ -91,12 +69,11 @@ def bench(name, steps, threads, skip_source_rows, positions):
               "source_vocab": V, "target_vocab": V, "max_source": S, "max_target": Tt, "positions": positions}
     torch.manual_seed(0)
     model = pytorch_twin.Translator(config).float()
-    keep = model.attention_mask([S] * B)
-    model.attention_mask = lambda lengths: keep  # the mask is built once, as qkv's costs little
+    keep = model.attention_mask([S] * B)  # the mask is built once, as qkv's costs little
     opt = torch.optim.AdamW(model.parameters(), lr=1e-3, weight_decay=0.01)
     source = torch.randint(4, V, (B, S))
     target = torch.randint(4, V, (B, Tt))
-    turn = rotary_turn(model, torch.float32)
+    turn = model.turn(torch.arange(S + Tt), torch.float32)  # the cos and sin tables made once, as users cache them
 
     def step():
         opt.zero_grad()
@@ -132,7 +109,7 @@ def check_skip():
         full, _ = model(source, target, lengths)
         for skip in (False, True):
             ours = forward_full_length(model, source, target, model.attention_mask(lengths),
-                                       rotary_turn(model, torch.float64), skip)
+                                       model.turn(torch.arange(model.S + model.T_tgt), torch.float64), skip)
             if not torch.allclose(full, ours, rtol=1e-12, atol=1e-12):
                 raise SystemExit(f"the bench's forward changes the logits ({layers} layers, {attention}, "
                                  f"{positions}, skip {skip})")
@@ -140,22 +117,7 @@ def check_skip():
           "(1 and 2 layers, absolute and rotary)")
 
 
-def main():
-    parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--steps", type=int, default=20)
-    parser.add_argument("--threads", type=int, default=0,
-                        help="torch threads and OpenBLAS threads (0 = the defaults of both)")
-    parser.add_argument("--blas-default", action="store_true",
-                        help="leave OpenBLAS's thread count at its default (one per core)")
-    parser.add_argument("--skip-source-rows", action="store_true",
-                        help="skip the last layer's source rows, as qkv does (the same logits)")
-    parser.add_argument("--positions", choices=("rotary", "absolute"), default="rotary",
-                        help="rotary (the shipped model's, as `qkv bench` times it) or absolute")
-    parser.add_argument("--check", action="store_true",
-                        help="first check that the bench's forward gives the twin's logits")
-    parser.add_argument("--check-only", action="store_true",
-                        help="only that check (make test runs it where torch is installed)")
-    args = parser.parse_args()
+def main(args):
     if args.check or args.check_only:
         check_skip()
     if args.check_only:
@@ -168,4 +130,4 @@ def main():
 
 
 if __name__ == "__main__":
-    main()
+    main(ARGS)

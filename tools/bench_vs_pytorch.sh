@@ -24,71 +24,64 @@ cd "$(dirname "$0")/.."
 rounds=${ROUNDS:-5}
 steps=${STEPS:-10}
 qkv=${QKV:-build/qkv}  # QKV=build/cpu-only/qkv for a CPU-only build
+busy=${BUSY:-0}
 results=$(mktemp)
 spinner=""
 trap 'rm -f "$results"; [ -n "$spinner" ] && kill "$spinner" 2>/dev/null || true' EXIT
-if [ "${BUSY:-0}" = 1 ]; then
+# One row per size for each run; each row ends with its round, for the per-round ratios below.
+run_qkv() {  # threads
+  "$qkv" bench --steps "$steps" --threads "$1" | awk -v t="$1" -v r="$round" '
+    $1 == "RESULT" && $2 == "qkv" && $4 == "cpu" { print "qkv", t, $3, $5, r }
+    $1 == "RESULT" && $2 == "floor" { print "floor", t, $3, $4, $5, r }' >>"$results"
+}
+run_torch() {  # label threads [tools/bench_pytorch.py options]
+  local label=$1 threads=$2; shift 2
+  /usr/bin/python3 tools/bench_pytorch.py --steps "$steps" --threads "$threads" "$@" | awk -v t="$label" -v r="$round" '
+    $1 == "RESULT" { print "torch", t, $3, $5, r }' >>"$results"
+}
+thread_counts="1 2"
+if [ "$busy" = 1 ]; then
   bash -c 'while :; do :; done' &
   spinner=$!
   echo "busy machine: spinner pid $spinner holds one core" >&2
-  for round in $(seq "$rounds"); do
-    for threads in 0 1; do  # 0: each side's default (qkv: one thread per core; torch: its defaults)
-      run_qkv() { "$qkv" bench --steps "$steps" --threads "$threads" | awk -v t="$threads" '
-        $1 == "RESULT" && $2 == "qkv" && $4 == "cpu" { print "qkv", t, $3, $5 }' >>"$results"; }
-      run_torch() { /usr/bin/python3 tools/bench_pytorch.py --steps "$steps" --threads "$threads" | awk -v t="$threads" '
-        $1 == "RESULT" { print "torch", t, $3, $5 }' >>"$results"; }
-      if [ $((round % 2)) -eq 1 ]; then run_qkv; run_torch; else run_torch; run_qkv; fi
-    done
-    echo "round $round of $rounds done" >&2
-  done
-  /usr/bin/python3 - "$results" "$rounds" <<'PY'
-import statistics, sys
-rows = [line.split() for line in open(sys.argv[1])]
-med = {(i, t, s): statistics.median(float(r[3]) for r in rows if r[:3] == [i, t, s])
-       for i in ("qkv", "torch") for t in ("0", "1") for s in ("toy", "large")
-       if any(r[:3] == [i, t, s] for r in rows)}
-print(f"busy machine (one core held by a spinner): ms per training step, median of {sys.argv[2]} alternating rounds")
-print(f"{'size':<6} {'qkv default':>11} {'qkv 1t':>8} {'default/1t':>10} {'torch default':>13} {'torch 1t':>9}"
-      f" {'default/1t':>10} {'qkv vs torch (defaults)':>24}")
-for size in ("toy", "large"):
-    q0, q1, t0, t1 = (med.get((i, t, size), float("nan")) for i, t in (("qkv", "0"), ("qkv", "1"), ("torch", "0"), ("torch", "1")))
-    print(f"{size:<6} {q0:11.2f} {q1:8.2f} {q0 / q1:10.2f} {t0:13.2f} {t1:9.2f} {t0 / t1:10.2f} {t0 / q0:23.2f}x")
-print("default/1t above 1 means the default thread count is slower than one thread; the last column above 1 means qkv is faster")
-PY
-  exit 0
+  thread_counts="0 1"  # 0: each side's default (qkv: one thread per core; torch: its defaults)
 fi
 for round in $(seq "$rounds"); do
-  for threads in 1 2; do
-    # each row ends with its round, for the per-round ratios below
-    run_qkv() { "$qkv" bench --steps "$steps" --threads "$threads" | awk -v t="$threads" -v r="$round" '
-      $1 == "RESULT" && $2 == "qkv" && $4 == "cpu" { print "qkv", t, $3, $5, r }
-      $1 == "RESULT" && $2 == "floor" { print "floor", t, $3, $4, $5, r }' >>"$results"; }
-    run_torch() { /usr/bin/python3 tools/bench_pytorch.py --steps "$steps" --threads "$threads" | awk -v t="$threads" -v r="$round" '
-      $1 == "RESULT" { print "torch", t, $3, $5, r }' >>"$results"; }
-    if [ $((round % 2)) -eq 1 ]; then run_qkv; run_torch; else run_torch; run_qkv; fi
+  for threads in $thread_counts; do
+    if [ $((round % 2)) -eq 1 ]; then run_qkv "$threads"; run_torch "$threads" "$threads"
+    else run_torch "$threads" "$threads"; run_qkv "$threads"; fi
   done
-  /usr/bin/python3 tools/bench_pytorch.py --steps "$steps" --threads 1 --blas-default | awk -v r="$round" '
-    $1 == "RESULT" { print "torch", "1b", $3, $5, r }' >>"$results"
-  /usr/bin/python3 tools/bench_pytorch.py --steps "$steps" --threads 1 --skip-source-rows --check | awk -v r="$round" '
-    $1 == "RESULT" { print "torch", "1s", $3, $5, r }' >>"$results"
+  if [ "$busy" != 1 ]; then
+    run_torch 1b 1 --blas-default
+    run_torch 1s 1 --skip-source-rows --check
+  fi
   echo "round $round of $rounds done" >&2
 done
-/usr/bin/python3 - "$results" "$rounds" <<'PY'
-import statistics, sys
+/usr/bin/python3 - "$results" "$rounds" "$busy" <<'PY'
+import collections, statistics, sys
 rows = [line.split() for line in open(sys.argv[1])]
-med = {}
-for impl in ("qkv", "torch"):
-    for t in ("1", "2", "1b", "1s"):
-        for size in ("toy", "large"):
-            v = [float(r[3]) for r in rows if r[0] == impl and r[1] == t and r[2] == size]
-            if v:
-                med[impl, t, size] = statistics.median(v)
+times = collections.defaultdict(list)  # (qkv or torch, threads label, size): ms of each round
+for r in rows:
+    if r[0] in ("qkv", "torch"):
+        times[r[0], r[1], r[2]].append(float(r[3]))
+med = {key: statistics.median(v) for key, v in times.items()}
+def medians(size, *columns):
+    return (med.get((i, t, size), float("nan")) for i, t in columns)
+if sys.argv[3] == "1":
+    print(f"busy machine (one core held by a spinner): ms per training step, median of {sys.argv[2]} alternating rounds")
+    print(f"{'size':<6} {'qkv default':>11} {'qkv 1t':>8} {'default/1t':>10} {'torch default':>13} {'torch 1t':>9}"
+          f" {'default/1t':>10} {'qkv vs torch (defaults)':>24}")
+    for size in ("toy", "large"):
+        q0, q1, t0, t1 = medians(size, ("qkv", "0"), ("qkv", "1"), ("torch", "0"), ("torch", "1"))
+        print(f"{size:<6} {q0:11.2f} {q1:8.2f} {q0 / q1:10.2f} {t0:13.2f} {t1:9.2f} {t0 / t1:10.2f} {t0 / q0:23.2f}x")
+    print("default/1t above 1 means the default thread count is slower than one thread; the last column above 1 means qkv is faster")
+    sys.exit(0)
 print(f"ms per training step, median of {sys.argv[2]} alternating rounds (forward, backward, clip, AdamW):")
 print(f"{'size':<6} {'qkv 1t':>9} {'torch 1t':>9} {'qkv 2t':>9} {'torch 2t':>9} {'torch 1t+blas':>14} {'torch 1t skip':>14}"
       f"  {'core for core':>13}  {'best vs best':>12}  {'same work':>9}")
 for size in ("toy", "large"):
-    q1, t1, q2, t2, t1b, t1s = (med.get((i, t, size), float("nan")) for i, t in (
-        ("qkv", "1"), ("torch", "1"), ("qkv", "2"), ("torch", "2"), ("torch", "1b"), ("torch", "1s")))
+    q1, t1, q2, t2, t1b, t1s = medians(size, ("qkv", "1"), ("torch", "1"), ("qkv", "2"), ("torch", "2"),
+                                       ("torch", "1b"), ("torch", "1s"))
     print(f"{size:<6} {q1:9.2f} {t1:9.2f} {q2:9.2f} {t2:9.2f} {t1b:14.2f} {t1s:14.2f}"
           f"  {t1 / q1:12.2f}x  {min(t1, t2, t1b) / min(q1, q2):11.2f}x  {t1s / q1:8.2f}x")
 print("torch 1t+blas: 1 torch thread, OpenBLAS at its default thread count (it uses both cores in gemm)")
@@ -104,14 +97,11 @@ for size in ("toy", "large"):
 # The same two ratios round by round: each round's floor and qkv step come from one `qkv bench`,
 # and its PyTorch runs follow it, so a machine that drifts between rounds moves both sides of each
 # ratio together. Their median and range say how far one run can be trusted.
+by_round = {(r[0], r[1], r[2], r[-1]): r for r in rows}  # one row per (kind, threads, size, round)
 def per_round(size, num, den):
-    ratios = []
-    for rnd in sorted({r[-1] for r in rows}):
-        a = [r for r in rows if r[-1] == rnd and r[0] == num[0] and r[1] == num[1] and r[2] == size]
-        b = [r for r in rows if r[-1] == rnd and r[0] == den[0] and r[1] == den[1] and r[2] == size]
-        if a and b:
-            ratios.append(float(a[0][num[2]]) / float(b[0][den[2]]))
-    return ratios
+    return [float(by_round[num[:2] + (size, rnd)][num[2]]) / float(by_round[den[:2] + (size, rnd)][den[2]])
+            for rnd in sorted({r[-1] for r in rows})
+            if num[:2] + (size, rnd) in by_round and den[:2] + (size, rnd) in by_round]
 for size in ("toy", "large"):
     share = per_round(size, ("floor", "1", 4), ("qkv", "1", 3))
     same = per_round(size, ("torch", "1s", 3), ("qkv", "1", 3))

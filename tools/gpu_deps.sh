@@ -22,30 +22,28 @@ PACKAGES=(
   fonts-lohit-deva make
 )
 
+die() { echo "gpu_deps.sh $*" >&2; exit 1; }
+
 fetch() {
-  command -v apt-get >/dev/null || { echo "gpu_deps.sh fetch: needs apt-get (run it on Debian 12)" >&2; exit 1; }
+  command -v apt-get >/dev/null || die "fetch: needs apt-get (run it on Debian 12)"
   rm -rf "$DEBS.tmp" && mkdir -p "$DEBS.tmp"
-  (cd "$DEBS.tmp" && apt-get download "${PACKAGES[@]}" >/dev/null 2>&1) || {
-    echo "gpu_deps.sh fetch: apt-get download failed (try: apt-get update)" >&2
-    rm -rf "$DEBS.tmp"
-    exit 1
-  }
+  (cd "$DEBS.tmp" && apt-get download "${PACKAGES[@]}" >/dev/null 2>&1) ||
+    { rm -rf "$DEBS.tmp"; die "fetch: apt-get download failed (try: apt-get update)"; }
   rm -rf "$DEBS" && mv "$DEBS.tmp" "$DEBS"
   echo "fetched $(ls "$DEBS" | wc -l) packages ($(du -sh "$DEBS" | cut -f1)) into $DEBS/" >&2
 }
 
 unpack_env() {
-  ls "$DEBS"/*.deb >/dev/null 2>&1 || { echo "gpu_deps.sh env: no $DEBS/*.deb (run 'bash tools/gpu_deps.sh fetch' first)" >&2; exit 1; }
-  command -v dpkg >/dev/null || { echo "gpu_deps.sh env: needs dpkg to unpack $DEBS" >&2; exit 1; }
+  ls "$DEBS"/*.deb >/dev/null 2>&1 || die "env: no $DEBS/*.deb (run 'bash tools/gpu_deps.sh fetch' first)"
+  command -v dpkg >/dev/null || die "env: needs dpkg to unpack $DEBS"
   rm -rf "$PREFIX" && mkdir -p "$PREFIX"
   for deb in "$DEBS"/*.deb; do dpkg -x "$deb" "$PREFIX"; done
   local lib="$PREFIX/usr/lib/x86_64-linux-gnu"
   if [ "${QKV_DEPS_PRUNE:-1}" = 1 ] && command -v ldconfig >/dev/null; then
     # Keep the machine's own (newer) copy of any runtime library it already has: drop our
     # soname link, so the loader falls through to the system one. Link-time files stay.
-    local have
+    local have so name kept=()
     have=$(ldconfig -p | awk '{print $1}' | sort -u)
-    local so name kept=()
     for so in "$lib"/*.so.* "$lib"/openblas-pthread/*.so.*; do
       [ -L "$so" ] || continue
       name=$(basename "$so")

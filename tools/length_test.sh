@@ -25,22 +25,21 @@ data="$OUT/data"
 mkdir -p "$data"
 LONG_TARGETS=${LONG_TARGETS:-0}
 # the pairs of FILE with lo..hi English words and, with LONG_TARGETS, t_lo..t_hi Hindi words
-words() {
-  awk -F'\t' -v lo="$1" -v hi="$2" -v t_lo="${4:-0}" -v t_hi="${5:-1000000}" \
-    '{ n = split($1, w, " "); m = split($2, h, " "); if (n >= lo && n <= hi && m >= t_lo && m <= t_hi) print }' "$3"
+words() {  # FILE lo hi [t_lo t_hi]
+  awk -F'\t' -v lo="$2" -v hi="$3" -v t_lo="${4:-0}" -v t_hi="${5:-1000000}" \
+    '{ n = split($1, w, " "); m = split($2, h, " "); if (n >= lo && n <= hi && m >= t_lo && m <= t_hi) print }' "$1"
 }
+short=(1 "$SHORT") long_words=("$LONG_FROM" "$LONG_TO") long="of $LONG_FROM-$LONG_TO words"
 if [ "$LONG_TARGETS" -gt 0 ]; then
-  for split in train valid test; do words 1 "$SHORT" "$SRC/$split.tsv" 0 "$LONG_TARGETS" >"$data/$split.tsv"; done
-  words 1 "$SHORT" "$SRC/test.tsv" $((LONG_TARGETS + 1)) $((2 * LONG_TARGETS)) >"$data/long.tsv"
+  short+=(0 "$LONG_TARGETS")
+  long_words=(1 "$SHORT" $((LONG_TARGETS + 1)) $((2 * LONG_TARGETS)))
+  long="of at most $SHORT words with $((LONG_TARGETS + 1))-$((2 * LONG_TARGETS)) Hindi words"
   LONG_TO=$SHORT
-else
-  for split in train valid test; do words 1 "$SHORT" "$SRC/$split.tsv" >"$data/$split.tsv"; done
-  words "$LONG_FROM" "$LONG_TO" "$SRC/test.tsv" >"$data/long.tsv"
 fi
+for split in train valid test; do words "$SRC/$split.tsv" "${short[@]}" >"$data/$split.tsv"; done
+words "$SRC/test.tsv" "${long_words[@]}" >"$data/long.tsv"
 # a layout that reads the long pairs: LONG_TO English words and the longest Hindi of long.tsv + <eos>
 max_target=$(awk -F'\t' '{ n = split($2, w, " "); if (n > m) m = n } END { print m + 1 }' "$data/long.tsv" "$data/train.tsv")
-if [ "$LONG_TARGETS" -gt 0 ]; then long="of at most $SHORT words with $((LONG_TARGETS + 1))-$((2 * LONG_TARGETS)) Hindi words"
-else long="of $LONG_FROM-$LONG_TO words"; fi
 echo "length test: $(wc -l <"$data/train.tsv") train pairs of at most $SHORT words; long.tsv: $(wc -l <"$data/long.tsv") pairs $long" >&2
 
 run_one() {  # scheme[:L] seed (L: --random-positions L)

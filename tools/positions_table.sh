@@ -19,59 +19,50 @@ mkdir -p "$OUT"
 
 run_one() {  # scheme mode seed extra...
   local scheme=$1 mode=$2 seed=$3; shift 3
-  local dir="$OUT/${scheme/+/_}-$mode-$seed"
+  local dir="$OUT/${scheme/+/_}-$mode-$seed" file part
   if [ ! -f "$dir/eval.json" ]; then
     "$QKV" train --positions "$scheme" --attention "$mode" --seed "$seed" --threads 1 --out "$dir" --force "$@" \
       > "$dir.log" 2>&1
     "$QKV" eval --checkpoint "$dir/model.safetensors" --split all --format json --threads 1 > "$dir/eval.json.tmp"
     mv "$dir/eval.json.tmp" "$dir/eval.json"
   fi
-  if [ -n "$EXTRA" ] && [ ! -f "$dir/extra.json" ]; then
-    for file in $EXTRA; do
-      "$QKV" eval --checkpoint "$dir/model.safetensors" --split "$file" --format json --threads 1
-    done | python3 -c 'import json,sys; d=json.JSONDecoder(); t=sys.stdin.read(); out=[]; i=0
-while i < len(t):
-    t_i = t[i:].lstrip(); i = len(t) - len(t_i)
-    if not t_i: break
-    o, n = d.raw_decode(t_i); out += o["splits"]; i += n
-json.dump({"splits": out}, open(sys.argv[1], "w"))' "$dir/extra.json.tmp"
-    mv "$dir/extra.json.tmp" "$dir/extra.json"
-  fi
+  for file in $EXTRA; do  # each EXTRA file's scores in extra-NAME.json
+    part="$dir/extra-$(basename "$file").json"
+    if [ ! -f "$part" ]; then
+      "$QKV" eval --checkpoint "$dir/model.safetensors" --split "$file" --format json --threads 1 > "$part.tmp"
+      mv "$part.tmp" "$part"
+    fi
+  done
 }
 
-jobs_running() { jobs -rp | wc -l; }
 for scheme in $SCHEMES; do
   for mode in $MODES; do
     for seed in $SEEDS; do
-      while [ "$(jobs_running)" -ge "$LANES" ]; do sleep 2; done
+      while [ "$(jobs -rp | wc -l)" -ge "$LANES" ]; do sleep 2; done
       run_one "$scheme" "$mode" "$seed" "$@" &
     done
   done
 done
 wait
 
-python3 - "$OUT" "$SCHEMES" "$MODES" "$SEEDS" <<'PY'
+python3 - "$OUT" "$SCHEMES" "$MODES" "$SEEDS" "$EXTRA" <<'PY'
 import json, os, sys
-out, schemes, modes, seeds = sys.argv[1], sys.argv[2].split(), sys.argv[3].split(), sys.argv[4].split()
+out = sys.argv[1]
+schemes, modes, seeds, extra = (arg.split() for arg in sys.argv[2:])
+files = ["eval.json"] + [f"extra-{os.path.basename(path)}.json" for path in extra]
 splits = None
 rows = []
 for scheme in schemes:
     for mode in modes:
         per_split = {}
         for seed in seeds:
-            path = os.path.join(out, f"{scheme.replace('+', '_')}-{mode}-{seed}", "eval.json")
-            split_rows = json.load(open(path))["splits"]
-            extra = os.path.join(os.path.dirname(path), "extra.json")
-            if os.path.exists(extra):
-                split_rows += json.load(open(extra))["splits"]
-            for row in split_rows:
-                per_split.setdefault(os.path.basename(row["split"]), []).append(100 * row["exact_match"])
+            run = os.path.join(out, f"{scheme.replace('+', '_')}-{mode}-{seed}")
+            for name in files:
+                for row in json.load(open(os.path.join(run, name)))["splits"]:
+                    per_split.setdefault(os.path.basename(row["split"]), []).append(100 * row["exact_match"])
         if splits is None:
             splits = list(per_split)
-        cells = []
-        for name in splits:
-            v = per_split[name]
-            cells.append(f"{sum(v) / len(v):.1f} ({min(v):.1f}–{max(v):.1f})")
+        cells = (f"{sum(v) / len(v):.1f} ({min(v):.1f}–{max(v):.1f})" for v in (per_split[name] for name in splits))
         rows.append(f"| {scheme} | {mode} | " + " | ".join(cells) + " |")
 print("| positions | attention | " + " | ".join(splits) + " |")
 print("|---|---|" + "---|" * len(splits))

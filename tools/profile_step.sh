@@ -17,7 +17,7 @@ for threads in 1 2; do
   perf record -q --call-graph dwarf,16384 -F 499 -o "$data" "$qkv" bench --size "$size" --steps "$steps" \
     --threads "$threads" 2>/dev/null | awk '$1 == "RESULT" && $2 == "qkv" { printf "%s, %s thread(s): %s ms per step\n", $3, t, $5 }' t="$threads"
   perf script -i "$data" -F comm,tid,ip,sym 2>/dev/null | /usr/bin/python3 -c '
-import collections, sys
+import collections, re, sys
 # first matching frame, innermost first, decides; the order puts the specific before the general
 categories = [
     ("gemm (OpenBLAS)", ("sgemm_", "dgemm_", "cblas_")),
@@ -32,29 +32,19 @@ categories = [
     ("allocation", ("malloc", "free", "BlockCache", "operator new", "operator delete")),
 ]
 counts, total = collections.Counter(), 0
-stack = []
-def flush():
-    global total
+# one sample per run of lines between blank ones: a header, then its frames (indented), innermost first
+for sample in re.split(r"\n\s*\n", sys.stdin.read()):
+    stack = [(line.split(None, 1) + [""])[1] for line in sample.split("\n") if line.startswith(("\t", " "))]
     # the main thread inside a step, or a pool worker (whose stack has no main); OpenBLAS threads
     # of the raw-sgemm reference runs are left out with the rest of the bench timing
     in_step = any("train_step" in s for s in stack)
     worker = not any(s == "main" or "__libc_start" in s for s in stack) and any("worker_main" in s for s in stack)
     if not (in_step or worker):
-        return
+        continue
     total += 1
-    for name, keys in categories:
-        if any(any(k in frame for k in keys) for frame in stack[:-1] or stack):
-            counts[name] += 1
-            return
-    counts["other (graph, shapes, glue)"] += 1
-for line in sys.stdin:
-    line = line.rstrip("\n")
-    if not line.strip():
-        flush(); stack = []; continue
-    if line.startswith("\t") or line.startswith(" "):
-        parts = line.split(None, 1)
-        stack.append(parts[1] if len(parts) > 1 else "")
-flush()
+    name = next((name for name, keys in categories if any(any(k in frame for k in keys) for frame in stack[:-1] or stack)),
+                "other (graph, shapes, glue)")
+    counts[name] += 1
 for name, n in counts.most_common():
     print(f"  {name:<30} {100 * n / max(total, 1):5.1f}%")
 print(f"  ({total} samples in training steps, all threads)")

@@ -33,7 +33,6 @@ import math
 import os
 import re
 import struct
-import sys
 
 import numpy as np
 import torch
@@ -44,6 +43,7 @@ FORMAT = "qkv-pytorch-twin-1"
 CHECKPOINT_FORMAT = "qkv-translator-1"
 PAD, UNK, SEP, EOS = 0, 1, 2, 3
 SPECIALS = ["<pad>", "<unk>", "<sep>", "<eos>"]
+BATCH_FIELDS = ["source", "target_input", "target_output", "source_lengths"]  # make_batch's, in order
 
 # ---- safetensors, by hand ------------------------------------------------------------------
 
@@ -81,12 +81,10 @@ def write_safetensors(path, tensors, metadata):
     chunks, offset = [], 0
     for name in names:
         arr = np.array(tensors[name], order="C")  # (np.ascontiguousarray would make 0-d arrays 1-d)
-        if arr.dtype == np.float64:
-            dtype, raw = "F64", arr.astype("<f8").tobytes()
-        elif arr.dtype == np.int64:
-            dtype, raw = "I64", arr.astype("<i8").tobytes()
-        else:
+        dtype = {"float64": "F64", "int64": "I64"}.get(arr.dtype.name)
+        if dtype is None:
             raise ValueError(f"tensor '{name}': write F64 or I64 only, got {arr.dtype}")
+        raw = arr.astype(_DTYPES[dtype]).tobytes()
         header[name] = {"dtype": dtype, "shape": list(arr.shape), "data_offsets": [offset, offset + len(raw)]}
         chunks.append(raw)
         offset += len(raw)
@@ -113,10 +111,6 @@ class SelfAttention(nn.Module):
         self.W_v = nn.Linear(d_model, d_k, bias=False)
         self.W_o = nn.Linear(d_k, d_model, bias=False)
 
-    def forward(self, x, keep, turn, bias):
-        a, weights = attend(turn(self.W_q(x)), turn(self.W_k(x)), self.W_v(x), keep, bias)
-        return self.W_o(a), weights
-
 
 def rotary_tables(positions, half, base, dtype):
     """RoPE's cos and sin for `positions` (any shape) and pair i < half: angle positions * base^(-i / half),
@@ -124,18 +118,6 @@ def rotary_tables(positions, half, base, dtype):
     exponents = torch.arange(half, dtype=torch.float64) / half
     angles = positions.to(torch.float64)[..., None] * torch.pow(torch.tensor(base, dtype=torch.float64), -exponents)
     return torch.cos(angles).to(dtype), torch.sin(angles).to(dtype)
-
-
-def turn_pairs(x, cos, sin):
-    """The half-split turn (GPT-NeoX, Llama): the pairs (x[i], x[i + H/2]) of each row by cos, sin."""
-    half = x.shape[-1] // 2
-    x1, x2 = x[..., :half], x[..., half:]
-    return torch.cat([x1 * cos - x2 * sin, x2 * cos + x1 * sin], dim=-1)
-
-
-def rotary(x, positions, base=10000.0):
-    """RoPE on x (B, T, H) at positions (B, T)."""
-    return turn_pairs(x, *rotary_tables(positions, x.shape[-1] // 2, base, x.dtype))
 
 
 def attend(queries, keys, values, keep, bias=None):
@@ -163,7 +145,9 @@ class FeedForward(nn.Module):
 
 
 class Block(nn.Module):
-    """One layer: context = x + attention(x); h = LayerNorm(context); out = h + FFN(h)."""
+    """One layer: context = x + attention(x); h = LayerNorm(context); out = h + FFN(h). Given `first`,
+    only the rows from it on are computed (every row still gives keys and values), as qkv skips the
+    last layer's source rows (tools/bench_pytorch.py runs that skip)."""
 
     def __init__(self, config, attention):
         super().__init__()
@@ -174,12 +158,15 @@ class Block(nn.Module):
         self.ln1 = nn.LayerNorm(D, eps=1e-5)
         self.ffn = FeedForward(D, config["d_ff"], config.get("activation", "gelu"))
 
-    def forward(self, x, keep, turn, bias):
-        if self.attention == "learned":
-            mixed, weights = self.attn(x, keep, turn, bias)
+    def forward(self, x, keep, turn, bias, first=0):
+        rows = x[:, first:] if first else x               # (x itself: a slice would reorder its gradient's sum)
+        keep, bias = keep[:, first:], None if bias is None else bias[:, first:]
+        if self.attention == "learned":                   # the rows from `first` on query all of x
+            q, k, v = turn(self.attn.W_q(rows), first), turn(self.attn.W_k(x)), self.attn.W_v(x)
         else:                                             # static: Q = K = V = x; none: identity weights
-            mixed, weights = attend(turn(x), turn(x), x, keep, bias)
-        h = self.ln1(x + mixed)
+            q, k, v = turn(rows, first), turn(x), x
+        a, weights = attend(q, k, v, keep, bias)
+        h = self.ln1(rows + (self.attn.W_o(a) if self.attention == "learned" else a))
         return h + self.ffn(h), weights
 
 
@@ -232,21 +219,42 @@ class Translator(nn.Module):
                 keep[b, i, S:i + 1] = True                # target queries: causal over the target
         return keep
 
-    def forward(self, source, target_input, source_lengths):
-        tokens = torch.cat([self.src_embed(source), self.tgt_embed(target_input)], dim=1)
-        x = tokens
+    def turn(self, positions, dtype):
+        """turn(rows, first): RoPE on rows (..., n, H) at positions[..., first:first + n], each head
+        width's cos and sin made once, the half-split turn (GPT-NeoX, Llama) of the pairs
+        (x[i], x[i + H/2]) of each row; the identity for a model without rotary positions."""
+        if self.positions not in ("rotary", "absolute+rotary"):
+            return lambda rows, first=0: rows
+        tables = {}
+
+        def turn(rows, first=0):
+            half = rows.shape[-1] // 2
+            if half not in tables:
+                tables[half] = rotary_tables(positions, half, self.rotary_base, dtype)
+            cos, sin = (table[..., first:first + rows.shape[-2], :] for table in tables[half])
+            x1, x2 = rows[..., :half], rows[..., half:]
+            return torch.cat([x1 * cos - x2 * sin, x2 * cos + x1 * sin], dim=-1)
+        return turn
+
+    def embed(self, source, target_input):
+        """The words' embeddings, source then target, plus the learned positions where there are: (B, T, D)."""
+        x = torch.cat([self.src_embed(source), self.tgt_embed(target_input)], dim=1)
         if self.positions in ("absolute", "absolute+rotary"):
             x = x + self.pos_embed.weight                 # (B, T, D) + (T, D)
+        return x
+
+    def forward(self, source, target_input, source_lengths):
+        x = self.embed(source, target_input)
         # rotary positions: English word i at i, target slot t at n_src + t (right after its sentence)
-        T = tokens.shape[1]
+        T = x.shape[1]
         slots = torch.arange(T)
         positions = torch.stack([torch.where(slots < self.S, slots, n_src + slots - self.S) for n_src in source_lengths])
         positions = positions * self.stride  # --random-positions L: spread as outside training
-        turn = (lambda r: rotary(r, positions, self.rotary_base)) if self.positions in ("rotary", "absolute+rotary") else (lambda r: r)
+        turn = self.turn(positions, x.dtype)
         # ALiBi (models::kAlibiSlope = 1/8): -slope * |pos(i) - pos(j)| on every score
         bias = None
         if self.positions == "alibi":
-            bias = (-0.125 * (positions[:, :, None] - positions[:, None, :]).abs().to(torch.float64)).to(tokens.dtype)
+            bias = (-0.125 * (positions[:, :, None] - positions[:, None, :]).abs().to(torch.float64)).to(x.dtype)
         keep = self.attention_mask(source_lengths)
         all_weights = []
         for block in self.blocks:
@@ -261,52 +269,56 @@ def tokenize(text):
     return [w for w in re.split(r"[ \t\n\v\f\r]+", text) if w]  # ASCII whitespace, as qkv's tokenize
 
 
-def read_pairs(path):
-    """Each line's (english, hindi), in order; a line without exactly one tab ends the program."""
+def usable_pairs(path, count, S, T_tgt, english_vocab, hindi_vocab):
+    """The first `count` pairs (english, hindi) of `path` that fit the layout (English <= S words,
+    Hindi <= T_tgt - 1) and whose words are all in the checkpoint's vocabularies (the corpus may have
+    grown since the fixture model was trained; no <unk> in the batches). A line read without exactly
+    one tab ends the program."""
+    e_known, h_known = set(english_vocab), set(hindi_vocab)
+    pairs = []
     with open(path, encoding="utf-8") as f:
         for line_no, line in enumerate(f, 1):
             line = line.rstrip("\n").rstrip("\r")
             if line.count("\t") != 1:
                 raise SystemExit(f"{path}:{line_no}: expected english<TAB>hindi")
-            yield tuple(line.split("\t"))
-
-
-def usable_pairs(path, count, S, T_tgt, english_vocab, hindi_vocab):
-    """The first `count` pairs of `path` that fit the layout (English <= S words, Hindi <= T_tgt - 1)
-    and whose words are all in the checkpoint's vocabularies (the corpus may have grown since the
-    fixture model was trained; no <unk> in the batches)."""
-    e_known, h_known = set(english_vocab), set(hindi_vocab)
-    pairs = []
-    for english, hindi in read_pairs(path):
-        e, h = tokenize(english), tokenize(hindi)
-        if len(e) <= S and len(h) + 1 <= T_tgt and e_known.issuperset(e) and h_known.issuperset(h):
-            pairs.append((english, hindi))
-            if len(pairs) == count:
-                return pairs
+            english, hindi = line.split("\t")
+            e, h = tokenize(english), tokenize(hindi)
+            if len(e) <= S and len(h) + 1 <= T_tgt and e_known.issuperset(e) and h_known.issuperset(h):
+                pairs.append((english, hindi))
+                if len(pairs) == count:
+                    return pairs
     raise SystemExit(f"{path}: has fewer than {count} pairs that fit the layout ({S}, {T_tgt}) "
                      f"with every word in the vocabularies")
 
 
 def make_batch(pairs, english_vocab, hindi_vocab, S, T_tgt):
-    """As data::make_batch: source padded with <pad>; target_input <sep> y..; target_output y.. <eos>."""
+    """As data::make_batch: source padded with <pad>; target_input <sep> y..; target_output y.. <eos>.
+    The pairs are usable_pairs', so they fit the layout."""
     e_index = {w: i for i, w in enumerate(english_vocab)}
     h_index = {w: i for i, w in enumerate(hindi_vocab)}
     B = len(pairs)
-    source = np.full((B, S), PAD, dtype=np.int64)
-    target_input = np.full((B, T_tgt), PAD, dtype=np.int64)
-    target_output = np.full((B, T_tgt), PAD, dtype=np.int64)
+    source, target_input, target_output = (np.full((B, n), PAD, dtype=np.int64) for n in (S, T_tgt, T_tgt))
     lengths = np.zeros(B, dtype=np.int64)
     for b, (english, hindi) in enumerate(pairs):
-        e, h = tokenize(english), tokenize(hindi)
-        if len(e) > S or len(h) + 1 > T_tgt:
-            raise SystemExit(f"pair {b} does not fit the layout ({S}, {T_tgt}): {english!r}")
-        source[b, :len(e)] = [e_index.get(w, UNK) for w in e]
+        e = [e_index.get(w, UNK) for w in tokenize(english)]
+        h = [h_index.get(w, UNK) for w in tokenize(hindi)]
+        source[b, :len(e)] = e
         target_input[b, 0] = SEP
-        target_input[b, 1:len(h) + 1] = [h_index.get(w, UNK) for w in h]
-        target_output[b, :len(h)] = [h_index.get(w, UNK) for w in h]
+        target_input[b, 1:len(h) + 1] = h
+        target_output[b, :len(h)] = h
         target_output[b, len(h)] = EOS
         lengths[b] = len(e)
     return source, target_input, target_output, lengths
+
+
+def batch_loss(model, batch):
+    """The mean cross-entropy of one make_batch batch over its non-<pad> targets, the logits and
+    each layer's attention weights."""
+    source, target_input, target_output, lengths = batch
+    logits, attentions = model(torch.from_numpy(source), torch.from_numpy(target_input), lengths.tolist())
+    V = logits.shape[-1]
+    loss = F.cross_entropy(logits.reshape(-1, V), torch.from_numpy(target_output).reshape(-1), ignore_index=PAD)
+    return loss, logits, attentions
 
 
 # ---- the multi-step training run, as models::train_step and the trainer do it -------------------
@@ -318,24 +330,18 @@ def scheduled_learning_rate(step, total_steps, warmup_steps, base_lr):
     return base_lr * warmup * (0.1 + 0.45 * (1.0 + math.cos(math.pi * progress)))
 
 
-def train_trajectory(config, weights, batches, dtype, settings):
-    """Losses, gradient norms and learning rates of len(batches) AdamW steps from `weights`."""
-    model = Translator(config).to(dtype)
-    with torch.no_grad():
-        for name, p in model.named_parameters():
-            p.copy_(torch.from_numpy(weights[name].astype(np.float64)))
+def train_trajectory(model, batches, settings):
+    """Losses, gradient norms and learning rates of len(batches) AdamW steps of `model`."""
     params = list(model.parameters())
     optimizer = torch.optim.AdamW(params, lr=settings["lr"], betas=(settings["beta1"], settings["beta2"]),
                                   eps=settings["eps"], weight_decay=settings["weight_decay"], foreach=False)
     losses, norms, lrs = [], [], []
-    for step, (source, target_input, target_output, lengths) in enumerate(batches):
+    for step, batch in enumerate(batches):
         lr = scheduled_learning_rate(step, settings["total_steps"], settings["warmup_steps"], settings["lr"])
         for group in optimizer.param_groups:
             group["lr"] = lr
         optimizer.zero_grad(set_to_none=True)
-        logits, _ = model(torch.from_numpy(source), torch.from_numpy(target_input), lengths.tolist())
-        V = logits.shape[-1]
-        loss = F.cross_entropy(logits.reshape(-1, V), torch.from_numpy(target_output).reshape(-1), ignore_index=PAD)
+        loss, _, _ = batch_loss(model, batch)
         loss.backward()
         norm = torch.nn.utils.clip_grad_norm_(params, settings["clip"])
         optimizer.step()
@@ -347,9 +353,8 @@ def train_trajectory(config, weights, batches, dtype, settings):
 
 # ---- main --------------------------------------------------------------------------------------
 
-def load_checkpoint(path, dtype):
-    """A qkv checkpoint, checked, and the twin holding its weights: (meta, config, english vocab,
-    hindi vocab, weights, model)."""
+def load_checkpoint(path):
+    """A qkv checkpoint, checked: (meta, config, english vocab, hindi vocab, weights)."""
     meta, weights = read_safetensors(path)
     if meta.get("format") != CHECKPOINT_FORMAT:
         raise SystemExit(f"{path}: metadata 'format' is not '{CHECKPOINT_FORMAT}'")
@@ -360,7 +365,11 @@ def load_checkpoint(path, dtype):
             raise SystemExit(f"{path}: {name} does not start with {SPECIALS}")
     if len(english_vocab) != config["source_vocab"] or len(hindi_vocab) != config["target_vocab"]:
         raise SystemExit(f"{path}: vocabulary sizes do not match the config")
+    return meta, config, english_vocab, hindi_vocab, weights
 
+
+def twin(config, weights, dtype, path):
+    """The twin of checkpoint `path` in `dtype`, holding its weights (their names and shapes checked)."""
     model = Translator(config).to(dtype)
     expected = dict(model.named_parameters())
     if set(expected) != set(weights):
@@ -372,28 +381,19 @@ def load_checkpoint(path, dtype):
             if tuple(w.shape) != tuple(p.shape):
                 raise SystemExit(f"{path}: '{name}' has shape {w.shape}, the model wants {tuple(p.shape)}")
             p.copy_(torch.from_numpy(w.astype(np.float64)))  # F32 -> F64 is exact
-    return meta, config, english_vocab, hindi_vocab, weights, model
+    return model
 
 
-def forward_and_backward(model, source, target_input, target_output, lengths):
+def forward_and_backward(model, batch):
     """The fixture's one batch: loss, logits, the last layer's attention (and every layer's when there
     are several), the batch and each parameter's gradient, as float64 arrays; and the loss."""
     model.zero_grad(set_to_none=True)
-    logits, attentions = model(torch.from_numpy(source), torch.from_numpy(target_input), lengths.tolist())
-    attention = attentions[-1]
-    V = logits.shape[-1]
-    loss = F.cross_entropy(logits.reshape(-1, V), torch.from_numpy(target_output).reshape(-1), ignore_index=PAD)
+    loss, logits, attentions = batch_loss(model, batch)
     loss.backward()
     f64 = lambda t: t.detach().to(torch.float64).numpy()
-    out = {
-        "loss": f64(loss).reshape(()),
-        "logits": f64(logits),
-        "attention": f64(attention),
-        "batch.source": source,
-        "batch.target_input": target_input,
-        "batch.target_output": target_output,
-        "batch.source_lengths": lengths,
-    }
+    out = {"loss": f64(loss).reshape(()), "logits": f64(logits), "attention": f64(attentions[-1])}
+    for name, array in zip(BATCH_FIELDS, batch):
+        out["batch." + name] = array
     if len(attentions) > 1:
         for layer, layer_weights in enumerate(attentions):
             out[f"attention.{layer}"] = f64(layer_weights)
@@ -416,15 +416,14 @@ def main():
     torch.set_num_threads(1)  # reproducible summation order, so regenerated fixtures are stable
     dtype = {"float64": torch.float64, "float32": torch.float32}[args.dtype]
 
-    meta, config, english_vocab, hindi_vocab, weights, model = load_checkpoint(args.checkpoint, dtype)
-    expected = dict(model.named_parameters())
+    meta, config, english_vocab, hindi_vocab, weights = load_checkpoint(args.checkpoint)
+    model = twin(config, weights, dtype, args.checkpoint)
+    parameters = [name for name, _ in model.named_parameters()]
 
     S, T_tgt = config["max_source"], config["max_target"]
     all_pairs = usable_pairs(args.data, args.lines * max(1, args.train_steps), S, T_tgt, english_vocab, hindi_vocab)
     pairs = all_pairs[:args.lines]
-    source, target_input, target_output, lengths = make_batch(pairs, english_vocab, hindi_vocab, S, T_tgt)
-
-    out, loss = forward_and_backward(model, source, target_input, target_output, lengths)
+    out, loss = forward_and_backward(model, make_batch(pairs, english_vocab, hindi_vocab, S, T_tgt))
 
     # The training trajectory: qkv's defaults when the fixtures were made (qkv train --lr 5e-3
     # --weight-decay 0.01, clip 1.0, AdamW betas 0.9/0.999, eps 1e-8; the default decay is 0.1 since
@@ -435,10 +434,10 @@ def main():
                 "eps": 1e-8, "clip": 1.0}
     batches = [make_batch(all_pairs[k * args.lines:(k + 1) * args.lines], english_vocab, hindi_vocab, S, T_tgt)
                for k in range(args.train_steps)]
-    for i, name in enumerate(["source", "target_input", "target_output", "source_lengths"]):
+    for i, name in enumerate(BATCH_FIELDS):
         out["train." + name] = np.stack([b[i] for b in batches])
     for suffix, train_dtype in (("", torch.float64), ("_float32", torch.float32)):
-        losses, norms, lrs = train_trajectory(config, weights, batches, train_dtype, settings)
+        losses, norms, lrs = train_trajectory(twin(config, weights, train_dtype, args.checkpoint), batches, settings)
         out["train.losses" + suffix] = losses
         out["train.grad_norms" + suffix] = norms
         out["train.lr"] = lrs
@@ -455,13 +454,13 @@ def main():
         "data": args.data,
         "english": json.dumps([e for e, _ in pairs], ensure_ascii=False),
         "hindi": json.dumps([h for _, h in pairs], ensure_ascii=False),
-        "parameters": json.dumps([name for name, _ in model.named_parameters()]),
+        "parameters": json.dumps(parameters),
         "train": json.dumps(settings),
     }
     os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
     write_safetensors(args.out, out, fixture_meta)
     print(f"{args.out}: {config['attention']} model, batch of {len(pairs)}, {args.dtype}, "
-          f"loss {loss.item():.12f}, {len(expected)} parameter gradients, {os.path.getsize(args.out)} bytes")
+          f"loss {loss.item():.12f}, {len(parameters)} parameter gradients, {os.path.getsize(args.out)} bytes")
     print(f"  {args.train_steps} training steps: float64 losses {' '.join(f'{x:.6f}' for x in out['train.losses'])}; "
           f"gradient norms {' '.join(f'{x:.3f}' for x in out['train.grad_norms'])}")
 

@@ -1,8 +1,9 @@
 # data/frames/arguments.py — the arguments the clause families share: possessives and rule 17
 # (a possessive that refers to the subject is अपना), coordinated noun phrases, reflexives, person
 # objects and recipients, manners and instruments.
-from grammar import DRINK_ADJECTIVES, NOUNS, THING_ADJECTIVES, coord, noun, np_agr, refers_to_subject
-from .phrases import POSSESSABLE, note_role, np_key, person_np, time_phrase, with_subject
+from grammar import (DRINK_ADJECTIVES, NOUNS, THING_ADJECTIVES, coord, dative_hi, noun, np_agr, np_en,
+                     refers_to_subject)
+from .phrases import POSSESSABLE, note_role, np_key, optional_adjective, person_np, time_phrase
 
 
 def conjuncts(np):
@@ -18,17 +19,10 @@ def record_pair(d, subj, other):
                 d.feats.setdefault("pairs", []).append((a["key"], b["key"]))
 
 
-def subject_feats(d, subj):
-    with_subject(d, subj)
-    if subj["kind"] == "noun":
-        d.feats["subj_noun"] = subj["key"]
-    return subj
-
-
-def optional_time(d, tense, p=0.3):
+def optional_time(d, tense, p=0.3, allowed=None):
     if d.chance(p):
         d.depth += 1
-        return time_phrase(d, tense)
+        return time_phrase(d, tense, allowed)
     return [], []
 
 
@@ -73,13 +67,10 @@ def plain_np(d, key, role, dets_sg=("the", "the", "a", "this", "that"), dets_pl=
         det = d.pick(list(dets_sg if number == "sg" else dets_pl))
         if d.chance(owner_p):
             det = owner_det(d, subj)
-    adjs = []
     pool = (DRINK_ADJECTIVES if "drink" in entry[4] else THING_ADJECTIVES if key in ("bat_cricket", "mouse_device")
             else ["big", "small"] if "animal" in entry[4] or key in SENSE_OF
             else [] if "sky" in entry[4] else THING_ADJECTIVES)
-    if pool and d.chance(adj_p):
-        adjs.append(d.pick(pool))
-        d.depth += 1
+    adjs = optional_adjective(d, pool, adj_p)
     if key in SENSE_OF:
         d.feats["sense"] = SENSE_OF[key]
         d.feats.setdefault("cue", "verb")
@@ -91,8 +82,7 @@ def conjunct(d, kind, role):
     position of the coordination ("obj", "rec", "ben"), recorded for the lexical splits as "obj"."""
     role = "subj" if role == "subj" else "obj"
     if kind == "person":
-        np = person_np(d, allow_pronoun=False, adj_p=0.1)
-        return note_role(d, np, role) if role != "subj" else np
+        return person_np(d, allow_pronoun=False, adj_p=0.1, role=role)
     return plain_np(d, kind, role, adj_p=0.1)
 
 
@@ -143,6 +133,17 @@ def person_argument(d, subj, role, coord_p, owner_p):
 def recipient(d, subj):
     """to X -> X को (coordinated: रवि और प्रिया को)."""
     return person_argument(d, subj, "rec", coord_p=0.3, owner_p=0.25)
+
+
+def to_phrase(d, subj, adj_p=0.1):
+    """to X -> X को outside the role clauses: one person with no possessive, as (English, Hindi);
+    None when it would be the subject itself (or both are pronouns).  Names acting on names are
+    recorded."""
+    who = person_np(d, role="obj", allow_possessive=False, adj_p=adj_p)
+    if not distinct(subj, who):
+        return None
+    record_pair(d, subj, who)
+    return ["to"] + np_en(who, "obj"), dative_hi(who)
 
 
 # manner adverbs each verb takes (none for a spill, a sight, a purchase or a breakage)

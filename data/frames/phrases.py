@@ -1,7 +1,7 @@
 # data/frames/phrases.py — the pieces every clause is built from: the Draw that records a sentence's
 # choices, noun phrases, places, events, times and the adjuncts that carry them, and the tense.
 from grammar import (DRINK_ADJECTIVES, NAMES, NOUNS, PERSON_ADJECTIVES, PLACE_ADJECTIVES, PRONOUNS, SAME_PAST,
-                     THING_ADJECTIVES, is_third_singular, name, noun, np_en, np_hi, pron)
+                     THING_ADJECTIVES, is_first_singular, is_third_singular, name, noun, np_en, np_hi, pron)
 
 
 TENSES = ["hab", "past", "fut", "prog"]
@@ -37,6 +37,9 @@ SURFACES = ["board", "wall", "door"]  # wrote a question on the board -> बो�
 SURFACE_OBJECTS = ["story", "question", "puzzle"]  # what is written or read on a surface
 PLACE_POSTPOSITION = {"tree": "पर", "board": "पर", "wall": "पर", "door": "पर", "floor": "पर",
                       "table": "पर", "carpet": "पर", "stairs": "पर"}
+# before the exam -> परीक्षा से पहले, after dinner -> रात के खाने के बाद; about and at are the idioms'
+# (spilled the beans about the party -> पार्टी का राज़, broke the ice at the party -> पार्टी में)
+EVENT_POSTPOSITIONS = {"before": ["से", "पहले"], "after": ["के", "बाद"], "about": ["का"], "at": ["में"]}
 
 
 class Draw:
@@ -58,6 +61,14 @@ class Draw:
 
 
 # ---- noun phrases ------------------------------------------------------------------------------
+def optional_adjective(d, pool, p):
+    """[] or, with probability p, one adjective of the pool (one more level of depth)."""
+    if pool and d.chance(p):
+        d.depth += 1
+        return [d.pick(pool)]
+    return []
+
+
 def np_key(np):
     return f"{np['kind']}:{np['key']}" + (f":{np['number']}" if np["kind"] == "noun" else "")
 
@@ -76,73 +87,57 @@ def note_role(d, np, role):
 def person_np(d, allow_pronoun=True, allow_possessive=True, adj_p=0.2, role="subj"):
     """A person: a pronoun, a name or a person noun phrase.  A subject is recorded by
     with_subject; role "obj" (any other argument) is recorded here."""
-    np = _person_np(d, allow_pronoun, allow_possessive, adj_p)
+    r = d.rng.random()
+    if allow_pronoun and r < 0.25:
+        np = pron(d.pick(list(PRONOUNS)))
+    elif r < 0.55:
+        np = name(d.pick(list(NAMES)))
+    else:
+        number = "pl" if d.chance(0.3) else "sg"
+        dets = SUBJECT_DETS_SG if number == "sg" else SUBJECT_DETS_PL
+        key = d.pick(PERSON_NOUNS)
+        if not allow_possessive or key not in POSSESSABLE:
+            dets = [x for x in dets if x not in ("my", "his", "her", "our", "their")]
+        adjs = optional_adjective(d, PERSON_ADJECTIVES, adj_p)
+        np = noun(key, number, d.pick(dets), adjs)
     return note_role(d, np, role) if role != "subj" else np
 
 
-def _person_np(d, allow_pronoun, allow_possessive, adj_p):
-    r = d.rng.random()
-    if allow_pronoun and r < 0.25:
-        return pron(d.pick(list(PRONOUNS)))
-    if r < 0.55:
-        return name(d.pick(list(NAMES)))
-    number = "pl" if d.chance(0.3) else "sg"
-    dets = SUBJECT_DETS_SG if number == "sg" else SUBJECT_DETS_PL
-    key = d.pick(PERSON_NOUNS)
-    if not allow_possessive or key not in POSSESSABLE:
-        dets = [x for x in dets if x not in ("my", "his", "her", "our", "their")]
-    adjs = []
-    if d.chance(adj_p):
-        adjs.append(d.pick(PERSON_ADJECTIVES))
-        d.depth += 1
-    return noun(key, number, d.pick(dets), adjs)
-
-
 def thing_np(d, kind, adj_p=0.2, extra_adjs=()):
-    return note_role(d, _thing_np(d, kind, adj_p, extra_adjs), "obj")
-
-
-def _thing_np(d, kind, adj_p, extra_adjs):
+    """A thing of the kind as an object: mass nouns take no "a" and no plural, and among the
+    adjectives only a drink's (hot tea -> गर्म चाय, cold milk -> ठंडा दूध)."""
     key = d.pick([k for k, v in NOUNS.items() if kind in v[4]])
-    entry = NOUNS[key]
-    mass = entry[1] is None
-    if mass:  # hot tea -> गर्म चाय, cold milk -> ठंडा दूध
-        adjs = []
-        if kind == "drink" and d.chance(adj_p):
-            adjs.append(d.pick(DRINK_ADJECTIVES))
-            d.depth += 1
-        return noun(key, "sg", d.pick(MASS_DETS), adjs)
+    if NOUNS[key][1] is None:
+        adjs = optional_adjective(d, DRINK_ADJECTIVES if kind == "drink" else [], adj_p)
+        return note_role(d, noun(key, "sg", d.pick(MASS_DETS), adjs), "obj")
     number = "pl" if d.chance(0.3) else "sg"
     det = d.pick(OBJECT_DETS_SG if number == "sg" else OBJECT_DETS_PL)
-    adjs = []
-    if d.chance(adj_p):
-        adjs.append(d.pick(list(THING_ADJECTIVES) + list(extra_adjs)))
-        d.depth += 1
-    return noun(key, number, det, adjs)
+    adjs = optional_adjective(d, list(THING_ADJECTIVES) + list(extra_adjs), adj_p)
+    return note_role(d, noun(key, number, det, adjs), "obj")
+
+
+def place_words(key):
+    """The preposition and postposition of a place: in the garden -> में, on the table -> पर."""
+    return PLACE_PREPOSITION.get(key, "in"), PLACE_POSTPOSITION.get(key, "में")
 
 
 def place_phrase(d, key, prep=None, adj_p=0.15, near=False):
     """in the garden -> बगीचे में (oblique); with an adjective: in the big garden -> बड़े बगीचे में;
     near the pond -> तालाब के पास (oblique + के पास)."""
-    adjs = []
-    if key not in ("tree",) and d.chance(adj_p):
-        adjs.append(d.pick(PLACE_ADJECTIVES))
-        d.depth += 1
-    np = noun(key, "sg", "the", adjs)
+    np = noun(key, "sg", "the", optional_adjective(d, [] if key == "tree" else PLACE_ADJECTIVES, adj_p))
     if near:
         return ["near"] + np_en(np), np_hi(np, oblique=True) + ["के", "पास"]
-    prep = prep or PLACE_PREPOSITION.get(key, "in")
-    post = PLACE_POSTPOSITION.get(key, "में")
-    return [prep] + np_en(np), np_hi(np, oblique=True) + [post]
+    default_prep, post = place_words(key)
+    return [prep or default_prep] + np_en(np), np_hi(np, oblique=True) + [post]
 
 
 def event_phrase(d, which=None, event=None):
+    """before/after the X, or the idioms' about/at the X (EVENT_POSTPOSITIONS); records the event."""
     which = which or d.pick(["before", "after"])
     event = event or d.pick(EVENT_NOUNS)
     np = noun(event, "sg", None if event == "dinner" else "the")
-    post = ["से", "पहले"] if which == "before" else ["के", "बाद"]
     d.feats["event"] = event
-    return [which] + np_en(np), np_hi(np, oblique=True) + post
+    return [which] + np_en(np), np_hi(np, oblique=True) + EVENT_POSTPOSITIONS[which]
 
 
 def time_phrase(d, tense, allowed=None):
@@ -169,8 +164,7 @@ def adjuncts(d, tense, place_keys=GENERAL_PLACES + EVENT_PLACES, place_p=0.3, ti
         e, h = place_phrase(d, key, near=near)
         same = []
         if may_coord and d.chance(coord_p):
-            same = [k for k in keys if k != key and (near or (PLACE_PREPOSITION.get(k, "in"), PLACE_POSTPOSITION.get(k, "में")) ==
-                                                   (PLACE_PREPOSITION.get(key, "in"), PLACE_POSTPOSITION.get(key, "में")))]
+            same = [k for k in keys if k != key and (near or place_words(k) == place_words(key))]
         if same:
             other = noun(d.pick(same))
             d.feats["place_also"] = other["key"]
@@ -198,10 +192,20 @@ def adjuncts(d, tense, place_keys=GENERAL_PLACES + EVENT_PLACES, place_p=0.3, ti
     return en, hi_time + hi_event + hi_place
 
 
-def pick_tense(d, tenses=TENSES, verb=None, subj=None):
+def pick_tense(d, tenses=TENSES):
     tense = d.pick(tenses)
     d.feats["tense"] = tense
     return tense
+
+
+def verb_tenses(verb):
+    """The tenses a verb takes: no progressive of see, nor of spill (a compound)."""
+    return [t for t in TENSES if not (t == "prog" and verb in ("see", "spill"))]
+
+
+def copula_tenses(subj_agr):
+    """The tenses of a copula: no future with the subject i."""
+    return ["hab", "past"] + ([] if is_first_singular(subj_agr) else ["fut"])
 
 
 def same_past_clash(verb, tense, negative, subj_agr):
@@ -210,6 +214,9 @@ def same_past_clash(verb, tense, negative, subj_agr):
 
 
 def with_subject(d, subj):
+    """Records the subject: its key, its noun (the idiom splits hold some out) and its role."""
     d.feats["subj"] = np_key(subj) if subj["kind"] != "coord" else "coord"
     note_role(d, subj, "subj")
+    if subj["kind"] == "noun":
+        d.feats["subj_noun"] = subj["key"]
     return subj

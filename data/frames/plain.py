@@ -1,11 +1,11 @@
 # data/frames/plain.py — the plain clauses: transitive, person objects, meet, ditransitive,
 # intransitive and the copulas.
-from grammar import (DEFAULT_AGR, NOUNS, PREDICATE_ADJECTIVES, THING_PREDICATE_ADJECTIVES, VERBS, adj_hi,
-                     be_en, coord, copula_hi, dative_hi, noun, np_agr, np_en, np_hi, subject_hi, verb_en,
+from grammar import (DEFAULT_AGR, NOUNS, PREDICATE_ADJECTIVES, THING_PREDICATE_ADJECTIVES, VERBS, adj_en, adj_hi,
+                     be_en, coord, copula_hi, dative_hi, en_agr, noun, np_agr, np_en, np_hi, subject_hi, verb_en,
                      verb_hi)
-from .phrases import (SUBJECT_DETS_PL, SUBJECT_DETS_SG, SURFACES, SURFACE_OBJECTS, TENSES, adjuncts, np_key,
-                      person_np, pick_tense, place_phrase, same_past_clash, thing_np, with_subject)
-from .arguments import coordinated, distinct, recipient, record_pair, reflexive
+from .phrases import (SUBJECT_DETS_PL, SUBJECT_DETS_SG, SURFACES, SURFACE_OBJECTS, WATERS, adjuncts, copula_tenses,
+                      person_np, pick_tense, place_phrase, same_past_clash, thing_np, verb_tenses, with_subject)
+from .arguments import coordinated, distinct, record_pair, reflexive, to_phrase
 
 
 # ---- plain clauses -----------------------------------------------------------------------------
@@ -14,27 +14,47 @@ TRANSITIVE = {"eat": "food", "drink": "drink", "read": "read", "write": "write",
 
 
 def transitive_clause(d, verb, obj_en, obj_hi, obj_agr, tense, negative, subj, adj_en_hi,
-                      marked_object=False, extra_en=(), extra_hi=(), before_object_hi=()):
-    """S V O [adjuncts] -> S(ने in the past) [adjuncts] [बहुत कम] O [नहीं] V.
-    The perfective agrees with an unmarked object; a को-object leaves it masculine singular."""
-    stem, cls = VERBS[verb][1], VERBS[verb][2]
+                      marked_object=False, extra_hi=(), hindi_verb=None):
+    """S V O [adjuncts] -> S(ने in the past) [adjuncts] O [बहुत कम] [नहीं] V.
+    The perfective agrees with an unmarked object; a को-object leaves it masculine singular.
+    hindi_verb: (stem, class) where the Hindi verb is not the English one's (the idioms; spill X ->
+    X गिरा देना in the role clauses)."""
+    stem, cls = hindi_verb or VERBS[verb][1:]
     s_agr = np_agr(subj)
-    if tense == "past":
-        v_agr = DEFAULT_AGR if marked_object else obj_agr
-        hi_subj = subject_hi(subj, ergative=True)
-    else:
-        v_agr = s_agr
-        hi_subj = subject_hi(subj, ergative=False)
-    en = np_en(subj) + verb_en(verb, tense, negative, s_agr) + obj_en + list(extra_en) + adj_en_hi[0]
-    hi = hi_subj + adj_en_hi[1] + list(before_object_hi) + obj_hi + list(extra_hi) + verb_hi(stem, cls, tense, negative, v_agr)
+    past = tense == "past"
+    v_agr = (DEFAULT_AGR if marked_object else obj_agr) if past else s_agr
+    en = np_en(subj) + verb_en(verb, tense, negative, s_agr) + obj_en + adj_en_hi[0]
+    hi = (subject_hi(subj, ergative=past) + adj_en_hi[1] + obj_hi + list(extra_hi) +
+          verb_hi(stem, cls, tense, negative, v_agr))
     return en, hi
+
+
+def intransitive_clause(verb, subj, tense, negative, en_after, hi_before):
+    """S V [en_after] -> S [hi_before] V: no ने, and the verb agrees with the subject in every tense."""
+    s_agr = np_agr(subj)
+    en = np_en(subj) + verb_en(verb, tense, negative, s_agr) + en_after
+    hi = subject_hi(subj, False) + hi_before + verb_hi(VERBS[verb][1], VERBS[verb][2], tense, negative, s_agr)
+    return en, hi
+
+
+def copula_clause(subj, tense, negative, en_predicate, hi_before, hi_predicate):
+    """S is/was/will be [en_predicate] -> S [hi_before] [hi_predicate] [नहीं] है/था/होगा (agreeing
+    with the subject; money, पैसे in Hindi, is singular in English)."""
+    en = np_en(subj) + be_en(tense, negative, en_agr(subj)) + en_predicate
+    hi = np_hi(subj) + hi_before + hi_predicate + (["नहीं"] if negative else []) + copula_hi(tense, np_agr(subj))
+    return en, hi
+
+
+def predicate_adjective(subj, tense, negative, adjective, adj):
+    """S is ADJ [adjuncts] -> S [adjuncts] ADJ [नहीं] है: the adjective agrees with the subject."""
+    return copula_clause(subj, tense, negative, [adj_en(adjective)] + adj[0], adj[1],
+                         [adj_hi(adjective, np_agr(subj), False)])
 
 
 def plain_transitive(d):
     verb = d.pick(list(TRANSITIVE))
     subj = with_subject(d, person_np(d))
-    tenses = [t for t in TENSES if not (verb == "see" and t == "prog")]
-    tense = pick_tense(d, tenses)
+    tense = pick_tense(d, verb_tenses(verb))
     negative = d.chance(0.2)
     if same_past_clash(verb, tense, negative, np_agr(subj)):
         return None
@@ -63,17 +83,24 @@ def plain_transitive(d):
     return d.done(en, hi)
 
 
-def person_object(d):
-    """see/call a person: रवि ने प्रिया को देखा (को-object, the verb stays masculine singular)."""
-    verb = d.pick(["see", "call"])
-    subj = with_subject(d, person_np(d))
+def other_person(d, subj):
+    """The person a subject sees, calls or meets: one (no possessive) or two coordinated, which may
+    hold a possessive (we saw our friends -> अपने दोस्तों); None when it would be the subject."""
     other = coordinated(d, "person", "person", "obj") if d.chance(0.2) else person_np(d, role="obj", allow_possessive=False)
     if other is None or not distinct(subj, other):
         return None
     record_pair(d, subj, other)
-    other = reflexive(other, subj)  # a coordinated object may hold a possessive: we saw our friends -> अपने दोस्तों
-    tenses = [t for t in TENSES if not (verb == "see" and t == "prog")]
-    tense = pick_tense(d, tenses)
+    return reflexive(other, subj)
+
+
+def person_object(d):
+    """see/call a person: रवि ने प्रिया को देखा (को-object, the verb stays masculine singular)."""
+    verb = d.pick(["see", "call"])
+    subj = with_subject(d, person_np(d))
+    other = other_person(d, subj)
+    if other is None:
+        return None
+    tense = pick_tense(d, verb_tenses(verb))
     negative = d.chance(0.2)
     d.feats["verb"] = verb
     adj = adjuncts(d, tense)
@@ -88,30 +115,24 @@ PRONOUN_SE = {"i": "मुझसे", "we": "हमसे", "he": "उससे"
 def meet(d):
     """meet X -> X से मिलना: intransitive in Hindi, so the verb agrees with the subject, no ने."""
     subj = with_subject(d, person_np(d))
-    other = coordinated(d, "person", "person", "obj") if d.chance(0.2) else person_np(d, role="obj", allow_possessive=False)
-    if other is None or not distinct(subj, other):
+    other = other_person(d, subj)  # we meet our friend and amit -> हम अपने दोस्त और अमित से मिलते हैं
+    if other is None:
         return None
-    record_pair(d, subj, other)
-    other = reflexive(other, subj)  # we meet our friend and amit -> हम अपने दोस्त और अमित से मिलते हैं
     tense = pick_tense(d)
     negative = d.chance(0.2)
     d.feats["verb"] = "meet"
     adj = adjuncts(d, tense)
     other_hi = [PRONOUN_SE[other["key"]]] if other["kind"] == "pron" else np_hi(other, oblique=True) + ["से"]
-    s_agr = np_agr(subj)
-    en = np_en(subj) + verb_en("meet", tense, negative, s_agr) + np_en(other, "obj") + adj[0]
-    hi = subject_hi(subj, False) + adj[1] + other_hi + verb_hi("मिल", "c", tense, negative, s_agr)
-    return d.done(en, hi)
+    return d.done(*intransitive_clause("meet", subj, tense, negative, np_en(other, "obj") + adj[0], adj[1] + other_hi))
 
 
 def ditransitive(d):
     """give/send/show O to X -> X को O देना (ने in the past; the verb agrees with O)."""
     verb = d.pick(["give", "send", "show"])
     subj = with_subject(d, person_np(d))
-    recipient = person_np(d, role="obj", allow_possessive=False)
-    if np_key(recipient) == np_key(subj) or (recipient["kind"] == "pron" and subj["kind"] == "pron"):
+    to = to_phrase(d, subj, adj_p=0.2)
+    if to is None:
         return None
-    record_pair(d, subj, recipient)
     tense = pick_tense(d)
     negative = d.chance(0.2)
     d.feats["verb"] = verb
@@ -123,9 +144,8 @@ def ditransitive(d):
         obj_en, obj_hi, obj_agr = np_en(obj, "obj"), np_hi(obj), np_agr(obj)
         d.feats["object"] = obj["key"]
     adj = adjuncts(d, tense)
-    en_adj = ["to"] + np_en(recipient, "obj") + adj[0]
     en, hi = transitive_clause(d, verb, obj_en, obj_hi, obj_agr, tense, negative, subj,
-                               (en_adj, adj[1] + dative_hi(recipient)))
+                               (to[0] + adj[0], adj[1] + to[1]))
     return d.done(en, hi)
 
 
@@ -139,8 +159,6 @@ def intransitive(d):
     tense = pick_tense(d)
     negative = d.chance(0.2)
     d.feats["verb"] = verb
-    s_agr = np_agr(subj)
-    stem, cls = VERBS[verb][1], VERBS[verb][2]
     dest_en, dest_hi = [], []
     if verb in ("go", "come"):  # to the market -> बाज़ार (no postposition); home -> घर
         if d.chance(0.2):
@@ -159,30 +177,24 @@ def intransitive(d):
                 d.feats["cue"] = "go"
         adj = adjuncts(d, tense, place_keys=None)
     elif verb == "swim":
-        key = d.pick(["river", "lake", "pond", "canal"])
+        key = d.pick(WATERS)
         d.feats["place"] = key
-        e, h = place_phrase(d, key, adj_p=0)
+        w_en, w_hi = place_phrase(d, key, adj_p=0)
         adj = adjuncts(d, tense, place_keys=None)
-        adj = (e + adj[0], adj[1] + h)
+        adj = (w_en + adj[0], adj[1] + w_hi)
     else:
         adj = adjuncts(d, tense)
-    en = np_en(subj) + verb_en(verb, tense, negative, s_agr) + dest_en + adj[0]
-    hi = subject_hi(subj, False) + adj[1] + dest_hi + verb_hi(stem, cls, tense, negative, s_agr)
-    return d.done(en, hi)
+    return d.done(*intransitive_clause(verb, subj, tense, negative, dest_en + adj[0], adj[1] + dest_hi))
 
 
 def copula_person(d):
     subj = with_subject(d, person_np(d))
-    s_agr = np_agr(subj)
-    tenses = ["hab", "past"] + ([] if s_agr[2] == 1 and s_agr[1] == "sg" else ["fut"])
-    tense = pick_tense(d, tenses)
+    tense = pick_tense(d, copula_tenses(np_agr(subj)))
     negative = d.chance(0.25)
     adjective = d.pick(PREDICATE_ADJECTIVES)
     d.feats["verb"] = "be"
     adj = adjuncts(d, tense, place_keys=None, time_p=0.4, event_p=0.15)
-    en = np_en(subj) + be_en(tense, negative, s_agr) + [adjective] + adj[0]
-    hi = subject_hi(subj, False) + adj[1] + [adj_hi(adjective, s_agr, False)] + (["नहीं"] if negative else []) + copula_hi(tense, s_agr)
-    return d.done(en, hi)
+    return d.done(*predicate_adjective(subj, tense, negative, adjective, adj))
 
 
 def copula_thing(d):
@@ -191,7 +203,6 @@ def copula_thing(d):
     number = "pl" if d.chance(0.3) else "sg"
     subj = noun(key, number, d.pick(SUBJECT_DETS_SG if number == "sg" else SUBJECT_DETS_PL))
     with_subject(d, subj)
-    s_agr = np_agr(subj)
     tense = pick_tense(d, ["hab", "past", "fut"])
     negative = d.chance(0.2)
     adjective = d.pick(THING_PREDICATE_ADJECTIVES)
@@ -199,6 +210,4 @@ def copula_thing(d):
         d.feats["sense"] = ("light", "weight")
         d.feats["cue"] = key
     adj = adjuncts(d, tense, place_keys=None, time_p=0.3, event_p=0)
-    en = np_en(subj) + be_en(tense, negative, s_agr) + [adjective] + adj[0]
-    hi = subject_hi(subj, False) + adj[1] + [adj_hi(adjective, s_agr, False)] + (["नहीं"] if negative else []) + copula_hi(tense, s_agr)
-    return d.done(en, hi)
+    return d.done(*predicate_adjective(subj, tense, negative, adjective, adj))

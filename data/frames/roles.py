@@ -1,14 +1,12 @@
 # data/frames/roles.py — role freedom: each noun in every role its meaning allows (role clauses,
 # animal intransitives, copulas with every kind of subject, locatives, opening and things' verbs).
-from grammar import (DEFAULT_AGR, NOUNS, PREDICATE_ADJECTIVES, VERBS, adj_en, adj_hi, be_en, copula_hi,
-                     dative_hi, en_agr, for_hi, noun, np_agr, np_en, np_hi, subject_hi, verb_en, verb_hi,
+from grammar import (DEFAULT_AGR, NOUNS, PREDICATE_ADJECTIVES, dative_hi, for_hi, noun, np_agr, np_en, np_hi,
                      with_person_hi)
-from .phrases import (EVENT_PLACES, GENERAL_PLACES, NEAR_PLACES, PLACE_POSTPOSITION, PLACE_PREPOSITION,
-                      TENSES, WATERS, adjuncts, person_np, pick_tense, place_phrase, same_past_clash,
-                      with_subject)
+from .phrases import (EVENT_PLACES, GENERAL_PLACES, NEAR_PLACES, WATERS, adjuncts, copula_tenses, person_np,
+                      pick_tense, place_phrase, place_words, same_past_clash, verb_tenses, with_subject)
 from .arguments import (INSTRUMENTS, MANNERS, OWNER_DETS, conjuncts, coordinated, is_person, manner,
-                        optional_time, owner_det, person_argument, plain_np, recipient, reflexive,
-                        subject_feats)
+                        optional_time, owner_det, person_argument, plain_np, recipient, reflexive)
+from .plain import copula_clause, intransitive_clause, predicate_adjective, transitive_clause
 from .senses import sense
 
 
@@ -143,8 +141,8 @@ def container_phrase(d, key, subj):
     if det in OWNER_DETS:
         det = owner_det(d, subj)
     np = reflexive(noun(key, "sg", det), subj)
-    post = PLACE_POSTPOSITION.get(key, "में")
-    return [PLACE_PREPOSITION.get(key, "in")] + np_en(np), np_hi(np, oblique=True) + [post]
+    prep, post = place_words(key)
+    return [prep] + np_en(np), np_hi(np, oblique=True) + [post]
 
 
 def instrument_words(tools):
@@ -167,15 +165,11 @@ def realize_role_clause(verb, subj, tense, negative, obj, to=None, tool=None, ho
     m_en, m_hi = manner_words(how)
     for_en, for_words = (["for"] + np_en(ben, "obj"), for_hi(ben)) if ben else \
         (["with"] + np_en(com, "obj"), with_person_hi(com)) if com else ([], [])
-    en = (np_en(subj) + verb_en(verb, tense, negative, np_agr(subj)) + obj_en + loc[0] + to_en + with_en + m_en +
-          for_en + adj[0])
-    v_agr = obj_agr if tense == "past" else np_agr(subj)
-    if verb == "spill":  # spill X -> X गिरा देना (a compound: never negated)
-        v_hi = ["गिरा"] + verb_hi("दे", "de", tense, False, v_agr)
-    else:
-        v_hi = verb_hi(VERBS[verb][1], VERBS[verb][2], tense, negative, v_agr)
-    hi = subject_hi(subj, ergative=(tense == "past")) + adj[1] + loc[1] + to_hi + for_words + with_hi + m_hi + obj_hi + v_hi
-    return en, hi
+    spill = verb == "spill"  # spill X -> X गिरा देना (a compound: role_clause never negates it)
+    return transitive_clause(None, verb, obj_en, obj_hi, obj_agr, tense, negative, subj,
+                             (loc[0] + to_en + with_en + m_en + for_en + adj[0],
+                              adj[1] + loc[1] + to_hi + for_words + with_hi + m_hi),
+                             extra_hi=["गिरा"] if spill else (), hindi_verb=("दे", "de") if spill else None)
 
 
 def role_clause(d):
@@ -186,8 +180,7 @@ def role_clause(d):
     subj = agent(d, ROLE_VERBS[verb][0])
     if subj is None:
         return None
-    tenses = [t for t in TENSES if not (verb == "see" and t == "prog") and not (verb == "spill" and t == "prog")]
-    tense = pick_tense(d, tenses)
+    tense = pick_tense(d, verb_tenses(verb))
     negative = verb != "spill" and d.chance(0.15)
     if same_past_clash(verb, tense, negative, np_agr(subj)):
         return None
@@ -267,7 +260,6 @@ def role_intransitive(d):
         return None
     tense = pick_tense(d)
     negative = d.chance(0.15)
-    s_agr = np_agr(subj)
     m_en, m_hi = manner_words(manner(d, 0.15, verb))
     if verb == "swim":
         key = d.pick(WATERS)
@@ -280,9 +272,7 @@ def role_intransitive(d):
         adj = adjuncts(d, tense, place_keys=ANIMAL_PLACES if is_animal else GENERAL_PLACES + EVENT_PLACES,
                        place_p=0.4 if is_animal else 0.3)
     place_cue(d)
-    en = np_en(subj) + verb_en(verb, tense, negative, s_agr) + m_en + adj[0]
-    hi = subject_hi(subj, False) + adj[1] + m_hi + verb_hi(VERBS[verb][1], VERBS[verb][2], tense, negative, s_agr)
-    return d.done(en, hi)
+    return d.done(*intransitive_clause(verb, subj, tense, negative, m_en + adj[0], adj[1] + m_hi))
 
 
 COPULA_SUBJECTS = {  # kind of subject -> (nouns, predicate adjectives)
@@ -311,15 +301,12 @@ def copula_other(d):
         subj = plain_np(d, key, "subj", dets_sg=dets_sg, dets_pl=("the", "this", "that"), adj_p=0.0)
         adjective = d.pick(adjectives)
     with_subject(d, subj)
-    s_agr = np_agr(subj)
     tense = pick_tense(d, ["hab", "past", "fut"])
     negative = d.chance(0.2)
     d.feats["verb"] = "be"
     lasting = adjective in ("big", "small", "new", "old_thing", "blue")  # no "the garden was big in the evening"
     adj = adjuncts(d, tense, place_keys=None, time_p=0.0 if lasting else 0.35, event_p=0.0 if lasting else 0.05)
-    en = np_en(subj) + be_en(tense, negative, s_agr) + [adj_en(adjective)] + adj[0]
-    hi = subject_hi(subj, False) + adj[1] + [adj_hi(adjective, s_agr, False)] + (["नहीं"] if negative else []) + copula_hi(tense, s_agr)
-    return d.done(en, hi)
+    return d.done(*predicate_adjective(subj, tense, negative, adjective, adj))
 
 
 LOCATIONS = {"person": GENERAL_PLACES + EVENT_PLACES + ["car"],
@@ -341,8 +328,7 @@ def locative(d):
         kind, subj = "thing", plain_np(d, d.pick(LOCATED_THINGS), "subj", dets_sg=("the", "the", "this", "that", "my", "our"),
                                        adj_p=0.1)
     with_subject(d, subj)
-    s_agr = np_agr(subj)
-    tense = pick_tense(d, ["hab", "past"] + ([] if s_agr[2] == 1 and s_agr[1] == "sg" else ["fut"]))
+    tense = pick_tense(d, copula_tenses(np_agr(subj)))
     negative = d.chance(0.15)
     d.feats["verb"] = "be"
     near = kind != "thing" and d.chance(0.2)
@@ -355,9 +341,7 @@ def locative(d):
         l_en, l_hi = place_phrase(d, key, prep, adj_p=0.1, near=near)
     d.depth += 1
     t_en, t_hi = optional_time(d, tense, 0.3)
-    en = np_en(subj) + be_en(tense, negative, en_agr(subj)) + l_en + t_en
-    hi = subject_hi(subj, False) + t_hi + l_hi + (["नहीं"] if negative else []) + copula_hi(tense, s_agr)
-    return d.done(en, hi)
+    return d.done(*copula_clause(subj, tense, negative, l_en + t_en, t_hi, l_hi))
 
 
 OPENERS = ["bank_money", "shop", "market", "school", "office", "door"]
@@ -374,12 +358,9 @@ def opens(d):
     d.feats.setdefault("cue", verb) if key == "bank_money" else None
     tense = pick_tense(d)
     negative = d.chance(0.15)
-    s_agr = np_agr(subj)
     adj = adjuncts(d, tense, place_keys=None, time_p=0.55, event_p=0.12)
-    en = np_en(subj) + verb_en(verb, tense, negative, s_agr) + adj[0]
-    v_hi = verb_hi("खुल", "c", tense, negative, s_agr) if verb == "open" else ["बंद"] + verb_hi("हो", "ho", tense, negative, s_agr)
-    hi = subject_hi(subj, False) + adj[1] + v_hi
-    return d.done(en, hi)
+    closed = ["बंद"] if verb == "close" else []  # close -> बंद होना: बंद, then होना conjugated (नहीं between)
+    return d.done(*intransitive_clause(verb, subj, tense, negative, adj[0], adj[1] + closed))
 
 
 INDOORS = {"room", "kitchen", "office", "door", "shop", "house"}
@@ -399,11 +380,10 @@ def thing_verb(d):
     entry = NOUNS[key]
     number = "sg" if entry[1] is None or d.chance(0.7) else "pl"
     det = d.pick(["the", "the", "this", "that"] + (["a"] if number == "sg" and entry[1] is not None else []))
-    subj = subject_feats(d, noun(key, number, det))
+    subj = with_subject(d, noun(key, number, det))
     d.feats["verb"] = verb
     tense = pick_tense(d, ["hab", "hab", "prog", "fut"])
     negative = d.chance(0.15)
-    s_agr = np_agr(subj)
     p_en, p_hi = [], []
     if d.chance(0.7):
         near = verb == "flow" and (not places or d.chance(0.4))
@@ -412,6 +392,4 @@ def thing_verb(d):
         p_en, p_hi = (["in", "the", "sky"], ["आसमान", "में"]) if place == "sky" and not near else place_phrase(d, place, adj_p=0.1, near=near)
         d.depth += 1
     t_en, t_hi = optional_time(d, tense, 0.3)
-    en = np_en(subj) + verb_en(verb, tense, negative, s_agr) + p_en + t_en
-    hi = subject_hi(subj, False) + t_hi + p_hi + verb_hi(VERBS[verb][1], VERBS[verb][2], tense, negative, s_agr)
-    return d.done(en, hi)
+    return d.done(*intransitive_clause(verb, subj, tense, negative, p_en + t_en, t_hi + p_hi))

@@ -1,10 +1,11 @@
 # data/frames/senses.py — the 5 ambiguous words (bat, mouse, bank, lamp, letter) in each sense, with
 # the places, verbs and distractors that decide it, and things as subjects of intransitive verbs.
-from grammar import NOUNS, VERBS, dative_hi, noun, np_agr, np_en, np_hi, subject_hi, verb_en, verb_hi
-from .phrases import (OBJECT_DETS_PL, OBJECT_DETS_SG, SURFACES, TENSES, WATERS, adjuncts, note_role, np_key,
-                      person_np, pick_tense, place_phrase, same_past_clash)
-from .arguments import optional_time, record_pair, subject_feats
-from .plain import transitive_clause
+from grammar import NOUNS, dative_hi, noun, np_agr, np_en, np_hi
+from .phrases import (OBJECT_DETS_PL, OBJECT_DETS_SG, SURFACES, TENSES, WATERS, adjuncts, note_role,
+                      optional_adjective, person_np, pick_tense, place_phrase, same_past_clash, verb_tenses,
+                      with_subject)
+from .arguments import optional_time, to_phrase
+from .plain import intransitive_clause, transitive_clause
 
 
 # ---- the 5 ambiguous words ---------------------------------------------------------------------
@@ -33,16 +34,14 @@ def bat_or_mouse(d, word, meaning):
     sense(d, word, meaning)
     verb = d.pick(SENSE_VERBS[meaning])
     d.feats["verb"] = verb
-    subj = subject_feats(d, person_np(d))
-    tense = pick_tense(d, [t for t in TENSES if not (verb == "see" and t == "prog")])
+    subj = with_subject(d, person_np(d))
+    tense = pick_tense(d, verb_tenses(verb))
     negative = d.chance(0.15)
     if same_past_clash(verb, tense, negative, np_agr(subj)):
         return None
     number = "pl" if d.chance(0.25) else "sg"
-    adjs = []
-    if d.chance(0.15):  # a new bat -> एक नया बल्ला, a small mouse -> एक छोटा चूहा
-        adjs.append(d.pick(["big", "small"] + (["new", "red"] if meaning != "animal" else [])))
-        d.depth += 1
+    # a new bat -> एक नया बल्ला, a small mouse -> एक छोटा चूहा
+    adjs = optional_adjective(d, ["big", "small"] + (["new", "red"] if meaning != "animal" else []), 0.15)
     obj = noun(f"{word}_{meaning}", number, d.pick(OBJECT_DETS_SG if number == "sg" else OBJECT_DETS_PL), adjs)
     purposes = SENSE_PURPOSE.get((word, meaning), [])
     if purposes and verb == "buy" and d.chance(0.4):
@@ -55,18 +54,15 @@ def bat_or_mouse(d, word, meaning):
         prep = "at" if key == "stadium" else "in"
         c_en, c_hi = place_phrase(d, key, prep, adj_p=0.1)
     d.depth += 1
-    extra_en, extra_hi = [], []
     if (word, meaning) in SENSE_DISTRACTOR and d.chance(0.2):
         tag, extra_en, extra_hi = SENSE_DISTRACTOR[(word, meaning)]
         d.feats["distractor"] = tag
         d.depth += 1
     else:
-        t_en, t_hi = optional_time(d, tense, 0.2)
-        extra_en, extra_hi = t_en, t_hi
+        extra_en, extra_hi = optional_time(d, tense, 0.2)
     en, hi = transitive_clause(d, verb, np_en(obj, "obj"), np_hi(obj), np_agr(obj), tense, negative, subj,
                                (c_en + extra_en, extra_hi + c_hi))
     return d.done(en, hi)
-
 
 
 def bank_phrase(d, meaning):
@@ -83,7 +79,7 @@ def bank_phrase(d, meaning):
 def bank(d, meaning):
     """in the bank -> बैंक में; on the bank of the river -> नदी के किनारे पर (a place adjunct)"""
     sense(d, "bank", meaning)
-    subj = subject_feats(d, person_np(d))
+    subj = with_subject(d, person_np(d))
     r = d.rng.random()
     b_en, b_hi = bank_phrase(d, meaning)
     if meaning == "money":
@@ -95,10 +91,7 @@ def bank(d, meaning):
         negative = d.chance(0.15)
         d.feats["verb"] = verb
         t_en, t_hi = optional_time(d, tense, 0.25)
-        s_agr = np_agr(subj)
-        en = np_en(subj) + verb_en(verb, tense, negative, s_agr) + b_en + t_en
-        hi = subject_hi(subj, False) + t_hi + b_hi + verb_hi(VERBS[verb][1], VERBS[verb][2], tense, negative, s_agr)
-        return d.done(en, hi)
+        return d.done(*intransitive_clause(verb, subj, tense, negative, b_en + t_en, t_hi + b_hi))
     # a transitive verb with an object: kept money in the bank / saw a snake on the bank of the river
     verb = d.pick(["keep", "see", "see"])
     d.feats["verb"] = verb
@@ -109,10 +102,8 @@ def bank(d, meaning):
         obj = noun(key, "sg", d.pick([None, "the"] if key == "money" else ["the", "a"]))
     else:
         obj = noun(d.pick(["snake", "thief", "snake", "thief", "friend", "doctor"]), "sg", "a")
-    if obj["key"] in ("money", "snake", "thief"):
-        assoc = {"money": "money", "snake": "river", "thief": "money"}[obj["key"]]
-        if assoc != meaning:
-            d.feats["distractor"] = obj["key"]
+    if {"money": "money", "snake": "river", "thief": "money"}.get(obj["key"], meaning) != meaning:
+        d.feats["distractor"] = obj["key"]  # an object that belongs with the other bank
     d.feats["object"] = obj["key"]
     note_role(d, obj, "obj")
     marked = obj["key"] in ("friend", "doctor")
@@ -144,8 +135,8 @@ def lamp(d):
     verb = d.pick(["turn_on", "turn_off", "turn_on", "turn_off", "see", "buy", "buy"])
     d.feats["verb"] = verb
     d.feats["cue"] = verb
-    subj = subject_feats(d, person_np(d))
-    tense = pick_tense(d, [t for t in TENSES if not (verb == "see" and t == "prog")])
+    subj = with_subject(d, person_np(d))
+    tense = pick_tense(d, verb_tenses(verb))
     negative = d.chance(0.15)
     number = "pl" if d.chance(0.25) else "sg"
     det = "the" if verb.startswith("turn") else d.pick(["the", "a"] if number == "sg" else ["the", None])
@@ -159,17 +150,16 @@ def lamp(d):
 def letter(d, meaning):
     """wrote a letter to priya -> प्रिया को एक चिट्ठी लिखी; a letter on the board -> बोर्ड पर एक अक्षर"""
     sense(d, "letter", meaning)
-    subj = subject_feats(d, person_np(d))
+    subj = with_subject(d, person_np(d))
     number = "pl" if d.chance(0.25) else "sg"
     obj = noun(f"letter_{meaning}", number, d.pick(OBJECT_DETS_SG if number == "sg" else OBJECT_DETS_PL))
     if meaning == "mail":
         verb = d.pick(["write", "send", "give", "show"])
-        who = person_np(d, role="obj", allow_possessive=False, adj_p=0.1)
-        if np_key(who) == np_key(subj) or (who["kind"] == "pron" and subj["kind"] == "pron"):
+        to = to_phrase(d, subj)
+        if to is None:
             return None
-        record_pair(d, subj, who)
         d.feats["cue"] = verb
-        c_en, c_hi = ["to"] + np_en(who, "obj"), dative_hi(who)
+        c_en, c_hi = to
     else:
         verb = d.pick(["write", "see", "read"])
         key = d.pick(SURFACES)
@@ -178,7 +168,7 @@ def letter(d, meaning):
         c_en, c_hi = ["on"] + np_en(np), np_hi(np, oblique=True) + ["पर"]
     d.depth += 1
     d.feats["verb"] = verb
-    tense = pick_tense(d, [t for t in TENSES if not (verb == "see" and t == "prog")])
+    tense = pick_tense(d, verb_tenses(verb))
     negative = d.chance(0.15)
     if same_past_clash(verb, tense, negative, np_agr(subj)):
         return None
@@ -202,12 +192,9 @@ def thing_intransitive(d):
     else:
         number = "pl" if d.chance(0.3) else "sg"
         det = d.pick(["the", "the", "a", "this", "that"] if number == "sg" else ["the", "the", "this", "that"])
-    subj = subject_feats(d, noun(key, number, det))
+    subj = with_subject(d, noun(key, number, det))
     tense = pick_tense(d, ["hab"])
     negative = d.chance(0.2)
     d.feats["verb"] = verb
     t_en, t_hi = optional_time(d, tense, 0.3)
-    s_agr = np_agr(subj)
-    en = np_en(subj) + verb_en(verb, tense, negative, s_agr) + t_en
-    hi = subject_hi(subj, False) + t_hi + verb_hi(VERBS[verb][1], VERBS[verb][2], tense, negative, s_agr)
-    return d.done(en, hi)
+    return d.done(*intransitive_clause(verb, subj, tense, negative, t_en, t_hi))

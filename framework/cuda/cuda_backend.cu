@@ -6,7 +6,6 @@
 #include <cstdio>
 #include <stdexcept>
 #include <string>
-#include <vector>
 
 #include "framework/backend.h"
 #include "framework/block_cache.h"

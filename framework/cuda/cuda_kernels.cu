@@ -4,8 +4,6 @@
 // (float32 sums accumulate in double, as on the CPU).
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
-#include <limits>
 #include <stdexcept>
 #include <string>
 #include <type_traits>

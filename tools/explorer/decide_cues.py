@@ -15,7 +15,7 @@ chromium, page = sys.argv[1], sys.argv[2]
 cues = sys.argv[3] if len(sys.argv) > 3 else "data/idioms/cues.tsv"
 limit = int(sys.argv[4]) if len(sys.argv) > 4 else 10**9
 browser = Browser(chromium, f"file://{page}", width=1500, height=1300)
-ranks, forced_ranks, all_ranks, considered, flipped = [], [], [], 0, 0
+ranks, considered, flipped = {"ranked": [], "forced": [], "all": []}, 0, 0  # ranks: the cue's in each order
 try:
     for line in open(cues, encoding="utf-8").read().splitlines()[1:]:
         split, english, target, cue_position, cue, label, readings = line.split("\t")
@@ -39,13 +39,12 @@ try:
         if not got["flips"]:
             continue
         flipped += 1
-        ranks.append(got["ranked"].index(int(cue_position)) + 1)
-        forced_ranks.append(got["forced"].index(int(cue_position)) + 1)
-        all_ranks.append(got["all"].index(int(cue_position)) + 1)
+        for order, found in ranks.items():
+            found.append(got[order].index(int(cue_position)) + 1)
 finally:
     browser.close()
-first = sum(r == 1 for r in ranks)
-print(json.dumps({"sentences_with_reading": considered, "cue_knockout_flips": flipped, "cue_first": first,
-                  "cue_first_share": first / flipped if flipped else None,
-                  "teacher_forced_cue_first": sum(r == 1 for r in forced_ranks),
-                  "cue_first_with_the_word_itself": sum(r == 1 for r in all_ranks), "ranks": ranks}))
+first = {order: sum(r == 1 for r in found) for order, found in ranks.items()}
+print(json.dumps({"sentences_with_reading": considered, "cue_knockout_flips": flipped, "cue_first": first["ranked"],
+                  "cue_first_share": first["ranked"] / flipped if flipped else None,
+                  "teacher_forced_cue_first": first["forced"],
+                  "cue_first_with_the_word_itself": first["all"], "ranks": ranks["ranked"]}))

@@ -3,13 +3,10 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <filesystem>
 #include <functional>
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
-#include <memory>
-#include <stdexcept>
 #include <type_traits>
 
 #include "framework/backend.h"

@@ -8,7 +8,6 @@
 #include <stdexcept>
 #include <string>
 #include <type_traits>
-#include <vector>
 
 #include "train/experiments/explorer/explorer_page.h"
 #include "train/run/train_options.h"

@@ -1,7 +1,6 @@
 // train/cli/cues.cpp — `qkv cues`: its options; the measurement and its report are
 // train/experiments/cues/cues.cpp.
 #include <memory>
-#include <string>
 
 #include "train/cli/commands.h"
 #include "train/experiments/cues/cues.h"

@@ -5,7 +5,6 @@
 #include <filesystem>
 #include <memory>
 #include <stdexcept>
-#include <string>
 
 #include "train/cli/commands.h"
 #include "train/experiments/scaling/scaling.h"

@@ -6,7 +6,6 @@
 
 #include <memory>
 #include <string>
-#include <vector>
 
 #include "framework/optim.h"
 #include "framework/random.h"

@@ -2,10 +2,6 @@
 // Progress goes to stdout; files are written atomically. Evaluation is in evaluate.h.
 #pragma once
 
-#include <stdexcept>
-#include <string>
-#include <vector>
-
 #include "data/dataset.h"
 #include "models/translator.h"
 #include "train/run/train_options.h"

@@ -3,8 +3,6 @@
 // which reads the options and a saved state first, is the trainer's (trainer.cpp).
 #include "train/run/training_run.h"
 
-#include <memory>
-
 #include "framework/backend.h"
 #include "framework/distributed.h"
 #include "models/memory_budget.h"

@@ -8,7 +8,6 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <map>
 #include <set>
 #include <sstream>
 #include <stdexcept>
@@ -21,7 +20,6 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
-#include <memory>
 #include "framework/file_util.h"
 #include "framework/text_util.h"
 #include "models/translator_io.h"

@@ -4,13 +4,9 @@
 #include <unistd.h>
 
 #include <cctype>
-#include <cmath>
 #include <filesystem>
-#include <fstream>
 #include <map>
-#include <memory>
 #include <nlohmann/json.hpp>
-#include <set>
 #include <stdexcept>
 
 #include "train/experiments/attend/attend.h"

@@ -4,9 +4,7 @@
 #include <fmt/format.h>
 
 #include <chrono>
-#include <cmath>
 #include <filesystem>
-#include <memory>
 #include <stdexcept>
 #include <string>
 #include <vector>
