@@ -76,13 +76,9 @@ class Font {
   explicit Font(float pixel_height, const std::string& path = "");
 
   float pixel_height() const { return px_; }
-  const std::string& path() const;
-  int ascent() const;   // typographic ascent above the baseline, px
-  int descent() const;  // typographic descent below the baseline, px (positive)
 
   uint32_t glyph_index(char32_t codepoint) const;                 // naive cmap lookup in the primary face
   std::vector<ShapedGlyph> shape(const std::string& utf8) const;  // HarfBuzz-shaped glyph run
-  double advance(const std::string& utf8) const;                  // total pen advance, px
 
   // Horizontal extent (ink and advance) of the text in pixels.
   int text_width(const std::string& utf8) const;

@@ -16,7 +16,7 @@ namespace {
 struct HeatmapPlan {
   HeatmapLayout layout;
   std::vector<TextItem> row_items, col_items, other_items;
-  std::vector<std::pair<double, int>> ticks;  // value, y pixel on the colour bar
+  std::vector<int> tick_ys;  // the ticks' y pixels on the colour bar
   int value_decimals = 2;
   std::shared_ptr<Font> title_font, label_font, tick_font, value_font;
 };
@@ -26,27 +26,19 @@ void place_column_labels(HeatmapPlan& P, const HeatmapSpec& spec, const std::vec
   const HeatmapLayout& L = P.layout;
   const Font& lf = *P.label_font;
   const int gx = L.grid_x, gy = L.grid_y, cell = L.cell;
-  const int cols = L.cols;
-  for (int c = 0; c < cols; ++c) {
-    const int left = gx + c * cell, cx = left + cell / 2;
+  const bool rotated = L.rotated_col_labels;
+  int max_below = 0;
+  for (const auto& b : col0) max_below = std::max(max_below, b.y1);
+  for (int c = 0; c < L.cols; ++c) {
+    const int left = gx + c * cell;
     const LabelBox& b0 = col0[c];
-    TextItem t;
-    if (!L.rotated_col_labels) {
-      // Horizontal, centred on the column, sharing one baseline just above the grid.
-      int max_below = 0;
-      for (const auto& b : col0) max_below = std::max(max_below, b.y1);
-      int x = cx - (b0.x0 + b0.x1) / 2;
-      x = std::clamp(x, left + 1 - b0.x0, left + cell - 1 - b0.x1);
-      t = place(lf, spec.col_labels[c], x, gy - 6 - max_below, false, kText);
-    } else {
-      // Rotated 90°, reading upwards from just above the grid; the ink is centred on the column.
-      // In the rotated frame the glyph's vertical extent [b0.y0, b0.y1) maps to x + [y0, y1).
-      int x = cx - (b0.y0 + b0.y1) / 2;
-      x = std::clamp(x, left + 1 - b0.y0, left + cell - 1 - b0.y1);
-      const int pen_y = gy - 6 - 1 + b0.x0;  // box bottom (exclusive) lands at gy - 6
-      t = place(lf, spec.col_labels[c], x, pen_y, true, kText);
-    }
-    P.col_items.push_back(t);
+    // The ink is centred on the column. Rotated 90° (reading upwards from just above the grid), the
+    // glyph's vertical extent [b0.y0, b0.y1) maps to x + [y0, y1).
+    const int lo = rotated ? b0.y0 : b0.x0, hi = rotated ? b0.y1 : b0.x1;
+    const int x = std::clamp(left + cell / 2 - (lo + hi) / 2, left + 1 - lo, left + cell - 1 - hi);
+    const int pen_y = rotated ? gy - 6 - 1 + b0.x0   // box bottom (exclusive) lands at gy - 6
+                              : gy - 6 - max_below;  // horizontal, sharing one baseline just above the grid
+    P.col_items.push_back(place(lf, spec.col_labels[c], x, pen_y, rotated, kText));
   }
 }
 
@@ -55,8 +47,7 @@ void place_row_labels(HeatmapPlan& P, const HeatmapSpec& spec, const std::vector
   const HeatmapLayout& L = P.layout;
   const Font& lf = *P.label_font;
   const int gx = L.grid_x, gy = L.grid_y, cell = L.cell;
-  const int rows = L.rows;
-  for (int r = 0; r < rows; ++r) {
+  for (int r = 0; r < L.rows; ++r) {
     const int top = gy + r * cell, cy = top + cell / 2;
     const LabelBox& b0 = row0[r];
     const int x = gx - 8 - b0.x1;
@@ -71,10 +62,10 @@ void place_colour_bar(HeatmapPlan& P, const HeatmapSpec& spec) {
   HeatmapLayout& L = P.layout;
   const Font& lf = *P.label_font;
   const Font& tf = *P.tick_font;
-  const int gx = L.grid_x, gy = L.grid_y, cell = L.cell, rows = L.rows, cols = L.cols;
+  const LabelBox grid = L.grid();
+  const int gy = grid.y0;
   const double span = spec.vmax - spec.vmin;
-  const int grid_h = rows * cell, grid_w = cols * cell;
-  const int cb_x = gx + grid_w + 18, cb_w = 16, cb_h = std::max(grid_h, 120);
+  const int cb_x = grid.x1 + 18, cb_w = 16, cb_h = std::max(grid.height(), 120);
   L.colorbar = {cb_x, gy, cb_x + cb_w, gy + cb_h};
   const int max_ticks = std::clamp(cb_h / 26, 2, 6);
   double step = 1;
@@ -83,47 +74,35 @@ void place_colour_bar(HeatmapPlan& P, const HeatmapSpec& spec) {
   int tick_w = 0;
   for (double v : tick_values) {
     const int ty = gy + static_cast<int>(std::lround((spec.vmax - v) / span * (cb_h - 1)));
-    P.ticks.push_back({v, ty});
+    P.tick_ys.push_back(ty);
     TextItem t = place(tf, format_fixed(v, tdec), 0, 0, false, kText);
     const int x = cb_x + cb_w + 7 - t.box.x0;
     t = place(tf, t.text, x, centre_baseline(tf, ty), false, kText);
     tick_w = std::max(tick_w, t.box.x1 - (cb_x + cb_w + 7));
     P.other_items.push_back(t);
   }
-  if (!spec.colorbar_label.empty()) {
-    const LabelBox b0 = lf.text_box(spec.colorbar_label, 0, 0);
-    // Rotated: horizontal extent is the glyph height; vertical extent is the text width.
-    const int left = cb_x + cb_w + 7 + tick_w + 10;
-    const int x = left - b0.y0;
-    const int pen_y = gy + cb_h / 2 + b0.width() / 2 + b0.x0;
-    P.other_items.push_back(place(lf, spec.colorbar_label, x, pen_y, true, kText));
-  }
+  if (!spec.colorbar_label.empty())
+    P.other_items.push_back(place_upright(lf, spec.colorbar_label, cb_x + cb_w + 7 + tick_w + 10, gy + cb_h / 2));
 }
 
 // The bounding box of everything: the title centred over the content, everything shifted to leave
 // `pad` all around, and the layout's size and label boxes.
 void fit_to_content(HeatmapPlan& P, const HeatmapSpec& spec, int pad) {
   HeatmapLayout& L = P.layout;
-  const int gx = L.grid_x, gy = L.grid_y, grid_w = L.cols * L.cell, grid_h = L.rows * L.cell;
-  LabelBox content = {gx, gy, gx + grid_w, gy + grid_h};
-  content = union_box(content, L.colorbar);
-  for (const auto& t : P.row_items)
-    if (!t.box.empty()) content = union_box(content, t.box);
-  for (const auto& t : P.col_items)
-    if (!t.box.empty()) content = union_box(content, t.box);
+  LabelBox content = union_box(L.grid(), L.colorbar);
+  for (const auto* items : {&P.row_items, &P.col_items})
+    for (const auto& t : *items) content = union_box(content, t.box);
   const size_t n_title = split_lines(spec.title).size();
-  for (size_t i = n_title; i < P.other_items.size(); ++i)
-    if (!P.other_items[i].box.empty()) content = union_box(content, P.other_items[i].box);
-  const int content_cx = (content.x0 + content.x1) / 2;
-  for (size_t i = 0; i < n_title; ++i) shift(P.other_items[i], content_cx, 0);
+  for (size_t i = n_title; i < P.other_items.size(); ++i) content = union_box(content, P.other_items[i].box);
   LabelBox all = content;
-  for (size_t i = 0; i < n_title; ++i)
-    if (!P.other_items[i].box.empty()) all = union_box(all, P.other_items[i].box);
+  for (size_t i = 0; i < n_title; ++i) {  // the title lines, centred over the content
+    shift(P.other_items[i], (content.x0 + content.x1) / 2, 0);
+    all = union_box(all, P.other_items[i].box);
+  }
   const int dx = pad - all.x0, dy = std::max(0, pad - all.y0);
-  for (auto& t : P.row_items) shift(t, dx, dy);
-  for (auto& t : P.col_items) shift(t, dx, dy);
-  for (auto& t : P.other_items) shift(t, dx, dy);
-  for (auto& t : P.ticks) t.second += dy;
+  for (auto* items : {&P.row_items, &P.col_items, &P.other_items})
+    for (auto& t : *items) shift(t, dx, dy);
+  for (int& ty : P.tick_ys) ty += dy;
   shift(L.colorbar, dx, dy);
   L.grid_x += dx, L.grid_y += dy;
   L.width = all.x1 + dx + pad;
@@ -158,16 +137,16 @@ HeatmapPlan plan_heatmap(const HeatmapSpec& spec) {
   // Measure labels at the origin.
   int max_row_w = 0, max_row_h = 0, max_col_w = 0, max_col_h = 0;
   std::vector<LabelBox> row0, col0;
-  for (const auto& s : spec.row_labels) {
-    row0.push_back(lf.text_box(s, 0, 0));
-    max_row_w = std::max(max_row_w, row0.back().width());
-    max_row_h = std::max(max_row_h, row0.back().height());
-  }
-  for (const auto& s : spec.col_labels) {
-    col0.push_back(lf.text_box(s, 0, 0));
-    max_col_w = std::max(max_col_w, col0.back().width());
-    max_col_h = std::max(max_col_h, col0.back().height());
-  }
+  const auto measure = [&](const std::vector<std::string>& labels, std::vector<LabelBox>& boxes, int& max_w,
+                           int& max_h) {
+    for (const auto& s : labels) {
+      boxes.push_back(lf.text_box(s, 0, 0));
+      max_w = std::max(max_w, boxes.back().width());
+      max_h = std::max(max_h, boxes.back().height());
+    }
+  };
+  measure(spec.row_labels, row0, max_row_w, max_row_h);
+  measure(spec.col_labels, col0, max_col_w, max_col_h);
   const int label_gap = 4;  // minimum free pixels between neighbouring labels
   int cell = std::max({spec.cell_px, 24, max_row_h + label_gap, max_col_h + label_gap});
   L.rotated_col_labels = max_col_w + label_gap + 2 > cell;
@@ -256,14 +235,10 @@ Image render_heatmap(const HeatmapSpec& spec) {
     img.fill_rect(cb.x0, y, cb.x1, y + 1, col);
   }
   img.stroke_rect(cb.x0 - 1, cb.y0 - 1, cb.x1 + 1, cb.y1 + 1, kAxis);
-  for (const auto& [v, ty] : P.ticks) {
-    (void)v;
-    img.fill_rect(cb.x1, ty, cb.x1 + 5, ty + 1, kAxis);
-  }
+  for (const int ty : P.tick_ys) img.fill_rect(cb.x1, ty, cb.x1 + 5, ty + 1, kAxis);
 
-  for (const auto& t : P.row_items) draw_item(img, t);
-  for (const auto& t : P.col_items) draw_item(img, t);
-  for (const auto& t : P.other_items) draw_item(img, t);
+  for (const auto* items : {&P.row_items, &P.col_items, &P.other_items})
+    for (const auto& t : *items) draw_item(img, t);
   return img;
 }
 

@@ -59,48 +59,45 @@ namespace {
 bool in_clip(const LabelBox* clip, int x, int y) {
   return !clip || (x >= clip->x0 && x < clip->x1 && y >= clip->y0 && y < clip->y1);
 }
+
+// Blends c into the pixels within one pixel of [x_lo, x_hi] x [y_lo, y_hi] (and inside clip), each
+// by the coverage `cover` gives for its centre.
+template <typename Coverage>
+void blend_covered(Image& img, double x_lo, double x_hi, double y_lo, double y_hi, RGB c, const LabelBox* clip,
+                   Coverage cover) {
+  const int x0 = std::max(0, static_cast<int>(std::floor(x_lo - 1)));
+  const int x1 = std::min(img.width - 1, static_cast<int>(std::ceil(x_hi + 1)));
+  const int y0 = std::max(0, static_cast<int>(std::floor(y_lo - 1)));
+  const int y1 = std::min(img.height - 1, static_cast<int>(std::ceil(y_hi + 1)));
+  for (int y = y0; y <= y1; ++y)
+    for (int x = x0; x <= x1; ++x)
+      if (in_clip(clip, x, y)) img.blend(x, y, c, cover(x + 0.5, y + 0.5));
+}
 }  // namespace
 
 void Image::draw_line(double ax, double ay, double bx, double by, RGB c, double line_width, const LabelBox* clip) {
   if (!std::isfinite(ax) || !std::isfinite(ay) || !std::isfinite(bx) || !std::isfinite(by)) return;
   const double hw = std::max(line_width, 0.0) / 2;
   const double dx = bx - ax, dy = by - ay, len2 = dx * dx + dy * dy;
-  int x0 = static_cast<int>(std::floor(std::min(ax, bx) - hw - 1));
-  int x1 = static_cast<int>(std::ceil(std::max(ax, bx) + hw + 1));
-  int y0 = static_cast<int>(std::floor(std::min(ay, by) - hw - 1));
-  int y1 = static_cast<int>(std::ceil(std::max(ay, by) + hw + 1));
-  x0 = std::max(x0, 0), y0 = std::max(y0, 0), x1 = std::min(x1, width - 1), y1 = std::min(y1, height - 1);
-  for (int y = y0; y <= y1; ++y) {
-    for (int x = x0; x <= x1; ++x) {
-      if (!in_clip(clip, x, y)) continue;
-      const double px = x + 0.5, py = y + 0.5;
-      double t = len2 > 0 ? ((px - ax) * dx + (py - ay) * dy) / len2 : 0;
-      t = std::clamp(t, 0.0, 1.0);
-      const double ex = px - (ax + t * dx), ey = py - (ay + t * dy);
-      const double cov = std::clamp(hw + 0.5 - std::sqrt(ex * ex + ey * ey), 0.0, 1.0);
-      blend(x, y, c, cov);
-    }
-  }
+  const auto cover = [&](double px, double py) {
+    double t = len2 > 0 ? ((px - ax) * dx + (py - ay) * dy) / len2 : 0;
+    t = std::clamp(t, 0.0, 1.0);
+    const double ex = px - (ax + t * dx), ey = py - (ay + t * dy);
+    return std::clamp(hw + 0.5 - std::sqrt(ex * ex + ey * ey), 0.0, 1.0);
+  };
+  blend_covered(*this, std::min(ax, bx) - hw, std::max(ax, bx) + hw, std::min(ay, by) - hw, std::max(ay, by) + hw, c,
+                clip, cover);
 }
 
 void Image::fill_circle(double cx, double cy, double r, RGB c, const LabelBox* clip) {
   if (!std::isfinite(cx) || !std::isfinite(cy)) return;
-  const int x0 = std::max(0, static_cast<int>(std::floor(cx - r - 1)));
-  const int x1 = std::min(width - 1, static_cast<int>(std::ceil(cx + r + 1)));
-  const int y0 = std::max(0, static_cast<int>(std::floor(cy - r - 1)));
-  const int y1 = std::min(height - 1, static_cast<int>(std::ceil(cy + r + 1)));
-  for (int y = y0; y <= y1; ++y)
-    for (int x = x0; x <= x1; ++x) {
-      if (!in_clip(clip, x, y)) continue;
-      const double d = std::hypot(x + 0.5 - cx, y + 0.5 - cy);
-      blend(x, y, c, std::clamp(r + 0.5 - d, 0.0, 1.0));
-    }
+  const auto cover = [&](double px, double py) { return std::clamp(r + 0.5 - std::hypot(px - cx, py - cy), 0.0, 1.0); };
+  blend_covered(*this, cx - r, cx + r, cy - r, cy + r, c, clip, cover);
 }
 
 void Image::paste(const Image& src, int x, int y) {
   for (int sy = 0; sy < src.height; ++sy)
-    for (int sx = 0; sx < src.width; ++sx)
-      if (contains(x + sx, y + sy)) set(x + sx, y + sy, src.get(sx, sy));
+    for (int sx = 0; sx < src.width; ++sx) set(x + sx, y + sy, src.get(sx, sy));  // set clips
 }
 
 // Side by side, top-aligned, on a white background.

@@ -36,6 +36,9 @@ std::vector<std::string> split_lines(const std::string& s);
 // Baseline offset that visually centres a line of text on a given y (x-height/headline centre).
 int centre_baseline(const Font& f, int cy);
 
+// Text turned upright (reading upwards), its ink starting at column `left` and centred on row `cy`.
+TextItem place_upright(const Font& f, const std::string& text, int left, int cy);
+
 // Title block: each line centred on cx, stacked from `top` downwards without overlap.
 // Returns the bottom y of the block.
 int layout_title(const Font& f, const std::string& title, int cx, int top, std::vector<TextItem>& out);
@@ -48,7 +51,7 @@ int decimals_for(double step);
 
 std::string format_fixed(double v, int decimals);
 
-// The smallest box holding both; an all-zero `a` counts as no box yet.
+// The smallest box holding both; an empty `b` adds nothing.
 LabelBox union_box(const LabelBox& a, const LabelBox& b);
 
 }  // namespace qkv::render::detail

@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <cstring>
 
+#include "framework/text_util.h"
 #include "render_internal.h"
 
 namespace qkv::render::detail {
@@ -13,11 +14,11 @@ TextItem place(const Font& f, const std::string& text, int x, int y, bool rotate
   return {&f, text, x, y, rotated, color, f.text_box(text, x, y, rotated)};
 }
 
+void shift(LabelBox& b, int dx, int dy) { b.x0 += dx, b.x1 += dx, b.y0 += dy, b.y1 += dy; }
 void shift(TextItem& t, int dx, int dy) {
   t.x += dx, t.y += dy;
-  t.box.x0 += dx, t.box.x1 += dx, t.box.y0 += dy, t.box.y1 += dy;
+  shift(t.box, dx, dy);
 }
-void shift(LabelBox& b, int dx, int dy) { b.x0 += dx, b.x1 += dx, b.y0 += dy, b.y1 += dy; }
 
 void draw_item(Image& img, const TextItem& t) {
   if (t.rotated)
@@ -26,21 +27,20 @@ void draw_item(Image& img, const TextItem& t) {
     t.font->draw(img, t.x, t.y, t.text, t.color);
 }
 
+// The lines of a title: framework's split, except that an empty title has none.
 std::vector<std::string> split_lines(const std::string& s) {
-  std::vector<std::string> lines;
-  if (s.empty()) return lines;
-  size_t start = 0;
-  while (true) {
-    const size_t nl = s.find('\n', start);
-    lines.push_back(s.substr(start, nl == std::string::npos ? std::string::npos : nl - start));
-    if (nl == std::string::npos) break;
-    start = nl + 1;
-  }
-  return lines;
+  return s.empty() ? std::vector<std::string>{} : split(s, '\n');
 }
 
 // Baseline offset that visually centres a line of text on a given y (x-height/headline centre).
 int centre_baseline(const Font& f, int cy) { return cy + static_cast<int>(std::lround(0.27 * f.pixel_height())); }
+
+// Text turned upright (reading upwards), its ink starting at column `left` and centred on row `cy`.
+TextItem place_upright(const Font& f, const std::string& text, int left, int cy) {
+  const LabelBox b0 = f.text_box(text, 0, 0);
+  // Rotated: horizontal extent is the glyph height; vertical extent is the text width.
+  return place(f, text, left - b0.y0, cy + b0.width() / 2 + b0.x0, true, kText);
+}
 
 // Title block: each line centred on cx, stacked from `top` downwards without overlap.
 // Returns the bottom y of the block.
@@ -113,7 +113,7 @@ std::string format_fixed(double v, int decimals) {
 }
 
 LabelBox union_box(const LabelBox& a, const LabelBox& b) {
-  if (a.empty() && a.x0 == 0 && a.x1 == 0 && a.y0 == 0 && a.y1 == 0) return b;
+  if (b.empty()) return a;
   return {std::min(a.x0, b.x0), std::min(a.y0, b.y0), std::max(a.x1, b.x1), std::max(a.y1, b.y1)};
 }
 

@@ -27,10 +27,8 @@ std::string format_log_tick(double v) {
   char buf[32];
   if (std::fabs(k - std::round(k)) < 1e-9) {
     const int e = static_cast<int>(std::lround(k));
-    if (e >= -4 && e <= 6)
-      std::snprintf(buf, sizeof buf, "%.*f", std::max(0, -e), v);
-    else
-      std::snprintf(buf, sizeof buf, "1e%d", e);
+    if (e >= -4 && e <= 6) return format_fixed(v, std::max(0, -e));
+    std::snprintf(buf, sizeof buf, "1e%d", e);
   } else {
     std::snprintf(buf, sizeof buf, "%g", v);
   }
@@ -109,27 +107,26 @@ struct PlotArea {
 
 // Grid lines, minor and major ticks, and the tick labels (x labels that would collide are skipped).
 void draw_ticks(Image& img, const PlotArea& a, const Font& tick_f, int W, std::vector<TextItem>& items) {
-  for (double t : a.ax.major) {
+  // 1 px lines, each returning its pixel: the column at x value t over rows [y0, y1), the row at
+  // y value t over columns [x0, x1).
+  const auto column = [&](double t, int y0, int y1, RGB c) {
     const int x = static_cast<int>(std::lround(a.map_x(t)));
-    img.fill_rect(x, a.py0, x + 1, a.py1, kGridLine);
-  }
-  for (double t : a.ay.major) {
+    img.fill_rect(x, y0, x + 1, y1, c);
+    return x;
+  };
+  const auto row = [&](double t, int x0, int x1, RGB c) {
     const int y = static_cast<int>(std::lround(a.map_y(t)));
-    img.fill_rect(a.px0, y, a.px1, y + 1, kGridLine);
-  }
+    img.fill_rect(x0, y, x1, y + 1, c);
+    return y;
+  };
+  for (double t : a.ax.major) column(t, a.py0, a.py1, kGridLine);
+  for (double t : a.ay.major) row(t, a.px0, a.px1, kGridLine);
   img.stroke_rect(a.px0, a.py0, a.px1 + 1, a.py1 + 1, kAxis);
-  for (double t : a.ax.minor) {
-    const int x = static_cast<int>(std::lround(a.map_x(t)));
-    img.fill_rect(x, a.py1 + 1, x + 1, a.py1 + 4, kAxis);
-  }
-  for (double t : a.ay.minor) {
-    const int y = static_cast<int>(std::lround(a.map_y(t)));
-    img.fill_rect(a.px0 - 3, y, a.px0, y + 1, kAxis);
-  }
+  for (double t : a.ax.minor) column(t, a.py1 + 1, a.py1 + 4, kAxis);
+  for (double t : a.ay.minor) row(t, a.px0 - 3, a.px0, kAxis);
   int last_x1 = std::numeric_limits<int>::min();
   for (size_t i = 0; i < a.ax.major.size(); ++i) {
-    const int x = static_cast<int>(std::lround(a.map_x(a.ax.major[i])));
-    img.fill_rect(x, a.py1 + 1, x + 1, a.py1 + 6, kAxis);
+    const int x = column(a.ax.major[i], a.py1 + 1, a.py1 + 6, kAxis);
     const LabelBox b0 = tick_f.text_box(a.ax.labels[i], 0, 0);
     int lx = x - (b0.x0 + b0.x1) / 2;
     lx = std::clamp(lx, -b0.x0 + 1, W - 1 - b0.x1);
@@ -141,8 +138,7 @@ void draw_ticks(Image& img, const PlotArea& a, const Font& tick_f, int W, std::v
     }
   }
   for (size_t i = 0; i < a.ay.major.size(); ++i) {
-    const int y = static_cast<int>(std::lround(a.map_y(a.ay.major[i])));
-    img.fill_rect(a.px0 - 6, y, a.px0, y + 1, kAxis);
+    const int y = row(a.ay.major[i], a.px0 - 6, a.px0, kAxis);
     const LabelBox b0 = tick_f.text_box(a.ay.labels[i], 0, 0);
     items.push_back(place(tick_f, a.ay.labels[i], a.px0 - 8 - b0.x1, centre_baseline(tick_f, y), false, kText));
   }
@@ -156,12 +152,7 @@ void draw_axis_labels(const LinePlotSpec& spec, const PlotArea& a, const Font& l
     items.push_back(place(label_f, spec.x_label, (a.px0 + a.px1) / 2 - (b0.x0 + b0.x1) / 2,
                           H - pad - std::max(0, b0.y1), false, kText));
   }
-  if (!spec.y_label.empty()) {
-    const LabelBox b0 = label_f.text_box(spec.y_label, 0, 0);
-    const int x = pad - b0.y0;
-    const int pen_y = (a.py0 + a.py1) / 2 + b0.width() / 2 + b0.x0;
-    items.push_back(place(label_f, spec.y_label, x, pen_y, true, kText));
-  }
+  if (!spec.y_label.empty()) items.push_back(place_upright(label_f, spec.y_label, pad, (a.py0 + a.py1) / 2));
 }
 
 // Each series as a line (solid or dashed) through its finite points, clipped to the area, with
@@ -207,28 +198,24 @@ void draw_series(Image& img, const PlotArea& a, const std::vector<Series>& all) 
 }
 
 // The legend box right of the plot area: one row per named series, its line style and name.
-void draw_legend(Image& img, const PlotArea& a, const std::vector<const Series*>& named, int legend_w, int legend_row_h,
+void draw_legend(Image& img, const PlotArea& a, const std::vector<const Series*>& named, int legend_w, int row_h,
                  const Font& label_f, std::vector<TextItem>& items) {
-  if (!named.empty()) {
-    const int lx0 = a.px1 + 12, ly0 = a.py0;
-    const int row_h = legend_row_h;
-    const int lx1 = lx0 + legend_w, ly1 = ly0 + 8 + row_h * static_cast<int>(named.size());
-    img.stroke_rect(lx0, ly0, lx1, ly1, {190, 190, 190});
-    for (size_t i = 0; i < named.size(); ++i) {
-      const int cy = ly0 + 4 + row_h * static_cast<int>(i) + row_h / 2;
-      const Series& s = *named[i];
-      if (s.dashed && s.markers) {  // two dashes with the marker between them, gaps on both sides
-        img.draw_line(lx0 + 8, cy, lx0 + 12, cy, s.color, 2.0);
-        img.draw_line(lx0 + 26, cy, lx0 + 30, cy, s.color, 2.0);
-      } else if (s.dashed) {
-        img.draw_line(lx0 + 8, cy, lx0 + 16, cy, s.color, 2.0);
-        img.draw_line(lx0 + 22, cy, lx0 + 30, cy, s.color, 2.0);
-      } else {
-        img.draw_line(lx0 + 8, cy, lx0 + 30, cy, s.color, 2.0);
-      }
-      if (s.markers) img.fill_circle(lx0 + 19, cy, 3.0, s.color);
-      items.push_back(place(label_f, s.name, lx0 + 36, centre_baseline(label_f, cy), false, kText));
+  if (named.empty()) return;
+  const int lx0 = a.px1 + 12, ly0 = a.py0;
+  const int lx1 = lx0 + legend_w, ly1 = ly0 + 8 + row_h * static_cast<int>(named.size());
+  img.stroke_rect(lx0, ly0, lx1, ly1, {190, 190, 190});
+  for (size_t i = 0; i < named.size(); ++i) {
+    const int cy = ly0 + 4 + row_h * static_cast<int>(i) + row_h / 2;
+    const Series& s = *named[i];
+    if (s.dashed) {  // two dashes, shorter with the marker between them (gaps on both sides)
+      const int dash = s.markers ? 4 : 8;
+      img.draw_line(lx0 + 8, cy, lx0 + 8 + dash, cy, s.color, 2.0);
+      img.draw_line(lx0 + 30 - dash, cy, lx0 + 30, cy, s.color, 2.0);
+    } else {
+      img.draw_line(lx0 + 8, cy, lx0 + 30, cy, s.color, 2.0);
     }
+    if (s.markers) img.fill_circle(lx0 + 19, cy, 3.0, s.color);
+    items.push_back(place(label_f, s.name, lx0 + 36, centre_baseline(label_f, cy), false, kText));
   }
 }
 

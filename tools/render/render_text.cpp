@@ -9,7 +9,6 @@
 #include <cstdlib>
 #include <fstream>
 #include <iterator>
-#include <limits>
 #include <map>
 #include <mutex>
 #include <stdexcept>
@@ -29,7 +28,6 @@ struct FontData {
   hb_face_t* face = nullptr;
   hb_font_t* font = nullptr;
   unsigned upem = 1000;
-  int ascent = 0, descent = 0;  // font units; descent negative as in the font
 
   FontData() = default;
   FontData(const FontData&) = delete;
@@ -92,8 +90,6 @@ std::shared_ptr<const FontData> load_font_data(const std::string& path) {
   fd->font = hb_font_create(fd->face);  // scale defaults to upem: positions come in font units
   hb_font_make_immutable(fd->font);
   fd->upem = std::max(1u, hb_face_get_upem(fd->face));
-  int line_gap = 0;
-  stbtt_GetFontVMetrics(&fd->info, &fd->ascent, &fd->descent, &line_gap);
   std::shared_ptr<const FontData> result = fd;
   cache.emplace(path, result);
   return result;
@@ -157,15 +153,6 @@ Font::Font(float pixel_height, const std::string& path) : px_(pixel_height) {
   primary_ = load_font_data(resolve_font_path(path));
   fallback_ = load_fallback();
   if (fallback_ && fallback_->path == primary_->path) fallback_ = nullptr;
-}
-
-const std::string& Font::path() const { return primary_->path; }
-
-int Font::ascent() const {
-  return static_cast<int>(std::ceil(primary_->ascent * static_cast<double>(px_) / primary_->upem));
-}
-int Font::descent() const {
-  return static_cast<int>(std::ceil(-primary_->descent * static_cast<double>(px_) / primary_->upem));
 }
 
 uint32_t Font::glyph_index(char32_t codepoint) const {
@@ -233,12 +220,6 @@ std::vector<ShapedGlyph> Font::shape(const std::string& utf8) const {
   return out;
 }
 
-double Font::advance(const std::string& utf8) const {
-  double a = 0;
-  for (const auto& g : shape(utf8)) a += g.advance;
-  return a;
-}
-
 detail::TextMask Font::rasterize(const std::string& utf8) const {
   struct Placed {
     const FontData* fd;
@@ -249,7 +230,6 @@ detail::TextMask Font::rasterize(const std::string& utf8) const {
   std::vector<Placed> placed;
   double pen_end = 0;
   int bx0 = 0, by0 = 0, bx1 = 0, by1 = 0;  // union box relative to the origin
-  bool any_ink = false;
   for (const auto& g : glyphs) {
     const FontData* fd = g.face == 1 ? fallback_.get() : primary_.get();
     const float scale = px_ / static_cast<float>(fd->upem);
@@ -262,10 +242,7 @@ detail::TextMask Font::rasterize(const std::string& utf8) const {
     pen_end = std::max(pen_end, g.x + g.advance);
     if (p.x1 > p.x0 && p.y1 > p.y0) {
       const int gx0 = p.ix + p.x0, gy0 = p.iy + p.y0, gx1 = p.ix + p.x1, gy1 = p.iy + p.y1;
-      if (!any_ink) {
-        by0 = gy0, by1 = gy1;
-        any_ink = true;
-      }
+      if (placed.empty()) by0 = gy0, by1 = gy1;  // the first inked glyph
       bx0 = std::min(bx0, gx0), by0 = std::min(by0, gy0);
       bx1 = std::max(bx1, gx1), by1 = std::max(by1, gy1);
       placed.push_back(p);
@@ -273,15 +250,10 @@ detail::TextMask Font::rasterize(const std::string& utf8) const {
   }
   bx1 = std::max(bx1, static_cast<int>(std::ceil(pen_end)));
   detail::TextMask m;
-  if (!any_ink) {  // nothing visible: zero-height box spanning the advance
-    m.w = bx1 - bx0;
-    m.h = 0;
-    m.ox = -bx0;
-    return m;
-  }
   m.w = bx1 - bx0;
-  m.h = by1 - by0;
   m.ox = -bx0;
+  if (placed.empty()) return m;  // nothing visible: zero-height box spanning the advance
+  m.h = by1 - by0;
   m.oy = -by0;
   m.a.assign(static_cast<size_t>(m.w) * m.h, 0);
   std::vector<unsigned char> tmp;

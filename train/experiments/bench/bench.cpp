@@ -13,7 +13,6 @@
 #include <cmath>
 #include <functional>
 #include <map>
-#include <memory>
 #include <stdexcept>
 #include <vector>
 
@@ -59,20 +58,20 @@ struct OpenBlasThreads {
   ~OpenBlasThreads() { openblas_set_num_threads(1); }
 };
 
+// Median seconds of a raw cblas_sgemm c (M, N) = a (M, K) b (K, N), row-major, over `repeats` runs
+// on OpenBLAS's threads.
+static double raw_sgemm_seconds(int64_t M, int64_t N, int64_t K, const float* a, const float* b, float* c,
+                                int repeats) {
+  OpenBlasThreads raw_threads;
+  return median_seconds(
+      [&] { cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, M, N, K, 1.0f, a, K, b, N, 0.0f, c, N); }, repeats);
+}
+
 static void bench_matmul(int n, int repeats, BenchOutput& out) {
   Generator gen(0);
   Tensor a = randn({n, n}, gen), b = randn({n, n}, gen);
   std::vector<float> c(static_cast<size_t>(n) * n);
-  double raw = 0;
-  {
-    OpenBlasThreads raw_threads;
-    raw = median_seconds(
-        [&] {
-          cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, n, n, 1.0f, a.data<float>(), n, b.data<float>(), n,
-                      0.0f, c.data(), n);
-        },
-        repeats);
-  }
+  const double raw = raw_sgemm_seconds(n, n, n, a.data<float>(), b.data<float>(), c.data(), repeats);
   const double ours = median_seconds([&] { Tensor y = matmul(a, b); }, repeats);
   const double ours_t = median_seconds([&] { Tensor y = matmul(a, b, false, true); }, repeats);
   const double flops = 2.0 * n * n * n;
@@ -107,9 +106,10 @@ static void bench_cuda_gemm(int n, int repeats, BenchOutput& out) {
   out.say("{}\n", cuda_device_summary(0));
   out.say("cuBLAS sgemm {}x{} through qkv: {:.3f} ms, {:.1f} TFLOP/s = {:.0f}% of the {:.1f} TFLOP/s float32 peak\n", n,
           n, seconds * 1e3, tflops, 100 * tflops / peak, peak);
-  out.measure("cuda_gemm", {{"n", n}, {"device", "cuda"}}, seconds * 1e3, "ms");
-  out.measure("cuda_gemm_throughput", {{"n", n}, {"device", "cuda"}}, tflops, "TFLOP/s");
-  out.measure("cuda_gemm_fraction_of_peak", {{"n", n}, {"device", "cuda"}}, tflops / peak, "fraction");
+  const nlohmann::ordered_json where = {{"n", n}, {"device", "cuda"}};
+  out.measure("cuda_gemm", where, seconds * 1e3, "ms");
+  out.measure("cuda_gemm_throughput", where, tflops, "TFLOP/s");
+  out.measure("cuda_gemm_fraction_of_peak", where, tflops / peak, "fraction");
 }
 #endif
 
@@ -229,15 +229,9 @@ static double sgemm_rate_for_attention(int64_t T, int64_t H) {
   // a holds (T, H) or (T, T), b (H, T) or (T, H), c (T, T) or (T, H)
   const size_t wide = static_cast<size_t>(T * std::max(T, H));
   std::vector<float> a(wide, 0.5f), b(static_cast<size_t>(T * H), 0.25f), c(wide);
-  OpenBlasThreads raw_threads;
   double seconds = 0;
   for (const auto& [M, N, K] : {std::array<int64_t, 3>{T, T, H}, std::array<int64_t, 3>{T, H, T}})
-    seconds += median_seconds(
-        [&, M = M, N = N, K = K] {
-          cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, M, N, K, 1.0f, a.data(), K, b.data(), N, 0.0f,
-                      c.data(), N);
-        },
-        3);
+    seconds += raw_sgemm_seconds(M, N, K, a.data(), b.data(), c.data(), 3);
   return 2.0 * 2.0 * static_cast<double>(T) * T * H / seconds / 1e9;
 }
 
@@ -254,20 +248,23 @@ static void bench_attention(const std::vector<int64_t>& lengths, int64_t H, Devi
     // about 2 T^2 H multiply-adds forward (scores, weights @ v) and 4 T^2 H backward, halved by causality
     const double flops = 6.0 * T * T * H * 2 / 2;
     const int repeats = T <= 2048 ? 5 : T <= 8192 ? 3 : 1;
+    const nlohmann::ordered_json shape = {{"T", T}, {"H", H}, {"device", device.str()}};
+    const auto say_row = [&](const char* path, const AttentionTiming& t) {
+      const double total = t.forward_s + t.backward_s;
+      out.say("  {:>7}  {:<9} {:>8.1f}ms {:>8.1f}ms {:>8.1f}ms {:>10.4f}GB  {:>9.1f}\n", T, path, t.forward_s * 1e3,
+              t.backward_s * 1e3, total * 1e3, gb(t.peak_bytes), flops / total / 1e9);
+    };
     const AttentionTiming fused = time_attention(T, H, true, repeats, device);
     const double fused_total = fused.forward_s + fused.backward_s;
-    out.say("  {:>7}  {:<9} {:>8.1f}ms {:>8.1f}ms {:>8.1f}ms {:>10.4f}GB  {:>9.1f}\n", T, "fused",
-            fused.forward_s * 1e3, fused.backward_s * 1e3, fused_total * 1e3, gb(fused.peak_bytes),
-            flops / fused_total / 1e9);
+    say_row("fused", fused);
     // the reference's two (T, T)-sized matrices and one (T, H), where they fit in half the memory
     const double reference_need = 4.0 * (2.0 * T * std::max(T, H) + static_cast<double>(T) * H);
     if (cpu && reference_need <= memory / 2) {
       const double sgemm = sgemm_rate_for_attention(T, H), fused_rate = flops / fused_total / 1e9;
       out.say("  {:>7}  raw cblas_sgemm on the same products: {:.1f} GFLOP/s; the fused op runs at {:.0f}% of it\n", T,
               sgemm, 100 * fused_rate / sgemm);
-      out.measure("attention_sgemm_reference", {{"T", T}, {"H", H}, {"device", device.str()}}, sgemm, "GFLOP/s");
-      out.measure("attention_fused_share_of_sgemm", {{"T", T}, {"H", H}, {"device", device.str()}}, fused_rate / sgemm,
-                  "fraction");
+      out.measure("attention_sgemm_reference", shape, sgemm, "GFLOP/s");
+      out.measure("attention_fused_share_of_sgemm", shape, fused_rate / sgemm, "fraction");
     }
     // The tutorial's cost table: "At T = 100,000, one (T, T) float32 score matrix is 40 GB."
     if (cpu)
@@ -291,20 +288,16 @@ static void bench_attention(const std::vector<int64_t>& lengths, int64_t H, Devi
     if (composed_need > memory / 2) {
       out.say("  {:>7}  {:<9} skipped: needs about {:.1f} GB for its (T, T) matrices (this machine has {:.1f} GB)\n", T,
               "composed", composed_need / 1e9, memory / 1e9);
-      out.measure("attention_composed_skipped_need", {{"T", T}, {"H", H}, {"device", device.str()}}, composed_need,
-                  "bytes");
+      out.measure("attention_composed_skipped_need", shape, composed_need, "bytes");
       continue;
     }
     const AttentionTiming composed = time_attention(T, H, false, repeats, device);
     const double composed_total = composed.forward_s + composed.backward_s;
-    out.say("  {:>7}  {:<9} {:>8.1f}ms {:>8.1f}ms {:>8.1f}ms {:>10.4f}GB  {:>9.1f}\n", T, "composed",
-            composed.forward_s * 1e3, composed.backward_s * 1e3, composed_total * 1e3, gb(composed.peak_bytes),
-            flops / composed_total / 1e9);
+    say_row("composed", composed);
     out.say("  {:>7}  fused is {:.2f}x faster and needs {:.1f}x less peak memory\n", T, composed_total / fused_total,
             static_cast<double>(composed.peak_bytes) / static_cast<double>(std::max<int64_t>(fused.peak_bytes, 1)));
     record("composed", composed);
-    out.measure("attention_fused_speedup", {{"T", T}, {"H", H}, {"device", device.str()}}, composed_total / fused_total,
-                "ratio");
+    out.measure("attention_fused_speedup", shape, composed_total / fused_total, "ratio");
   }
   if (cpu) out.say("process peak RSS: {:.3f} GB\n", gb(static_cast<double>(peak_rss_bytes())));
   if (cpu)
@@ -312,13 +305,11 @@ static void bench_attention(const std::vector<int64_t>& lengths, int64_t H, Devi
 }
 
 struct BenchSize {
-  std::string name;
+  std::string name, label;  // label: as --size names it, toy or large
   int64_t batch, max_source, max_target, d_model, d_k, d_ff, vocab;
 };
 
-// The gemm floor of one training step: every matrix product of the step (forward and backward,
-// attention's included, as if its (T, T) products were gemms) timed as a raw cblas_sgemm at its own
-// shape in this process, summed. Returns {FLOPs per step, floor seconds}.
+// One matrix product of a training step, (M, K) (K, N), `count` times.
 struct GemmShape {
   int64_t M, N, K, count;
 };
@@ -351,21 +342,17 @@ static double step_flops(const BenchSize& s) {
   return flops;
 }
 
-static std::pair<double, double> gemm_floor(const BenchSize& s) {
+// The gemm floor of one training step: every matrix product of the step (forward and backward,
+// attention's included, as if its (T, T) products were gemms) timed as a raw cblas_sgemm at its own
+// shape in this process, summed. Returns the floor in seconds.
+static double gemm_floor(const BenchSize& s) {
   double seconds = 0;
   for (const GemmShape& g : step_gemm_shapes(s)) {
     std::vector<float> a(static_cast<size_t>(g.M * g.K), 0.5f), b(static_cast<size_t>(g.K * g.N), 0.25f),
         c(static_cast<size_t>(g.M * g.N));
-    OpenBlasThreads raw_threads;
-    const double one = median_seconds(
-        [&] {
-          cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, g.M, g.N, g.K, 1.0f, a.data(), g.K, b.data(), g.N,
-                      0.0f, c.data(), g.N);
-        },
-        7);
-    seconds += one * g.count;
+    seconds += raw_sgemm_seconds(g.M, g.N, g.K, a.data(), b.data(), c.data(), 7) * g.count;
   }
-  return {step_flops(s), seconds};
+  return seconds;
 }
 
 // The translator a benchmark size describes (one vocabulary size for both languages).
@@ -437,11 +424,11 @@ static double bench_training(const BenchSize& s, Device device, int steps, Bench
   const double tokens = static_cast<double>(steps) * s.batch * (s.max_source + s.max_target);
   out.say("  {:<34} {:<7} {:8.2f} ms/step  {:10.0f} tokens/s  ({} steps)\n", s.name, device.str(),
           seconds / steps * 1e3, tokens / seconds, steps);
-  out.say("RESULT qkv {} {} {:.4f}\n", s.batch == 64 ? "toy" : "large", device.str(), seconds / steps * 1e3);
-  const double rate = step_flops(s) / (seconds / steps);  // the step's products' FLOPs per second
-  out.say("  {:<34} {:.3f} GFLOP per step in products: {:.1f} GFLOP/s ({:.3f} TFLOP/s)\n", "", step_flops(s) / 1e9,
-          rate / 1e9, rate / 1e12);
-  const nlohmann::ordered_json where = {{"size", s.batch == 64 ? "toy" : "large"},
+  out.say("RESULT qkv {} {} {:.4f}\n", s.label, device.str(), seconds / steps * 1e3);
+  const double flops = step_flops(s), rate = flops / (seconds / steps);  // the step's products' FLOPs per second
+  out.say("  {:<34} {:.3f} GFLOP per step in products: {:.1f} GFLOP/s ({:.3f} TFLOP/s)\n", "", flops / 1e9, rate / 1e9,
+          rate / 1e12);
+  const nlohmann::ordered_json where = {{"size", s.label},
                                         {"device", device.str()},
                                         {"positions", models::positions_name(TrainOptions{}.positions)},
                                         {"steps", steps}};
@@ -465,12 +452,12 @@ static double bench_training(const BenchSize& s, Device device, int steps, Bench
   out.measure("training_allocations_per_step", where, storages, "allocations");
   out.measure("training_allocated_megabytes_per_step", where, megabytes, "MB");
   if (device == Device::cpu()) {
-    const auto [flops, floor] = gemm_floor(s);
+    const double floor = gemm_floor(s);
     out.say(
         "  {:<34} {:.2f} GFLOP per step; raw sgemm at the step's shapes: {:.2f} ms, so qkv runs at {:.0f}% of "
         "the gemm floor\n",
         "", flops / 1e9, floor * 1e3, 100 * floor / (seconds / steps));
-    out.say("RESULT floor {} {:.4f} {:.4f}\n", s.batch == 64 ? "toy" : "large", flops / 1e9, floor * 1e3);
+    out.say("RESULT floor {} {:.4f} {:.4f}\n", s.label, flops / 1e9, floor * 1e3);
     out.measure("training_step_flops", where, flops / 1e9, "GFLOP");
     out.measure("training_gemm_floor", where, floor * 1e3, "ms");
     out.measure("training_fraction_of_gemm_floor", where, floor / (seconds / steps), "fraction");
@@ -494,8 +481,7 @@ static void bench_positions(const std::vector<std::string>& schemes, const Bench
     const double ratio = median(ratios);
     out.say("  {:<34} {:<16} {:8.3f} ms/step against absolute's {:8.3f}: {:.3f}x ({} rounds of {} steps)\n", s.name,
             name, median(scheme) * 1e3, median(absolute) * 1e3, ratio, kRounds, steps);
-    out.measure("positions_step_ratio",
-                {{"size", s.batch >= 32 ? "toy" : "large"}, {"device", device.str()}, {"positions", name}}, ratio,
+    out.measure("positions_step_ratio", {{"size", s.label}, {"device", device.str()}, {"positions", name}}, ratio,
                 "ratio");
   }
 }
@@ -530,7 +516,7 @@ static void bench_data_parallel(const BenchSize& s, int steps, BenchOutput& out)
   out.say("data-parallel {}: {} rank{}, global batch {} ({} per rank)\n", s.name, N, N == 1 ? "" : "s", s.batch, rows);
   out.say("  step {:.2f} ms, all-reduce {:.3f} ms ({:.1f}% of the step), {:.0f} bytes per rank per step\n",
           seconds * 1e3, reduce * 1e3, 100 * reduce / seconds, bytes);
-  const nlohmann::ordered_json where = {{"size", s.batch == 64 ? "toy" : "large"}, {"ranks", N}};
+  const nlohmann::ordered_json where = {{"size", s.label}, {"ranks", N}};
   out.measure("data_parallel_step", where, seconds * 1e3, "ms");
   out.measure("data_parallel_all_reduce", where, reduce * 1e3, "ms");
   out.measure("data_parallel_bytes_per_step", where, bytes, "bytes");
@@ -570,21 +556,24 @@ void measure_all(BenchOutput& out, const std::vector<std::string>& devices, int 
     return;
   }
   const std::vector<BenchSize> sizes = {
-      {"toy defaults (B=64 T=21 D=64 F=256)", 64, 10, 11, 64, 64, 256, 300},
-      {"B=16 T=128 D=256 F=1024 V=1024", 16, 64, 64, 256, 256, 1024, 1024},
+      {"toy defaults (B=64 T=21 D=64 F=256)", "toy", 64, 10, 11, 64, 64, 256, 300},
+      {"B=16 T=128 D=256 F=1024 V=1024", "large", 16, 64, 64, 256, 256, 1024, 1024},
+  };
+  // Each size --size names, with its timed steps (five times as many for the toy size).
+  const auto for_each_size = [&](const auto& run) {
+    for (const auto& s : sizes)
+      if (only == "all" || only == s.label) run(s, s.label == "toy" ? steps * 5 : steps);
   };
   if (data_parallel) {
-    for (const auto& s : sizes)
-      if (only == "all" || (only == "toy") == (s.batch >= 32))
-        bench_data_parallel(s, s.batch >= 32 ? steps * 5 : steps, out);
+    for_each_size([&](const BenchSize& s, int size_steps) { bench_data_parallel(s, size_steps, out); });
     return;
   }
   for (const auto& d : devices) (void)backend_for(Device::parse(d));  // fail before measuring anything
   if (!positions.empty()) {
     out.say("training step by positions, beside absolute (synthetic tokens, one block):\n");
-    for (const auto& s : sizes)
-      if (only == "all" || (only == "toy") == (s.batch >= 32))
-        bench_positions(positions, s, Device::parse(devices.front()), s.batch >= 32 ? steps * 5 : steps, out);
+    for_each_size([&](const BenchSize& s, int size_steps) {
+      bench_positions(positions, s, Device::parse(devices.front()), size_steps, out);
+    });
     return;
   }
   if (only == "all") bench_matmul(512, 20, out);
@@ -595,11 +584,9 @@ void measure_all(BenchOutput& out, const std::vector<std::string>& devices, int 
   std::map<std::pair<std::string, std::string>, double> ms;  // (size, device) -> ms/step
   for (const auto& d : devices) {
     const Device device = Device::parse(d);
-    for (const auto& s : sizes) {
-      const bool toy = s.batch >= 32;
-      if (only == "all" || (only == "toy") == toy)
-        ms[{s.name, device.str()}] = bench_training(s, device, toy ? steps * 5 : steps, out);
-    }
+    for_each_size([&](const BenchSize& s, int size_steps) {
+      ms[{s.name, device.str()}] = bench_training(s, device, size_steps, out);
+    });
   }
   // every other device against the CPU, measured in this same run
   for (const auto& [key, value] : ms) {
