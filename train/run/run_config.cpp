@@ -10,7 +10,8 @@
 
 namespace qkv::app {
 
-data::Layout layout_for(const data::Dataset& ds) {
+// The layout that fits every sentence of the training split.
+static data::Layout layout_for(const data::Dataset& ds) {
   data::Layout layout;
   for (const auto& p : ds.train) {
     layout.max_source = std::max<int64_t>(layout.max_source, static_cast<int64_t>(p.english.size()));

@@ -12,9 +12,6 @@
 
 namespace qkv::app {
 
-// The layout that fits every sentence of the training split.
-data::Layout layout_for(const data::Dataset& ds);
-
 // The run's model config: the options' architecture and positions, the vocabularies' sizes and the
 // layout: --max-source and --max-target, or the training split's longest (a value shorter than a
 // train sentence throws naming the fix). Valid and test sentences may be longer: evaluation skips

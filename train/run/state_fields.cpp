@@ -42,7 +42,7 @@ double parse_exact(const std::string& text, const std::string& what, double low,
 }
 
 // An integer exactly as std::to_string writes it, within [low, high].
-int64_t parse_integer(const std::string& text, const std::string& what, int64_t low, int64_t high) {
+static int64_t parse_integer(const std::string& text, const std::string& what, int64_t low, int64_t high) {
   int64_t v = 0;
   const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), v);
   if (error != std::errc() || end != text.data() + text.size() || std::to_string(v) != text)

@@ -18,10 +18,8 @@ namespace qkv::app {
 std::string exact(double v);  // a hex float: round-trips exactly
 // A value from a saved state, shown in a message: at most 40 bytes of it.
 std::string shown(const std::string& text);
-// A number exactly as exact() writes it, finite and within [low, high]; an integer exactly as
-// std::to_string writes it, within [low, high]; each names `what` when it throws.
+// A number exactly as exact() writes it, finite and within [low, high]; names `what` when it throws.
 double parse_exact(const std::string& text, const std::string& what, double low, double high);
-int64_t parse_integer(const std::string& text, const std::string& what, int64_t low, int64_t high);
 // JSON from a saved state: one linear pass, its depth and size bounded.
 nlohmann::json parse_state_json(const std::string& text, int max_depth, size_t max_values);
 

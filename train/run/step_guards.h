@@ -6,7 +6,6 @@
 
 #include <atomic>
 #include <cmath>
-#include <csignal>
 #include <cstdint>
 #include <stdexcept>
 #include <string>
@@ -92,10 +91,7 @@ class StateSaver {
                                                         run_.group->size(), run_.o.out_dir)
                                           : fmt::format("qkv train --resume --out {}", run_.o.out_dir);
     throw Interrupted(fmt::format("interrupted{} at epoch {}, step {}: the run is saved; continue it with {}",
-                                  sig == SIGINT    ? " (SIGINT)"
-                                  : sig == SIGTERM ? " (SIGTERM)"
-                                                   : "",
-                                  epoch, st.step, resume));
+                                  signal_note(sig), epoch, st.step, resume));
   }
 
  private:

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <chrono>
+#include <csignal>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -38,6 +39,9 @@ inline double seconds_since(Clock::time_point start) {
 struct Interrupted : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
+
+// How an Interrupted message names the signal: " (SIGINT)", " (SIGTERM)", or "" for any other.
+inline const char* signal_note(int sig) { return sig == SIGINT ? " (SIGINT)" : sig == SIGTERM ? " (SIGTERM)" : ""; }
 
 struct EvalResult {
   double loss = 0, token_accuracy = 0, exact_match = 0;

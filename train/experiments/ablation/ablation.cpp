@@ -164,19 +164,14 @@ std::vector<Cell> grid_of(const AblateOptions& o) {
   return cells;
 }
 
-std::string join_numbers(const std::vector<int64_t>& v) {
-  std::string s;
-  for (size_t i = 0; i < v.size(); ++i) s += (i ? "," : "") + std::to_string(v[i]);
-  return s;
-}
-
 // The command that reproduces this grid, printed beside every figure.
 std::string command_line(const AblateOptions& o) {
-  std::string modes;
-  for (size_t i = 0; i < o.modes.size(); ++i) modes += (i ? "," : "") + models::attention_mode_name(o.modes[i]);
+  std::vector<std::string> blocks, modes;
+  for (const int64_t b : o.blocks) blocks.push_back(std::to_string(b));
+  for (const models::AttentionMode mode : o.modes) modes.push_back(models::attention_mode_name(mode));
   return fmt::format(
       "qkv ablate --data {} --blocks {} --modes {} --epochs {} --d-model {} --d-k {} --d-ff {} --seed {}{}{} --out {}",
-      o.base.data_dir, join_numbers(o.blocks), modes, o.base.epochs, o.base.d_model, o.base.d_k, o.base.d_ff,
+      o.base.data_dir, join(blocks, ","), join(modes, ","), o.base.epochs, o.base.d_model, o.base.d_k, o.base.d_ff,
       o.base.seed, o.no_frozen ? " --no-frozen" : "", o.no_control ? " --no-control" : "", o.out);
 }
 

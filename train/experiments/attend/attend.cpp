@@ -12,11 +12,8 @@
 #include "train/experiments/attend/attend.h"
 #include "train/experiments/common/sentences.h"
 #include "train/experiments/attend/attention_picture.h"
-#include "framework/autograd.h"
 #include "framework/file_util.h"
-#include "framework/ops.h"
 #include "framework/text_util.h"
-#include "train/experiments/tutorial/tutorial_example.h"
 #include "models/memory_budget.h"
 #include "models/translator_io.h"
 #include "tools/render/render.h"
@@ -81,6 +78,14 @@ static std::string trace_csv(const models::AttentionTrace& t) {
   return out;
 }
 
+// The n x n values of a map as its rows, one array per query, each value as an Out.
+template <class Out, class In>
+static nlohmann::ordered_json map_rows(const std::vector<In>& values, size_t n) {
+  nlohmann::ordered_json rows = nlohmann::ordered_json::array();
+  for (size_t i = 0; i < n; ++i) rows.push_back(std::vector<Out>(values.begin() + i * n, values.begin() + (i + 1) * n));
+  return rows;
+}
+
 static nlohmann::ordered_json trace_json(const models::AttentionTrace& t, const std::string& mode,
                                          const std::string& checkpoint) {
   nlohmann::ordered_json j;
@@ -91,11 +96,8 @@ static nlohmann::ordered_json trace_json(const models::AttentionTrace& t, const 
   j["layers"] = t.layers;
   j["checkpoint"] = checkpoint;
   j["labels"] = t.labels;
-  const size_t n = t.labels.size();
-  for (size_t i = 0; i < n; ++i) {
-    j["weights"].push_back(std::vector<double>(t.weights.begin() + i * n, t.weights.begin() + (i + 1) * n));
-    j["masked"].push_back(std::vector<int>(t.masked.begin() + i * n, t.masked.begin() + (i + 1) * n));
-  }
+  j["weights"] = map_rows<double>(t.weights, t.labels.size());
+  j["masked"] = map_rows<int>(t.masked, t.labels.size());
   return j;
 }
 
@@ -186,11 +188,7 @@ static void run_knockout(const AttendOptions& o, const std::vector<std::string>&
           models::trace_attention(model, words, loaded.english, loaded.hindi, l, knock, o.max_length);
       j["knocked_translation"] = join(t.hindi, " ");
       j["labels"] = t.labels;
-      const size_t size = t.labels.size();
-      nlohmann::ordered_json weights = nlohmann::ordered_json::array();
-      for (size_t i = 0; i < size; ++i)
-        weights.push_back(std::vector<double>(t.weights.begin() + i * size, t.weights.begin() + (i + 1) * size));
-      j["weights"].push_back(weights);
+      j["weights"].push_back(map_rows<double>(t.weights, t.labels.size()));
     }
     fmt::print("{}\n", j.dump(2));
     return;

@@ -174,9 +174,7 @@ Child start_child(int index, const std::vector<Child>& others, const std::functi
 }
 
 [[noreturn]] void throw_interrupted(int sig) {
-  throw Interrupted(fmt::format("interrupted{}: every child process was stopped", sig == SIGINT    ? " (SIGINT)"
-                                                                                  : sig == SIGTERM ? " (SIGTERM)"
-                                                                                                   : ""));
+  throw Interrupted(fmt::format("interrupted{}: every child process was stopped", signal_note(sig)));
 }
 
 // Waits until a signal comes (throws Interrupted) or some child's pipe has data or is closed;

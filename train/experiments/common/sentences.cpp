@@ -32,11 +32,11 @@ std::vector<std::string> sentence_words(const std::string& sentence, const std::
   return words;
 }
 
-bool every_word_unknown(const std::vector<std::string>& words, const data::Vocab& vocab) {
-  return std::none_of(words.begin(), words.end(), [&](const std::string& w) { return vocab.contains(w); });
-}
-
-std::string unknown_words(const std::vector<std::string>& words, const data::Vocab& vocab) {
+// Warns on stderr, each line after `prefix`, of the words vocab lacks, quoted, each with its nearest
+// vocabulary words ("did you mean ..."), and when no word is in vocab: the model then reads only
+// <unk>, and its output means nothing.
+static void warn_unknown_words(const std::vector<std::string>& words, const data::Vocab& vocab,
+                               const std::string& prefix) {
   std::string unknown;
   for (const auto& w : words) {
     if (vocab.contains(w)) continue;
@@ -44,7 +44,12 @@ std::string unknown_words(const std::vector<std::string>& words, const data::Voc
     const std::vector<std::string> near = data::nearest_words(w, vocab.words());
     if (!near.empty()) unknown += " (did you mean '" + join(near, "', '") + "'?)";
   }
-  return unknown;
+  if (!unknown.empty()) fmt::print(stderr, "{}warning: unknown words mapped to <unk>: {}\n", prefix, unknown);
+  if (std::none_of(words.begin(), words.end(), [&](const std::string& w) { return vocab.contains(w); }))
+    fmt::print(stderr,
+               "{}warning: every word is unknown to this model, so the translation cannot depend on what you "
+               "typed and means nothing\n",
+               prefix);
 }
 
 void check_sentence(const std::vector<std::string>& words, const models::Translator& model, const data::Vocab& vocab) {
@@ -57,9 +62,7 @@ void check_sentence(const std::vector<std::string>& words, const models::Transla
   if (static_cast<int64_t>(words.size()) > data::kMaxSentenceWords)
     throw std::runtime_error(
         fmt::format("the sentence has {} words; qkv reads at most {}", words.size(), data::kMaxSentenceWords));
-  const std::string unknown = unknown_words(words, vocab);
-  if (!unknown.empty()) fmt::print(stderr, "warning: unknown words mapped to <unk>: {}\n", unknown);
-  if (every_word_unknown(words, vocab)) fmt::print(stderr, "warning: {}\n", kMeaninglessTranslation);
+  warn_unknown_words(words, vocab, "");
 }
 
 std::string version_text() {
@@ -144,10 +147,7 @@ bool translate_lines(models::Translator& model, const models::LoadedTranslator& 
       all_ok = false;
       continue;
     }
-    const std::string unknown = unknown_words(words, loaded.english);
-    if (!unknown.empty()) fmt::print(stderr, "{}: warning: unknown words mapped to <unk>: {}\n", where, unknown);
-    if (every_word_unknown(words, loaded.english))
-      fmt::print(stderr, "{}: warning: {}\n", where, kMeaninglessTranslation);
+    warn_unknown_words(words, loaded.english, where + ": ");
     lines.push_back(join(words, " "));
     wheres.push_back(where);
     batch.push_back(words);

@@ -15,12 +15,6 @@ namespace qkv::app {
 // A sentence as typed: UTF-8, not empty, normalised (data::normalize_english); says on stderr
 // what it was read as when that differs ("note: read as ..."), prefixed by `where` if given.
 std::vector<std::string> sentence_words(const std::string& sentence, const std::string& where = "");
-// True when no word is in vocab: the model then reads only <unk>, and its output means nothing.
-bool every_word_unknown(const std::vector<std::string>& words, const data::Vocab& vocab);
-inline constexpr const char* kMeaninglessTranslation =
-    "every word is unknown to this model, so the translation cannot depend on what you typed and means nothing";
-// The words vocab lacks, quoted, each with its nearest vocabulary words ("did you mean ...").
-std::string unknown_words(const std::vector<std::string>& words, const data::Vocab& vocab);
 
 // Checks that the words fit the model (a model tied to its layout reads at most its source
 // positions; throws otherwise), then prints one warning line naming every word the vocabulary

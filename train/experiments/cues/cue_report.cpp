@@ -1,15 +1,21 @@
-// train/experiments/cues/cue_report.cpp — the knockout table of one or more checkpoints' cue reports, as
-// `qkv cues` and the demo print it.
+// train/experiments/cues/cue_report.cpp — the cue attention and knockout tables of one or more checkpoints'
+// cue reports, as `qkv cues` and the demo print them.
 #include "train/experiments/cues/cue_report.h"
 
 #include <fmt/format.h>
 
 namespace qkv::app {
 
-std::string knockout_table(const std::vector<CueResult>& results) {
-  std::string table = fmt::format("{:<8} {:>7} {:>12} {:>15} {:>14} {:>17} {:>19} {:>22}  {}\n", "mode", "trials",
-                                  "cue KO flip", "random KO flip", "cue KO change", "random KO change",
-                                  "cue KO flip, all q", "random KO flip, all q", "checkpoint");
+std::string cue_tables(const std::vector<CueResult>& results) {
+  std::string table =
+      fmt::format("{:<8} {:>5} {:>9} {:>9} {:>10}\n", "mode", "layer", "cue peak", "others", "cue above");
+  for (const CueResult& r : results)
+    for (const models::CueLayer& l : r.report.layers)
+      table += fmt::format("{:<8} {:>5} {:>9.3f} {:>9.3f} {:>9.1f}%\n", r.mode, l.layer + 1, l.cue_mean,
+                           l.baseline_mean, 100 * l.cue_above_fraction);
+  table += fmt::format("\n{:<8} {:>7} {:>12} {:>15} {:>14} {:>17} {:>19} {:>22}  {}\n", "mode", "trials", "cue KO flip",
+                       "random KO flip", "cue KO change", "random KO change", "cue KO flip, all q",
+                       "random KO flip, all q", "checkpoint");
   for (const CueResult& r : results) {
     const models::CueReport& k = r.report;
     if (k.trials == 0) {  // no rate was measured: say so rather than print 0.0%, which reads as "no effect"

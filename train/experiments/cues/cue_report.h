@@ -1,5 +1,5 @@
 // train/experiments/cues/cue_report.h — what `qkv cues` shares with the demo: one checkpoint's cue report
-// and the knockout table (cue_report.cpp).
+// and its cue attention and knockout tables (cue_report.cpp).
 #pragma once
 
 #include <string>
@@ -14,8 +14,9 @@ struct CueResult {
   models::CueReport report;
 };
 
-// Per model: trials and the flip and change rates of the cue and random knockouts, from target
-// queries and from all queries, one line each.
-std::string knockout_table(const std::vector<CueResult>& results);
+// The cue attention table (per model and layer: the cue's peak, the other words' and the share of
+// sentences where the cue's is above), a blank line, and the knockout table (per model: trials and
+// the flip and change rates of the cue and random knockouts, from target queries and from all queries).
+std::string cue_tables(const std::vector<CueResult>& results);
 
 }  // namespace qkv::app

@@ -131,12 +131,7 @@ void run_cues(CuesOptions o) {
     results.push_back(std::move(r));
   }
   fmt::print("cue attention and knockout on {} ({} sentences of {})\n", o.split, sentences.size(), o.cues);
-  fmt::print("{:<8} {:>5} {:>9} {:>9} {:>10}\n", "mode", "layer", "cue peak", "others", "cue above");
-  for (const CueResult& r : results)
-    for (const models::CueLayer& l : r.report.layers)
-      fmt::print("{:<8} {:>5} {:>9.3f} {:>9.3f} {:>9.1f}%\n", r.mode, l.layer + 1, l.cue_mean, l.baseline_mean,
-                 100 * l.cue_above_fraction);
-  fmt::print("\n{}", knockout_table(results));
+  fmt::print("{}", cue_tables(results));
   fmt::print(
       "cue peak: the cue's largest weight from any target query; others: the mean of the same for the other "
       "source words (not the cue, not the ambiguous word or idiom); cue above: sentences where the first "

@@ -382,8 +382,6 @@ void cue_section(Demo& d) {
     fmt::print("\ncue attention: skipped ({} has no sense_context sentences)\n", cues_path.string());
     return;
   }
-  std::string table =
-      fmt::format("{:<8} {:>5} {:>9} {:>9} {:>10}\n", "mode", "layer", "cue peak", "others", "cue above");
   std::vector<CueResult> results;
   std::string says;
   for (const models::AttentionMode mode : {models::AttentionMode::Learned, models::AttentionMode::Static}) {
@@ -392,9 +390,6 @@ void cue_section(Demo& d) {
         {m.train.checkpoint, m.mode_name(),
          models::measure_cues(*m.loaded.model, sentences, m.loaded.english, m.loaded.hindi, d.options.base.seed)});
     const models::CueReport& r = results.back().report;
-    for (const models::CueLayer& l : r.layers)
-      table += fmt::format("{:<8} {:>5} {:>9.3f} {:>9.3f} {:>9.1f}%\n", m.mode_name(), l.layer + 1, l.cue_mean,
-                           l.baseline_mean, 100 * l.cue_above_fraction);
     says += fmt::format(
         "{}{}: hiding the cue from the Hindi positions flips the ambiguous word's translation in {:.1f}% "
         "of {} sentences (a random other word: {:.1f}%); hiding it from every position, {:.1f}% "
@@ -402,15 +397,15 @@ void cue_section(Demo& d) {
         says.empty() ? "" : " ", m.mode_name(), 100 * r.cue_flip_rate(), r.trials, 100 * r.random_flip_rate(),
         100 * r.cue_flip_rate_all_queries(), 100 * r.random_flip_rate_all_queries());
   }
-  const std::string knockout = knockout_table(results);
+  const std::string tables = cue_tables(results);
   says +=
       " The cue peak is the cue's largest weight from any Hindi position; others, the mean of the same for the "
       "other source words. A cue flip rate far above the random one means the model uses the attention to the cue; "
       "where hiding it from the Hindi positions alone changes little, the English positions have already carried "
       "the cue into the ambiguous word's vector (the sense probe below reads it there).";
-  fmt::print("\nCue attention on sense_context ({} sentences; qkv cues --split sense_context):\n{}\n{}{}\n",
-             sentences.size(), table, knockout, says);
-  d.page["CUE_TABLE"] = html_escape(table + "\n" + knockout);
+  fmt::print("\nCue attention on sense_context ({} sentences; qkv cues --split sense_context):\n{}{}\n",
+             sentences.size(), tables, says);
+  d.page["CUE_TABLE"] = html_escape(tables);
   d.page["CUE_SAYS"] = html_escape(says);
 }
 

@@ -19,15 +19,10 @@ namespace fs = std::filesystem;
 
 namespace {
 
-std::string format_row(const std::vector<double>& v) {
+// "[1.0, 1.2, 0.9]": the values with `decimals` digits after the point.
+std::string format_values(const std::vector<double>& v, int decimals) {
   std::string s = "[";
-  for (size_t i = 0; i < v.size(); ++i) s += fmt::format("{}{:.3f}", i ? ", " : "", v[i]);
-  return s + "]";
-}
-
-std::string format_input(const std::vector<double>& v) {
-  std::string s = "[";
-  for (size_t i = 0; i < v.size(); ++i) s += fmt::format("{}{:.1f}", i ? ", " : "", v[i]);
+  for (size_t i = 0; i < v.size(); ++i) s += fmt::format("{}{:.{}f}", i ? ", " : "", v[i], decimals);
   return s + "]";
 }
 
@@ -40,11 +35,11 @@ void print_tables(const models::ScalingResult& r, int64_t pairs, int64_t draws, 
                v.var_raw / static_cast<double>(v.d), v.var_scaled, v.se_ratio);
 
   fmt::print("\nStep 2 — high variance saturates softmax\n\n");
-  const std::string a = fmt::format("softmax({})", format_input(r.soft.input));
-  const std::string b = fmt::format("softmax({})", format_input(r.saturated.input));
+  const std::string a = fmt::format("softmax({})", format_values(r.soft.input, 1));
+  const std::string b = fmt::format("softmax({})", format_values(r.saturated.input, 1));
   const size_t w = std::max(a.size(), b.size());
-  fmt::print("{:<{}} = {}    <- soft, informative\n", a, w, format_row(r.soft.output));
-  fmt::print("{:<{}} = {}   <- nearly one-hot\n", b, w, format_row(r.saturated.output));
+  fmt::print("{:<{}} = {}    <- soft, informative\n", a, w, format_values(r.soft.output, 3));
+  fmt::print("{:<{}} = {}   <- nearly one-hot\n", b, w, format_values(r.saturated.output, 3));
 
   fmt::print("\nStep 3 — saturated softmax kills gradients\n");
   fmt::print("(gradient norm reaching one query's scores, ||dL/d logits_i||, L = sum(softmax(logits) * G),\n");

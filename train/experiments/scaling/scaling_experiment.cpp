@@ -47,13 +47,15 @@ double median(std::vector<double> v) {
 
 }  // namespace
 
-std::vector<int64_t> scaling_dims(int64_t max_d) {
+// 1, 2, 4, ..., max_d.
+static std::vector<int64_t> scaling_dims(int64_t max_d) {
   std::vector<int64_t> dims;
   for (int64_t d = 1; d <= max_d; d *= 2) dims.push_back(d);
   return dims;
 }
 
-std::vector<VarianceRow> score_variance(const ScalingOptions& o, const ScalingProgress& progress) {
+// The variance part of run_scaling (each part draws from its own generator seeded from options.seed).
+static std::vector<VarianceRow> score_variance(const ScalingOptions& o, const ScalingProgress& progress) {
   validate(o);
   NoGradGuard no_grad;
   Generator gen(o.seed);
@@ -101,7 +103,8 @@ SoftmaxRow softmax_row(const std::vector<double>& scores) {
   return {scores, softmax(x).to_vector()};
 }
 
-std::vector<GradientRow> softmax_gradient(const ScalingOptions& o, const ScalingProgress& progress) {
+// The gradient part of run_scaling.
+static std::vector<GradientRow> softmax_gradient(const ScalingOptions& o, const ScalingProgress& progress) {
   validate(o);
   Generator gen(o.seed ^ kGradientStream);
   // One fixed upstream gradient G for every draw and dimension: L = sum(softmax(logits) * G).

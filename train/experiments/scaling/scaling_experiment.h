@@ -59,12 +59,7 @@ using ScalingProgress = std::function<void(const char* part, int64_t d)>;
 // Validates the options (throws std::invalid_argument naming the bad one) and runs all three parts.
 ScalingResult run_scaling(const ScalingOptions& options, const ScalingProgress& progress = nullptr);
 
-// The three parts on their own (each draws from its own generator seeded from options.seed).
-std::vector<VarianceRow> score_variance(const ScalingOptions& options, const ScalingProgress& progress = nullptr);
+// The softmax part on its own: softmax(scores) beside its scores.
 SoftmaxRow softmax_row(const std::vector<double>& scores);
-std::vector<GradientRow> softmax_gradient(const ScalingOptions& options, const ScalingProgress& progress = nullptr);
-
-// 1, 2, 4, ..., max_d.
-std::vector<int64_t> scaling_dims(int64_t max_d);
 
 }  // namespace qkv::models
