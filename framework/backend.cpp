@@ -58,12 +58,9 @@ Strides broadcast_strides(const Shape& shape, const Shape& out_shape) {
   Strides strides(out_shape.size(), 0);
   const size_t pad = out_shape.size() - shape.size();
   for (size_t i = 0; i < shape.size(); ++i) {
-    if (shape[i] == out_shape[i + pad])
-      strides[i + pad] = shape[i] == 1 ? 0 : own[i];
-    else if (shape[i] == 1)
-      strides[i + pad] = 0;
-    else
+    if (shape[i] != out_shape[i + pad] && shape[i] != 1)
       throw std::runtime_error(fmt::format("cannot broadcast {} to {}", shape_str(shape), shape_str(out_shape)));
+    strides[i + pad] = shape[i] == 1 ? 0 : own[i];
   }
   return strides;
 }

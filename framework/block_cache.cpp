@@ -14,8 +14,7 @@ BlockCache::BlockCache(Source source, size_t small_step, size_t large_step, size
 
 BlockCache::~BlockCache() {
   // Live blocks belong to tensors that may outlive this (static) cache; only the cached ones go.
-  std::lock_guard<std::mutex> lock(mutex_);
-  release_cached_locked();
+  release_cached();
 }
 
 size_t BlockCache::rounded(size_t nbytes) const {

@@ -24,13 +24,17 @@ inline void check_float(const Tensor& t, const char* op) {
     throw std::runtime_error(fmt::format("{}: expected a float32 or float64 tensor, got {}", op, t.describe()));
 }
 
+inline void check_same_device(const Tensor& a, const Tensor& b, const char* op) {
+  if (a.device() != b.device())
+    throw std::runtime_error(
+        fmt::format("{}: tensors are on different devices: {} and {}", op, a.device().str(), b.device().str()));
+}
+
 // Same dtype and device, or a clear error naming both.
 inline void check_pair(const Tensor& a, const Tensor& b, const char* op) {
   check_float(a, op);
   check_float(b, op);
-  if (a.device() != b.device())
-    throw std::runtime_error(
-        fmt::format("{}: tensors are on different devices: {} and {}", op, a.device().str(), b.device().str()));
+  check_same_device(a, b, op);
   if (a.dtype() != b.dtype())
     throw std::runtime_error(
         fmt::format("{}: dtype mismatch: {} and {}", op, dtype_name(a.dtype()), dtype_name(b.dtype())));

@@ -37,9 +37,7 @@ Tensor log_softmax(const Tensor& x) {
 Tensor masked_fill(const Tensor& x, const Tensor& mask, double value) {
   check_float(x, "masked_fill");
   check_defined(mask, "masked_fill");
-  if (mask.device() != x.device())
-    throw std::runtime_error(
-        fmt::format("masked_fill: tensors are on different devices: {} and {}", x.device().str(), mask.device().str()));
+  check_same_device(x, mask, "masked_fill");
   Tensor keep = mask.dtype() == x.dtype() ? mask : mask.to(x.dtype());
   const Shape shape = broadcast_shapes(x.shape(), keep.shape(), "masked_fill");
   if (shape != x.shape())
@@ -62,9 +60,7 @@ static Tensor checked_rows(const Tensor& table, const Tensor& ids, const char* o
     throw std::runtime_error(fmt::format("{}: table must be (vocab, D), got {}", op, shape_str(table.shape())));
   if (ids.dtype() != DType::I64)
     throw std::runtime_error(fmt::format("{}: ids must be int64, got {}", op, dtype_name(ids.dtype())));
-  if (ids.device() != table.device())
-    throw std::runtime_error(
-        fmt::format("{}: tensors are on different devices: {} and {}", op, table.device().str(), ids.device().str()));
+  check_same_device(table, ids, op);
   const int64_t rows = table.size(0);
   // Range-checked on the backend (on a GPU without waiting for the result).
   Tensor index = Tensor::empty(ids.shape(), DType::I64, ids.device());
@@ -244,9 +240,7 @@ Tensor cross_entropy(const Tensor& logits, const Tensor& targets, int64_t ignore
     throw std::runtime_error("cross_entropy: targets must be int64, got " + dtype_name(targets.dtype()));
   if (logits.dim() < 1)
     throw std::runtime_error("cross_entropy: logits need a class axis, got " + shape_str(logits.shape()));
-  if (targets.device() != logits.device())
-    throw std::runtime_error(fmt::format("cross_entropy: tensors are on different devices: {} and {}",
-                                         logits.device().str(), targets.device().str()));
+  check_same_device(logits, targets, "cross_entropy");
   const int64_t classes = logits.size(-1);
   Shape expect(logits.shape().begin(), logits.shape().end() - 1);
   if (targets.shape() != expect)

@@ -50,15 +50,6 @@ Tensor reshape(const Tensor& x, const Shape& shape) {
 
 Tensor view(const Tensor& x, const Shape& shape) { return reshape(x, shape); }
 
-// Copies `src` (contiguous) into the region [begin, begin + src.size(axis)) of `dst` along axis.
-static void copy_into_region(const Tensor& src, Tensor& dst, int64_t axis, int64_t begin) {
-  const Strides dst_strides = contiguous_strides(dst.shape());
-  const size_t elem = dtype_size(dst.dtype());
-  char* base = static_cast<char*>(dst.data_ptr()) + begin * dst_strides[axis] * elem;
-  backend_of(dst).strided_copy(dst.dtype(), src.data_ptr(), contiguous_strides(src.shape()), base, dst_strides,
-                               src.shape());
-}
-
 Tensor slice(const Tensor& x, int64_t axis, int64_t begin, int64_t end) {
   check_defined(x, "slice");
   const int64_t a = normalize_axis(axis, x.dim(), "slice");
@@ -77,7 +68,7 @@ Tensor slice(const Tensor& x, int64_t axis, int64_t begin, int64_t end) {
   // d slice = g placed back into a zero tensor of x's shape
   return record(out, "slice", {x}, [x_shape, a, begin](const Tensor& g) -> std::vector<Tensor> {
     Tensor d_x = Tensor::zeros(x_shape, g.dtype(), g.device());
-    copy_into_region(g, d_x, a, begin);
+    d_x.write_at_(a, begin, g);
     return {d_x};
   });
 }
@@ -106,7 +97,7 @@ Tensor concat(const std::vector<Tensor>& xs, int64_t axis) {
   int64_t at = 0;
   for (const Tensor& x : xs) {
     starts.push_back(at);
-    copy_into_region(x, out, a, at);
+    out.write_at_(a, at, x);
     at += x.shape()[a];
   }
   std::vector<int64_t> sizes;

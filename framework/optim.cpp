@@ -92,17 +92,14 @@ void Adam::step() {
   ++step_;
   const double bias_correction1 = 1.0 - std::pow(opt_.beta1, static_cast<double>(step_));
   const double bias_correction2 = 1.0 - std::pow(opt_.beta2, static_cast<double>(step_));
-  const double step_size = lr / bias_correction1;
-  const double sqrt_bc2 = std::sqrt(bias_correction2);
-  AdamStep s;
-  s.lr = lr;
-  s.beta1 = opt_.beta1;
-  s.beta2 = opt_.beta2;
-  s.eps = opt_.eps;
-  s.weight_decay = opt_.weight_decay;
-  s.decoupled = decoupled_;
-  s.step_size = step_size;
-  s.sqrt_bias_correction2 = sqrt_bc2;
+  const AdamStep s{.lr = lr,
+                   .beta1 = opt_.beta1,
+                   .beta2 = opt_.beta2,
+                   .eps = opt_.eps,
+                   .weight_decay = opt_.weight_decay,
+                   .decoupled = decoupled_,
+                   .step_size = lr / bias_correction1,
+                   .sqrt_bias_correction2 = std::sqrt(bias_correction2)};
   for (size_t i = 0; i < params_.size(); ++i) {
     Tensor& p = params_[i];
     if (!p.grad().defined()) continue;

@@ -31,6 +31,12 @@ const char* const kMetadataKey = "__metadata__";
 constexpr size_t kLengthPrefixBytes = 8;
 constexpr size_t kDataAlignment = 8;
 
+// Closes a file descriptor on every way out of its scope (a failure's message reads errno first).
+struct ClosesOnExit {
+  int fd;
+  ~ClosesOnExit() { ::close(fd); }
+};
+
 [[noreturn]] void fail(const std::string& name, const std::string& reason) {
   throw std::runtime_error(name + ": " + reason);
 }
@@ -423,37 +429,24 @@ SafeTensorsFile safetensors_read(const std::string& path) {
   // O_NONBLOCK: opening a FIFO must not wait for a writer; only regular files are read at all.
   const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
   if (fd < 0) fail(path, "cannot open: " + errno_text());
+  const ClosesOnExit closes_fd{fd};
   struct stat info {};
-  if (::fstat(fd, &info) != 0) {
-    const std::string error = errno_text();
-    ::close(fd);
-    fail(path, "cannot stat: " + error);
-  }
-  if (!S_ISREG(info.st_mode)) {
-    ::close(fd);
+  if (::fstat(fd, &info) != 0) fail(path, "cannot stat: " + errno_text());
+  if (!S_ISREG(info.st_mode))
     fail(path, "not a regular file (a checkpoint must be a file, not a device, pipe or directory)");
-  }
   const size_t size = static_cast<size_t>(info.st_size);
   std::vector<uint8_t> bytes;
   try {
     bytes.resize(size);
-  } catch (const std::bad_alloc&) {
-    ::close(fd);
-    fail(path, "cannot allocate " + std::to_string(size) + " bytes to read it");
-  }
+  } catch (const std::bad_alloc&) { fail(path, "cannot allocate " + std::to_string(size) + " bytes to read it"); }
   size_t done = 0;
   while (done < size) {  // the size fstat gave bounds the read, whatever the file does meanwhile
     const ssize_t got = ::read(fd, bytes.data() + done, size - done);
     if (got < 0 && errno == EINTR) continue;
-    if (got < 0) {
-      const std::string error = errno_text();
-      ::close(fd);
-      fail(path, "read error: " + error);
-    }
+    if (got < 0) fail(path, "read error: " + errno_text());
     if (got == 0) break;
     done += static_cast<size_t>(got);
   }
-  ::close(fd);
   if (done != size)
     fail(path,
          "the file shrank while it was read (" + std::to_string(done) + " of " + std::to_string(size) + " bytes)");

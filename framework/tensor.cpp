@@ -180,19 +180,7 @@ std::vector<double> Tensor::to_vector() const {
   if (n == 0) return out;
   if (device() == Device::cpu()) ++host_read_count;  // to() counts reads from a device
   Tensor host = device() == Device::cpu() ? *this : to(Device::cpu());
-  switch (dtype()) {
-    case DType::F32: {
-      const float* p = host.data<float>();
-      for (int64_t i = 0; i < n; ++i) out[i] = p[i];
-      break;
-    }
-    case DType::F64: std::memcpy(out.data(), host.data_ptr(), n * sizeof(double)); break;
-    case DType::I64: {
-      const int64_t* p = host.data<int64_t>();
-      for (int64_t i = 0; i < n; ++i) out[i] = static_cast<double>(p[i]);
-      break;
-    }
-  }
+  backend_for(Device::cpu()).cast(dtype(), host.data_ptr(), DType::F64, out.data(), n);
   return out;
 }
 
@@ -293,12 +281,8 @@ void Tensor::copy_(const Tensor& source) {
     throw std::runtime_error("copy_: source " + source.describe() + " does not match " + describe());
   const size_t nbytes = static_cast<size_t>(numel()) * dtype_size(dtype());
   if (nbytes == 0) return;
-  if (source.device() == device()) {
-    backend_for(device()).copy(data_ptr(), source.data_ptr(), nbytes);
-  } else {
-    Tensor moved = source.to(device());
-    backend_for(device()).copy(data_ptr(), moved.data_ptr(), nbytes);
-  }
+  const Tensor moved = source.device() == device() ? source : source.to(device());
+  backend_for(device()).copy(data_ptr(), moved.data_ptr(), nbytes);
 }
 
 void Tensor::fill_(double value) { backend_for(device()).fill(dtype(), data_ptr(), numel(), value); }

@@ -74,13 +74,11 @@ Tensor BlockAttention::forward(size_t layer, const Tensor& x_queries, const Tens
   return attended.defined() ? output(attended) : Tensor();               // (.., Tq, D)
 }
 
-Tensor AttentionContext::attend_qkv(size_t, const Tensor&, int64_t) {
+[[noreturn]] static void refuse_packed() {
   throw std::logic_error("translator: this context does not take packed projections");
 }
-
-Tensor AttentionContext::attend_kv(size_t, const Tensor&, const Tensor&) {
-  throw std::logic_error("translator: this context does not take packed projections");
-}
+Tensor AttentionContext::attend_qkv(size_t, const Tensor&, int64_t) { refuse_packed(); }
+Tensor AttentionContext::attend_kv(size_t, const Tensor&, const Tensor&) { refuse_packed(); }
 
 Tensor LearnedAttention::forward(size_t layer, const Tensor& x_queries, const Tensor& x, AttentionContext& context,
                                  Tensor* weights_out) const {

@@ -84,11 +84,7 @@ LoadedTranslator load_translator(const SafeTensorsFile& file, const std::string&
   // The config must describe exactly the tensors in the file before a model is allocated from it
   // (a config can claim any size; the file's tensors are already bounded by its length).
   int64_t stored = 0;
-  for (const auto& [name, t] : file.tensors) {
-    int64_t numel = 1;
-    for (int64_t d : t.shape) numel *= d;
-    stored += numel;
-  }
+  for (const auto& [name, t] : file.tensors) stored += shape_numel(t.shape);
   if (config.parameter_count() != stored)
     throw std::runtime_error(
         fmt::format("{}: the config describes a model of {} parameters but the file holds {} values", path,

@@ -414,7 +414,7 @@ struct LayerNormBackwardRows {
   T* d_x;
 };
 template <typename T>
-inline void layer_norm_backward_range(const LayerNormBackwardRows<T>& a, int64_t begin, int64_t end) {
+inline void layer_norm_range(const LayerNormBackwardRows<T>& a, int64_t begin, int64_t end) {
   four_rows_at_a_time(begin, end, [&](auto rows_at_once, int64_t row) {
     const int64_t at = row * a.width;
     formula::layer_norm_backward_rows_n<decltype(rows_at_once)::value>(a.g + at, a.x_hat + at, a.rstd + row, a.w,
@@ -428,15 +428,11 @@ inline void layer_norm_backward_range(const LayerNormBackwardRows<T>& a, int64_t
 // floating-point sums without -ffast-math, and this file is built with -ffp-contract=off (the
 // Makefile; nor has this target FMA), so the bits are the baseline's
 // (tests/engine/test_cpu_vector_forms.cpp). The speed: RESULTS.md, "The LayerNorm rows vectorised".
-template <typename T>
-__attribute__((target("avx2"), optimize("O3"), flatten)) void layer_norm_range_avx2(const LayerNormRows<T>& a,
-                                                                                    int64_t begin, int64_t end) {
+// Rows: LayerNormRows or LayerNormBackwardRows.
+template <typename Rows>
+__attribute__((target("avx2"), optimize("O3"), flatten)) void layer_norm_range_avx2(const Rows& a, int64_t begin,
+                                                                                    int64_t end) {
   layer_norm_range(a, begin, end);
-}
-template <typename T>
-__attribute__((target("avx2"), optimize("O3"), flatten)) void layer_norm_backward_range_avx2(
-    const LayerNormBackwardRows<T>& a, int64_t begin, int64_t end) {
-  layer_norm_backward_range(a, begin, end);
 }
 
 template <typename T, bool L2, bool Shrink>
@@ -551,15 +547,12 @@ class CpuBackend final : public Backend {
   void synchronize() override {}  // every call has finished when it returns
 
   void fill(DType dtype, void* out, int64_t n, double value) override {
-    if (dtype == DType::I64) {
-      auto* p = static_cast<int64_t*>(out);
-      for (int64_t i = 0; i < n; ++i) p[i] = static_cast<int64_t>(value);
-      return;
-    }
-    dispatch_float(dtype, "fill", [&]<typename T>(T) {
+    const auto fill_as = [&]<typename T>(T) {
       T* p = static_cast<T*>(out);
       for (int64_t i = 0; i < n; ++i) p[i] = static_cast<T>(value);
-    });
+    };
+    if (dtype == DType::I64) return fill_as(int64_t{});
+    dispatch_float(dtype, "fill", fill_as);
   }
 
   void cast(DType from, const void* in, DType to, void* out, int64_t n) override {
@@ -761,14 +754,9 @@ class CpuBackend final : public Backend {
   void layer_norm_rows(DType dtype, const void* x, const void* residual, const void* weight, const void* bias,
                        int64_t rows, int64_t width, double eps, void* out, void* x_hat, void* rstd) override {
     dispatch_float(dtype, "layer_norm", [&]<typename T>(T) {
-      const T* in = static_cast<const T*>(x);
-      const T* res = static_cast<const T*>(residual);
-      const T* w = static_cast<const T*>(weight);
-      const T* b = static_cast<const T*>(bias);
-      T* y = static_cast<T*>(out);
-      T* h = static_cast<T*>(x_hat);
-      T* r = static_cast<T*>(rstd);
-      const LayerNormRows<T> rows_of{in, res, w, b, width, eps, y, h, r};
+      const LayerNormRows<T> rows_of(static_cast<const T*>(x), static_cast<const T*>(residual),
+                                     static_cast<const T*>(weight), static_cast<const T*>(bias), width, eps,
+                                     static_cast<T*>(out), static_cast<T*>(x_hat), static_cast<T*>(rstd));
       parallel_ranges(rows, row_grain(width), [&](int64_t row_begin, int64_t row_end) {
         if (cpu::cpu_has_avx2())
           layer_norm_range_avx2(rows_of, row_begin, row_end);
@@ -781,17 +769,14 @@ class CpuBackend final : public Backend {
   void layer_norm_backward_rows(DType dtype, const void* g, const void* x_hat, const void* rstd, const void* weight,
                                 int64_t rows, int64_t width, void* d_x) override {
     dispatch_float(dtype, "layer_norm backward", [&]<typename T>(T) {
-      const T* grad = static_cast<const T*>(g);
-      const T* h = static_cast<const T*>(x_hat);
-      const T* r = static_cast<const T*>(rstd);
-      const T* w = static_cast<const T*>(weight);
-      T* dx = static_cast<T*>(d_x);
-      const LayerNormBackwardRows<T> rows_of{grad, h, r, w, width, dx};
+      const LayerNormBackwardRows<T> rows_of(static_cast<const T*>(g), static_cast<const T*>(x_hat),
+                                             static_cast<const T*>(rstd), static_cast<const T*>(weight), width,
+                                             static_cast<T*>(d_x));
       parallel_ranges(rows, row_grain(width), [&](int64_t row_begin, int64_t row_end) {
         if (cpu::cpu_has_avx2())
-          layer_norm_backward_range_avx2(rows_of, row_begin, row_end);
+          layer_norm_range_avx2(rows_of, row_begin, row_end);
         else
-          layer_norm_backward_range(rows_of, row_begin, row_end);
+          layer_norm_range(rows_of, row_begin, row_end);
       });
     });
   }
