@@ -6,7 +6,6 @@
 #include <cmath>
 #include <stdexcept>
 #include <string>
-#include <type_traits>
 #include <vector>
 
 #include "framework/cuda/cuda_backend.h"
@@ -24,7 +23,6 @@ constexpr int kMaxRank = 8;
 // merging dims that are contiguous in every set (make_walk). Passed to kernels by value.
 struct Walk {
   int rank = 0;
-  int sets = 0;
   int64_t shape[kMaxRank] = {};
   int64_t stride[3][kMaxRank] = {};
 };
@@ -61,7 +59,6 @@ __device__ __forceinline__ void offsets(const Walk& w, int64_t i, int64_t (&off)
 // with the CPU backend.
 using formula::exp_of;
 using formula::log_of;
-using formula::sqrt_of;
 __device__ __forceinline__ bool d_isnan(double x) { return x != x; }
 
 // ---- kernels ----
@@ -385,13 +382,16 @@ __global__ void scale_batched_kernel(T* C, int64_t batch, int64_t count, int64_t
   }
 }
 
+// Runs body (which launches kernels) for dtype's float type, then checks the launches.
 template <typename Body>
-void dispatch_float(DType dtype, const char* what, Body&& body) {
+void launch_float(DType dtype, const char* what, Body&& body) {
   formula::dispatch_float(dtype, "cuda", what, body);
+  QKV_CUDA_CHECK_LAUNCH();
 }
 
+// launch_float's counterpart for kernels that only move elements: by element size.
 template <typename Body>
-void dispatch_elem(size_t elem_size, const char* what, Body&& body) {
+void launch_elem(size_t elem_size, const char* what, Body&& body) {
   if (elem_size == 4)
     body(uint32_t{});
   else if (elem_size == 8)
@@ -399,6 +399,7 @@ void dispatch_elem(size_t elem_size, const char* what, Body&& body) {
   else
     throw std::runtime_error(std::string("cuda backend: ") + what + ": unsupported element size " +
                              std::to_string(elem_size));
+  QKV_CUDA_CHECK_LAUNCH();
 }
 
 // ---- fused attention (Backend::attention_forward / attention_backward) ----
@@ -652,7 +653,6 @@ Walk make_walk(const char* what, const Shape& shape, const Strides* s0, const St
                              " dims (after merging contiguous ones), got shape " + shape_str(shape));
   Walk w;
   w.rank = static_cast<int>(dims.size());
-  w.sets = nsets;
   for (int d = 0; d < w.rank; ++d) {
     w.shape[d] = dims[d];
     for (int k = 0; k < nsets; ++k) w.stride[k][d] = strides[k][d];
@@ -672,10 +672,9 @@ void cast_from(const From* in, DType to, void* out, int64_t n) {
 // C[b] *= beta for every b (beta == 0 writes zeros); batches run in order, so stride 0 repeats.
 void scale_batched(DType dtype, void* C, int64_t batch, int64_t count, int64_t stride, double beta) {
   if (batch <= 0 || count <= 0) return;
-  dispatch_float(dtype, "gemm", [&]<typename T>(T) {
+  launch_float(dtype, "gemm", [&]<typename T>(T) {
     scale_batched_kernel<<<grid_for(count), kThreads>>>(static_cast<T*>(C), batch, count, stride, static_cast<T>(beta));
   });
-  QKV_CUDA_CHECK_LAUNCH();
 }
 
 // The kernels' view of an attention call, with the device copies of s.key_lengths, s.query_starts
@@ -719,12 +718,12 @@ void CudaBackend::fill(DType dtype, void* out, int64_t n, double value) {
   if (n <= 0) return;
   if (dtype == DType::I64) {
     fill_kernel<<<grid_for(n), kThreads>>>(static_cast<int64_t*>(out), n, static_cast<int64_t>(value));
+    QKV_CUDA_CHECK_LAUNCH();
   } else {
-    dispatch_float(dtype, "fill", [&]<typename T>(T) {
+    launch_float(dtype, "fill", [&]<typename T>(T) {
       fill_kernel<<<grid_for(n), kThreads>>>(static_cast<T*>(out), n, static_cast<T>(value));
     });
   }
-  QKV_CUDA_CHECK_LAUNCH();
 }
 
 void CudaBackend::cast(DType from, const void* in, DType to, void* out, int64_t n) {
@@ -745,11 +744,10 @@ void CudaBackend::cast(DType from, const void* in, DType to, void* out, int64_t 
 void CudaBackend::unary(UnaryOp op, DType dtype, const void* in, void* out, int64_t n, double scalar) {
   activate();
   if (n <= 0) return;
-  dispatch_float(dtype, "unary", [&]<typename T>(T) {
+  launch_float(dtype, "unary", [&]<typename T>(T) {
     unary_kernel<<<grid_for(n), kThreads>>>(static_cast<int>(op), static_cast<const T*>(in), static_cast<T*>(out), n,
                                             static_cast<T>(scalar));
   });
-  QKV_CUDA_CHECK_LAUNCH();
 }
 
 void CudaBackend::binary(BinaryOp op, DType dtype, const void* a, const Strides& a_strides, const void* b,
@@ -759,11 +757,10 @@ void CudaBackend::binary(BinaryOp op, DType dtype, const void* a, const Strides&
   activate();
   const Strides s_out = contiguous_strides(out_shape);
   const Walk walk = make_walk("binary", out_shape, &a_strides, &b_strides, &s_out);
-  dispatch_float(dtype, "binary", [&]<typename T>(T) {
+  launch_float(dtype, "binary", [&]<typename T>(T) {
     binary_kernel<<<grid_for(n), kThreads>>>(static_cast<int>(op), static_cast<const T*>(a), static_cast<const T*>(b),
                                              static_cast<T*>(out), walk, n);
   });
-  QKV_CUDA_CHECK_LAUNCH();
 }
 
 // keep is read through stride set 0 of the walk; in and out are contiguous.
@@ -774,11 +771,10 @@ void CudaBackend::masked_fill(DType dtype, const void* in, const void* keep, con
   activate();
   const Strides s = contiguous_strides(shape);
   const Walk walk = make_walk("masked_fill", shape, &keep_strides, &s);
-  dispatch_float(dtype, "masked_fill", [&]<typename T>(T) {
+  launch_float(dtype, "masked_fill", [&]<typename T>(T) {
     masked_fill_kernel<<<grid_for(n), kThreads>>>(static_cast<const T*>(in), static_cast<const T*>(keep),
                                                   static_cast<T>(value), static_cast<T*>(out), walk, n);
   });
-  QKV_CUDA_CHECK_LAUNCH();
 }
 
 void CudaBackend::strided_copy(DType dtype, const void* in, const Strides& in_strides, void* out,
@@ -787,10 +783,9 @@ void CudaBackend::strided_copy(DType dtype, const void* in, const Strides& in_st
   if (n == 0) return;
   activate();
   const Walk walk = make_walk("strided_copy", shape, &in_strides, &out_strides);
-  dispatch_elem(dtype_size(dtype), "strided_copy", [&]<typename E>(E) {
+  launch_elem(dtype_size(dtype), "strided_copy", [&]<typename E>(E) {
     strided_copy_kernel<<<grid_for(n), kThreads>>>(static_cast<const E*>(in), static_cast<E*>(out), walk, n);
   });
-  QKV_CUDA_CHECK_LAUNCH();
 }
 
 void CudaBackend::reduce_sum(DType dtype, const void* in, const Shape& in_shape, void* out, const Shape& out_shape) {
@@ -822,7 +817,7 @@ void CudaBackend::reduce_sum(DType dtype, const void* in, const Shape& in_shape,
   // Few outputs with long reductions: a block each; otherwise a thread each. The choice depends
   // only on the shapes, so results stay reproducible.
   const bool per_block = nr >= 256 && n_out < 16384;
-  dispatch_float(dtype, "reduce", [&]<typename T>(T) {
+  launch_float(dtype, "reduce", [&]<typename T>(T) {
     const T* x = static_cast<const T*>(in);
     T* y = static_cast<T*>(out);
     if (per_block) {
@@ -832,7 +827,6 @@ void CudaBackend::reduce_sum(DType dtype, const void* in, const Shape& in_shape,
       reduce_thread_kernel<T><<<grid_for(n_out), kThreads>>>(x, y, kept, red, n_out, nr);
     }
   });
-  QKV_CUDA_CHECK_LAUNCH();
 }
 
 // The composed ops' kernels in turn (mul, reduce_sum, then add), so that the bits are
@@ -859,44 +853,40 @@ void CudaBackend::max_along(DType dtype, const void* in, int64_t outer, int64_t 
                             int64_t* out_indices) {
   activate();
   if (outer * inner <= 0 || n <= 0) return;
-  dispatch_float(dtype, "max_along", [&]<typename T>(T) {
+  launch_float(dtype, "max_along", [&]<typename T>(T) {
     max_along_kernel<<<grid_for(outer * inner), kThreads>>>(static_cast<const T*>(in), outer, n, inner,
                                                             static_cast<T*>(out_values), out_indices);
   });
-  QKV_CUDA_CHECK_LAUNCH();
 }
 
 void CudaBackend::take_along(DType dtype, const void* x, int64_t outer, int64_t n, int64_t inner, const int64_t* index,
                              void* out) {
   activate();
   if (outer * inner <= 0) return;
-  dispatch_float(dtype, "take_along", [&]<typename T>(T) {
+  launch_float(dtype, "take_along", [&]<typename T>(T) {
     take_along_kernel<<<grid_for(outer * inner), kThreads>>>(static_cast<const T*>(x), outer, n, inner, index,
                                                              static_cast<T*>(out));
   });
-  QKV_CUDA_CHECK_LAUNCH();
 }
 
 void CudaBackend::put_along_add(DType dtype, void* x, int64_t outer, int64_t n, int64_t inner, const int64_t* index,
                                 const void* values) {
   activate();
   if (outer * inner <= 0) return;
-  dispatch_float(dtype, "put_along_add", [&]<typename T>(T) {
+  launch_float(dtype, "put_along_add", [&]<typename T>(T) {
     put_along_add_kernel<<<grid_for(outer * inner), kThreads>>>(static_cast<T*>(x), outer, n, inner, index,
                                                                 static_cast<const T*>(values));
   });
-  QKV_CUDA_CHECK_LAUNCH();
 }
 
 void CudaBackend::gather_rows(DType dtype, const void* table, int64_t width, const int64_t* index, int64_t count,
                               void* out, RowRuns rows) {
   activate();
   if (count * width <= 0) return;
-  dispatch_elem(dtype_size(dtype), "gather_rows", [&]<typename E>(E) {
+  launch_elem(dtype_size(dtype), "gather_rows", [&]<typename E>(E) {
     gather_rows_kernel<<<grid_for(count * width), kThreads>>>(static_cast<const E*>(table), width, index, count,
                                                               static_cast<E*>(out), rows);
   });
-  QKV_CUDA_CHECK_LAUNCH();
 }
 
 void CudaBackend::scatter_add_rows(DType dtype, void* table, int64_t width, const int64_t* index, int64_t count,
@@ -905,11 +895,10 @@ void CudaBackend::scatter_add_rows(DType dtype, void* table, int64_t width, cons
   if (count <= 0 || width <= 0) return;
   // About 16K threads in all; more buckets would only add index scans.
   const int64_t buckets = std::max<int64_t>(1, std::min<int64_t>(count, 16384 / width));
-  dispatch_float(dtype, "scatter_add_rows", [&]<typename T>(T) {
+  launch_float(dtype, "scatter_add_rows", [&]<typename T>(T) {
     scatter_add_rows_kernel<<<grid_for(buckets * width), kThreads>>>(static_cast<T*>(table), width, index, count,
                                                                      static_cast<const T*>(values), rows, buckets);
   });
-  QKV_CUDA_CHECK_LAUNCH();
 }
 
 // A bad index is recorded on the device (index_error_) and thrown at the next wait for it.
@@ -933,34 +922,31 @@ void CudaBackend::check_indices(const IndexCheck& check, const int64_t* index, i
 void CudaBackend::softmax_rows(DType dtype, const void* in, void* out, int64_t rows, int64_t cols, bool log) {
   activate();
   if (rows <= 0 || cols <= 0) return;
-  dispatch_float(dtype, "softmax_rows", [&]<typename T>(T) {
+  launch_float(dtype, "softmax_rows", [&]<typename T>(T) {
     softmax_kernel<<<grid_for(rows, kThreads / 32), kThreads>>>(static_cast<const T*>(in), static_cast<T*>(out), rows,
                                                                 cols, log);
   });
-  QKV_CUDA_CHECK_LAUNCH();
 }
 
 void CudaBackend::log_softmax_pick(DType dtype, const void* x, int64_t rows, int64_t cols, const int64_t* index,
                                    void* shift, void* picked) {
   activate();
   if (rows <= 0 || cols <= 0) return;
-  dispatch_float(dtype, "log_softmax_pick", [&]<typename T>(T) {
+  launch_float(dtype, "log_softmax_pick", [&]<typename T>(T) {
     log_softmax_pick_kernel<<<grid_for(rows, kThreads / 32), kThreads>>>(
         static_cast<const T*>(x), rows, cols, index, static_cast<T*>(shift), static_cast<T*>(picked));
   });
-  QKV_CUDA_CHECK_LAUNCH();
 }
 
 void CudaBackend::softmax_minus_onehot(DType dtype, const void* x, const void* shift, const int64_t* index,
                                        const void* factor, int64_t rows, int64_t cols, void* out) {
   activate();
   if (rows <= 0 || cols <= 0) return;
-  dispatch_float(dtype, "softmax_minus_onehot", [&]<typename T>(T) {
+  launch_float(dtype, "softmax_minus_onehot", [&]<typename T>(T) {
     softmax_minus_onehot_kernel<<<grid_for(rows * cols), kThreads>>>(
         static_cast<const T*>(x), static_cast<const T*>(shift), index, static_cast<const T*>(factor), rows, cols,
         static_cast<T*>(out));
   });
-  QKV_CUDA_CHECK_LAUNCH();
 }
 
 void CudaBackend::layer_norm_rows(DType dtype, const void* x, const void* residual, const void* weight,
@@ -968,62 +954,58 @@ void CudaBackend::layer_norm_rows(DType dtype, const void* x, const void* residu
                                   void* rstd) {
   activate();
   if (rows <= 0) return;
-  dispatch_float(dtype, "layer_norm", [&]<typename T>(T) {
+  launch_float(dtype, "layer_norm", [&]<typename T>(T) {
     layer_norm_kernel<<<grid_for(rows), kThreads>>>(static_cast<const T*>(x), static_cast<const T*>(residual),
                                                     static_cast<const T*>(weight), static_cast<const T*>(bias), rows,
                                                     width, eps, static_cast<T*>(out), static_cast<T*>(x_hat),
                                                     static_cast<T*>(rstd));
   });
-  QKV_CUDA_CHECK_LAUNCH();
 }
 
 void CudaBackend::layer_norm_backward_rows(DType dtype, const void* g, const void* x_hat, const void* rstd,
                                            const void* weight, int64_t rows, int64_t width, void* d_x) {
   activate();
   if (rows <= 0) return;
-  dispatch_float(dtype, "layer_norm backward", [&]<typename T>(T) {
+  launch_float(dtype, "layer_norm backward", [&]<typename T>(T) {
     layer_norm_backward_kernel<<<grid_for(rows), kThreads>>>(static_cast<const T*>(g), static_cast<const T*>(x_hat),
                                                              static_cast<const T*>(rstd), static_cast<const T*>(weight),
                                                              rows, width, static_cast<T*>(d_x));
   });
-  QKV_CUDA_CHECK_LAUNCH();
 }
 
 void CudaBackend::rotary_rows(DType dtype, const void* x, const void* cos, const void* sin, int64_t rows, int64_t width,
                               int64_t half, int64_t blocks, double sign, void* out) {
   activate();
   if (rows * width <= 0) return;
-  dispatch_float(dtype, "rotary", [&]<typename T>(T) {
+  launch_float(dtype, "rotary", [&]<typename T>(T) {
     rotary_kernel<T><<<grid_for(rows * width), kThreads>>>(static_cast<const T*>(x), static_cast<const T*>(cos),
                                                            static_cast<const T*>(sin), rows, width, half, blocks,
                                                            static_cast<T>(sign), static_cast<T*>(out));
   });
-  QKV_CUDA_CHECK_LAUNCH();
 }
 
 void CudaBackend::adam_update(DType dtype, void* param, const void* grad, void* exp_avg, void* exp_avg_sq, int64_t n,
                               const AdamStep& step) {
   activate();
   if (n <= 0) return;
-  dispatch_float(dtype, "adam_update", [&]<typename T>(T) {
+  launch_float(dtype, "adam_update", [&]<typename T>(T) {
     adam_kernel<T><<<grid_for(n), kThreads>>>(static_cast<T*>(param), static_cast<const T*>(grad),
                                               static_cast<T*>(exp_avg), static_cast<T*>(exp_avg_sq), n,
                                               formula::AdamEntry<T>::from(step));
   });
-  QKV_CUDA_CHECK_LAUNCH();
 }
 
-// Calls body(std::integral_constant<int, W>) with the smallest width limit W that holds the
+// Calls body.operator()<W>() with the smallest width limit W that holds the
 // shape's K and Kv (attn_dims has checked them against kAttnMaxWidth).
 template <typename Body>
 void with_attention_width(const AttentionShape& shape, Body&& body) {
   const int64_t widest = std::max(shape.width, shape.value_width);
   if (widest <= 64)
-    body(std::integral_constant<int, 64>{});
+    body.template operator()<64>();
   else if (widest <= 128)
-    body(std::integral_constant<int, 128>{});
+    body.template operator()<128>();
   else
-    body(std::integral_constant<int, kAttnMaxWidth>{});
+    body.template operator()<kAttnMaxWidth>();
 }
 
 void CudaBackend::attention_forward(DType dtype, const AttentionShape& shape, const void* q, const void* k,
@@ -1034,15 +1016,13 @@ void CudaBackend::attention_forward(DType dtype, const AttentionShape& shape, co
   const AttnDims d = attn_dims(shape, lengths.data, query_starts.data, key_starts.data);
   const int64_t blocks = shape.batch * ((shape.queries + kAttnRows - 1) / kAttnRows);
   if (blocks <= 0) return;
-  dispatch_float(dtype, "attention", [&]<typename T>(T) {
-    with_attention_width(shape, [&](auto width) {
-      constexpr int W = decltype(width)::value;
+  launch_float(dtype, "attention", [&]<typename T>(T) {
+    with_attention_width(shape, [&]<int W>() {
       attention_forward_kernel<T, W><<<static_cast<unsigned>(blocks), kAttnRows>>>(
           d, static_cast<T>(shape.scale), static_cast<const T*>(q), static_cast<const T*>(k), static_cast<const T*>(v),
           static_cast<T*>(out), static_cast<T*>(lse));
     });
   });
-  QKV_CUDA_CHECK_LAUNCH();
 }
 
 // Three kernels: delta (one per query), then d_k and d_v (a thread per key), then d_q (a thread
@@ -1059,7 +1039,7 @@ void CudaBackend::attention_backward(DType dtype, const AttentionShape& shape, c
   const int64_t k_blocks = shape.batch * ((shape.keys + kAttnRows - 1) / kAttnRows);
   void* delta = allocate(static_cast<size_t>(std::max<int64_t>(rows, 1)) * dtype_size(dtype));
   try {
-    dispatch_float(dtype, "attention", [&]<typename T>(T) {
+    launch_float(dtype, "attention", [&]<typename T>(T) {
       const T scale = static_cast<T>(shape.scale);
       const T *q_ = static_cast<const T*>(q), *k_ = static_cast<const T*>(k), *v_ = static_cast<const T*>(v);
       const T *g_ = static_cast<const T*>(d_out), *lse_ = static_cast<const T*>(lse);
@@ -1067,8 +1047,7 @@ void CudaBackend::attention_backward(DType dtype, const AttentionShape& shape, c
       if (rows > 0)
         attention_delta_kernel<T>
             <<<grid_for(rows), kThreads>>>(rows, shape.value_width, static_cast<const T*>(out), g_, delta_);
-      with_attention_width(shape, [&](auto width) {
-        constexpr int W = decltype(width)::value;
+      with_attention_width(shape, [&]<int W>() {
         if (k_blocks > 0)
           attention_dkv_kernel<T, W><<<static_cast<unsigned>(k_blocks), kAttnRows>>>(
               d, scale, q_, k_, v_, g_, lse_, delta_, static_cast<T*>(d_k), static_cast<T*>(d_v));
@@ -1077,7 +1056,6 @@ void CudaBackend::attention_backward(DType dtype, const AttentionShape& shape, c
                                                                                     delta_, static_cast<T*>(d_q));
       });
     });
-    QKV_CUDA_CHECK_LAUNCH();
   } catch (...) {
     release(delta);
     throw;
