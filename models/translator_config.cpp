@@ -37,18 +37,17 @@ static void read_setting(const nlohmann::json& j, const char* key, const Absent<
     value = absent.value;  // a checkpoint from before the setting existed
     return;
   }
+  // a number or true/false: `fits` is its JSON type, `wanted` how the message says what was wanted
+  const auto take = [&](auto fits, const char* wanted) {
+    if (!has || !(j[key].*fits)()) throw std::runtime_error(fmt::format("model config: '{}' is {}", key, wanted));
+    value = j[key].template get<T>();
+  };
   if constexpr (std::is_same_v<T, int64_t>) {
-    if (!has || !j[key].is_number_integer())
-      throw std::runtime_error(fmt::format("model config: '{}' is missing or not an integer", key));
-    value = j[key].get<int64_t>();
+    take(&nlohmann::json::is_number_integer, "missing or not an integer");
   } else if constexpr (std::is_same_v<T, double>) {
-    if (!has || !j[key].is_number())
-      throw std::runtime_error(fmt::format("model config: '{}' is missing or not a number", key));
-    value = j[key].get<double>();
+    take(&nlohmann::json::is_number, "missing or not a number");
   } else if constexpr (std::is_same_v<T, bool>) {
-    if (!has || !j[key].is_boolean())
-      throw std::runtime_error(fmt::format("model config: '{}' is not true or false", key));
-    value = j[key].get<bool>();
+    take(&nlohmann::json::is_boolean, "not true or false");
   } else {
     if (!has || !j[key].is_string())
       throw std::runtime_error(

@@ -3,7 +3,6 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <functional>
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
@@ -13,19 +12,6 @@
 #include "train/cli/commands.h"
 
 namespace qkv::app {
-
-CLI::Validator finite_number() {
-  return CLI::Validator(
-      [](std::string& text) -> std::string {
-        char* end = nullptr;
-        errno = 0;
-        const double value = std::strtod(text.c_str(), &end);
-        if (text.empty() || end != text.c_str() + text.size() || !std::isfinite(value) || errno == ERANGE)
-          return "must be a finite number, got '" + text + "'";
-        return {};
-      },
-      "FINITE");
-}
 
 CLI::Validator whole_number() {
   return CLI::Validator(
@@ -53,20 +39,19 @@ CLI::Validator whole_number_in(int64_t lo, int64_t hi) {
       "");
 }
 
-// A finite number with a bound or two; `what` is how the bound reads ("> 0", "from 0 to 0.95").
-static CLI::Validator number_where(std::function<bool(double)> ok, std::string what) {
+// A finite number within the bounds; `what` is how they read ("> 0", "from 0 to 0.95").
+CLI::Validator number_within(const Bounds& b) {
   return CLI::Validator(
-      [ok, what](std::string& text) -> std::string {
-        const std::string problem = finite_number()(text);
-        if (!problem.empty()) return problem;
-        const double value = std::strtod(text.c_str(), nullptr);
-        if (!ok(value)) return fmt::format("must be {}, got {}", what, text);
+      [b, what = bounds_text(b, false)](std::string& text) -> std::string {
+        char* end = nullptr;
+        errno = 0;
+        const double value = std::strtod(text.c_str(), &end);
+        if (text.empty() || end != text.c_str() + text.size() || !std::isfinite(value) || errno == ERANGE)
+          return "must be a finite number, got '" + text + "'";
+        if (!b.holds(value)) return fmt::format("must be {}, got {}", what, text);
         return {};
       },
       "");
-}
-CLI::Validator number_within(const Bounds& b) {
-  return number_where([b](double v) { return b.holds(v); }, bounds_text(b, false));
 }
 
 CLI::Validator seed_value() {

@@ -33,10 +33,8 @@ void register_ablate(CLI::App& app);     // ablate.cpp: the blocks x attention x
 void register_cues(CLI::App& app);       // cues.cpp: cue attention and knockout flip rates
 void register_probe(CLI::App& app);      // probe.cpp: the sense probe per layer
 
-// Option validators shared by the commands. finite_number(): the text parses as a finite number
-// (rejects nan and inf, which pass CLI11's range checks because every comparison with NaN is false).
-// seed_value(): decimal digits only, at most 2^64 - 1 (no sign, no exponent, no wrap-around).
-CLI::Validator finite_number();
+// Option validators shared by the commands. seed_value(): decimal digits only, at most 2^64 - 1
+// (no sign, no exponent, no wrap-around).
 // Decimal digits only, with an optional minus sign (no 1e3, 2.5, 0x10 or leading spaces); the
 // range check that follows it gives the bounds.
 CLI::Validator whole_number();
@@ -45,7 +43,8 @@ CLI::Validator seed_value();
 // "must be > 0, got 0", "must be from 0 to 0.95, got 2". Their help text is empty, so --help
 // shows the option's type and default alone (help_format.cpp).
 CLI::Validator whole_number_in(int64_t lo, int64_t hi);
-// A finite number within a table row's bounds: "must be > 0, got 0", "must be from 0 to 0.95, got 2".
+// A finite number within a table row's bounds: "must be > 0, got 0", "must be from 0 to 0.95, got 2"
+// (nan and inf are refused first: they pass CLI11's range checks, every comparison with NaN being false).
 CLI::Validator number_within(const Bounds& b);
 // `cpu`, `cuda` or `cuda:N`, as Device::parse reads it.
 CLI::Validator device_name();

@@ -44,9 +44,9 @@ static int run(CLI::App& app, int argc, char** argv) {
   }
   try {
     app.parse(argc, argv);
-  } catch (const CLI::CallForHelp& e) { return app.exit(e); } catch (const CLI::CallForAllHelp& e) {
+  } catch (const CLI::Success& e) {  // --help, --help-all, --version
     return app.exit(e);
-  } catch (const CLI::CallForVersion& e) { return app.exit(e); } catch (const CLI::ParseError& e) {
+  } catch (const CLI::ParseError& e) {
     std::fprintf(stderr, "qkv: error: %s%s (see qkv --help)\n", one_line(e.what()).c_str(),
                  did_you_mean(app, argc, argv).c_str());
     return 2;

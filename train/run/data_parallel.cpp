@@ -116,12 +116,12 @@ int all_reduce_step(const TrainingRun& run, Tensor& loss) {
   return static_cast<int>(summed[1].item());
 }
 
-EvalResult evaluate_across_ranks(dist::ProcessGroup& group, models::Translator& model,
-                                 const std::vector<data::SentencePair>& pairs, const data::Vocab& english,
-                                 const data::Vocab& hindi) {
+EvalResult evaluate_across_ranks(TrainingRun& run) {
+  dist::ProcessGroup& group = *run.group;
+  const std::vector<data::SentencePair>& pairs = run.ds.valid;
   const size_t n = pairs.size(), r = static_cast<size_t>(group.rank()), N = static_cast<size_t>(group.size());
   const std::vector<data::SentencePair> mine(pairs.begin() + n * r / N, pairs.begin() + n * (r + 1) / N);
-  const EvalResult local = evaluate(model, mine, english, hindi);
+  const EvalResult local = evaluate(run.model, mine, run.english, run.hindi);
   Tensor sums = Tensor::from_vector(
       {local.loss * local.tokens, local.token_accuracy * local.tokens, local.exact_match * local.sentences,
        static_cast<double>(local.sentences), static_cast<double>(local.tokens), static_cast<double>(local.skipped)},

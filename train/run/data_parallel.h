@@ -37,9 +37,7 @@ RankBatch rank_batch(const TrainingRun& run, std::vector<size_t> idx, int64_t st
 // becomes the global batch's) and whether this rank saw a signal. Returns how many ranks saw one.
 int all_reduce_step(const TrainingRun& run, Tensor& loss);
 
-// Validation split across the ranks (rank r takes the r-th contiguous slice), its sums reduced.
-EvalResult evaluate_across_ranks(dist::ProcessGroup& group, models::Translator& model,
-                                 const std::vector<data::SentencePair>& pairs, const data::Vocab& english,
-                                 const data::Vocab& hindi);
+// The run's validation split across its ranks (rank r takes the r-th contiguous slice), its sums reduced.
+EvalResult evaluate_across_ranks(TrainingRun& run);
 
 }  // namespace qkv::app

@@ -1,4 +1,4 @@
-// train/run/run_folder.cpp — the files of a training run's folder: their names and the writes that
+// train/run/run_folder.cpp — the files of a training run's folder: their names and the removals that
 // several places make.
 #include "train/run/run_folder.h"
 
@@ -6,9 +6,6 @@
 
 #include <filesystem>
 #include <stdexcept>
-
-#include "framework/file_util.h"
-#include "models/translator_io.h"
 
 namespace qkv::app {
 
@@ -27,14 +24,6 @@ bool RunFolder::has(const char* name) const {
 }
 
 bool RunFolder::holds_finished_run() const { return !has(kState) && has(kModel) && has(kMetrics) && has(kPlot); }
-
-void RunFolder::write_epoch_outputs(bool best, const models::Translator& model, const data::Vocab& english,
-                                    const data::Vocab& hindi, const std::string& metrics_csv,
-                                    const std::string& steps_csv) const {
-  if (best) models::save_translator(model_path(), model, english, hindi);
-  write_file_atomic(path(kMetrics), metrics_csv);  // complete after every epoch
-  if (!steps_csv.empty()) write_file_atomic(path(kSteps), steps_csv);
-}
 
 void RunFolder::remove_run_files() const {
   std::error_code ec;

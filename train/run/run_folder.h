@@ -1,20 +1,16 @@
 // train/run/run_folder.h — the folder a training run owns (--out): the names of the files it
-// writes, named here once, and the writes that must stay the same wherever they happen (the end of
-// an epoch's outputs are written by the loop and again by --resume of a run killed between them).
+// writes, named here once (the end of an epoch's outputs, written by the loop and again by --resume
+// of a run killed between them, are write_epoch_outputs's, run_state.h).
 #pragma once
 
 #include <string>
 #include <vector>
-
-#include "data/dataset.h"
-#include "models/translator.h"
 
 namespace qkv::app {
 
 class RunFolder {
  public:
   explicit RunFolder(std::string dir) : dir_(std::move(dir)) {}
-  const std::string& dir() const { return dir_; }
 
   // The files a run writes, in the order of a finished run: the best model, the resumable state,
   // the metrics per epoch, the loss every few steps and the plot.
@@ -33,11 +29,6 @@ class RunFolder {
   // them, is gone and everything else is there.
   bool holds_finished_run() const;
 
-  // The end of an epoch: the model when the epoch is the best so far, then metrics.csv and (once it
-  // has lines) steps.csv, each atomically.
-  void write_epoch_outputs(bool best, const models::Translator& model, const data::Vocab& english,
-                           const data::Vocab& hindi, const std::string& metrics_csv,
-                           const std::string& steps_csv) const;
   // Every file of a run (--force starts over), the temp files of killed runs, and the state (after a
   // run's last outputs: nothing is left to resume).
   void remove_run_files() const;

@@ -181,14 +181,13 @@ static void restore_generator(Generator& gen, const std::string& text, const cha
         fmt::format("training state: '{}' is not a random generator's state as qkv writes it", what));
 }
 
-void restore_state(const SafeTensorsFile& saved_file, const std::string& saved_path, TrainingRun& run) {
-  const SafeTensorsFile* saved = &saved_file;
+void restore_state(const SafeTensorsFile& saved, const std::string& saved_path, TrainingRun& run) {
   const std::vector<Tensor>& trained = run.trained;
-  check_saved_config(*saved, saved_path, run.config, run.o.data_dir);
+  check_saved_config(saved, saved_path, run.config, run.o.data_dir);
   RunState r;
   int64_t adam_step = 0;
   try {
-    r = validated_fields(*saved, run.o, run.ds, run.config, adam_step);
+    r = validated_fields(saved, run.o, run.ds, run.config, adam_step);
     restore_generator(run.gen, r.epoch_rng, "epoch_rng");
     restore_generator(run.model.dropout_generator(), r.dropout_rng, "dropout_rng");
   } catch (const std::runtime_error& e) { throw std::runtime_error(fmt::format("{}: {}", saved_path, e.what())); }
@@ -216,47 +215,52 @@ void restore_state(const SafeTensorsFile& saved_file, const std::string& saved_p
   if (run.average)
     for (const std::string& name : trained_names) expected.insert("average." + name);
   if (r.loss_count > 0) expected.insert("loss_sum");
-  for (const auto& [name, tensor] : saved->tensors)
+  for (const auto& [name, tensor] : saved.tensors)
     if (!expected.count(name))
       throw std::runtime_error(fmt::format("{}: training state has a tensor that no run at step {} saves: {}",
                                            saved_path, r.step, shown(name)));
   for (const std::string& name : expected)
-    if (!saved->tensors.count(name))
+    if (!saved.tensors.count(name))
       throw std::runtime_error(fmt::format("{}: training state lacks tensor '{}'", saved_path, name));
 
   std::vector<Tensor> m(trained.size()), v(trained.size());
   for (size_t i = 0; i < trained.size(); ++i) {
     const std::string& name = trained_names[i];
-    m[i] = tensor_from(saved->tensors.at("exp_avg." + name), trained[i], saved_path, "exp_avg." + name);
-    v[i] = tensor_from(saved->tensors.at("exp_avg_sq." + name), trained[i], saved_path, "exp_avg_sq." + name, true);
+    m[i] = tensor_from(saved.tensors.at("exp_avg." + name), trained[i], saved_path, "exp_avg." + name);
+    v[i] = tensor_from(saved.tensors.at("exp_avg_sq." + name), trained[i], saved_path, "exp_avg_sq." + name, true);
   }
   std::vector<Tensor> averages;
   if (run.average)
     for (size_t i = 0; i < trained.size(); ++i)
-      averages.push_back(tensor_from(saved->tensors.at("average." + trained_names[i]), trained[i], saved_path,
+      averages.push_back(tensor_from(saved.tensors.at("average." + trained_names[i]), trained[i], saved_path,
                                      "average." + trained_names[i]));
   if (r.loss_count > 0)
-    r.loss_sum = tensor_from(saved->tensors.at("loss_sum"), Tensor::zeros({}, trained.front().dtype(), run.device),
+    r.loss_sum = tensor_from(saved.tensors.at("loss_sum"), Tensor::zeros({}, trained.front().dtype(), run.device),
                              saved_path, "loss_sum", true);
   for (const auto& [name, param] : names) {
     Tensor target = param;
     NoGradGuard no_grad;
-    target.copy_(tensor_from(saved->tensors.at("param." + name), param, saved_path, "param." + name));
+    target.copy_(tensor_from(saved.tensors.at("param." + name), param, saved_path, "param." + name));
   }
   run.optimizer.restore(adam_step, m, v);
   if (run.average) run.average->restore(std::move(averages));
   run.st = std::move(r);
-  if (!saved->checksum_verified)
+  if (!saved.checksum_verified)
     fmt::print(stderr, "note: {}: no checksum (written by an older qkv); it was checked field by field only\n",
                saved_path);
 }
 
+void write_epoch_outputs(const TrainingRun& run, bool best) {
+  const optim::WeightAverage::SwappedIn averaged(run.average);  // --ema: the averaged weights are written
+  if (best) models::save_translator(run.folder.model_path(), run.model, run.english, run.hindi);
+  write_file_atomic(run.folder.path(RunFolder::kMetrics), run.st.csv);  // complete after every epoch
+  if (!run.st.steps_csv.empty()) write_file_atomic(run.folder.path(RunFolder::kSteps), run.st.steps_csv);
+}
+
 void write_finished_epoch_outputs(const TrainingRun& run) {
   const RunState& st = run.st;
-  if (st.position != 0 || st.epoch == 1) return;                // not saved at the end of an epoch
-  const optim::WeightAverage::SwappedIn averaged(run.average);  // --ema: the averaged weights are written
-  run.folder.write_epoch_outputs(st.best_epoch == st.epoch - 1, run.model, run.english, run.hindi, st.csv,
-                                 st.steps_csv);
+  if (st.position != 0 || st.epoch == 1) return;  // not saved at the end of an epoch
+  write_epoch_outputs(run, st.best_epoch == st.epoch - 1);
 }
 
 void rethrow_noting_full_disk(const RunState& st, const std::string& dir) {

@@ -55,6 +55,10 @@ void check_saved_config(const SafeTensorsFile& saved, const std::string& saved_p
 // saves at that step, before anything is copied.
 void restore_state(const SafeTensorsFile& saved, const std::string& saved_path, TrainingRun& run);
 
+// The end of an epoch: the model when the epoch is the best so far, then metrics.csv and (once it
+// has lines) steps.csv, each atomically; with --ema, from the averaged weights.
+void write_epoch_outputs(const TrainingRun& run, bool best);
+
 // A state saved at the end of an epoch is written before that epoch's model and metrics.csv (a run
 // killed in between resumes from it): this writes them, from the restored weights, as the run
 // would have. Nothing for a state saved within an epoch.

@@ -52,11 +52,6 @@ static int64_t parse_integer(const std::string& text, const std::string& what, i
   return v;
 }
 
-// JSON from a saved state: one linear pass, its depth and size bounded.
-nlohmann::json parse_state_json(const std::string& text, int max_depth, size_t max_values) {
-  return parse_bounded_json(text, {.max_depth = max_depth, .max_values = max_values});
-}
-
 // ---- the saved state as one table ----
 // Every metadata field of a state but the four whose shape is their own (format, options, config,
 // history) and adam_step (the optimiser's): its key, its member of RunState and the range read-back
@@ -132,7 +127,7 @@ void write_state_fields(const RunState& st, SafeTensorsFile& file) {
 static void validate_history(const std::string& text, const TrainOptions& o, RunState& r) {
   const nlohmann::json history = [&] {
     try {
-      return parse_state_json(text, 2, 1 + 5 * static_cast<size_t>(o.epochs));
+      return parse_bounded_json(text, {.max_depth = 2, .max_values = 1 + 5 * static_cast<size_t>(o.epochs)});
     } catch (const std::exception& e) {
       throw std::runtime_error(fmt::format("training state: 'history' {}", e.what()));
     }

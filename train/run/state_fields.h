@@ -20,8 +20,6 @@ std::string exact(double v);  // a hex float: round-trips exactly
 std::string shown(const std::string& text);
 // A number exactly as exact() writes it, finite and within [low, high]; names `what` when it throws.
 double parse_exact(const std::string& text, const std::string& what, double low, double high);
-// JSON from a saved state: one linear pass, its depth and size bounded.
-nlohmann::json parse_state_json(const std::string& text, int max_depth, size_t max_values);
 
 // A state's options (state_options.cpp) read back over `current`, which keeps out_dir, threads, quiet
 // and the flags of this invocation; every option checked as the command line checks it.

@@ -9,6 +9,7 @@
 #include <stdexcept>
 #include <type_traits>
 
+#include "framework/bounded_json.h"
 #include "framework/distributed.h"
 #include "train/run/run_state.h"
 #include "train/run/state_fields.h"
@@ -88,7 +89,7 @@ static void read_state_value(const nlohmann::json& j, const OptionInfo& info, T&
 TrainOptions options_from_json(const std::string& text, const TrainOptions& current) {
   TrainOptions o = current;  // out_dir, threads, quiet and the flags of this invocation stay
   try {
-    const nlohmann::json j = parse_state_json(text, 1, 64);  // one flat object
+    const nlohmann::json j = parse_bounded_json(text, {.max_depth = 1, .max_values = 64});  // one flat object
     if (!j.is_object()) throw std::runtime_error("not a JSON object");
     for_each_option([&](const OptionInfo& info, auto member) {
       if (!info.saved()) return;

@@ -177,8 +177,7 @@ static void finish_epoch(TrainingRun& run, int64_t epoch, TrainResult& result, S
   if (progress.validating) progress.validating(epoch);
   {
     const optim::WeightAverage::SwappedIn averaged(run.average);  // --ema: the averaged weights are validated
-    rec.valid = run.group ? evaluate_across_ranks(*run.group, run.model, run.ds.valid, run.english, run.hindi)
-                          : evaluate(run.model, run.ds.valid, run.english, run.hindi);
+    rec.valid = run.group ? evaluate_across_ranks(run) : evaluate(run.model, run.ds.valid, run.english, run.hindi);
   }
   if (!std::isfinite(rec.valid.loss) || !std::isfinite(rec.train_loss))
     throw std::runtime_error(fmt::format(
@@ -201,10 +200,7 @@ static void finish_epoch(TrainingRun& run, int64_t epoch, TrainResult& result, S
   // (write_finished_epoch_outputs).
   start_epoch(st, epoch + 1, run.gen);
   saver.save();
-  if (run.writer()) {
-    const optim::WeightAverage::SwappedIn averaged(run.average);  // --ema: the averaged weights are written
-    run.folder.write_epoch_outputs(better, run.model, run.english, run.hindi, st.csv, st.steps_csv);
-  }
+  if (run.writer()) write_epoch_outputs(run, better);
   if (progress.epoch) progress.epoch(rec, better);
 }
 
