@@ -77,6 +77,8 @@ struct AttentionShape {
   int64_t q_step() const { return q_stride != 0 ? q_stride : width; }
   int64_t k_step() const { return k_stride != 0 ? k_stride : width; }
   int64_t v_step() const { return v_stride != 0 ? v_stride : value_width; }
+  // All rows of q (the padded batch's or the ragged entries').
+  int64_t query_rows() const { return query_starts.empty() ? batch * queries : query_starts.back(); }
 };
 
 // The primitives, each declared once in backend_primitives.def (with what it computes).

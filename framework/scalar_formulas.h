@@ -1,8 +1,8 @@
 // framework/scalar_formulas.h — each scalar formula the backends compute, written once and
 // compiled by both g++ (the CPU backend) and nvcc (the CUDA kernels): the unary and binary
-// elementwise functions (their formulas listed in elementwise_ops.def), the NaN-propagating max,
-// one LayerNorm row forward and backward, one Adam/AdamW step on one entry; and, for the host side
-// of both backends, dimension merging and the float dtype dispatch.
+// elementwise functions (their formulas listed in elementwise_ops.def), the NaN-propagating max and
+// argmax, one LayerNorm row forward and backward, one rotary pair, one Adam/AdamW step on one entry;
+// and, for the host side of both backends, dimension merging and the float dtype dispatch.
 #pragma once
 
 #include <cmath>
@@ -150,6 +150,23 @@ QKV_FORMULA void layer_norm_backward_rows_n(const T* g, const T* x_hat, const T*
 template <typename T>
 QKV_FORMULA void layer_norm_backward_row(const T* g, const T* x_hat, T rstd, const T* w, int64_t width, T* d_x) {
   layer_norm_backward_rows_n<1>(g, x_hat, &rstd, w, width, d_x);
+}
+
+// The first of n entries `stride` apart that holds their largest value (a NaN beats any number;
+// the first NaN stays), with that value.
+template <typename T>
+struct Argmax {
+  T value;
+  int64_t index;
+};
+template <typename T>
+QKV_FORMULA Argmax<T> argmax_strided(const T* x, int64_t n, int64_t stride) {
+  Argmax<T> best{x[0], 0};
+  for (int64_t j = 1; j < n; ++j) {
+    const T candidate = x[j * stride];
+    if (candidate > best.value || (candidate != candidate && best.value == best.value)) best = {candidate, j};
+  }
+  return best;
 }
 
 // One rotary pair (x1, x2) turned by the angle whose cos and sin are c and s, as the composed

@@ -18,6 +18,7 @@
 
 #include <fmt/format.h>
 
+#include "../attention_visibility.h"
 #include "row_reductions.h"
 #include "thread_pool.h"
 #include "vector_exp.h"
@@ -50,88 +51,41 @@ void for_each_task(int64_t n, bool parallel, Fn&& task) {
   for (int64_t t = 0; t < n; ++t) task(t);
 }
 
-// Which keys a query sees (backend.h, AttentionShape).
-struct Visibility {
-  int64_t prefix, query_offset, length;  // length: visible prefix keys of this batch entry
-  int64_t knockout_key, knockout_from, knockout_to;
-  double distance_slope;  // ALiBi (backend.h): 0, or each score gets -slope * |pos(i) - pos(j)|
-  // A key's (or a query's) position: the prefix's slots, then the rest right after its real words.
-  int64_t position(int64_t x) const { return x < prefix ? x : length + (x - prefix); }
-  // The ALiBi bias of query i and key j (0 without a slope).
-  template <typename T>
-  T bias(int64_t i, int64_t j) const {
-    if (distance_slope == 0) return T(0);
-    const int64_t distance = position(query_offset + i) - position(j);
-    return static_cast<T>(-distance_slope * static_cast<double>(distance < 0 ? -distance : distance));
-  }
-  bool operator()(int64_t i, int64_t j) const {
-    if (j == knockout_key && query_offset + i >= knockout_from && query_offset + i < knockout_to) return false;
-    return j < prefix ? j < length : j <= query_offset + i;
-  }
-  // The keys of [j0, j0 + n) that query i sees, as operator() does, in runs: [0, n) is split at
-  // cut[0] <= cut[1] <= cut[2] <= cut[3] (offsets from j0) into hidden, seen, hidden, seen, hidden
-  // runs (the prefix's real words, then the keys from the prefix's end to the query's own
-  // position); the knocked-out key, if any, is `hidden` (an offset from j0, or -1).
-  struct Runs {
-    int64_t cut[4];
-    int64_t hidden;
-    int64_t n;
-    // seen(begin, end) and hidden(begin, end) over [0, n) in order, then hidden on the knocked-out
-    // key (after its run: it overrides it).
-    template <typename Seen, typename Hidden>
-    void visit(Seen&& seen, Hidden&& hide) const {
-      const int64_t ends[5] = {cut[0], cut[1], cut[2], cut[3], n};
-      int64_t j = 0;
-      for (int run = 0; run < 5; ++run) {
-        const int64_t end = std::max(j, ends[run]);
-        if (run % 2 == 1)
-          seen(j, end);
-        else
-          hide(j, end);
-        j = end;
-      }
-      if (hidden >= 0) hide(hidden, hidden + 1);
+using formula::AttentionEntry;
+using formula::Visibility;
+
+// The keys of [j0, j0 + n) that query i sees, as Visibility's operator() does, in runs: [0, n) is
+// split at cut[0] <= cut[1] <= cut[2] <= cut[3] (offsets from j0) into hidden, seen, hidden, seen,
+// hidden runs (the prefix's real words, then the keys from the prefix's end to the query's own
+// position); the knocked-out key, if any, is `hidden` (an offset from j0, or -1).
+struct KeyRuns {
+  int64_t cut[4];
+  int64_t hidden;
+  int64_t n;
+  // seen(begin, end) and hidden(begin, end) over [0, n) in order, then hidden on the knocked-out
+  // key (after its run: it overrides it).
+  template <typename Seen, typename Hidden>
+  void visit(Seen&& seen, Hidden&& hide) const {
+    const int64_t ends[5] = {cut[0], cut[1], cut[2], cut[3], n};
+    int64_t j = 0;
+    for (int run = 0; run < 5; ++run) {
+      const int64_t end = std::max(j, ends[run]);
+      if (run % 2 == 1)
+        seen(j, end);
+      else
+        hide(j, end);
+      j = end;
     }
-  };
-  Runs runs(int64_t i, int64_t j0, int64_t n) const {
-    const auto at = [&](int64_t j) { return std::clamp<int64_t>(j - j0, 0, n); };
-    const int64_t words_end = std::min(prefix, length), seen_end = std::max(prefix, query_offset + i + 1);
-    Runs r{{at(0), at(words_end), at(prefix), at(seen_end)}, -1, n};
-    if (query_offset + i >= knockout_from && query_offset + i < knockout_to && knockout_key >= j0 &&
-        knockout_key < j0 + n)
-      r.hidden = knockout_key - j0;
-    return r;
-  }
-  // Whether any key of [j0, j1) is visible to any query before i_end (the last one sees the most;
-  // a knockout only hides keys, so this stays an upper bound that skips only empty tiles).
-  bool any(int64_t i_end, int64_t j0, int64_t j1) const {
-    if (j0 < std::min(prefix, length)) return true;
-    return std::max(j0, prefix) <= std::min(j1 - 1, query_offset + i_end - 1);
+    if (hidden >= 0) hide(hidden, hidden + 1);
   }
 };
-
-// One batch entry: its queries are rows [q0, q0 + nq) of q (and out, lse, d_out), its keys rows
-// [k0, k0 + nk) of k and v. Padded: every entry has the shape's queries and keys; ragged: its own.
-struct Entry {
-  int64_t q0, nq, k0, nk;
-  Visibility vis;
-};
-
-Entry entry_of(const AttentionShape& s, int64_t b) {
-  if (s.query_starts.empty()) {
-    const int64_t length = s.key_lengths.empty() ? s.prefix : s.key_lengths[b];
-    return {
-        b * s.queries, s.queries, b * s.keys, s.keys,
-        Visibility{s.prefix, s.query_offset, length, s.knockout_key, s.knockout_from, s.knockout_to, s.distance_slope}};
-  }
-  const int64_t q0 = s.query_starts[b], nq = s.query_starts[b + 1] - q0;
-  const int64_t k0 = s.key_starts[b], nk = s.key_starts[b + 1] - k0, prefix = s.key_lengths[b];
-  return {q0, nq, k0, nk, Visibility{prefix, nk - nq, prefix, -1, 0, 0, s.distance_slope}};
-}
-
-// All rows of q (the padded batch's or the ragged entries').
-int64_t query_rows(const AttentionShape& s) {
-  return s.query_starts.empty() ? s.batch * s.queries : s.query_starts.back();
+inline KeyRuns key_runs(const Visibility& vis, int64_t i, int64_t j0, int64_t n) {
+  const auto at = [&](int64_t j) { return std::clamp<int64_t>(j - j0, 0, n); };
+  const int64_t query = vis.query_offset + i, seen_end = std::max(vis.prefix, query + 1);
+  KeyRuns r{{at(0), at(vis.words()), at(vis.prefix), at(seen_end)}, -1, n};
+  if (query >= vis.knockout_from && query < vis.knockout_to && vis.knockout_key >= j0 && vis.knockout_key < j0 + n)
+    r.hidden = vis.knockout_key - j0;
+  return r;
 }
 
 // Which entries of a tile (queries i0.., keys j0..) can be nonzero, as bounds that follow the
@@ -148,7 +102,7 @@ struct TileReach {
   int64_t key_end(int64_t ii) const { return std::max(words, diag + ii + 1); }
   int64_t query_begin(int64_t jj) const { return jj < words ? 0 : std::max<int64_t>(0, jj - diag); }
   static TileReach of(const Visibility& vis, int64_t i0, int64_t j0) {
-    return {std::min(vis.prefix, vis.length) - j0, vis.query_offset + i0 - j0};
+    return {vis.words() - j0, vis.query_offset + i0 - j0};
   }
 };
 
@@ -171,9 +125,11 @@ struct Scratch {
   }
 };
 
+// This thread's scratch, grown for heads of these widths.
 template <typename T>
-Scratch<T>& scratch() {
+Scratch<T>& scratch(int64_t width, int64_t value_width) {
   thread_local Scratch<T> s;
+  s.reserve(width, value_width);
   return s;
 }
 
@@ -201,7 +157,11 @@ void transpose_tile_generic(const T* in, int64_t rows, int64_t cols, int64_t in_
 }
 
 void transpose_tile_avx2(const float* in, int64_t rows, int64_t cols, int64_t in_stride, float* out_t);
-bool has_avx2();
+// The AVX2 + FMA forms run where the processor has both.
+bool has_avx2() {
+  static const bool yes = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+  return yes;
+}
 
 // in's rows are in_stride entries apart (its width, or more when it is a column block of a wider
 // matrix).
@@ -238,11 +198,6 @@ void tile_products(const T* a, int64_t nq, int64_t width, int64_t a_stride, cons
 // over d in order. Reads b_t's keys up to nk rounded up to 16 (transpose_tile zero-fills those
 // past nk).
 typedef float Floats8 __attribute__((vector_size(32)));
-
-bool has_avx2() {
-  static const bool yes = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-  return yes;
-}
 
 // Inlined into both copies below, so each is compiled for its own instruction set.
 // Key blocks outside, rows inside: a 16-key panel of b_t (width x 64 bytes, contiguous) stays in L1
@@ -416,23 +371,6 @@ inline Span live_span(TileLayout at, TileReach reach, int64_t r_first, int64_t r
   return {0, std::min(n, reach.key_end(r_last))};
 }
 
-// acc (rows, width) += p (rows, n) @ m (n, width), p's entries where `at` places them; inner loop
-// over the width. m's rows are m_stride entries apart and acc's acc_stride (the width, or more for
-// a column block).
-template <typename T>
-void accumulate_rows(const T* p, TileLayout at, TileReach reach, int64_t rows, int64_t n, const T* m, int64_t m_stride,
-                     int64_t width, T* acc, int64_t acc_stride) {
-  for (int64_t i = 0; i < rows; ++i) {
-    T* out = acc + i * acc_stride;
-    const Span live = live_span(at, reach, i, i, n);
-    for (int64_t j = live.begin; j < live.end; ++j) {
-      const T w = p[i * at.row + j * at.col];
-      const T* m_row = m + j * m_stride;
-      for (int64_t d = 0; d < width; ++d) out[d] += w * m_row[d];
-    }
-  }
-}
-
 // The float32 form for widths that are a multiple of 16, blocked like tile_products_body: 4 rows
 // by 16 columns of accumulators, summing over j in order.
 // Column blocks outside, rows inside: a 16-column slice of m, copied into one contiguous block (n x
@@ -537,27 +475,29 @@ __attribute__((target("avx512f,fma"))) void accumulate_rows_avx512(const float* 
   }
 }
 
-template <>
-void accumulate_rows<float>(const float* p, TileLayout at, TileReach reach, int64_t rows, int64_t n, const float* m,
-                            int64_t m_stride, int64_t width, float* acc, int64_t acc_stride) {
-  if (width % 64 == 0 && has_avx512()) {
-    accumulate_rows_avx512<4>(p, at, reach, rows, n, m, m_stride, width, acc, acc_stride);
-    return;
+// acc (rows, width) += p (rows, n) @ m (n, width), p's entries where `at` places them; inner loop
+// over the width. m's rows are m_stride entries apart and acc's acc_stride (the width, or more for
+// a column block). float32 widths that are a multiple of 16 take the blocked forms above.
+template <typename T>
+void accumulate_rows(const T* p, TileLayout at, TileReach reach, int64_t rows, int64_t n, const T* m, int64_t m_stride,
+                     int64_t width, T* acc, int64_t acc_stride) {
+  if constexpr (std::is_same_v<T, float>) {
+    if (width % 64 == 0 && has_avx512())
+      return accumulate_rows_avx512<4>(p, at, reach, rows, n, m, m_stride, width, acc, acc_stride);
+    if (width % 32 == 0 && has_avx512())
+      return accumulate_rows_avx512<2>(p, at, reach, rows, n, m, m_stride, width, acc, acc_stride);
+    if (width % 16 == 0 && has_avx2())
+      return accumulate_rows_avx2(p, at, reach, rows, n, m, m_stride, width, acc, acc_stride);
+    if (width % 16 == 0) return accumulate_rows_generic(p, at, reach, rows, n, m, m_stride, width, acc, acc_stride);
   }
-  if (width % 32 == 0 && has_avx512()) {
-    accumulate_rows_avx512<2>(p, at, reach, rows, n, m, m_stride, width, acc, acc_stride);
-    return;
-  }
-  if (width % 16 != 0) {
-    for (int64_t i = 0; i < rows; ++i) {
-      const Span live = live_span(at, reach, i, i, n);
-      for (int64_t j = live.begin; j < live.end; ++j)
-        for (int64_t d = 0; d < width; ++d) acc[i * acc_stride + d] += p[i * at.row + j * at.col] * m[j * m_stride + d];
+  for (int64_t i = 0; i < rows; ++i) {
+    T* out = acc + i * acc_stride;
+    const Span live = live_span(at, reach, i, i, n);
+    for (int64_t j = live.begin; j < live.end; ++j) {
+      const T w = p[i * at.row + j * at.col];
+      const T* m_row = m + j * m_stride;
+      for (int64_t d = 0; d < width; ++d) out[d] += w * m_row[d];
     }
-  } else if (has_avx2()) {
-    accumulate_rows_avx2(p, at, reach, rows, n, m, m_stride, width, acc, acc_stride);
-  } else {
-    accumulate_rows_generic(p, at, reach, rows, n, m, m_stride, width, acc, acc_stride);
   }
 }
 
@@ -586,7 +526,7 @@ void recompute_probs(const Visibility& vis, int64_t i0, int64_t nq, int64_t j0, 
         p[jj] = vis(i0 + ii, j0 + jj) ? (s[jj] * scale + vis.bias<T>(i0 + ii, j0 + jj)) - l : neg_inf;
     } else {
       // without a slope, exactly the expression the op had before ALiBi (the same bits)
-      vis.runs(i0 + ii, j0, nk)
+      key_runs(vis, i0 + ii, j0, nk)
           .visit(
               [&](int64_t b, int64_t e) {
                 for (int64_t jj = b; jj < e; ++jj) p[jj] = s[jj] * scale - l;
@@ -604,7 +544,7 @@ void mask_scores(const Visibility& vis, int64_t i0, int64_t nq, int64_t j0, int6
   const T neg_inf = -std::numeric_limits<T>::infinity();
   for (int64_t ii = 0; ii < nq; ++ii) {
     T* row = scores + ii * kTile;
-    vis.runs(i0 + ii, j0, nk)
+    key_runs(vis, i0 + ii, j0, nk)
         .visit(
             [&](int64_t b, int64_t e) {
               for (int64_t jj = b; jj < e; ++jj) row[jj] *= scale;
@@ -627,7 +567,7 @@ bool fast_softmax_rows(const Visibility& vis) {
 // One row of mask_scores's values (score * scale where seen, -inf where hidden) in place over
 // [0, runs.n), and the row's max as row_max gives it (row_max's own NaN when any entry is NaN; else
 // the largest, up to the sign of a zero).
-__attribute__((target("avx2,fma"))) float scale_mask_max_avx2(const Visibility::Runs& runs, float scale, float* row) {
+__attribute__((target("avx2,fma"))) float scale_mask_max_avx2(const KeyRuns& runs, float scale, float* row) {
   const float neg_inf = -std::numeric_limits<float>::infinity();
   const int64_t n = runs.n, whole = (n + 7) / 8 * 8;  // row has kTile entries: whole <= kTile
   // every entry scaled (those past n too, which nothing reads), then the hidden runs set to -inf
@@ -655,7 +595,7 @@ __attribute__((target("avx2,fma"))) float scale_mask_max_avx2(const Visibility::
 }
 
 template <typename T>
-T scale_mask_max(const Visibility::Runs& runs, T scale, T* row) {
+T scale_mask_max(const KeyRuns& runs, T scale, T* row) {
   if constexpr (std::is_same_v<T, float>) return scale_mask_max_avx2(runs, scale, row);
   throw std::logic_error("scale_mask_max: float32 only");
 }
@@ -677,7 +617,7 @@ void online_softmax_tile(const Visibility& vis, int64_t i0, int64_t nq, int64_t 
     T* p = w.probs.data() + ii * kTile;
     // a NaN score makes the row NaN; in lanes, the max may differ from a running max only in the
     // sign of a zero, which every use below takes back out (a difference, an exp, a sum with log)
-    const T tile_max = fast ? scale_mask_max(vis.runs(i0 + ii, j0, nk), scale, row) : row_max(row, nk);
+    const T tile_max = fast ? scale_mask_max(key_runs(vis, i0 + ii, j0, nk), scale, row) : row_max(row, nk);
     const T old_max = w.row_max[ii];
     new_max[ii] = (tile_max > old_max || tile_max != tile_max) ? tile_max : old_max;
     if (new_max[ii] == neg_inf) {  // nothing visible to this query yet
@@ -726,6 +666,7 @@ void forward_typed(const AttentionShape& s, const T* q, const T* k, const T* v, 
   const int64_t q_tiles = (s.queries + kTile - 1) / kTile, k_tiles = (s.keys + kTile - 1) / kTile;
   const T scale = static_cast<T>(s.scale), neg_inf = -std::numeric_limits<T>::infinity();
   const bool parallel = parallel_worth_it(s);
+  const formula::AttentionEntries entries = formula::attention_entries(s);
   // With several query tiles per entry (long sequences; never the translator's training tiles),
   // every key tile is transposed once, up front, for all of them (each (key tile) x (query tile)
   // pair took its own copy before): (entry, key tile) at ((b * k_tiles + t) * K * kTile), for the
@@ -736,19 +677,18 @@ void forward_typed(const AttentionShape& s, const T* q, const T* k, const T* v, 
   if (shared_keys) {
     keys_t = std::make_unique_for_overwrite<T[]>(static_cast<size_t>(B * k_tiles * K * kTile));
     for_each_task(B * k_tiles, parallel, [&](int64_t task) {
-      const Entry e = entry_of(s, task / k_tiles);
+      const AttentionEntry e = entries[task / k_tiles];
       const int64_t j0 = (task % k_tiles) * kTile;
       if (j0 < e.nk)
         transpose_tile(k + (e.k0 + j0) * ks, std::min(kTile, e.nk - j0), K, ks, keys_t.get() + task * K * kTile);
     });
   }
   for_each_task(B * q_tiles, parallel, [&](int64_t task) {
-    const Entry e = entry_of(s, task / q_tiles);
+    const AttentionEntry e = entries[task / q_tiles];
     const Visibility& vis = e.vis;
     const int64_t i0 = (task % q_tiles) * kTile, nq = std::min(kTile, e.nq - i0);
     if (nq <= 0) return;  // a ragged entry shorter than the longest
-    Scratch<T>& w = scratch<T>();
-    w.reserve(K, Kv);
+    Scratch<T>& w = scratch<T>(K, Kv);
     const T* q_tile = q + (e.q0 + i0) * qs;
     T* acc = w.acc.data();
     std::fill(acc, acc + nq * Kv, T(0));
@@ -819,17 +759,19 @@ struct BackwardTiles {
   const AttentionShape& s;
   const T *q, *k, *v, *d_out, *lse;
   T *d_q, *d_k, *d_v;
-  int64_t K, Kv;
-  int64_t qs, ks, vs;  // row strides of q and d_q, k and d_k, v and d_v
-  T scale;
-  bool parallel;
-  std::vector<T> delta;  // delta_i = sum_e d_out[i, e] * out[i, e]  (= sum_j P_ij dP_ij), one per query
+  int64_t K = s.width, Kv = s.value_width;
+  int64_t qs = s.q_step(), ks = s.k_step(), vs = s.v_step();  // row strides of q and d_q, k and d_k, v and d_v
+  T scale = static_cast<T>(s.scale);
+  bool parallel = parallel_worth_it(s);
+  formula::AttentionEntries entries = formula::attention_entries(s);
+  // delta_i = sum_e d_out[i, e] * out[i, e]  (= sum_j P_ij dP_ij), one per query
+  std::vector<T> delta = std::vector<T>(static_cast<size_t>(s.query_rows()));
 
   // dS_ij = P_ij (dP_ij - delta_i) for one tile, into w.d_probs (P in w.probs); 0 past each row's
   // reach, where P is 0 and dP was not computed.
   // k_t and v_t: the key tile's panels (transpose_tile).
-  void tile_grads(Scratch<T>& w, const T* k_t, const T* v_t, const Entry& e, int64_t i0, int64_t nq, int64_t j0,
-                  int64_t nk, TileReach reach) const {
+  void tile_grads(Scratch<T>& w, const T* k_t, const T* v_t, const AttentionEntry& e, int64_t i0, int64_t nq,
+                  int64_t j0, int64_t nk, TileReach reach) const {
     tile_products(q + (e.q0 + i0) * qs, nq, K, qs, k_t, nk, w.scores.data(), reach);
     recompute_probs(e.vis, i0, nq, j0, nk, scale, lse + e.q0, w.scores.data(), w.probs.data());
     tile_products(d_out + (e.q0 + i0) * Kv, nq, Kv, Kv, v_t, nk, w.d_probs.data(), reach);
@@ -852,9 +794,8 @@ struct BackwardTiles {
   void one_pass() const {
     const int64_t B = s.batch;
     for_each_task(B, parallel, [&](int64_t b) {
-      const Entry e = entry_of(s, b);
-      Scratch<T>& w = scratch<T>();
-      w.reserve(K, Kv);
+      const AttentionEntry e = entries[b];
+      Scratch<T>& w = scratch<T>(K, Kv);
       fill_rows(d_k + e.k0 * ks, e.nk, K, ks, T(0));
       fill_rows(d_v + e.k0 * vs, e.nk, Kv, vs, T(0));
       fill_rows(d_q + e.q0 * qs, e.nq, K, qs, T(0));
@@ -897,11 +838,10 @@ struct BackwardTiles {
     const int64_t q_tiles = (s.queries + kTile - 1) / kTile, k_tiles = (s.keys + kTile - 1) / kTile;
     // Pass 1, one task per key tile: d_v_j = sum_i P_ij d_out_i, d_k_j = scale * sum_i dS_ij q_i.
     for_each_task(B * k_tiles, parallel, [&](int64_t task) {
-      const Entry e = entry_of(s, task / k_tiles);
+      const AttentionEntry e = entries[task / k_tiles];
       const int64_t j0 = (task % k_tiles) * kTile, nk = std::min(kTile, e.nk - j0);
       if (nk <= 0) return;  // a ragged entry shorter than the longest
-      Scratch<T>& w = scratch<T>();
-      w.reserve(K, Kv);
+      Scratch<T>& w = scratch<T>(K, Kv);
       transpose_tile(k + (e.k0 + j0) * ks, nk, K, ks, w.k_t.data());
       transpose_tile(v + (e.k0 + j0) * vs, nk, Kv, vs, w.v_t.data());
       T* dk = d_k + (e.k0 + j0) * ks;
@@ -920,11 +860,10 @@ struct BackwardTiles {
     });
     // Pass 2, one task per query tile: d_q_i = scale * sum_j dS_ij k_j.
     for_each_task(B * q_tiles, parallel, [&](int64_t task) {
-      const Entry e = entry_of(s, task / q_tiles);
+      const AttentionEntry e = entries[task / q_tiles];
       const int64_t i0 = (task % q_tiles) * kTile, nq = std::min(kTile, e.nq - i0);
       if (nq <= 0) return;  // a ragged entry shorter than the longest
-      Scratch<T>& w = scratch<T>();
-      w.reserve(K, Kv);
+      Scratch<T>& w = scratch<T>(K, Kv);
       T* dq = d_q + (e.q0 + i0) * qs;
       fill_rows(dq, nq, K, qs, T(0));
       for (int64_t j0 = 0; j0 < e.nk; j0 += kTile) {
@@ -944,28 +883,12 @@ struct BackwardTiles {
 template <typename T>
 void backward_typed(const AttentionShape& s, const T* q, const T* k, const T* v, const T* out, const T* d_out,
                     const T* lse, T* d_q, T* d_k, T* d_v) {
-  const int64_t K = s.width, Kv = s.value_width, rows = query_rows(s);
+  const int64_t rows = s.query_rows();
   const int64_t q_tiles = (s.queries + kTile - 1) / kTile, k_tiles = (s.keys + kTile - 1) / kTile;
-  BackwardTiles<T> t{s,
-                     q,
-                     k,
-                     v,
-                     d_out,
-                     lse,
-                     d_q,
-                     d_k,
-                     d_v,
-                     K,
-                     Kv,
-                     s.q_step(),
-                     s.k_step(),
-                     s.v_step(),
-                     static_cast<T>(s.scale),
-                     parallel_worth_it(s),
-                     std::vector<T>(static_cast<size_t>(rows))};
+  BackwardTiles<T> t{s, q, k, v, d_out, lse, d_q, d_k, d_v};
   constexpr int64_t kDeltaRows = 256;  // rows per task
   for_each_task((rows + kDeltaRows - 1) / kDeltaRows, t.parallel, [&](int64_t task) {
-    row_dots(d_out, out, Kv, task * kDeltaRows, std::min(rows, (task + 1) * kDeltaRows), t.delta.data());
+    row_dots(d_out, out, t.Kv, task * kDeltaRows, std::min(rows, (task + 1) * kDeltaRows), t.delta.data());
   });
   // Both paths give the same bits (see one_pass), so the choice may follow the thread count: one
   // pass when the batch entries alone keep every thread busy, or there is one thread.

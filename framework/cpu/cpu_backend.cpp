@@ -435,6 +435,17 @@ __attribute__((target("avx2"), optimize("O3"), flatten)) void layer_norm_range_a
   layer_norm_range(a, begin, end);
 }
 
+// All `rows` rows of a LayerNorm call (Rows as above), split over the threads.
+template <typename Rows>
+void layer_norm_all(const Rows& a, int64_t rows) {
+  parallel_ranges(rows, row_grain(a.width), [&](int64_t row_begin, int64_t row_end) {
+    if (cpu::cpu_has_avx2())
+      layer_norm_range_avx2(a, row_begin, row_end);
+    else
+      layer_norm_range(a, row_begin, row_end);
+  });
+}
+
 template <typename T, bool L2, bool Shrink>
 __attribute__((always_inline)) inline void adam_loop(T* param, const T* grad, T* m, T* v, int64_t begin, int64_t end,
                                                      const formula::AdamEntry<T>& shared_adam) {
@@ -646,17 +657,9 @@ class CpuBackend final : public Backend {
       T* v = static_cast<T*>(out_values);
       for (int64_t o = 0; o < outer; ++o)
         for (int64_t i = 0; i < inner; ++i) {
-          int64_t best = 0;
-          T best_value = x[o * n * inner + i];
-          for (int64_t j = 1; j < n; ++j) {
-            const T candidate = x[(o * n + j) * inner + i];
-            if (candidate > best_value || (std::isnan(candidate) && !std::isnan(best_value))) {
-              best_value = candidate;
-              best = j;
-            }
-          }
-          v[o * inner + i] = best_value;
-          out_indices[o * inner + i] = best;
+          const formula::Argmax<T> best = formula::argmax_strided(x + o * n * inner + i, n, inner);
+          v[o * inner + i] = best.value;
+          out_indices[o * inner + i] = best.index;
         }
     });
   }
@@ -757,12 +760,7 @@ class CpuBackend final : public Backend {
       const LayerNormRows<T> rows_of(static_cast<const T*>(x), static_cast<const T*>(residual),
                                      static_cast<const T*>(weight), static_cast<const T*>(bias), width, eps,
                                      static_cast<T*>(out), static_cast<T*>(x_hat), static_cast<T*>(rstd));
-      parallel_ranges(rows, row_grain(width), [&](int64_t row_begin, int64_t row_end) {
-        if (cpu::cpu_has_avx2())
-          layer_norm_range_avx2(rows_of, row_begin, row_end);
-        else
-          layer_norm_range(rows_of, row_begin, row_end);
-      });
+      layer_norm_all(rows_of, rows);
     });
   }
 
@@ -772,12 +770,7 @@ class CpuBackend final : public Backend {
       const LayerNormBackwardRows<T> rows_of(static_cast<const T*>(g), static_cast<const T*>(x_hat),
                                              static_cast<const T*>(rstd), static_cast<const T*>(weight), width,
                                              static_cast<T*>(d_x));
-      parallel_ranges(rows, row_grain(width), [&](int64_t row_begin, int64_t row_end) {
-        if (cpu::cpu_has_avx2())
-          layer_norm_range_avx2(rows_of, row_begin, row_end);
-        else
-          layer_norm_range(rows_of, row_begin, row_end);
-      });
+      layer_norm_all(rows_of, rows);
     });
   }
 

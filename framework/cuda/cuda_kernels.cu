@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "framework/attention_visibility.h"
 #include "framework/cuda/cuda_backend.h"
 #include "framework/cuda/cuda_check.h"
 #include "framework/scalar_formulas.h"
@@ -59,7 +60,6 @@ __device__ __forceinline__ void offsets(const Walk& w, int64_t i, int64_t (&off)
 // with the CPU backend.
 using formula::exp_of;
 using formula::log_of;
-__device__ __forceinline__ bool d_isnan(double x) { return x != x; }
 
 // ---- kernels ----
 
@@ -154,17 +154,9 @@ template <typename T>
 __global__ void max_along_kernel(const T* x, int64_t outer, int64_t n, int64_t inner, T* values, int64_t* indices) {
   QKV_GRID_LOOP(k, outer * inner) {
     const int64_t o = k / inner, i = k % inner;
-    int64_t best = 0;
-    T best_value = x[o * n * inner + i];
-    for (int64_t j = 1; j < n; ++j) {
-      const T candidate = x[(o * n + j) * inner + i];
-      if (candidate > best_value || (d_isnan(candidate) && !d_isnan(best_value))) {
-        best_value = candidate;
-        best = j;
-      }
-    }
-    values[k] = best_value;
-    indices[k] = best;
+    const formula::Argmax<T> best = formula::argmax_strided(x + o * n * inner + i, n, inner);
+    values[k] = best.value;
+    indices[k] = best.index;
   }
 }
 
@@ -414,65 +406,29 @@ constexpr int kAttnMaxWidth = 256;  // the widest head (K and Kv) the kernels ta
 template <int W>
 constexpr int attn_stage_rows = W > 128 ? 8 : 16;  // staged rows: float64 tiles stay under 48 KB
 
+// The kernels' view of an attention call: its entries (attention_visibility.h, with device copies
+// of the shape's vectors), widths and row strides.
 struct AttnDims {
-  int64_t batch, queries, keys, width, value_width, query_offset, prefix;
-  const int64_t* lengths;                            // device, one per batch entry, or null
-  int64_t knockout_key, knockout_from, knockout_to;  // key hidden from queries at [from, to); -1: none
-  const int64_t *query_starts, *key_starts;          // device, batch + 1 each when ragged, else null
-  double distance_slope;                 // ALiBi (backend.h): 0, or each score gets -slope * |pos(i) - pos(j)|
+  formula::AttentionEntries entries;
+  int64_t queries, keys, width, value_width;
   int64_t q_stride, k_stride, v_stride;  // row strides of q and d_q, k and d_k, v and d_v (backend.h)
 };
-
-// One batch entry (backend.h, AttentionShape): its queries are rows [q0, q0 + nq) of q, out, lse and
-// d_out, its keys rows [k0, k0 + nk) of k and v, seen through its query offset, prefix and length.
-struct AttnEntry {
-  int64_t q0, nq, k0, nk, query_offset, prefix, length;
-};
-
-__device__ __forceinline__ AttnEntry attn_entry(const AttnDims& d, int64_t b) {
-  if (!d.query_starts) {
-    const int64_t length = d.lengths ? d.lengths[b] : d.prefix;
-    return {b * d.queries, d.queries, b * d.keys, d.keys, d.query_offset, d.prefix, length};
-  }
-  const int64_t q0 = d.query_starts[b], nq = d.query_starts[b + 1] - q0;
-  const int64_t k0 = d.key_starts[b], nk = d.key_starts[b + 1] - k0;
-  return {q0, nq, k0, nk, nk - nq, d.lengths[b], d.lengths[b]};
-}
 
 // The rows one block of attention threads owns, one thread per query (or per key): batch entry
 // blockIdx.x / tiles, its rows [first, end); `row` is this thread's. A block past a ragged entry's
 // last row (one shorter than the longest) is `empty`, the same for the whole block.
 struct AttnBlock {
-  AttnEntry e;
+  formula::AttentionEntry e;
   int64_t first, row, end;
   bool empty, active;
 };
 
 __device__ __forceinline__ AttnBlock attn_block(const AttnDims& d, bool per_key) {
   const int64_t tiles = ((per_key ? d.keys : d.queries) + kAttnRows - 1) / kAttnRows;
-  const AttnEntry e = attn_entry(d, blockIdx.x / tiles);
+  const formula::AttentionEntry e = d.entries[blockIdx.x / tiles];
   const int64_t count = per_key ? e.nk : e.nq, first = (blockIdx.x % tiles) * kAttnRows;
   const int64_t row = first + threadIdx.x, end = first + kAttnRows < count ? first + kAttnRows : count;
   return {e, first, row, end, first >= count, row < count};
-}
-__device__ __forceinline__ bool attn_visible(const AttnDims& d, const AttnEntry& e, int64_t i, int64_t j) {
-  if (j == d.knockout_key && e.query_offset + i >= d.knockout_from && e.query_offset + i < d.knockout_to) return false;
-  return j < e.prefix ? j < e.length : j <= e.query_offset + i;
-}
-// The ALiBi bias of query i and key j: positions are the prefix's slots, then the rest right after
-// its real words (backend.h); 0 without a slope.
-template <typename T>
-__device__ __forceinline__ T attn_bias(const AttnDims& d, const AttnEntry& e, int64_t i, int64_t j) {
-  if (d.distance_slope == 0) return T(0);
-  const int64_t qi = e.query_offset + i;
-  const int64_t pi = qi < e.prefix ? qi : e.length + (qi - e.prefix), pj = j < e.prefix ? j : e.length + (j - e.prefix);
-  return static_cast<T>(-d.distance_slope * static_cast<double>(pi > pj ? pi - pj : pj - pi));
-}
-// Whether any key of [j0, j1) is visible to any query before i_end.
-__device__ __forceinline__ bool attn_any(const AttnEntry& e, int64_t i_end, int64_t j0, int64_t j1) {
-  if (j0 < (e.prefix < e.length ? e.prefix : e.length)) return true;
-  const int64_t lo = j0 > e.prefix ? j0 : e.prefix, hi_a = j1 - 1, hi_b = e.query_offset + i_end - 1;
-  return lo <= (hi_a < hi_b ? hi_a : hi_b);
 }
 
 // Copies rows [r0, r0 + n) of a (rows, width) matrix whose rows are `stride` apart into tile
@@ -512,18 +468,18 @@ __global__ void attention_forward_kernel(AttnDims d, T scale, const T* q, const 
   T m = -INFINITY, l = T(0);
   for (int64_t j0 = 0; j0 < e.nk; j0 += attn_stage_rows<W>) {
     const int64_t nk = e.nk - j0 < attn_stage_rows<W> ? e.nk - j0 : attn_stage_rows<W>;
-    if (!attn_any(e, i_end, j0, j0 + nk)) continue;  // the same for the whole block
+    if (!e.vis.any(i_end, j0, j0 + nk)) continue;  // the same for the whole block
     __syncthreads();
     attn_stage<W>(k + e.k0 * ks, j0, nk, K, ks, k_tile);
     attn_stage<W>(v + e.k0 * vs, j0, nk, Kv, vs, v_tile);
     __syncthreads();
     if (!active) continue;
     for (int64_t jj = 0; jj < nk; ++jj) {
-      if (!attn_visible(d, e, i, j0 + jj)) continue;
+      if (!e.vis(i, j0 + jj)) continue;
       T s = T(0);
       QKV_ATTN_ALL(c) s += q_row[c] * k_tile[jj * W + c];
       s *= scale;
-      if (d.distance_slope != 0) s += attn_bias<T>(d, e, i, j0 + jj);
+      if (e.vis.distance_slope != 0) s += e.vis.bias<T>(i, j0 + jj);
       if (s > m) {  // a new running max: rescale what was summed so far
         const T rescale = m == -INFINITY ? T(0) : exp_of(m - s);
         l *= rescale;
@@ -573,7 +529,7 @@ __global__ void attention_dkv_kernel(AttnDims d, T scale, const T* q, const T* k
   }
   for (int64_t i0 = 0; i0 < e.nq; i0 += attn_stage_rows<W>) {
     const int64_t nq = e.nq - i0 < attn_stage_rows<W> ? e.nq - i0 : attn_stage_rows<W>;
-    if (!attn_any(e, i0 + nq, j0, j_end)) continue;  // the same for the whole block
+    if (!e.vis.any(i0 + nq, j0, j_end)) continue;  // the same for the whole block
     __syncthreads();
     attn_stage<W>(q + e.q0 * qs, i0, nq, K, qs, q_tile);
     attn_stage<W>(d_out + e.q0 * Kv, i0, nq, Kv, Kv, g_tile);
@@ -582,11 +538,11 @@ __global__ void attention_dkv_kernel(AttnDims d, T scale, const T* q, const T* k
     for (int64_t ii = 0; ii < nq; ++ii) {
       const int64_t i = i0 + ii;
       const T l = lse[e.q0 + i];
-      if (!attn_visible(d, e, i, j) || l == -INFINITY) continue;
+      if (!e.vis(i, j) || l == -INFINITY) continue;
       T s = T(0), dp = T(0);
       QKV_ATTN_ALL(c) s += q_tile[ii * W + c] * k_row[c];
       QKV_ATTN_ALL(c) dp += g_tile[ii * W + c] * v_row[c];
-      const T p = d.distance_slope == 0 ? exp_of(s * scale - l) : exp_of((s * scale + attn_bias<T>(d, e, i, j)) - l);
+      const T p = e.vis.distance_slope == 0 ? exp_of(s * scale - l) : exp_of((s * scale + e.vis.bias<T>(i, j)) - l);
       const T ds = p * (dp - delta[e.q0 + i]);
       QKV_ATTN_ALL(c) dv[c] += p * g_tile[ii * W + c];
       QKV_ATTN_ALL(c) dk[c] += ds * q_tile[ii * W + c];
@@ -615,19 +571,19 @@ __global__ void attention_dq_kernel(AttnDims d, T scale, const T* q, const T* k,
   const T l = active ? lse[e.q0 + i] : T(0), delta_i = active ? delta[e.q0 + i] : T(0);
   for (int64_t j0 = 0; j0 < e.nk; j0 += attn_stage_rows<W>) {
     const int64_t nk = e.nk - j0 < attn_stage_rows<W> ? e.nk - j0 : attn_stage_rows<W>;
-    if (!attn_any(e, i_end, j0, j0 + nk)) continue;  // the same for the whole block
+    if (!e.vis.any(i_end, j0, j0 + nk)) continue;  // the same for the whole block
     __syncthreads();
     attn_stage<W>(k + e.k0 * ks, j0, nk, K, ks, k_tile);
     attn_stage<W>(v + e.k0 * vs, j0, nk, Kv, vs, v_tile);
     __syncthreads();
     if (!active || l == -INFINITY) continue;
     for (int64_t jj = 0; jj < nk; ++jj) {
-      if (!attn_visible(d, e, i, j0 + jj)) continue;
+      if (!e.vis(i, j0 + jj)) continue;
       T s = T(0), dp = T(0);
       QKV_ATTN_ALL(c) s += q_row[c] * k_tile[jj * W + c];
       QKV_ATTN_ALL(c) dp += g_row[c] * v_tile[jj * W + c];
       const T p =
-          d.distance_slope == 0 ? exp_of(s * scale - l) : exp_of((s * scale + attn_bias<T>(d, e, i, j0 + jj)) - l);
+          e.vis.distance_slope == 0 ? exp_of(s * scale - l) : exp_of((s * scale + e.vis.bias<T>(i, j0 + jj)) - l);
       const T ds = p * (dp - delta_i);
       QKV_ATTN_ALL(c) dq[c] += ds * k_tile[jj * W + c];
     }
@@ -684,9 +640,14 @@ AttnDims attn_dims(const AttentionShape& s, const int64_t* lengths, const int64_
   if (s.width > kAttnMaxWidth || s.value_width > kAttnMaxWidth)
     throw std::runtime_error("cuda backend: attention supports head widths up to " + std::to_string(kAttnMaxWidth) +
                              ", got " + std::to_string(s.width) + " and " + std::to_string(s.value_width));
-  return AttnDims{s.batch,    s.queries,        s.keys,         s.width,         s.value_width, s.query_offset,
-                  s.prefix,   lengths,          s.knockout_key, s.knockout_from, s.knockout_to, query_starts,
-                  key_starts, s.distance_slope, s.q_step(),     s.k_step(),      s.v_step()};
+  return AttnDims{formula::attention_entries(s, lengths, query_starts, key_starts),
+                  s.queries,
+                  s.keys,
+                  s.width,
+                  s.value_width,
+                  s.q_step(),
+                  s.k_step(),
+                  s.v_step()};
 }
 
 // A device copy of an attention call's host values (key lengths, ragged row offsets) for one call
@@ -1034,7 +995,7 @@ void CudaBackend::attention_backward(DType dtype, const AttentionShape& shape, c
   DeviceInts lengths(*this, shape.key_lengths), query_starts(*this, shape.query_starts),
       key_starts(*this, shape.key_starts);
   const AttnDims d = attn_dims(shape, lengths.data, query_starts.data, key_starts.data);
-  const int64_t rows = shape.query_starts.empty() ? shape.batch * shape.queries : shape.query_starts.back();
+  const int64_t rows = shape.query_rows();
   const int64_t q_blocks = shape.batch * ((shape.queries + kAttnRows - 1) / kAttnRows);
   const int64_t k_blocks = shape.batch * ((shape.keys + kAttnRows - 1) / kAttnRows);
   void* delta = allocate(static_cast<size_t>(std::max<int64_t>(rows, 1)) * dtype_size(dtype));

@@ -1,8 +1,9 @@
 // train/experiments/ablation/ablation.cpp — `qkv ablate`, the tutorial's experiment as a grid: blocks x
 // attention mode x token embeddings (trained or frozen), plus an equal-parameter control, each
 // trained with the same budget; one cached cell per folder, a TSV and JSON table, and a line plot of
-// generalisation against blocks. Also its pieces the demo shares: a cell as a point of the plot, the
-// plot, and the reader of an ablation.tsv (the demo draws the recorded grid beside its own cells).
+// generalisation against blocks. Also its pieces the demo shares: a cell trained and scored, a cell as
+// a point of the plot, the plot, and the reader of an ablation.tsv (the demo draws the recorded grid
+// beside its own cells).
 #include "train/experiments/ablation/ablation.h"
 
 #include <fmt/format.h>
@@ -29,7 +30,13 @@
 
 namespace qkv::app {
 
-std::string AblationPoint::series() const {
+namespace fs = std::filesystem;
+
+std::string Cell::name() const {
+  return fmt::format("{}-{}-L{}", control ? "static_wide" : mode_name(), frozen ? "frozen" : "trained", blocks);
+}
+
+std::string Cell::series() const {
   return fmt::format("{}{}", control ? "static, F widened to learned's parameters" : models::attention_mode_name(mode),
                      frozen ? ", frozen embeddings" : "");
 }
@@ -108,38 +115,55 @@ std::vector<AblationPoint> parse_ablation_tsv(const std::string& text, const std
   return points;
 }
 
-namespace fs = std::filesystem;
+double ScoredCell::generalisation_mean() const {
+  double sum = 0;
+  for (size_t k = 1; k < exact_match.size(); ++k) sum += exact_match[k];
+  return exact_match.size() > 1 ? sum / static_cast<double>(exact_match.size() - 1) : 0.0;
+}
 
-namespace {
+std::vector<std::string> report_split_names(const data::Dataset& ds) {
+  std::vector<std::string> names = {"test"};
+  for (const auto& name : data::generalisation_split_names())
+    if (ds.has(name)) names.push_back(name);
+  return names;
+}
 
-// One model of the grid. The control is static attention with its feed-forward widened until the
-// model has as many parameters as the learned one (attention's W_q, W_k, W_v, W_o go to fc1/fc2).
-struct Cell {
-  models::AttentionMode mode = models::AttentionMode::Learned;
-  bool frozen = false, control = false;
-  int64_t blocks = 1, d_ff = 0;
-  std::string mode_name() const { return models::attention_mode_name(mode); }
-  std::string name() const {
-    return fmt::format("{}-{}-L{}", control ? "static_wide" : mode_name(), frozen ? "frozen" : "trained", blocks);
-  }
-};
-
-// The training options of one cell: the base with the cell's attention, blocks, F and embeddings.
-TrainOptions cell_options(const Cell& c, const AblateOptions& o) {
-  TrainOptions t = o.base;
+TrainOptions cell_options(const Cell& c, const TrainOptions& base, const std::string& out_dir) {
+  TrainOptions t = base;
   t.attention = c.mode;
   t.layers = c.blocks;
   t.d_ff = c.d_ff;
   t.freeze_embeddings = c.frozen;
-  t.out_dir = (fs::path(o.out) / "cells" / c.name()).string();
+  t.out_dir = out_dir;
   t.quiet = true;
   return t;
+}
+
+ScoredCell train_and_score(const TrainOptions& t, const data::Dataset& ds,
+                           const std::vector<std::string>& report_splits) {
+  const TrainResult trained = train_translator(t);
+  models::LoadedTranslator loaded = models::load_translator(trained.checkpoint);
+  ScoredCell s{.checkpoint = trained.checkpoint,
+               .train_seconds = trained.seconds,
+               .parameters = loaded.model->config().parameter_count(),
+               .attention_parameters = loaded.model->attention_parameter_count(),
+               .exact_match = {}};
+  for (const auto& split : report_splits)
+    s.exact_match.push_back(100 * evaluate(*loaded.model, ds.split(split), loaded.english, loaded.hindi).exact_match);
+  return s;
+}
+
+namespace {
+
+// The training options of one cell of the grid, in OUT/cells/NAME.
+TrainOptions grid_cell_options(const Cell& c, const AblateOptions& o) {
+  return cell_options(c, o.base, (fs::path(o.out) / "cells" / c.name()).string());
 }
 
 // What a cell's cached result must agree on to be reused: every setting its training run saves (the
 // whole recipe, defaults included, so a changed default trains the cell again), data as a full path.
 nlohmann::json cell_settings(const Cell& c, const AblateOptions& o) {
-  nlohmann::json settings = nlohmann::json::parse(options_json(cell_options(c, o)));
+  nlohmann::json settings = nlohmann::json::parse(options_json(grid_cell_options(c, o)));
   settings["data_dir"] = fs::weakly_canonical(o.base.data_dir).string();
   return settings;
 }
@@ -179,29 +203,21 @@ std::string command_line(const AblateOptions& o) {
 // settings it was made with, is written to CELL/result.json last, so a cell with that file is done.
 nlohmann::json run_cell(const Cell& c, const AblateOptions& o, const data::Dataset& ds,
                         const std::vector<std::string>& report_splits) {
-  TrainOptions t = cell_options(c, o);
-  const fs::path dir = t.out_dir;
+  TrainOptions t = grid_cell_options(c, o);
   // An interrupted cell continues where it stopped; anything else in the folder is started over.
   t.resume = RunFolder(t.out_dir).has(RunFolder::kState);
   t.force = !t.resume;
-  const TrainResult trained = train_translator(t);
-  models::LoadedTranslator loaded = models::load_translator(trained.checkpoint);
+  const ScoredCell scored = train_and_score(t, ds, report_splits);
   nlohmann::json splits = nlohmann::json::object();
-  double generalisation = 0;
-  int generalisation_count = 0;
-  for (const auto& split : report_splits) {
-    const EvalResult r = evaluate(*loaded.model, ds.split(split), loaded.english, loaded.hindi);
-    splits[split] = 100 * r.exact_match;
-    if (split != "test") generalisation += 100 * r.exact_match, ++generalisation_count;
-  }
+  for (size_t k = 0; k < report_splits.size(); ++k) splits[report_splits[k]] = scored.exact_match[k];
   nlohmann::json result = {{"cell", c.name()},
                            {"settings", cell_settings(c, o)},
-                           {"parameters", loaded.model->config().parameter_count()},
-                           {"attention_parameters", loaded.model->attention_parameter_count()},
-                           {"train_seconds", trained.seconds},
+                           {"parameters", scored.parameters},
+                           {"attention_parameters", scored.attention_parameters},
+                           {"train_seconds", scored.train_seconds},
                            {"exact_match", splits},
-                           {"generalisation_mean", generalisation_count ? generalisation / generalisation_count : 0.0}};
-  write_file_atomic((dir / "result.json").string(), result.dump(2) + "\n");
+                           {"generalisation_mean", scored.generalisation_mean()}};
+  write_file_atomic((fs::path(t.out_dir) / "result.json").string(), result.dump(2) + "\n");
   return result;
 }
 
@@ -251,8 +267,7 @@ void write_outputs(const std::vector<Cell>& cells, const std::vector<nlohmann::j
   // ---- the plot: one line per (mode, embeddings), frozen dashed ----
   std::vector<AblationPoint> points;
   for (size_t i = 0; i < cells.size(); ++i)
-    points.push_back({cells[i].mode, cells[i].frozen, cells[i].control, cells[i].blocks,
-                      results[i]["generalisation_mean"].get<double>()});
+    points.push_back({cells[i], results[i]["generalisation_mean"].get<double>()});
   const render::LinePlotSpec plot = ablation_plot(
       points, fmt::format("greedy exact match, mean of the generalisation splits\n{} epoch{} per model, seed {} "
                           "(the command is in ablation.json)",
@@ -268,9 +283,7 @@ void write_outputs(const std::vector<Cell>& cells, const std::vector<nlohmann::j
 
 void run_ablate(const AblateOptions& o) {
   const data::Dataset ds = data::load_dataset(o.base.data_dir);  // fail early, before any output
-  std::vector<std::string> report_splits = {"test"};
-  for (const auto& name : data::generalisation_split_names())
-    if (ds.has(name)) report_splits.push_back(name);
+  const std::vector<std::string> report_splits = report_split_names(ds);
   const std::vector<Cell> cells = grid_of(o);
   std::set<std::string> names;
   for (const Cell& c : cells) names.insert(c.name());

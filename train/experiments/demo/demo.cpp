@@ -5,10 +5,10 @@
 // index.html. With more than one thread the five models train at once, each in a child process
 // (child_jobs.h).
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <cmath>
-#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -32,11 +32,13 @@
 #include "train/experiments/probe/probe.h"
 #include "tools/render/render.h"
 #include "train/run/run_folder.h"
-#include "train/run/trainer.h"
 
 namespace qkv::app {
 
 namespace fs = std::filesystem;
+
+// What a training process sends back (doubles in JSON round-trip exactly).
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(ScoredCell, checkpoint, train_seconds, parameters, attention_parameters, exact_match)
 
 namespace {
 
@@ -48,30 +50,22 @@ const char kDemoPage[] =
 #include "demo_page.inc"
     ;
 
-// One trained model of the demo, with its greedy exact match on each report split.
-struct DemoModel {
-  models::AttentionMode mode = models::AttentionMode::Learned;
-  std::string label;  // "learned, 1 block, frozen embeddings"
-  int64_t blocks = 1;
-  bool frozen = false;
-  TrainResult train;
-  std::vector<EvalResult> splits;  // one per report split (test, then the generalisation splits present)
-  int64_t attention_params = 0;
+// One trained model of the demo: a cell of the ablation grid, its scores and its loaded checkpoint.
+struct DemoModel : Cell, ScoredCell {
   models::LoadedTranslator loaded;
-  std::string mode_name() const { return models::attention_mode_name(mode); }
-  double test() const { return 100 * splits.front().exact_match; }
-  double generalisation() const {  // mean over the generalisation splits (test alone when there are none)
-    if (splits.size() == 1) return test();
-    double sum = 0;
-    for (size_t k = 1; k < splits.size(); ++k) sum += 100 * splits[k].exact_match;
-    return sum / static_cast<double>(splits.size() - 1);
+  std::string label() const {  // "learned, 1 block, frozen embeddings"
+    return fmt::format("{}, {} block{}, {} embeddings", mode_name(), blocks, blocks == 1 ? "" : "s",
+                       frozen ? "frozen" : "trained");
+  }
+  double generalisation() const {  // the mean over the generalisation splits (test alone without any)
+    return exact_match.size() == 1 ? test() : generalisation_mean();
   }
 };
 
 struct Demo {
   DemoOptions options;
   data::Dataset dataset;
-  std::vector<std::string> report_splits;
+  std::vector<std::string> report_splits = {};                  // test, then the generalisation splits present
   std::vector<DemoModel> tutorial_setting = {}, defaults = {};  // the tutorial's setting (1 block, frozen); the default
   std::string grid_text = {};                                   // the ablation.tsv drawn (its comments name its source)
   std::vector<AblationPoint> grid = {};                         // its cells
@@ -116,68 +110,46 @@ std::string fill_page_template(const std::string& page, const std::map<std::stri
   return out;
 }
 
-// One model of the demo: its attention mode, blocks, frozen token embeddings, and folder in --out.
-struct DemoModelSpec {
-  models::AttentionMode mode;
-  std::string folder;
-  int64_t blocks = 1;
-  bool frozen = false;
-};
+constexpr size_t kTutorialModels = 3;  // the first three of demo_cells are the tutorial's setting
 
-constexpr size_t kTutorialModels = 3;  // the first three of demo_model_specs are the tutorial's setting
-
-// The five models in the order the demo prints them: the tutorial's setting, then the default model.
-std::vector<DemoModelSpec> demo_model_specs(const DemoOptions& o) {
-  std::vector<DemoModelSpec> specs;
+// The five models in the order the demo prints them: the tutorial's setting (its models alone have
+// frozen embeddings), then the default model.
+std::vector<Cell> demo_cells(const DemoOptions& o) {
+  std::vector<Cell> cells;
   using models::AttentionMode;
   for (const AttentionMode mode : {AttentionMode::Learned, AttentionMode::Static, AttentionMode::None})
-    specs.push_back({mode, "tutorial_" + models::attention_mode_name(mode), 1, true});
+    cells.push_back({mode, true, false, 1, o.base.d_ff});
   for (const AttentionMode mode : {AttentionMode::Learned, AttentionMode::Static})
-    specs.push_back({mode, models::attention_mode_name(mode), o.base.layers, false});
-  return specs;
+    cells.push_back({mode, false, false, o.base.layers, o.base.d_ff});
+  return cells;
 }
 
-DemoModel untrained_demo_model(const DemoModelSpec& spec) {
-  DemoModel r;
-  r.mode = spec.mode;
-  r.blocks = spec.blocks;
-  r.frozen = spec.frozen;
-  r.label = fmt::format("{}, {} block{}, {} embeddings", models::attention_mode_name(spec.mode), spec.blocks,
-                        spec.blocks == 1 ? "" : "s", spec.frozen ? "frozen" : "trained");
-  return r;
-}
-
-// Trains one model into OUT/FOLDER on `threads` CPU threads (0: the count set before) and scores
-// it on every report split.
-DemoModel train_demo_model(const Demo& d, const DemoModelSpec& spec, int threads) {
-  const DemoOptions& o = d.options;
-  TrainOptions t = o.base;
-  t.attention = spec.mode;
-  t.layers = spec.blocks;
+// Trains one model into OUT/FOLDER (tutorial_MODE for the tutorial's setting, else MODE) on
+// `threads` CPU threads (0: the count set before) and scores it on every report split.
+ScoredCell train_demo_model(const Demo& d, const Cell& c, int threads) {
+  const std::string folder = (c.frozen ? "tutorial_" : "") + c.mode_name();
+  TrainOptions t = cell_options(c, d.options.base, (fs::path(d.options.out) / folder).string());
   t.threads = threads;
-  t.freeze_embeddings = spec.frozen;
-  t.out_dir = (fs::path(o.out) / spec.folder).string();
-  t.quiet = true;
   t.force = true;  // the demo owns its output folder: a rerun starts each model over
-  DemoModel r = untrained_demo_model(spec);
-  r.train = train_translator(t);
-  r.loaded = models::load_translator(r.train.checkpoint);
-  for (const auto& name : d.report_splits)
-    r.splits.push_back(evaluate(*r.loaded.model, d.dataset.split(name), r.loaded.english, r.loaded.hindi));
-  r.attention_params = r.loaded.model->attention_parameter_count();
-  return r;
+  return train_and_score(t, d.dataset, d.report_splits);
+}
+
+// The model at position k of demo_cells, loaded, into its section.
+void add_model(Demo& d, size_t k, const Cell& c, const ScoredCell& scored) {
+  (k < kTutorialModels ? d.tutorial_setting : d.defaults)
+      .push_back({c, scored, models::load_translator(scored.checkpoint)});
 }
 
 // The line printed for each model: its start before training, its end (time and scores) after.
 std::string training_line_start(const DemoModel& r, int64_t epochs) {
-  return fmt::format("training {:<44} ({} epoch{}) ...", r.label, epochs, epochs == 1 ? "" : "s");
+  return fmt::format("training {:<44} ({} epoch{}) ...", r.label(), epochs, epochs == 1 ? "" : "s");
 }
 std::string training_line_end(const DemoModel& r) {
-  return fmt::format(" {:.1f}s, test {:.1f}%, generalisation mean {:.1f}%\n", r.train.seconds, r.test(),
+  return fmt::format(" {:.1f}s, test {:.1f}%, generalisation mean {:.1f}%\n", r.train_seconds, r.test(),
                      r.generalisation());
 }
 
-// The heading printed before the model at this position of demo_model_specs, if any.
+// The heading printed before the model at this position of demo_cells, if any.
 std::string section_heading(size_t position, const DemoOptions& o) {
   if (position == 0) return "The tutorial's setting: one block of attention over frozen random token embeddings.\n";
   if (position == kTutorialModels)
@@ -185,87 +157,39 @@ std::string section_heading(size_t position, const DemoOptions& o) {
   return "";
 }
 
-// What a training process sends back: the numbers of a trained model (doubles in hexadecimal, so
-// exactly), then its checkpoint's path on the last line. decode_trained reads it into r.
-std::string encode_trained(const DemoModel& r) {
-  std::string text = fmt::format("{:a} {:a} {} {} {}\n", r.train.seconds, r.train.tokens_per_second, r.train.best_epoch,
-                                 r.attention_params, r.splits.size());
-  for (const EvalResult& e : r.splits)
-    text += fmt::format("{:a} {:a} {:a} {} {} {:a}\n", e.loss, e.token_accuracy, e.exact_match, e.sentences, e.tokens,
-                        e.decode_seconds);
-  return text + r.train.checkpoint;
-}
-
-double read_hex_double(std::istream& in) {
-  std::string word;
-  in >> word;
-  char* end = nullptr;
-  const double value = std::strtod(word.c_str(), &end);
-  if (word.empty() || *end != '\0') in.setstate(std::ios::failbit);
-  return value;
-}
-
-void decode_trained(const std::string& text, DemoModel& r) {
-  std::istringstream in(text);
-  size_t splits = 0;
-  r.train.seconds = read_hex_double(in);
-  r.train.tokens_per_second = read_hex_double(in);
-  in >> r.train.best_epoch >> r.attention_params >> splits;
-  for (size_t k = 0; in && k < splits; ++k) {
-    EvalResult e;
-    e.loss = read_hex_double(in);
-    e.token_accuracy = read_hex_double(in);
-    e.exact_match = read_hex_double(in);
-    in >> e.sentences >> e.tokens;
-    e.decode_seconds = read_hex_double(in);
-    r.splits.push_back(e);
-  }
-  in >> std::ws;
-  std::getline(in, r.train.checkpoint);
-  if (in.fail() || r.splits.empty() || r.train.checkpoint.empty())
-    throw std::logic_error("demo: a training process sent back a result that encode_trained did not write");
-}
-
 // --threads 1: the models one after another in this process, each line as it trains.
-void train_models_in_order(Demo& d, const std::vector<DemoModelSpec>& specs) {
-  for (size_t k = 0; k < specs.size(); ++k) {
-    fmt::print("{}{}", section_heading(k, d.options),
-               training_line_start(untrained_demo_model(specs[k]), d.options.base.epochs));
+void train_models_in_order(Demo& d, const std::vector<Cell>& cells) {
+  for (size_t k = 0; k < cells.size(); ++k) {
+    fmt::print("{}{}", section_heading(k, d.options), training_line_start({cells[k], {}, {}}, d.options.base.epochs));
     std::fflush(stdout);
-    DemoModel r = train_demo_model(d, specs[k], d.options.base.threads);
-    fmt::print("{}", training_line_end(r));
-    (k < kTutorialModels ? d.tutorial_setting : d.defaults).push_back(std::move(r));
+    add_model(d, k, cells[k], train_demo_model(d, cells[k], d.options.base.threads));
+    fmt::print("{}", training_line_end((k < kTutorialModels ? d.tutorial_setting : d.defaults).back()));
   }
 }
 
 // More threads: the models train side by side, each in its own child process (child_jobs.h) at one
-// thread, `jobs` at a time. On two cores one model at two threads runs about 1.4x faster than at
-// one, while two models at one thread each finish together about 1.25x sooner than one after the
-// other at two; the bytes are the same for any thread count. They start in the printed order, so
-// the lines can print in order as they finish: on two workers the two long default models then
-// start third and fourth, and the short tutorial models fill the other worker meanwhile. The parent
-// then loads each checkpoint for the sections that follow.
-void train_models_concurrently(Demo& d, const std::vector<DemoModelSpec>& specs, int jobs) {
-  std::vector<std::optional<DemoModel>> trained(specs.size());
+// thread, `jobs` at a time, and send back their scores as JSON. On two cores one model at two
+// threads runs about 1.4x faster than at one, while two models at one thread each finish together
+// about 1.25x sooner than one after the other at two; the bytes are the same for any thread count.
+// They start in the printed order, so the lines can print in order as they finish: on two workers
+// the two long default models then start third and fourth, and the short tutorial models fill the
+// other worker meanwhile. The parent then loads each checkpoint for the sections that follow.
+void train_models_concurrently(Demo& d, const std::vector<Cell>& cells, int jobs) {
+  std::vector<std::optional<DemoModel>> trained(cells.size());
   std::vector<std::string> names;
-  for (const DemoModelSpec& spec : specs) names.push_back("training " + untrained_demo_model(spec).label);
+  for (const Cell& c : cells) names.push_back("training " + DemoModel{c, {}, {}}.label());
   size_t printed = 0;
   fmt::print("{}", section_heading(0, d.options));
-  const auto job = [&](int k) { return encode_trained(train_demo_model(d, specs[k], 1)); };
+  const auto job = [&](int k) { return nlohmann::json(train_demo_model(d, cells[k], 1)).dump(); };
   const auto done = [&](int k, const std::string& result) {
-    trained[k] = untrained_demo_model(specs[k]);
-    decode_trained(result, *trained[k]);
-    for (; printed < specs.size() && trained[printed]; ++printed)
+    trained[k] = DemoModel{cells[k], nlohmann::json::parse(result).get<ScoredCell>(), {}};
+    for (; printed < cells.size() && trained[printed]; ++printed)
       fmt::print("{}{}{}", printed == 0 ? "" : section_heading(printed, d.options),
                  training_line_start(*trained[printed], d.options.base.epochs), training_line_end(*trained[printed]));
     std::fflush(stdout);
   };
   run_child_jobs(names, jobs, job, done);
-  for (size_t k = 0; k < specs.size(); ++k) {
-    DemoModel& r = *trained[k];
-    r.loaded = models::load_translator(r.train.checkpoint);
-    (k < kTutorialModels ? d.tutorial_setting : d.defaults).push_back(std::move(r));
-  }
+  for (size_t k = 0; k < cells.size(); ++k) add_model(d, k, cells[k], *trained[k]);
 }
 
 // One exact-match column per split, each as wide as its name, then the generalisation mean.
@@ -276,9 +200,8 @@ std::string exact_match_table(const Demo& d, const std::vector<DemoModel>& model
   for (const auto& r : models) {
     table += fmt::format("{:<9} {:>6} {:<10}", r.mode_name(), r.blocks, r.frozen ? "frozen" : "trained");
     for (size_t k = 0; k < d.report_splits.size(); ++k)
-      table +=
-          fmt::format(" {:>{}.1f}%", 100 * r.splits[k].exact_match, std::max<size_t>(d.report_splits[k].size(), 6) - 1);
-    table += fmt::format(" {:>7.1f}% {:>12} {:>8.1f}\n", r.generalisation(), r.attention_params, r.train.seconds);
+      table += fmt::format(" {:>{}.1f}%", r.exact_match[k], std::max<size_t>(d.report_splits[k].size(), 6) - 1);
+    table += fmt::format(" {:>7.1f}% {:>12} {:>8.1f}\n", r.generalisation(), r.attention_parameters, r.train_seconds);
   }
   return table;
 }
@@ -359,9 +282,8 @@ void grid_section(Demo& d) {
     for (const DemoModel& m : *group) {
       std::string recorded = "-";
       for (const AblationPoint& p : grid)
-        if (p.mode == m.mode && p.frozen == m.frozen && !p.control && p.blocks == m.blocks)
-          recorded = fmt::format("{:.1f}%", p.generalisation_mean);
-      table += fmt::format("{:<44} {:>20} {:>14}\n", m.label, fmt::format("{:.1f}%", m.generalisation()), recorded);
+        if (p.name() == m.name()) recorded = fmt::format("{:.1f}%", p.generalisation_mean);
+      table += fmt::format("{:<44} {:>20} {:>14}\n", m.label(), fmt::format("{:.1f}%", m.generalisation()), recorded);
     }
   fmt::print("\nThe ablation grid ({}): plot in {}\n{}{}", path, (fs::path(d.options.out) / "ablation.png").string(),
              provenance, table);
@@ -387,7 +309,7 @@ void cue_section(Demo& d) {
   for (const models::AttentionMode mode : {models::AttentionMode::Learned, models::AttentionMode::Static}) {
     DemoModel& m = by_mode(d.defaults, mode);
     results.push_back(
-        {m.train.checkpoint, m.mode_name(),
+        {m.checkpoint, m.mode_name(),
          models::measure_cues(*m.loaded.model, sentences, m.loaded.english, m.loaded.hindi, d.options.base.seed)});
     const models::CueReport& r = results.back().report;
     says += fmt::format(
@@ -429,8 +351,7 @@ void probe_section(Demo& d) {
   for (const auto* group : {&d.tutorial_setting, &d.defaults})
     for (const DemoModel& m : *group)
       if (m.mode != models::AttentionMode::None)
-        results.push_back(
-            {m.train.checkpoint, m.label, models::probe_senses(*m.loaded.model, words, m.loaded.english)});
+        results.push_back({m.checkpoint, m.label(), models::probe_senses(*m.loaded.model, words, m.loaded.english)});
   const std::string table = probe_table(results);
   std::string says =
       "Held-out accuracy of a logistic regression that reads the ambiguous word's sense (bank: river or "
@@ -479,10 +400,9 @@ std::string showcase_section(Demo& d) {
       for (DemoModel& r : *group) {
         const auto trace = models::trace_attention(*r.loaded.model, words, r.loaded.english, r.loaded.hindi,
                                                    r.loaded.model->layers() - 1);
-        translations += fmt::format("    {:<44} -> {}\n", r.label, join(trace.hindi, " "));
+        translations += fmt::format("    {:<44} -> {}\n", r.label(), join(trace.hindi, " "));
         if (group == &d.defaults)
-          images.insert(images.begin(),
-                        render::render_heatmap(attention_heatmap(trace, r.mode_name(), r.train.checkpoint)));
+          images.insert(images.begin(), render::render_heatmap(attention_heatmap(trace, r.mode_name(), r.checkpoint)));
       }
     const std::string file = fmt::format("attention_{}.png", name);
     render::write_png(render::hstack(images, 24), (fs::path(d.options.out) / file).string());
@@ -499,8 +419,8 @@ std::string showcase_section(Demo& d) {
 
 void write_page(Demo& d) {
   for (const DemoModel& r : d.defaults)
-    d.figures.push_back({fmt::format("{}/loss.png", fs::path(r.train.checkpoint).parent_path().filename().string()),
-                         fmt::format("{}: train loss per step and valid loss per epoch", r.label)});
+    d.figures.push_back({fmt::format("{}/loss.png", fs::path(r.checkpoint).parent_path().filename().string()),
+                         fmt::format("{}: train loss per step and valid loss per epoch", r.label())});
   std::string figures;
   for (const auto& [file, caption] : d.figures)
     figures +=
@@ -508,8 +428,8 @@ void write_page(Demo& d) {
                     html_escape(file), html_escape(file), html_escape(caption), html_escape(caption));
   d.page["FIGURES"] = figures;
   std::vector<std::string> checkpoints;
-  for (const DemoModel& r : d.defaults) checkpoints.push_back(r.train.checkpoint);
-  checkpoints.push_back(by_mode(d.tutorial_setting, models::AttentionMode::None).train.checkpoint);
+  for (const DemoModel& r : d.defaults) checkpoints.push_back(r.checkpoint);
+  checkpoints.push_back(by_mode(d.tutorial_setting, models::AttentionMode::None).checkpoint);
   write_explorer_page(checkpoints, {}, (fs::path(d.options.out) / "explore.html").string(), true);
   write_file_atomic((fs::path(d.options.out) / "index.html").string(), fill_page_template(kDemoPage, d.page));
   fmt::print("\nwrote {} and {} (the explorer)\n", (fs::path(d.options.out) / "index.html").string(),
@@ -519,22 +439,19 @@ void write_page(Demo& d) {
 }  // namespace
 
 void run_demo(const DemoOptions& o) {
-  Demo d{.options = o,
-         .dataset = data::load_dataset(o.base.data_dir),
-         .report_splits = {"test"}};  // the data is checked before any output
-  for (const auto& name : data::generalisation_split_names())
-    if (d.dataset.has(name)) d.report_splits.push_back(name);
+  Demo d{.options = o, .dataset = data::load_dataset(o.base.data_dir)};  // the data is checked before any output
+  d.report_splits = report_split_names(d.dataset);
   d.grid_text = grid_text(o);
   d.grid =
       parse_ablation_tsv(d.grid_text, o.grid.empty() ? "tools/demo/ablation_grid.tsv" : o.grid);  // before any training
   create_out_folder(o.out);
-  const std::vector<DemoModelSpec> specs = demo_model_specs(o);
+  const std::vector<Cell> cells = demo_cells(o);
   // As many models at a time as the demo has threads (--threads, QKV_THREADS, one per core), each on one.
-  const int jobs = std::min(cpu_threads(), static_cast<int>(specs.size()));
+  const int jobs = std::min(cpu_threads(), static_cast<int>(cells.size()));
   if (jobs > 1)
-    train_models_concurrently(d, specs, jobs);
+    train_models_concurrently(d, cells, jobs);
   else
-    train_models_in_order(d, specs);
+    train_models_in_order(d, cells);
   accuracy_sections(d);
   grid_section(d);
   cue_section(d);
