@@ -137,9 +137,7 @@ const std::vector<SentencePair>& Dataset::split(const std::string& name) const {
   if (std::find(optional.begin(), optional.end(), name) != optional.end())
     throw std::runtime_error(
         fmt::format("split '{}' is not in this dataset: {} does not exist", name, split_path(dir, name)));
-  std::string choices;
-  for (const auto& n : all_split_names()) choices += (choices.empty() ? "" : ", ") + n;
-  throw std::runtime_error(fmt::format("unknown split '{}' (expected one of {})", name, choices));
+  throw std::runtime_error(fmt::format("unknown split '{}' (expected one of {})", name, join(all_split_names(), ", ")));
 }
 
 // The NAME of each NAME.tsv in `dir` that holds sentence pairs (not cues.tsv), sorted.
@@ -175,9 +173,8 @@ NamedSplit read_split(const std::string& dir, const std::string& name) {
   const std::string path = is_path ? name : split_path(dir, name);
   if (!fs::is_regular_file(path)) {
     if (is_path) throw std::runtime_error(fmt::format("split file '{}' does not exist", path));
-    std::string choices;
     std::vector<std::string> names = fs::is_directory(dir) ? evaluation_split_names(dir) : std::vector<std::string>{};
-    for (const auto& n : names) choices += (choices.empty() ? "" : ", ") + n;
+    const std::string choices = join(names, ", ");
     const std::vector<std::string> near = nearest_strings(name, names, 1);  // --split coordnation
     throw std::runtime_error(fmt::format(
         "split '{}' is not in {}: {} does not exist{} (this folder has: {}; or give a "

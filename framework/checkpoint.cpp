@@ -1,4 +1,5 @@
-// framework/checkpoint.cpp — the bridge between nn::Module parameters and safetensors files.
+// framework/checkpoint.cpp — the bridge between tensors (a module's named parameters) and safetensors
+// files.
 #include "checkpoint.h"
 
 #include <fmt/format.h>
@@ -21,20 +22,30 @@ static std::string safetensors_dtype(DType dtype) {
   return "?";
 }
 
+SafeTensor safetensor_of(const Tensor& t) {
+  const Tensor host = t.device() == Device::cpu() ? t : t.to(Device::cpu());
+  SafeTensor out;
+  out.dtype = safetensors_dtype(host.dtype());
+  out.shape = host.shape();
+  out.data.resize(static_cast<size_t>(host.numel()) * dtype_size(host.dtype()));
+  if (!out.data.empty()) std::memcpy(out.data.data(), host.data_ptr(), out.data.size());
+  return out;
+}
+
+Tensor host_tensor_of(const SafeTensor& t, int64_t& bad, bool non_negative) {
+  bad = 0;
+  if (t.dtype != "F32" && t.dtype != "F64") return Tensor();
+  Tensor host = Tensor::empty(t.shape, t.dtype == "F64" ? DType::F64 : DType::F32, Device::cpu());
+  if (!t.data.empty()) std::memcpy(host.data_ptr(), t.data.data(), t.data.size());
+  for (const double v : host.to_vector()) bad += !std::isfinite(v) || (non_negative && v < 0);
+  return host;
+}
+
 void save_checkpoint(const std::string& path, const nn::Module& module,
                      const std::map<std::string, std::string>& metadata) {
   SafeTensorsFile file;
   file.metadata = metadata;
-  for (const auto& [name, param] : module.named_parameters()) {
-    Tensor host = param.device() == Device::cpu() ? param : param.to(Device::cpu());
-    SafeTensor t;
-    t.dtype = safetensors_dtype(host.dtype());
-    t.shape = host.shape();
-    const size_t nbytes = static_cast<size_t>(host.numel()) * dtype_size(host.dtype());
-    t.data.resize(nbytes);
-    if (nbytes) std::memcpy(t.data.data(), host.data_ptr(), nbytes);
-    file.tensors.emplace(name, std::move(t));
-  }
+  for (const auto& [name, param] : module.named_parameters()) file.tensors.emplace(name, safetensor_of(param));
   safetensors_write(path, file);
 }
 
@@ -61,21 +72,14 @@ void load_checkpoint(const SafeTensorsFile& file, const std::string& path, nn::M
     if (t.shape != param.shape())
       throw std::runtime_error(fmt::format("{}: tensor '{}' has shape {} in the checkpoint but {} in the model", path,
                                            name, shape_str(t.shape), shape_str(param.shape())));
-    DType stored;
-    if (t.dtype == "F32")
-      stored = DType::F32;
-    else if (t.dtype == "F64")
-      stored = DType::F64;
-    else
-      throw std::runtime_error(fmt::format("{}: tensor '{}' has dtype {}, expected F32 or F64", path, name, t.dtype));
-    Tensor host = Tensor::empty(t.shape, stored, Device::cpu());
-    if (!t.data.empty()) std::memcpy(host.data_ptr(), t.data.data(), t.data.size());
     int64_t bad = 0;
-    for (const double v : host.to_vector()) bad += !std::isfinite(v);
+    Tensor host = host_tensor_of(t, bad);
+    if (!host.defined())
+      throw std::runtime_error(fmt::format("{}: tensor '{}' has dtype {}, expected F32 or F64", path, name, t.dtype));
     if (bad > 0)
       throw std::runtime_error(fmt::format("{}: tensor '{}' holds {} non-finite value{} (NaN or Inf) among {}", path,
                                            name, bad, bad == 1 ? "" : "s", host.numel()));
-    if (stored != param.dtype()) host = host.to(param.dtype());
+    if (host.dtype() != param.dtype()) host = host.to(param.dtype());
     Tensor target = param;
     target.copy_(host);
   }

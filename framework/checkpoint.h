@@ -1,5 +1,6 @@
 // framework/checkpoint.h — saves and loads a module's named parameters as safetensors, with a
-// string metadata map. Shapes are checked tensor by tensor; nothing about any model lives here.
+// string metadata map, and one tensor as a safetensors entry and back (a training state's too).
+// Shapes are checked tensor by tensor; nothing about any model lives here.
 #pragma once
 
 #include <map>
@@ -23,5 +24,11 @@ std::map<std::string, std::string> read_checkpoint_metadata(const std::string& p
 void load_checkpoint(const std::string& path, nn::Module& module);
 // The same from a file already read (path only names it in messages).
 void load_checkpoint(const SafeTensorsFile& file, const std::string& path, nn::Module& module);
+
+// A tensor's values as a safetensors entry, copied to the host (what save_checkpoint writes).
+SafeTensor safetensor_of(const Tensor& t);
+// An F32 or F64 entry as a host tensor of its dtype (undefined for any other dtype), with `bad` set
+// to the count of its values that are NaN or Inf (or negative, with non_negative).
+Tensor host_tensor_of(const SafeTensor& t, int64_t& bad, bool non_negative = false);
 
 }  // namespace qkv

@@ -79,7 +79,7 @@ void Adam::restore(int64_t steps, std::vector<Tensor> exp_avg, std::vector<Tenso
                                          exp_avg.size(), exp_avg_sq.size(), params_.size()));
   for (size_t i = 0; i < params_.size(); ++i)
     for (const Tensor* m : {&exp_avg[i], &exp_avg_sq[i]})
-      if (m->defined() && m->shape() != params_[i].shape())
+      if (!m->defined() || m->shape() != params_[i].shape())
         throw std::runtime_error(fmt::format("Adam: a saved moment {} does not match its parameter {}", m->describe(),
                                              params_[i].describe()));
   step_ = steps;
@@ -107,15 +107,10 @@ void Adam::step() {
     if (g.shape() != p.shape() || g.dtype() != p.dtype() || g.device() != p.device())
       throw std::runtime_error(
           fmt::format("Adam: gradient {} does not match its parameter {}", g.describe(), p.describe()));
-    Tensor& m = exp_avg_[i];
-    Tensor& v = exp_avg_sq_[i];
-    if (!m.defined()) {
-      m = Tensor::zeros(p.shape(), p.dtype(), p.device());
-      v = Tensor::zeros(p.shape(), p.dtype(), p.device());
-    }
     // one fused pass per parameter, in place (the arithmetic is documented at Backend::adam_update)
     backend_for(p.device())
-        .adam_update(p.dtype(), p.data_ptr(), g.data_ptr(), m.data_ptr(), v.data_ptr(), p.numel(), s);
+        .adam_update(p.dtype(), p.data_ptr(), g.data_ptr(), exp_avg_[i].data_ptr(), exp_avg_sq_[i].data_ptr(),
+                     p.numel(), s);
   }
 }
 

@@ -47,9 +47,8 @@ class Adam : public Optimizer {
   Adam(std::vector<Tensor> params, AdamOptions options, bool decoupled_weight_decay = false);
   void step() override;
   int64_t steps_taken() const { return step_; }
-  // The moments (zero until a parameter has had a gradient; undefined only where a restored state
-  // had none, and then made at its first gradient), for saving a run; and
-  // restoring them with the step count, so that a resumed run continues exactly.
+  // The moments (zero until a parameter has had a gradient), for saving a run; and restoring them
+  // (one per parameter, of its shape) with the step count, so that a resumed run continues exactly.
   const std::vector<Tensor>& exp_avg() const { return exp_avg_; }
   const std::vector<Tensor>& exp_avg_sq() const { return exp_avg_sq_; }
   void restore(int64_t steps, std::vector<Tensor> exp_avg, std::vector<Tensor> exp_avg_sq);

@@ -29,6 +29,15 @@ def optional_time(d, tense, p=0.3, allowed=None):
 INSTRUMENTS = {"stick": ("डंडे",), "bat": ("बल्ले",), "hammer": ("हथौड़े",), "shoe": ("जूते",), "stone": ("पत्थर",)}
 
 
+def instrument_words(tools):
+    """with a stick -> डंडे से; with a stick and a stone -> डंडे और पत्थर से (oblique, से once)."""
+    en, hi = ["with"], []
+    for i, t in enumerate(tools):
+        en += (["and"] if i else []) + ["a", t]
+        hi += (["और"] if i else []) + [INSTRUMENTS[t][0]]
+    return en, hi + ["से"]
+
+
 MANNERS = {"gently": ["धीरे", "से"], "carefully": ["ध्यान", "से"], "quickly": ["जल्दी", "से"]}
 OWNER_DETS = ["my", "his", "her", "our", "their"]
 # The ambiguous words a role clause may take as object: its verb decides the sense (buy a bat: the

@@ -5,12 +5,13 @@ from grammar import (DEFAULT_AGR, NOUNS, adj_hi, be_en, compound_hi, copula_hi, 
 from .phrases import (SUBJECT_DETS_PL, SUBJECT_DETS_SG, TASK_NOUNS, adjuncts, copula_tenses, event_phrase,
                       np_key, optional_adjective, person_np, pick_tense, place_phrase, same_past_clash, thing_np,
                       verb_tenses, with_subject)
-from .arguments import INSTRUMENTS, MANNERS, optional_time, to_phrase
+from .arguments import INSTRUMENTS, MANNERS, instrument_words, optional_time, to_phrase
 from .plain import TRANSITIVE, copula_clause, intransitive_clause, transitive_clause
 
 
 # ---- the 12 idioms, each with an idiomatic and a literal reading -------------------------------
 PAST_OR_FUTURE = ("past", "past", "fut")
+ANY_TENSE = ("past", "past", "fut", "hab")
 
 
 def idiom(d, key, reading):
@@ -22,7 +23,7 @@ def cue(d, value):
     d.depth += 1
 
 
-def person_reading(d, key, reading, tenses=("past", "past", "fut", "hab")):
+def person_reading(d, key, reading, tenses=ANY_TENSE):
     """Starts an idiom reading whose subject is a person: (subject, tense)."""
     idiom(d, key, reading)
     subj = with_subject(d, person_np(d))
@@ -34,6 +35,24 @@ def optional_event(d, p=0.3, which=None, events=None):
         d.depth += 1
         return event_phrase(d, which, d.pick(events) if events else None)
     return [], []
+
+
+def fixed_object(d, key, reading, verb, obj, phrase, time_p, tenses=ANY_TENSE, negative_p=0.0, hindi_verb=None):
+    """A reading that is one transitive clause of a person on a fixed object: S V O [phrase] [time] ->
+    S(ने in the past) [time] [phrase] O [नहीं] V.  obj: its English, its Hindi and the agreement it
+    gives a perfective; phrase(d, subj): the reading's own words (English, Hindi), or None to discard
+    the draw; negative_p 0 draws no negation."""
+    subj, tense = person_reading(d, key, reading, tenses)
+    negative = negative_p > 0 and d.chance(negative_p)
+    if same_past_clash(verb, tense, negative, np_agr(subj)):
+        return None
+    words = phrase(d, subj)
+    if words is None:
+        return None
+    t_en, t_hi = optional_time(d, tense, time_p)
+    en, hi = transitive_clause(d, verb, *obj, tense, negative, subj, (words[0] + t_en, t_hi + words[1]),
+                               hindi_verb=hindi_verb)
+    return d.done(en, hi)
 
 
 def optional_place(d, p, keys):
@@ -80,18 +99,14 @@ def cake_literal(d):
 
 def leg_idiom(d):
     """X said break a leg to Y -> X ने Y को शुभकामनाएँ दीं (शुभकामनाएँ: feminine plural)"""
-    subj, tense = person_reading(d, "leg", "idiom")
-    negative = d.chance(0.15)
-    if same_past_clash("say", tense, negative, np_agr(subj)):
-        return None
-    to = to_phrase(d, subj) if d.chance(0.5) else ([], [])
-    if to is None:
-        return None
-    e_en, e_hi = optional_event(d, 0.5, which="before")
-    t_en, t_hi = optional_time(d, tense, 0.2)
-    en, hi = transitive_clause(d, "say", ["break", "a", "leg"], ["शुभकामनाएँ"], ("f", "pl", 3), tense, negative, subj,
-                               (to[0] + e_en + t_en, t_hi + e_hi + to[1]))
-    return d.done(en, hi)
+    def to_and_event(d, subj):
+        to = to_phrase(d, subj) if d.chance(0.5) else ([], [])
+        if to is None:
+            return None
+        e_en, e_hi = optional_event(d, 0.5, which="before")
+        return to[0] + e_en, e_hi + to[1]
+    return fixed_object(d, "leg", "idiom", "say", (["break", "a", "leg"], ["शुभकामनाएँ"], ("f", "pl", 3)), to_and_event,
+                        0.2, negative_p=0.15)
 
 
 def leg_literal(d):
@@ -126,27 +141,19 @@ def leg_literal(d):
 
 def spill_idiom(d):
     """he spilled the beans [about the party] -> उसने [पार्टी का] राज़ खोल दिया"""
-    subj, tense = person_reading(d, "spill", "idiom")
-    a_en, a_hi = optional_event(d, 0.5, which="about")
-    t_en, t_hi = optional_time(d, tense, 0.3)
-    en, hi = transitive_clause(d, "spill", ["the", "beans"], ["राज़", "खोल"], DEFAULT_AGR, tense, False, subj,
-                               (a_en + t_en, t_hi + a_hi), hindi_verb=("दे", "de"))
-    return d.done(en, hi)
+    return fixed_object(d, "spill", "idiom", "spill", (["the", "beans"], ["राज़", "खोल"], DEFAULT_AGR),
+                        lambda d, subj: optional_event(d, 0.5, which="about"), 0.3, hindi_verb=("दे", "de"))
 
 
 def spill_literal(d):
     """he spilled the beans on the floor -> उसने फ़र्श पर फलियाँ गिरा दीं (फलियाँ: f pl)"""
-    subj, tense = person_reading(d, "spill", "literal")
-    key = d.pick(["floor", "table", "carpet", "floor", "kitchen", "room", "garden", "park"])
-    d.feats["place"] = key
-    d.feats["cue"] = key
-    prep = "on" if key in ("floor", "table", "carpet") else "in"
-    p_en, p_hi = place_phrase(d, key, prep, adj_p=0.1)
-    d.depth += 1
-    t_en, t_hi = optional_time(d, tense, 0.3)
-    en, hi = transitive_clause(d, "spill", ["the", "beans"], ["फलियाँ", "गिरा"], ("f", "pl", 3), tense, False, subj,
-                               (p_en + t_en, t_hi + p_hi), hindi_verb=("दे", "de"))
-    return d.done(en, hi)
+    def where(d, subj):
+        key = d.pick(["floor", "table", "carpet", "floor", "kitchen", "room", "garden", "park"])
+        d.feats["place"] = key
+        cue(d, key)
+        return place_phrase(d, key, "on" if key in ("floor", "table", "carpet") else "in", adj_p=0.1)
+    return fixed_object(d, "spill", "literal", "spill", (["the", "beans"], ["फलियाँ", "गिरा"], ("f", "pl", 3)), where, 0.3,
+                        hindi_verb=("दे", "de"))
 
 
 def feet_idiom(d):
@@ -231,16 +238,14 @@ def sack_idiom(d):
 
 def hit_literal(d, key, object_hi):
     """he hit the sack/books with a stick -> उसने डंडे से बोरे/किताबों को मारा"""
-    subj, tense = person_reading(d, key, "literal", PAST_OR_FUTURE)
-    negative = d.chance(0.15)
-    tool = d.pick(list(INSTRUMENTS))
-    cue(d, tool)
-    if tool == "bat":
-        d.feats["sense"] = ("bat", "cricket")
-    t_en, t_hi = optional_time(d, tense, 0.25)
-    en, hi = transitive_clause(d, "hit", ["the", key, "with", "a", tool], [INSTRUMENTS[tool][0], "से"] + object_hi +
-                               ["को"], DEFAULT_AGR, tense, negative, subj, (t_en, t_hi))
-    return d.done(en, hi)
+    def with_tool(d, subj):
+        tool = d.pick(list(INSTRUMENTS))
+        cue(d, tool)
+        if tool == "bat":
+            d.feats["sense"] = ("bat", "cricket")
+        return instrument_words((tool,))
+    return fixed_object(d, key, "literal", "hit", (["the", key], object_hi + ["को"], DEFAULT_AGR), with_tool, 0.25,
+                        PAST_OR_FUTURE, negative_p=0.15)
 
 
 def sack_literal(d):
@@ -249,15 +254,9 @@ def sack_literal(d):
 
 def books_idiom(d):
     """he hit the books before the exam -> उसने परीक्षा से पहले मन लगाकर पढ़ाई की (पढ़ाई: f)"""
-    subj, tense = person_reading(d, "books", "idiom")
-    if same_past_clash("hit", tense, False, np_agr(subj)):
-        return None
-    e_en, e_hi = optional_event(d, 0.55)
-    t_en, t_hi = optional_time(d, tense, 0.25)
     study = ("f", "sg", 3)
-    en, hi = transitive_clause(d, "hit", ["the", "books"], ["मन", "लगाकर", "पढ़ाई"], study, tense, False, subj,
-                               (e_en + t_en, t_hi + e_hi), hindi_verb=("कर", "kar"))
-    return d.done(en, hi)
+    return fixed_object(d, "books", "idiom", "hit", (["the", "books"], ["मन", "लगाकर", "पढ़ाई"], study),
+                        lambda d, subj: optional_event(d, 0.55), 0.25, hindi_verb=("कर", "kar"))
 
 
 def books_literal(d):
@@ -363,30 +362,22 @@ def moon_idiom(d):
 
 def moon_literal(d):
     """she saw a blue moon in the sky -> उसने आसमान में एक नीला चाँद देखा"""
-    subj, tense = person_reading(d, "blue_moon", "literal", PAST_OR_FUTURE)
-    negative = d.chance(0.15)
-    d.feats["verb"] = "see"
-    p_en, p_hi = [], []
-    if d.chance(0.5):
+    def in_the_sky(d, subj):
+        d.feats["verb"] = "see"
+        if not d.chance(0.5):
+            return [], []
         d.feats["place"] = "sky"
-        p_en, p_hi = ["in", "the", "sky"], ["आसमान", "में"]
         d.depth += 1
-    t_en, t_hi = optional_time(d, tense, 0.3)
-    en, hi = transitive_clause(d, "see", ["a", "blue", "moon"], ["एक", "नीला", "चाँद"], DEFAULT_AGR, tense,
-                               negative, subj, (p_en + t_en, t_hi + p_hi))
-    return d.done(en, hi)
+        return ["in", "the", "sky"], ["आसमान", "में"]
+    return fixed_object(d, "blue_moon", "literal", "see", (["a", "blue", "moon"], ["एक", "नीला", "चाँद"], DEFAULT_AGR),
+                        in_the_sky, 0.3, PAST_OR_FUTURE, negative_p=0.15)
 
 
 def cat_idiom(d):
     """he let the cat out of the bag [to ravi] -> उसने [रवि को] राज़ बता दिया"""
-    subj, tense = person_reading(d, "cat", "idiom", PAST_OR_FUTURE)
-    to = to_phrase(d, subj) if d.chance(0.45) else ([], [])
-    if to is None:
-        return None
-    t_en, t_hi = optional_time(d, tense, 0.3)
-    en, hi = transitive_clause(d, "let", ["the", "cat", "out", "of", "the", "bag"], ["राज़", "बता"], DEFAULT_AGR, tense,
-                               False, subj, (to[0] + t_en, t_hi + to[1]), hindi_verb=("दे", "de"))
-    return d.done(en, hi)
+    return fixed_object(d, "cat", "idiom", "let", (["the", "cat", "out", "of", "the", "bag"], ["राज़", "बता"], DEFAULT_AGR),
+                        lambda d, subj: to_phrase(d, subj) if d.chance(0.45) else ([], []), 0.3, PAST_OR_FUTURE,
+                        hindi_verb=("दे", "de"))
 
 
 def cat_literal(d):
@@ -403,30 +394,23 @@ def cat_literal(d):
 
 def ice_idiom(d):
     """he broke the ice at the party -> उसने पार्टी में बातचीत शुरू की (बातचीत: feminine)"""
-    subj, tense = person_reading(d, "ice", "idiom")
-    a_en, a_hi = optional_event(d, 0.6, "at", ["party", "wedding", "meeting", "show", "class", "dinner"])
-    t_en, t_hi = optional_time(d, tense, 0.25)
     talk = ("f", "sg", 3)
-    en, hi = transitive_clause(d, "break", ["the", "ice"], ["बातचीत", "शुरू"], talk, tense, False, subj,
-                               (a_en + t_en, t_hi + a_hi), hindi_verb=("कर", "kar"))
-    return d.done(en, hi)
+    return fixed_object(d, "ice", "idiom", "break", (["the", "ice"], ["बातचीत", "शुरू"], talk),
+                        lambda d, subj: optional_event(d, 0.6, "at", ["party", "wedding", "meeting", "show", "class", "dinner"]),
+                        0.25, hindi_verb=("कर", "kar"))
 
 
 def ice_literal(d):
     """he broke the ice on the lake / with a hammer -> उसने झील पर / हथौड़े से बर्फ़ तोड़ी"""
-    subj, tense = person_reading(d, "ice", "literal", PAST_OR_FUTURE)
-    negative = d.chance(0.15)
-    if d.chance(0.5):
-        key = d.pick(["river", "lake", "pond", "canal"])
-        cue(d, key)
-        np = noun(key)
-        c_en, c_hi = ["on"] + np_en(np), np_hi(np, oblique=True) + ["पर"]
-    else:
+    def on_water_or_with_tool(d, subj):
+        if d.chance(0.5):
+            key = d.pick(["river", "lake", "pond", "canal"])
+            cue(d, key)
+            np = noun(key)
+            return ["on"] + np_en(np), np_hi(np, oblique=True) + ["पर"]
         tool = d.pick(["stick", "hammer", "stone"])
         cue(d, tool)
-        c_en, c_hi = ["with", "a", tool], [INSTRUMENTS[tool][0], "से"]
-    t_en, t_hi = optional_time(d, tense, 0.25)
+        return instrument_words((tool,))
     ice = ("f", "sg", 3)
-    en, hi = transitive_clause(d, "break", ["the", "ice"], ["बर्फ़"], ice, tense, negative, subj,
-                               (c_en + t_en, t_hi + c_hi))
-    return d.done(en, hi)
+    return fixed_object(d, "ice", "literal", "break", (["the", "ice"], ["बर्फ़"], ice), on_water_or_with_tool, 0.25,
+                        PAST_OR_FUTURE, negative_p=0.15)

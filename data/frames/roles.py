@@ -4,8 +4,8 @@ from grammar import (DEFAULT_AGR, NOUNS, PREDICATE_ADJECTIVES, dative_hi, for_hi
                      with_person_hi)
 from .phrases import (EVENT_PLACES, GENERAL_PLACES, NEAR_PLACES, WATERS, adjuncts, copula_tenses, person_np,
                       pick_tense, place_phrase, place_words, same_past_clash, verb_tenses, with_subject)
-from .arguments import (INSTRUMENTS, MANNERS, OWNER_DETS, conjuncts, coordinated, is_person, manner,
-                        optional_time, owner_det, person_argument, plain_np, recipient, reflexive)
+from .arguments import (INSTRUMENTS, MANNERS, OWNER_DETS, conjuncts, coordinated, instrument_words, is_person,
+                        manner, optional_time, owner_det, person_argument, plain_np, recipient, reflexive)
 from .plain import copula_clause, intransitive_clause, predicate_adjective, transitive_clause
 from .senses import sense
 
@@ -143,15 +143,6 @@ def container_phrase(d, key, subj):
     np = reflexive(noun(key, "sg", det), subj)
     prep, post = place_words(key)
     return [prep] + np_en(np), np_hi(np, oblique=True) + [post]
-
-
-def instrument_words(tools):
-    """with a stick -> डंडे से; with a stick and a stone -> डंडे और पत्थर से (oblique, से once)."""
-    en, hi = ["with"], []
-    for i, t in enumerate(tools):
-        en += (["and"] if i else []) + ["a", t]
-        hi += (["और"] if i else []) + [INSTRUMENTS[t][0]]
-    return en, hi + ["से"]
 
 
 def realize_role_clause(verb, subj, tense, negative, obj, to=None, tool=None, how=None, ben=None, loc=([], []),

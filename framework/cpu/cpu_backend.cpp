@@ -664,16 +664,6 @@ class CpuBackend final : public Backend {
     });
   }
 
-  void take_along(DType dtype, const void* x, int64_t outer, int64_t n, int64_t inner, const int64_t* index,
-                  void* out) override {
-    dispatch_float(dtype, "take_along", [&]<typename T>(T) {
-      const T* p = static_cast<const T*>(x);
-      T* q = static_cast<T*>(out);
-      for (int64_t o = 0; o < outer; ++o)
-        for (int64_t i = 0; i < inner; ++i) q[o * inner + i] = p[(o * n + index[o * inner + i]) * inner + i];
-    });
-  }
-
   void put_along_add(DType dtype, void* x, int64_t outer, int64_t n, int64_t inner, const int64_t* index,
                      const void* values) override {
     dispatch_float(dtype, "put_along_add", [&]<typename T>(T) {

@@ -189,9 +189,7 @@ void exp_of_difference(const float* x, int64_t n, float m, float* p) {
 void exp_of_difference(const double* x, int64_t n, double m, double* p) { exp_of_difference_loop(x, n, m, p); }
 
 void exp_in_place(float* x, int64_t n) { exp_of_difference(x, n, 0.0f, x); }  // x - 0 = x, bit for bit
-void exp_in_place(double* x, int64_t n) {
-  for (int64_t i = 0; i < n; ++i) x[i] = std::exp(x[i]);
-}
+void exp_in_place(double* x, int64_t n) { exp_of_difference(x, n, 0.0, x); }
 
 double sum_exp_of_difference(const float* x, int64_t n, float m) {
   if (vector_exp_avx512()) return sum_exp_of_difference_avx512(x, n, m);

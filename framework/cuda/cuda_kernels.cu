@@ -160,14 +160,6 @@ __global__ void max_along_kernel(const T* x, int64_t outer, int64_t n, int64_t i
   }
 }
 
-template <typename T>
-__global__ void take_along_kernel(const T* x, int64_t outer, int64_t n, int64_t inner, const int64_t* index, T* out) {
-  QKV_GRID_LOOP(k, outer * inner) {
-    const int64_t o = k / inner, i = k % inner;
-    out[k] = x[(o * n + index[k]) * inner + i];
-  }
-}
-
 // Each (o, i) owns a distinct destination element, so no two threads touch the same slot.
 template <typename T>
 __global__ void put_along_add_kernel(T* x, int64_t outer, int64_t n, int64_t inner, const int64_t* index,
@@ -817,16 +809,6 @@ void CudaBackend::max_along(DType dtype, const void* in, int64_t outer, int64_t 
   launch_float(dtype, "max_along", [&]<typename T>(T) {
     max_along_kernel<<<grid_for(outer * inner), kThreads>>>(static_cast<const T*>(in), outer, n, inner,
                                                             static_cast<T*>(out_values), out_indices);
-  });
-}
-
-void CudaBackend::take_along(DType dtype, const void* x, int64_t outer, int64_t n, int64_t inner, const int64_t* index,
-                             void* out) {
-  activate();
-  if (outer * inner <= 0) return;
-  launch_float(dtype, "take_along", [&]<typename T>(T) {
-    take_along_kernel<<<grid_for(outer * inner), kThreads>>>(static_cast<const T*>(x), outer, n, inner, index,
-                                                             static_cast<T*>(out));
   });
 }
 

@@ -6,7 +6,6 @@
 #include <fmt/format.h>
 
 #include <cerrno>
-#include <cmath>
 #include <cstring>
 #include <filesystem>
 #include <set>
@@ -14,6 +13,7 @@
 #include <stdexcept>
 
 #include "framework/autograd.h"
+#include "framework/checkpoint.h"
 #include "framework/distributed.h"
 #include "framework/file_util.h"
 #include "framework/ops.h"
@@ -33,28 +33,15 @@ namespace fs = std::filesystem;
 
 constexpr const char* kStateFormat = "qkv-train-state-1";
 
-static SafeTensor host_tensor(const Tensor& t) {
-  const Tensor host = t.device() == Device::cpu() ? t : t.to(Device::cpu());
-  SafeTensor out;
-  out.dtype = host.dtype() == DType::F64 ? "F64" : "F32";
-  out.shape = host.shape();
-  out.data.resize(static_cast<size_t>(host.numel()) * dtype_size(host.dtype()));
-  if (!out.data.empty()) std::memcpy(out.data.data(), host.data_ptr(), out.data.size());
-  return out;
-}
-
 // A saved tensor as the run's tensor `like`; every value must be finite (and >= 0 where
 // non_negative: the second AdamW moment, the loss sum), as no training step leaves another.
 Tensor tensor_from(const SafeTensor& t, const Tensor& like, const std::string& path, const std::string& name,
                    bool non_negative = false) {
-  const DType dtype = t.dtype == "F64" ? DType::F64 : DType::F32;
-  if ((t.dtype != "F32" && t.dtype != "F64") || t.shape != like.shape() || dtype != like.dtype())
+  int64_t bad = 0;
+  const Tensor host = host_tensor_of(t, bad, non_negative);
+  if (!host.defined() || t.shape != like.shape() || host.dtype() != like.dtype())
     throw std::runtime_error(fmt::format("{}: tensor '{}' is {} {} but the run needs {}", path, name, t.dtype,
                                          shape_str(t.shape), like.describe()));
-  Tensor host = Tensor::empty(t.shape, dtype);
-  if (!t.data.empty()) std::memcpy(host.data_ptr(), t.data.data(), t.data.size());
-  int64_t bad = 0;
-  for (const double v : host.to_vector()) bad += !std::isfinite(v) || (non_negative && v < 0);
   if (bad > 0)
     throw std::runtime_error(
         fmt::format("{}: training state tensor '{}' holds {} value{} that no run leaves ({}) among {}", path, name, bad,
@@ -62,10 +49,18 @@ Tensor tensor_from(const SafeTensor& t, const Tensor& like, const std::string& p
   return like.device() == Device::cpu() ? host : host.to(like.device());
 }
 
+// The parameter name of each trained tensor (the state names its moments and averages by them).
+static std::vector<std::string> trained_names(const TrainingRun& run) {
+  std::vector<std::string> names(run.trained.size());
+  for (const auto& [name, param] : run.model.named_parameters())
+    for (size_t i = 0; i < run.trained.size(); ++i)
+      if (param.same_impl(run.trained[i])) names[i] = name;
+  return names;
+}
+
 void save_state(TrainingRun& run) {
   const TrainOptions& o = run.o;
   const models::Translator& model = run.model;
-  const std::vector<Tensor>& trained = run.trained;
   const optim::AdamW& optimizer = run.optimizer;
   RunState& st = run.st;
   SafeTensorsFile file;
@@ -77,19 +72,15 @@ void save_state(TrainingRun& run) {
   for (const EpochRecord& e : st.history)
     history.push_back({e.epoch, exact(e.train_loss), exact(e.valid.loss), exact(e.seconds)});
   file.metadata["history"] = history.dump();
-  for (const auto& [name, param] : model.named_parameters()) file.tensors.emplace("param." + name, host_tensor(param));
-  const auto names = model.named_parameters();
-  for (size_t i = 0; i < trained.size(); ++i) {
-    std::string name;
-    for (const auto& [n, p] : names)
-      if (p.same_impl(trained[i])) name = n;
-    if (optimizer.exp_avg()[i].defined()) {
-      file.tensors.emplace("exp_avg." + name, host_tensor(optimizer.exp_avg()[i]));
-      file.tensors.emplace("exp_avg_sq." + name, host_tensor(optimizer.exp_avg_sq()[i]));
-    }
-    if (run.average) file.tensors.emplace("average." + name, host_tensor(run.average->averages()[i]));
+  for (const auto& [name, param] : model.named_parameters())
+    file.tensors.emplace("param." + name, safetensor_of(param));
+  const std::vector<std::string> names = trained_names(run);
+  for (size_t i = 0; i < names.size(); ++i) {
+    file.tensors.emplace("exp_avg." + names[i], safetensor_of(optimizer.exp_avg()[i]));
+    file.tensors.emplace("exp_avg_sq." + names[i], safetensor_of(optimizer.exp_avg_sq()[i]));
+    if (run.average) file.tensors.emplace("average." + names[i], safetensor_of(run.average->averages()[i]));
   }
-  if (st.loss_sum.defined()) file.tensors.emplace("loss_sum", host_tensor(st.loss_sum));
+  if (st.loss_sum.defined()) file.tensors.emplace("loss_sum", safetensor_of(st.loss_sum));
   file.metadata["adam_step"] = std::to_string(optimizer.steps_taken());
   safetensors_write(run.folder.state_path(), file);
   st.saved_step = st.step;
@@ -204,16 +195,13 @@ void restore_state(const SafeTensorsFile& saved, const std::string& saved_path, 
   // epoch's loss sum once it has a step.
   if ((run.o.ema > 0) != (run.average != nullptr))
     throw std::logic_error("restore_state: --ema's averages and the run's disagree");
-  const auto names = run.model.named_parameters();
-  std::vector<std::string> trained_names(trained.size());
-  for (size_t i = 0; i < trained.size(); ++i)
-    for (const auto& [name, p] : names)
-      if (p.same_impl(trained[i])) trained_names[i] = name;
+  const auto params = run.model.named_parameters();
+  const std::vector<std::string> names = trained_names(run);
   std::set<std::string> expected;
-  for (const auto& [name, param] : names) expected.insert("param." + name);
-  for (const std::string& name : trained_names) expected.insert({"exp_avg." + name, "exp_avg_sq." + name});
+  for (const auto& [name, param] : params) expected.insert("param." + name);
+  for (const std::string& name : names) expected.insert({"exp_avg." + name, "exp_avg_sq." + name});
   if (run.average)
-    for (const std::string& name : trained_names) expected.insert("average." + name);
+    for (const std::string& name : names) expected.insert("average." + name);
   if (r.loss_count > 0) expected.insert("loss_sum");
   for (const auto& [name, tensor] : saved.tensors)
     if (!expected.count(name))
@@ -223,24 +211,21 @@ void restore_state(const SafeTensorsFile& saved, const std::string& saved_path, 
     if (!saved.tensors.count(name))
       throw std::runtime_error(fmt::format("{}: training state lacks tensor '{}'", saved_path, name));
 
-  std::vector<Tensor> m(trained.size()), v(trained.size());
+  const auto load = [&](const std::string& key, const Tensor& like, bool non_negative = false) {
+    return tensor_from(saved.tensors.at(key), like, saved_path, key, non_negative);
+  };
+  std::vector<Tensor> m, v, averages;
   for (size_t i = 0; i < trained.size(); ++i) {
-    const std::string& name = trained_names[i];
-    m[i] = tensor_from(saved.tensors.at("exp_avg." + name), trained[i], saved_path, "exp_avg." + name);
-    v[i] = tensor_from(saved.tensors.at("exp_avg_sq." + name), trained[i], saved_path, "exp_avg_sq." + name, true);
+    m.push_back(load("exp_avg." + names[i], trained[i]));
+    v.push_back(load("exp_avg_sq." + names[i], trained[i], true));
   }
-  std::vector<Tensor> averages;
   if (run.average)
-    for (size_t i = 0; i < trained.size(); ++i)
-      averages.push_back(tensor_from(saved.tensors.at("average." + trained_names[i]), trained[i], saved_path,
-                                     "average." + trained_names[i]));
-  if (r.loss_count > 0)
-    r.loss_sum = tensor_from(saved.tensors.at("loss_sum"), Tensor::zeros({}, trained.front().dtype(), run.device),
-                             saved_path, "loss_sum", true);
-  for (const auto& [name, param] : names) {
+    for (size_t i = 0; i < trained.size(); ++i) averages.push_back(load("average." + names[i], trained[i]));
+  if (r.loss_count > 0) r.loss_sum = load("loss_sum", Tensor::zeros({}, trained.front().dtype(), run.device), true);
+  for (const auto& [name, param] : params) {
     Tensor target = param;
     NoGradGuard no_grad;
-    target.copy_(tensor_from(saved.tensors.at("param." + name), param, saved_path, "param." + name));
+    target.copy_(load("param." + name, param));
   }
   run.optimizer.restore(adam_step, m, v);
   if (run.average) run.average->restore(std::move(averages));
