@@ -492,6 +492,27 @@ void adam_update_typed(T* param, const T* grad, T* m, T* v, int64_t n, const Ada
   });
 }
 
+// Turns n rotary pairs, (x1[i], x2[i]) by cos c[i] and sin s[i] * turn, 32 bytes of each at a time
+// as GCC vectors (each lane takes rotate_pair's operations in its order, so the bits are the scalar
+// form's), the rest one by one. y1 and y2 may be x1 and x2.
+template <typename T>
+void rotate_run(const T* x1, const T* x2, const T* c, const T* s, T turn, int64_t n, T* y1, T* y2) {
+  typedef T Lanes __attribute__((vector_size(32)));
+  constexpr int64_t kLanes = sizeof(Lanes) / sizeof(T);
+  int64_t i = 0;
+  for (; i + kLanes <= n; i += kLanes) {
+    Lanes a, b, cos_i, sin_i, out1, out2;
+    std::memcpy(&a, x1 + i, sizeof(Lanes));
+    std::memcpy(&b, x2 + i, sizeof(Lanes));
+    std::memcpy(&cos_i, c + i, sizeof(Lanes));
+    std::memcpy(&sin_i, s + i, sizeof(Lanes));
+    formula::rotate_pair<Lanes>(a, b, cos_i, sin_i * turn, out1, out2);
+    std::memcpy(y1 + i, &out1, sizeof(Lanes));
+    std::memcpy(y2 + i, &out2, sizeof(Lanes));
+  }
+  for (; i < n; ++i) formula::rotate_pair(x1[i], x2[i], c[i], s[i] * turn, y1[i], y2[i]);
+}
+
 template <typename T>
 void strided_copy_typed(const T* in, const Strides& si, T* out, const Strides& so, const Shape& shape) {
   for_each_row<2>(
@@ -774,12 +795,11 @@ class CpuBackend final : public Backend {
         for (int64_t r = begin; r < end; ++r) {
           const T *row = in + r * width, *cr = c + r * half, *sr = s + r * half;
           T* to = y + r * width;
-          for (int64_t b = 0; b < blocks; ++b)
-            for (int64_t i = 0; i < half; ++i) {
-              const int64_t at = b * 2 * half + i;
-              formula::rotate_pair(row[at], row[at + half], cr[i], sr[i] * turn, to[at], to[at + half]);
-            }
-          for (int64_t j = blocks * 2 * half; j < width; ++j) to[j] = row[j];
+          for (int64_t b = 0; b < blocks; ++b) {
+            const int64_t at = b * 2 * half;
+            rotate_run(row + at, row + at + half, cr, sr, turn, half, to + at, to + at + half);
+          }
+          std::copy(row + blocks * 2 * half, row + width, to + blocks * 2 * half);
         }
       });
     });
