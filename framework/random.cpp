@@ -11,7 +11,41 @@
 
 namespace qkv {
 
-double Generator::uniform() { return static_cast<double>(engine_() >> 11) * 0x1.0p-53; }
+void Mt19937_64::seed(uint64_t seed) {
+  words_[0] = seed;
+  for (int i = 1; i < kWords; ++i)
+    words_[i] = 6364136223846793005ULL * (words_[i - 1] ^ (words_[i - 1] >> 62)) + static_cast<uint64_t>(i);
+  next_ = kWords;
+}
+
+// Word i becomes word i + 156 (mod 312) xor the turn of word i's upper 33 bits joined to word i + 1's
+// (mod 312) lower 31; the turn is a shift right, xor the matrix's constant where the joined low bit
+// is 1. The words are replaced in order, so words past the middle read words already replaced.
+void Mt19937_64::twist() {
+  constexpr uint64_t kUpper = ~uint64_t{0} << 31, kLower = ~kUpper, kMatrix = 0xB5026F5AA96619E9ULL;
+  const auto turn = [&](int i, int next, int far) {
+    const uint64_t joined = (words_[i] & kUpper) | (words_[next] & kLower);
+    words_[i] = words_[far] ^ (joined >> 1) ^ ((0 - (joined & 1)) & kMatrix);
+  };
+  for (int i = 0; i < kWords - kMiddle; ++i) turn(i, i + 1, i + kMiddle);
+  for (int i = kWords - kMiddle; i < kWords - 1; ++i) turn(i, i + 1, i + kMiddle - kWords);
+  turn(kWords - 1, 0, kMiddle - 1);
+  next_ = 0;
+}
+
+std::ostream& operator<<(std::ostream& out, const Mt19937_64& e) {
+  for (uint64_t word : e.words_) out << word << ' ';
+  return out << e.next_;
+}
+
+std::istream& operator>>(std::istream& in, Mt19937_64& e) {
+  Mt19937_64 read;
+  for (uint64_t& word : read.words_) in >> word;
+  in >> read.next_;
+  if (in && (read.next_ < 0 || read.next_ > Mt19937_64::kWords)) in.setstate(std::ios::failbit);
+  if (in) e = read;
+  return in;
+}
 
 double Generator::normal() {
   if (has_spare_) {
@@ -58,7 +92,7 @@ std::string Generator::state() const {
 
 void Generator::set_state(const std::string& text) {
   std::istringstream in(text);
-  std::mt19937_64 engine;
+  Mt19937_64 engine;
   int has_spare = 0;
   uint64_t spare_bits = 0;
   in >> engine >> has_spare >> spare_bits;
