@@ -346,31 +346,41 @@ RotaryTables rotary_tables(const std::vector<int64_t>& positions, const Shape& r
   if (half <= 0 || count != static_cast<int64_t>(positions.size()))
     throw std::runtime_error(fmt::format("rotary_tables: {} positions for rows {} and half width {}", positions.size(),
                                          shape_str(rows), half));
-  // Each distinct position's row is computed once (a batch repeats its positions in every entry).
+  if (dtype != DType::F32 && dtype != DType::F64)
+    throw std::runtime_error(fmt::format("rotary_tables: dtype {} is not a float type", dtype_name(dtype)));
   std::vector<double> frequency(static_cast<size_t>(half));
   for (int64_t i = 0; i < half; ++i) frequency[i] = std::pow(base, -static_cast<double>(i) / static_cast<double>(half));
-  const auto [low, high] = std::minmax_element(positions.begin(), positions.end());
-  const bool dense = !positions.empty() && *high - *low < 4 * static_cast<int64_t>(positions.size()) + 64;
-  std::vector<int64_t> first_row(dense ? static_cast<size_t>(*high - *low + 1) : 0, -1);  // by position - low
-  std::vector<double> cos_cells(positions.size() * half), sin_cells(positions.size() * half);
-  for (size_t r = 0; r < positions.size(); ++r) {
-    const int64_t p = positions[r], seen = dense ? first_row[p - *low] : -1;
-    double *c = &cos_cells[r * half], *s = &sin_cells[r * half];
-    if (seen >= 0) {
-      std::copy_n(&cos_cells[seen * half], half, c);
-      std::copy_n(&sin_cells[seen * half], half, s);
-      continue;
-    }
-    if (dense) first_row[p - *low] = static_cast<int64_t>(r);
-    for (int64_t i = 0; i < half; ++i) {
-      const double angle = static_cast<double>(p) * frequency[i];
-      c[i] = std::cos(angle);
-      s[i] = std::sin(angle);
-    }
-  }
   Shape shape = rows;
   shape.push_back(half);
-  return {Tensor::from_vector(cos_cells, shape, dtype, device), Tensor::from_vector(sin_cells, shape, dtype, device)};
+  Tensor cos = Tensor::empty(shape, dtype), sin = Tensor::empty(shape, dtype);
+  // Written in the tables' dtype as they are made; each distinct position's row is computed once (a
+  // batch repeats its positions in every entry) and copied to the rows that share it.
+  const auto fill = [&]<typename T>(T* c_cells, T* s_cells) {
+    const auto [low, high] = std::minmax_element(positions.begin(), positions.end());
+    const bool dense = !positions.empty() && *high - *low < 4 * static_cast<int64_t>(positions.size()) + 64;
+    std::vector<int64_t> first_row(dense ? static_cast<size_t>(*high - *low + 1) : 0, -1);  // by position - low
+    for (size_t r = 0; r < positions.size(); ++r) {
+      const int64_t p = positions[r], seen = dense ? first_row[p - *low] : -1;
+      T *c = c_cells + r * half, *s = s_cells + r * half;
+      if (seen >= 0) {
+        std::copy_n(c_cells + seen * half, half, c);
+        std::copy_n(s_cells + seen * half, half, s);
+        continue;
+      }
+      if (dense) first_row[p - *low] = static_cast<int64_t>(r);
+      for (int64_t i = 0; i < half; ++i) {
+        const double angle = static_cast<double>(p) * frequency[i];
+        c[i] = static_cast<T>(std::cos(angle));
+        s[i] = static_cast<T>(std::sin(angle));
+      }
+    }
+  };
+  if (dtype == DType::F64)
+    fill(cos.data<double>(), sin.data<double>());
+  else
+    fill(cos.data<float>(), sin.data<float>());
+  if (device == Device::cpu()) return {cos, sin};
+  return {cos.to(device), sin.to(device)};
 }
 
 }  // namespace qkv
