@@ -200,6 +200,13 @@ Dataset load_dataset(const std::string& dir) {
   return ds;
 }
 
+void swap_languages(Dataset& ds) {
+  for (auto* split : {&ds.train, &ds.valid, &ds.test})
+    for (SentencePair& pair : *split) std::swap(pair.english, pair.hindi);
+  for (auto& [name, pairs] : ds.generalisation)
+    for (SentencePair& pair : pairs) std::swap(pair.english, pair.hindi);
+}
+
 Vocab::Vocab() : Vocab(from_words({"<pad>", "<unk>", "<sep>", "<eos>"})) {}
 
 Vocab Vocab::from_words(const std::vector<std::string>& words) {

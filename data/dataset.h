@@ -81,6 +81,9 @@ std::vector<std::string> evaluation_split_names(const std::string& dir);
 // Loads DIR/train.tsv, DIR/valid.tsv and DIR/test.tsv (required) and every generalisation split
 // file that exists. Words unknown to a vocabulary are not an error here (they become <unk>).
 Dataset load_dataset(const std::string& dir);
+// Every pair of every split turned round, Hindi as the source and English as the target (qkv train
+// --reverse: the channel model of models/noisy_channel.h).
+void swap_languages(Dataset& ds);
 
 class Vocab {
  public:

@@ -11,6 +11,7 @@
 
 #include "framework/autograd.h"
 #include "framework/ops.h"
+#include "models/noisy_channel.h"
 #include "models/row_layouts.h"
 
 namespace qkv::models {
@@ -336,6 +337,11 @@ std::vector<std::vector<std::string>> Translator::translate(const std::vector<st
         fmt::format("translate: the sentence has {} words; this model reads at most {} (its {} "
                     "positions cannot read past them)",
                     longest, config_.layout.max_source, positions_name(config_.positions)));
+  if (options.channel) {
+    if (options.exact_lengths || options.record_attention || options.knockout.active() || options.recompute_prefix)
+      throw std::runtime_error("translate: a channel's rerank takes no oracle length, knockout or recorded attention");
+    return translate_reranked(*this, english, english_vocab, hindi_vocab, *options.channel, options);
+  }
   // A model with a position embedding reads its layout's slots; any other, the batch's longest
   // sentence (padding keys are masked and positions count from each sentence's own start, so the
   // padding changes no row's result).

@@ -18,6 +18,8 @@
 
 namespace qkv::models {
 
+struct Channel;  // models/noisy_channel.h
+
 // What one call of the translator's forward (or loss) records and runs. Given per call, so nothing
 // stays switched on after the call returns or throws.
 struct ForwardOptions {
@@ -52,6 +54,9 @@ struct ForwardOptions {
   // never chosen before them (the oracle-length decode of Newman et al., 2020: it separates
   // deciding when to stop from what to write; qkv eval --oracle-length).
   const std::vector<int64_t>* exact_lengths = nullptr;
+  // translate() only: when set, each sentence is decoded by beam search and its candidates reranked
+  // by this channel model (noisy-channel reranking, models/noisy_channel.h; qkv translate --channel).
+  const Channel* channel = nullptr;
 };
 
 class Translator : public nn::Module {

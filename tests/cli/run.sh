@@ -285,6 +285,41 @@ if [ $? -eq 0 ] && python3 -c 'import json,sys; r=json.load(open(sys.argv[1]))["
 else
   fail "eval --oracle-length: no early or late stops, no cuts: $(cat "$work/out" "$work/err")"
 fi
+# noisy-channel reranking: a model trained --reverse on the same data reranks the forward model's beam
+if "$QKV" train "${small[@]}" --positions rotary --reverse --out "$work/reverse" >"$work/out" 2>&1; then pass; else
+  fail "train --reverse: $(tail -n 3 "$work/out")"; fi
+rev="$work/reverse/model.safetensors"
+for s in "money bank grows" "$longer"; do  # a beam of 1 holds greedy decoding's translation alone
+  greedy=$("$QKV" translate --checkpoint "$work/rotary/model.safetensors" "$s" 2>/dev/null)
+  reranked=$("$QKV" translate --checkpoint "$work/rotary/model.safetensors" --channel "$rev" --beam 1 "$s" 2>/dev/null)
+  if [ -n "$greedy" ] && [ "$greedy" = "$reranked" ]; then pass; else
+    fail "translate --channel --beam 1 gives greedy decoding's translation: '$greedy' / '$reranked'"; fi
+done
+"$QKV" translate --checkpoint "$work/rotary/model.safetensors" --channel "$rev" "money bank grows" >"$work/alone" 2>/dev/null
+"$QKV" translate --checkpoint "$work/rotary/model.safetensors" --channel "$rev" --input "$work/beside.txt" >"$work/out" 2>/dev/null
+if [ -s "$work/alone" ] && [ "$(head -n 1 "$work/out" | cut -f2)" = "$(cat "$work/alone")" ]; then pass; else
+  fail "translate --channel: a sentence beside a longer one translates as it does alone: $(cat "$work/alone") / $(cat "$work/out")"; fi
+"$QKV" eval --checkpoint "$work/rotary/model.safetensors" --data "$gen" --split deeper --channel "$rev" --beam 3 --format json >"$work/out" 2>"$work/err"
+if [ $? -eq 0 ] && python3 -c 'import json,sys; r=json.load(open(sys.argv[1]))["splits"][0]; sys.exit(0 if r["sentences"] == 2 else 1)' "$work/out"; then
+  pass
+else
+  fail "eval --channel: $(cat "$work/out" "$work/err")"
+fi
+expect_error "--beam without --channel" "--beam requires --channel" \
+  "$QKV" translate --checkpoint "$work/rotary/model.safetensors" --beam 4 "money bank grows"
+for bad in 0 65 four; do
+  expect_error "translate --beam $bad" "--beam: must be a whole number (from 1 to 64|in decimal digits), got '$bad'" \
+    "$QKV" translate --checkpoint "$work/rotary/model.safetensors" --channel "$rev" --beam "$bad" "money bank grows"
+done
+expect_error "a channel that is not the model turned round" "its vocabularies .* are not this model's turned round .*qkv train --reverse" \
+  "$QKV" translate --checkpoint "$work/rotary/model.safetensors" --channel "$work/alibi/model.safetensors" "money bank grows"
+expect_error "a missing channel" "none.safetensors" \
+  "$QKV" eval --checkpoint "$work/rotary/model.safetensors" --data "$gen" --split deeper --channel "$work/none.safetensors"
+"$QKV" train "${small[@]}" --positions absolute --reverse --out "$work/reverse_absolute" >/dev/null 2>&1
+expect_error "a channel tied to its layout" "a channel model must read any length \(rotary or alibi positions\); this one has absolute positions" \
+  "$QKV" translate --checkpoint "$work/rotary/model.safetensors" --channel "$work/reverse_absolute/model.safetensors" "money bank grows"
+expect_error "eval --channel with --oracle-length" "--channel reranks a beam: it takes neither --oracle-length nor --no-cache" \
+  "$QKV" eval --checkpoint "$work/rotary/model.safetensors" --data "$gen" --split deeper --channel "$rev" --oracle-length
 for bad in 0 -3 1025 two; do
   expect_error "translate --max-length $bad" "--max-length: must be a whole number (from 1 to 1024|in decimal digits), got '$bad'" \
     "$QKV" translate --checkpoint "$work/rotary/model.safetensors" --max-length "$bad" "money bank grows"

@@ -9,6 +9,7 @@
 #include <type_traits>
 
 #include "framework/backend.h"
+#include "models/noisy_channel.h"
 #include "train/cli/commands.h"
 
 namespace qkv::app {
@@ -91,6 +92,17 @@ CLI::Option* add_max_length_option(CLI::App* cmd, int64_t& max_length) {
                    "the most Hindi words a sentence may get, 1 to 1024 (left out: 2 x its English words + 10 for a "
                    "rotary or alibi model, the layout's for one with a position embedding)")
       ->check(whole_number_in(1, models::Translator::kMaxDecodeLength));
+}
+
+void add_channel_options(CLI::App* cmd, std::string& channel, int64_t& beam) {
+  auto* path = cmd->add_option("--channel", channel,
+                               "a model trained the other way round on the same data (qkv train --reverse): each "
+                               "sentence is decoded by beam search and the candidate that best gives its English "
+                               "back is kept (noisy-channel reranking; slower)");
+  cmd->add_option("--beam", beam, "with --channel: hypotheses kept at each step, 1 to 64")
+      ->check(whole_number_in(1, models::Channel::kMaxBeam))
+      ->capture_default_str()
+      ->needs(path);
 }
 
 CLI::Option* add_data_option(CLI::App* cmd, std::string& dir, const std::string& help) {

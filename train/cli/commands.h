@@ -114,5 +114,7 @@ void apply_threads(int threads);
 // --max-length on a command that decodes: the most Hindi words a sentence may get, 1 to
 // Translator::kMaxDecodeLength (left out: 0, the model's own limit, Translator::decode_limit).
 CLI::Option* add_max_length_option(CLI::App* cmd, int64_t& max_length);
+// --channel PATH and --beam K (noisy-channel reranking, models/noisy_channel.h); --beam needs --channel.
+void add_channel_options(CLI::App* cmd, std::string& channel, int64_t& beam);
 
 }  // namespace qkv::app

@@ -1,16 +1,18 @@
 // train/cli/translate.cpp — `qkv translate`: one sentence from the command line, or one per line from stdin or
-// --input, translated greedily.
+// --input, translated greedily (or reranked by a channel model: --channel).
 #include <fmt/format.h>
 #include <unistd.h>
 
 #include <cstdio>
 #include <memory>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
 #include "data/dataset.h"
 #include "framework/text_util.h"
+#include "models/noisy_channel.h"
 #include "models/translator_io.h"
 #include "train/cli/commands.h"
 #include "train/experiments/common/sentences.h"
@@ -35,7 +37,11 @@ void register_translate(CLI::App& app) {
   add_threads_option(translate, *translate_threads);
   auto decoding = std::make_shared<models::ForwardOptions>();
   add_max_length_option(translate, decoding->max_length);
-  translate->callback([sentence_parts, translate_checkpoint, translate_device, input, translate_threads, decoding] {
+  auto channel_path = std::make_shared<std::string>();
+  auto beam = std::make_shared<int64_t>(models::Channel::kDefaultBeam);
+  add_channel_options(translate, *channel_path, *beam);
+  translate->callback([sentence_parts, translate_checkpoint, translate_device, input, translate_threads, decoding,
+                       channel_path, beam] {
     apply_threads(*translate_threads);
     const std::string sentence = join(*sentence_parts, " ");
     if (!sentence_parts->empty() && data::tokenize(sentence).empty())
@@ -44,6 +50,10 @@ void register_translate(CLI::App& app) {
       throw std::runtime_error("give either a sentence or --input FILE, not both");
     models::LoadedTranslator loaded = models::load_translator(*translate_checkpoint, Device::parse(*translate_device));
     loaded.model->decode_limit(1, decoding->max_length);  // a --max-length past the model's layout fails first
+    std::optional<models::Channel> channel;
+    if (!channel_path->empty())
+      channel = models::load_channel(*channel_path, loaded, *beam, Device::parse(*translate_device));
+    decoding->channel = channel ? &*channel : nullptr;
     if (sentence.empty() || sentence == "-" || !input->empty()) {
       if (input->empty() && ::isatty(STDIN_FILENO))
         fmt::print(stderr, "reading sentences from stdin, one per line; Ctrl-D ends\n");

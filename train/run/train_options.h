@@ -103,6 +103,9 @@ inline constexpr int64_t kAutoRandomPositionsFactor = 3;
   X(double, ema, 0.0, "--ema", LaterSetting, from_to(0, 0.9999),                                                      \
     "decay of an exponential moving average of the weights (Polyak averaging), which validation, the best epoch "     \
     "and the checkpoint use (0 = off, the trained weights themselves)")                                               \
+  X(bool, reverse, false, "--reverse", LaterSetting, unbounded(),                                                     \
+    "train the other way round, Hindi to English (every pair turned): the channel model that translate and "          \
+    "eval's --channel rerank with")                                                                                   \
   /* 0: keep the count set before (apply_threads: QKV_THREADS, else one per core) */                                  \
   X(int, threads, 0, "--threads", Run, from_to(0, 256),                                                               \
     "CPU threads for gemm and the loops (0 = QKV_THREADS when set, else one per core; results are the same for "      \

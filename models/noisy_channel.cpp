@@ -1,0 +1,189 @@
+// models/noisy_channel.cpp — beam search, one sentence at a time, and the channel's rerank of its
+// candidates (noisy_channel.h).
+#include "models/noisy_channel.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <stdexcept>
+
+#include "framework/autograd.h"
+
+namespace qkv::models {
+
+namespace {
+
+using data::Vocab;
+
+struct Candidate {
+  std::vector<int64_t> ids;  // Hindi words, without <eos>
+  double score = 0;          // log p(ids [+ <eos>] | english) under the forward model
+  bool ended = false;        // chose <eos> (else cut at the limit)
+};
+
+// A teacher-forced batch: row r reads sources[r] (laid in S slots, padded) and <sep> targets[r]
+// (padded to the longest); target_output is target_input's shape, unread.
+data::Batch forced_batch(const std::vector<std::vector<int64_t>>& sources, int64_t S,
+                         const std::vector<std::vector<int64_t>>& targets, Device device) {
+  const int64_t B = static_cast<int64_t>(sources.size());
+  int64_t Tt = 1;
+  for (const auto& t : targets) Tt = std::max<int64_t>(Tt, static_cast<int64_t>(t.size()) + 1);
+  std::vector<int64_t> src(B * S, Vocab::PAD), tgt(B * Tt, Vocab::PAD);
+  data::Batch batch;
+  for (int64_t b = 0; b < B; ++b) {
+    std::copy(sources[b].begin(), sources[b].end(), src.begin() + b * S);
+    batch.source_lengths.push_back(static_cast<int64_t>(sources[b].size()));
+    tgt[b * Tt] = Vocab::SEP;
+    std::copy(targets[b].begin(), targets[b].end(), tgt.begin() + b * Tt + 1);
+  }
+  batch.source = Tensor::from_ids(src, {B, S}, device);
+  batch.target_input = Tensor::from_ids(tgt, {B, Tt}, device);
+  batch.target_output = batch.target_input;
+  return batch;
+}
+
+// log softmax of the V cells from `at`, computed on the host in double.
+void log_softmax_at(const std::vector<double>& cells, size_t at, int64_t V, std::vector<double>& out) {
+  const double* x = cells.data() + at;
+  const double top = *std::max_element(x, x + V);
+  double sum = 0;
+  for (int64_t v = 0; v < V; ++v) sum += std::exp(x[v] - top);
+  const double log_sum = top + std::log(sum);
+  out.resize(static_cast<size_t>(V));
+  for (int64_t v = 0; v < V; ++v) out[v] = x[v] - log_sum;
+}
+
+// The beam's candidates for one sentence: each step every live hypothesis offers its `beam` best
+// next words; in order of score (ties in the order offered), one that chose <eos> has ended, and
+// the others live on until `beam` of them do. The search stops when none lives, when 4 x beam have
+// ended, or at the limit, where the live ones may still end; when none ever ended, the ones cut
+// at the limit are the candidates.
+std::vector<Candidate> beam_candidates(Translator& model, const std::vector<int64_t>& source, int64_t limit,
+                                       int64_t beam) {
+  const int64_t S = model.source_slots(static_cast<int64_t>(source.size()));
+  std::vector<Candidate> live{Candidate{}}, ended;
+  std::vector<double> log_p;
+  for (int64_t t = 0; t <= limit && !live.empty() && static_cast<int64_t>(ended.size()) < 4 * beam; ++t) {
+    std::vector<std::vector<int64_t>> prefixes;
+    for (const Candidate& c : live) prefixes.push_back(c.ids);
+    const Tensor logits = model.forward(
+        forced_batch(std::vector<std::vector<int64_t>>(live.size(), source), S, prefixes, model.device()));
+    const std::vector<double> cells = logits.to_vector();  // (live, t + 1, V)
+    const int64_t V = logits.size(2);
+    struct Offer {
+      double score;
+      size_t from;
+      int64_t word;
+    };
+    std::vector<Offer> offers;
+    std::vector<int64_t> order(static_cast<size_t>(V));
+    for (size_t a = 0; a < live.size(); ++a) {
+      log_softmax_at(cells, (a * (t + 1) + t) * V, V, log_p);
+      for (int64_t v = 0; v < V; ++v) order[v] = v;
+      const int64_t k = std::min(beam, V);
+      std::partial_sort(order.begin(), order.begin() + k, order.end(),
+                        [&](int64_t x, int64_t y) { return log_p[x] > log_p[y] || (log_p[x] == log_p[y] && x < y); });
+      for (int64_t i = 0; i < k; ++i) {
+        if (t == limit && order[i] != Vocab::EOS) continue;  // at the limit a hypothesis may only end
+        offers.push_back({live[a].score + log_p[order[i]], a, order[i]});
+      }
+    }
+    std::stable_sort(offers.begin(), offers.end(), [](const Offer& x, const Offer& y) { return x.score > y.score; });
+    std::vector<Candidate> next;
+    for (const Offer& offer : offers) {
+      Candidate c{live[offer.from].ids, offer.score, offer.word == Vocab::EOS};
+      if (c.ended) {
+        ended.push_back(std::move(c));
+        continue;
+      }
+      c.ids.push_back(offer.word);
+      next.push_back(std::move(c));
+      if (static_cast<int64_t>(next.size()) == beam) break;
+    }
+    if (t == limit && ended.empty()) return live;  // cut at the limit: nothing ended
+    live = std::move(next);
+  }
+  return ended.empty() ? live : ended;
+}
+
+// log p(english + <eos> | candidate) under the channel for each candidate (the channel's vocabularies
+// are the forward model's turned round, so a candidate's ids are its source ids); a candidate with
+// no words gets -infinity (it cannot give any English back).
+std::vector<double> channel_scores(const Channel& channel, const std::vector<int64_t>& english_ids,
+                                   const std::vector<Candidate>& candidates) {
+  Translator& model = *channel.loaded.model;
+  std::vector<double> scores(candidates.size(), -std::numeric_limits<double>::infinity());
+  std::vector<std::vector<int64_t>> sources, targets;
+  std::vector<size_t> scored;
+  int64_t longest = 0;
+  for (size_t c = 0; c < candidates.size(); ++c) {
+    if (candidates[c].ids.empty()) continue;
+    sources.push_back(candidates[c].ids);
+    targets.push_back(english_ids);
+    scored.push_back(c);
+    longest = std::max<int64_t>(longest, static_cast<int64_t>(candidates[c].ids.size()));
+  }
+  if (scored.empty()) return scores;
+  const Tensor logits = model.forward(forced_batch(sources, model.source_slots(longest), targets, model.device()));
+  const std::vector<double> cells = logits.to_vector();  // (scored, words + 1, V)
+  const int64_t T = logits.size(1), V = logits.size(2);
+  std::vector<double> log_p;
+  for (size_t r = 0; r < scored.size(); ++r) {
+    double sum = 0;
+    for (int64_t t = 0; t < T; ++t) {
+      log_softmax_at(cells, (r * T + t) * V, V, log_p);
+      sum += log_p[t < T - 1 ? english_ids[t] : Vocab::EOS];
+    }
+    scores[scored[r]] = sum;
+  }
+  return scores;
+}
+
+}  // namespace
+
+Channel load_channel(const std::string& path, const LoadedTranslator& forward, int64_t beam, Device device) {
+  if (beam < 1 || beam > Channel::kMaxBeam)
+    throw std::runtime_error(fmt::format("--beam {} is outside 1 to {}", beam, Channel::kMaxBeam));
+  Channel channel{load_translator(path, device), beam};
+  const LoadedTranslator& c = channel.loaded;
+  if (c.english.words() != forward.hindi.words() || c.hindi.words() != forward.english.words())
+    throw std::runtime_error(
+        fmt::format("{}: its vocabularies ({} source, {} target words) are not this model's turned round ({} Hindi, {} "
+                    "English): train the channel with `qkv train --reverse` on the same data",
+                    path, c.english.size(), c.hindi.size(), forward.hindi.size(), forward.english.size()));
+  if (!c.model->reads_longer())
+    throw std::runtime_error(
+        fmt::format("{}: a channel model must read any length (rotary or alibi positions); this one has {} positions",
+                    path, positions_name(c.model->config().positions)));
+  return channel;
+}
+
+std::vector<std::vector<std::string>> translate_reranked(Translator& forward,
+                                                         const std::vector<std::vector<std::string>>& english,
+                                                         const data::Vocab& english_vocab,
+                                                         const data::Vocab& hindi_vocab, const Channel& channel,
+                                                         const ForwardOptions& options) {
+  NoGradGuard no_grad;
+  std::vector<std::vector<std::string>> out;
+  if (options.cut_at_limit) options.cut_at_limit->assign(english.size(), 0);
+  for (size_t b = 0; b < english.size(); ++b) {
+    std::vector<int64_t> ids;
+    for (const std::string& word : english[b]) ids.push_back(english_vocab.id(word));
+    const int64_t limit = forward.decode_limit(static_cast<int64_t>(ids.size()), options.max_length);
+    const std::vector<Candidate> candidates = beam_candidates(forward, ids, limit, channel.beam);
+    const std::vector<double> back = channel_scores(channel, ids, candidates);
+    size_t best = 0;
+    for (size_t c = 1; c < candidates.size(); ++c)
+      if (candidates[c].score + Channel::kWeight * back[c] > candidates[best].score + Channel::kWeight * back[best])
+        best = c;
+    std::vector<std::string> words;
+    for (int64_t id : candidates[best].ids) words.push_back(hindi_vocab.word(id));
+    out.push_back(std::move(words));
+    if (options.cut_at_limit && !candidates[best].ended) (*options.cut_at_limit)[b] = 1;
+  }
+  return out;
+}
+
+}  // namespace qkv::models

@@ -1,0 +1,42 @@
+// models/noisy_channel.h — beam search reranked by a channel model (noisy-channel reranking, Yee et
+// al., 2019): the forward model's beam gives each sentence its candidate translations, and a model
+// trained the other way round (Hindi to English, `qkv train --reverse`) scores how well each one
+// gives the English back. A candidate that drops a word or a phrase cannot give it back, so the
+// rerank mends what greedy decoding loses on sentences longer than train's (RESULTS.md).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "data/dataset.h"
+#include "models/translator.h"
+#include "models/translator_io.h"
+
+namespace qkv::models {
+
+struct Channel {
+  static constexpr int64_t kDefaultBeam = 8, kMaxBeam = 64;
+  static constexpr double kWeight = 1.0;  // the channel's log-probability counts as the forward's
+  LoadedTranslator loaded;                // Hindi (its `english` vocabulary) to English (its `hindi`)
+  int64_t beam = kDefaultBeam;
+};
+
+// The channel at `path` for `forward`: its vocabularies must be the forward model's turned round (a
+// model `qkv train --reverse` trained on the same data), and it must read any length (rotary or
+// alibi positions), since a candidate may be longer than any Hindi sentence of train. Throws one
+// line naming the path and the mismatch.
+Channel load_channel(const std::string& path, const LoadedTranslator& forward, int64_t beam, Device device);
+
+// Each sentence decoded on its own by beam search (options.max_length, or the model's limit, as
+// greedy decoding's), every candidate that ended (and those cut at the limit when none did) scored
+// by log p(hindi | english) + kWeight * log p(english | hindi) under the channel, the best kept.
+// A sentence's translation never depends on the others. options.cut_at_limit is filled as by
+// Translator::translate.
+std::vector<std::vector<std::string>> translate_reranked(Translator& forward,
+                                                         const std::vector<std::vector<std::string>>& english,
+                                                         const data::Vocab& english_vocab,
+                                                         const data::Vocab& hindi_vocab, const Channel& channel,
+                                                         const ForwardOptions& options);
+
+}  // namespace qkv::models
