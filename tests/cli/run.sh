@@ -305,8 +305,24 @@ if [ $? -eq 0 ] && python3 -c 'import json,sys; r=json.load(open(sys.argv[1]))["
 else
   fail "eval --channel: $(cat "$work/out" "$work/err")"
 fi
-expect_error "--beam without --channel" "--beam requires --channel" \
-  "$QKV" translate --checkpoint "$work/rotary/model.safetensors" --beam 4 "money bank grows"
+expect_error "--greedy with --channel" "(--greedy excludes --channel|--channel excludes --greedy)" \
+  "$QKV" translate --checkpoint "$work/rotary/model.safetensors" --greedy --channel "$rev" "money bank grows"
+# channel.safetensors beside the checkpoint reranks by default, said on stderr; --greedy decodes without it
+cp "$rev" "$work/rotary/channel.safetensors"
+"$QKV" translate --checkpoint "$work/rotary/model.safetensors" --input "$work/beside.txt" >"$work/beside_auto" 2>"$work/err"
+"$QKV" translate --checkpoint "$work/rotary/model.safetensors" --channel "$rev" --input "$work/beside.txt" >"$work/beside_named" 2>/dev/null
+if cmp -s "$work/beside_auto" "$work/beside_named" && grep -q "note: reranking with .*rotary/channel.safetensors, the channel model beside the checkpoint (--greedy: without it)" "$work/err"; then
+  pass
+else
+  fail "translate: the channel beside the checkpoint reranks, said on stderr: $(cat "$work/err")"
+fi
+greedy=$("$QKV" translate --checkpoint "$work/rotary/model.safetensors" --greedy "money bank grows" 2>"$work/err")
+rm "$work/rotary/channel.safetensors"
+if [ "$greedy" = "$("$QKV" translate --checkpoint "$work/rotary/model.safetensors" "money bank grows" 2>/dev/null)" ] && ! grep -q reranking "$work/err"; then
+  pass
+else
+  fail "translate --greedy: the channel beside the checkpoint left out: '$greedy' $(cat "$work/err")"
+fi
 for bad in 0 65 four; do
   expect_error "translate --beam $bad" "--beam: must be a whole number (from 1 to 64|in decimal digits), got '$bad'" \
     "$QKV" translate --checkpoint "$work/rotary/model.safetensors" --channel "$rev" --beam "$bad" "money bank grows"
@@ -512,7 +528,8 @@ if "$QKV" "${demo_small[@]}" --threads 1 >"$work/out_t1" 2>"$work/err" && mv "$w
     fail "demo --threads 2 prints a line per model and the tables, with scores other than 0: $(head -n 20 "$work/out_t2")"
   same=1
   for f in tutorial_learned/model.safetensors tutorial_static/model.safetensors tutorial_none/model.safetensors \
-    learned/model.safetensors static/model.safetensors explore.html $(cd "$work/demo_t1" && ls *.png); do
+    learned/model.safetensors static/model.safetensors reverse/model.safetensors learned/channel.safetensors \
+    explore.html $(cd "$work/demo_t1" && ls *.png); do
     cmp -s "$work/demo_t1/$f" "$work/demo_same/$f" || { same=0; echo "differs: $f"; }
   done
   [ "$same" -eq 1 ] && pass || fail "demo --threads 2 and --threads 1 give bit-identical checkpoints, pictures and explorer"

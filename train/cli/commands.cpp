@@ -6,6 +6,7 @@
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
+#include <filesystem>
 #include <type_traits>
 
 #include "framework/backend.h"
@@ -94,15 +95,32 @@ CLI::Option* add_max_length_option(CLI::App* cmd, int64_t& max_length) {
       ->check(whole_number_in(1, models::Translator::kMaxDecodeLength));
 }
 
-void add_channel_options(CLI::App* cmd, std::string& channel, int64_t& beam) {
-  auto* path = cmd->add_option("--channel", channel,
+void add_channel_options(CLI::App* cmd, ChannelChoice& choice) {
+  auto* path = cmd->add_option("--channel", choice.path,
                                "a model trained the other way round on the same data (qkv train --reverse): each "
                                "sentence is decoded by beam search and the candidate that best gives its English "
-                               "back is kept (noisy-channel reranking; slower)");
-  cmd->add_option("--beam", beam, "with --channel: hypotheses kept at each step, 1 to 64")
-      ->check(whole_number_in(1, models::Channel::kMaxBeam))
-      ->capture_default_str()
-      ->needs(path);
+                               "back is kept (noisy-channel reranking; slower); left out: channel.safetensors beside "
+                               "the checkpoint, when there is one");
+  auto* beam = cmd->add_option("--beam", choice.beam, "with a channel: hypotheses kept at each step, 1 to 64")
+                   ->check(whole_number_in(1, models::Channel::kMaxBeam))
+                   ->capture_default_str();
+  cmd->add_flag("--greedy", choice.greedy, "decode greedily, without the channel beside the checkpoint")
+      ->excludes(path)
+      ->excludes(beam);
+}
+
+std::optional<models::Channel> open_channel(const ChannelChoice& choice, const std::string& checkpoint,
+                                            const models::LoadedTranslator& forward, Device device) {
+  std::string path = choice.path;
+  if (path.empty() && !choice.greedy) {
+    const std::filesystem::path beside = std::filesystem::path(checkpoint).parent_path() / "channel.safetensors";
+    if (!std::filesystem::is_regular_file(beside)) return std::nullopt;
+    path = beside.string();
+    fmt::print(stderr, "note: reranking with {}, the channel model beside the checkpoint (--greedy: without it)\n",
+               path);
+  }
+  if (path.empty()) return std::nullopt;
+  return models::load_channel(path, forward, choice.beam, device);
 }
 
 CLI::Option* add_data_option(CLI::App* cmd, std::string& dir, const std::string& help) {

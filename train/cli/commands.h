@@ -5,10 +5,12 @@
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 #include <memory>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <type_traits>
 
+#include "models/noisy_channel.h"
 #include "train/experiments/explorer/explorer_page.h"
 #include "train/run/train_options.h"
 #include "train/experiments/common/sentences.h"
@@ -114,7 +116,17 @@ void apply_threads(int threads);
 // --max-length on a command that decodes: the most Hindi words a sentence may get, 1 to
 // Translator::kMaxDecodeLength (left out: 0, the model's own limit, Translator::decode_limit).
 CLI::Option* add_max_length_option(CLI::App* cmd, int64_t& max_length);
-// --channel PATH and --beam K (noisy-channel reranking, models/noisy_channel.h); --beam needs --channel.
-void add_channel_options(CLI::App* cmd, std::string& channel, int64_t& beam);
+// How translate and eval decode: reranked by a channel model (models/noisy_channel.h), --channel's or
+// the channel.safetensors beside the checkpoint, unless --greedy.
+struct ChannelChoice {
+  std::string path;
+  int64_t beam = models::Channel::kDefaultBeam;
+  bool greedy = false;
+};
+void add_channel_options(CLI::App* cmd, ChannelChoice& choice);
+// The channel the choice names, loaded and checked against `forward`, or none (greedy decoding); one
+// found beside the checkpoint is said on stderr.
+std::optional<models::Channel> open_channel(const ChannelChoice& choice, const std::string& checkpoint,
+                                            const models::LoadedTranslator& forward, Device device);
 
 }  // namespace qkv::app

@@ -37,8 +37,8 @@ struct EvalOptions {
   std::string checkpoint, split = "all", data_dir = "data/idioms", device = "cpu", format = "text";
   int threads = 0;
   bool no_cache = false, oracle_length = false;
-  int64_t max_length = 0, beam = models::Channel::kDefaultBeam;
-  std::string channel;
+  int64_t max_length = 0;
+  ChannelChoice channel;
 };
 
 static void run_eval(const EvalOptions& o);
@@ -65,7 +65,7 @@ void register_eval(CLI::App& app) {
   eval->add_flag("--oracle-length", o->oracle_length,
                  "decode each sentence to exactly its reference's length, <eos> never chosen before it (Newman et "
                  "al., 2020: separates when to stop from what to write)");
-  add_channel_options(eval, o->channel, o->beam);
+  add_channel_options(eval, o->channel);
   eval->callback([o] { run_eval(*o); });
 }
 
@@ -77,10 +77,13 @@ static void run_eval(const EvalOptions& o) {
   decoding.recompute_prefix = o.no_cache;
   decoding.max_length = o.max_length;
   loaded.model->decode_limit(1, o.max_length);  // a --max-length past the model's layout fails before any work
-  if (!o.channel.empty() && (o.oracle_length || o.no_cache))
-    throw std::runtime_error("--channel reranks a beam: it takes neither --oracle-length nor --no-cache");
-  std::optional<models::Channel> channel;
-  if (!o.channel.empty()) channel = models::load_channel(o.channel, loaded, o.beam, dev);
+  ChannelChoice choice = o.channel;
+  if (o.oracle_length || o.no_cache) {  // both decode greedily: only a channel asked for by name is refused
+    if (!choice.path.empty())
+      throw std::runtime_error("--channel reranks a beam: it takes neither --oracle-length nor --no-cache");
+    choice.greedy = true;
+  }
+  const std::optional<models::Channel> channel = open_channel(choice, o.checkpoint, loaded, dev);
   decoding.channel = channel ? &*channel : nullptr;
   // "all": every split file but train (80,000 greedy decodes take minutes; ask for it by name).
   // Every split is read before any work, so a missing or malformed file fails first.

@@ -37,11 +37,10 @@ void register_translate(CLI::App& app) {
   add_threads_option(translate, *translate_threads);
   auto decoding = std::make_shared<models::ForwardOptions>();
   add_max_length_option(translate, decoding->max_length);
-  auto channel_path = std::make_shared<std::string>();
-  auto beam = std::make_shared<int64_t>(models::Channel::kDefaultBeam);
-  add_channel_options(translate, *channel_path, *beam);
+  auto channel_choice = std::make_shared<ChannelChoice>();
+  add_channel_options(translate, *channel_choice);
   translate->callback([sentence_parts, translate_checkpoint, translate_device, input, translate_threads, decoding,
-                       channel_path, beam] {
+                       channel_choice] {
     apply_threads(*translate_threads);
     const std::string sentence = join(*sentence_parts, " ");
     if (!sentence_parts->empty() && data::tokenize(sentence).empty())
@@ -50,9 +49,8 @@ void register_translate(CLI::App& app) {
       throw std::runtime_error("give either a sentence or --input FILE, not both");
     models::LoadedTranslator loaded = models::load_translator(*translate_checkpoint, Device::parse(*translate_device));
     loaded.model->decode_limit(1, decoding->max_length);  // a --max-length past the model's layout fails first
-    std::optional<models::Channel> channel;
-    if (!channel_path->empty())
-      channel = models::load_channel(*channel_path, loaded, *beam, Device::parse(*translate_device));
+    const std::optional<models::Channel> channel =
+        open_channel(*channel_choice, *translate_checkpoint, loaded, Device::parse(*translate_device));
     decoding->channel = channel ? &*channel : nullptr;
     if (sentence.empty() || sentence == "-" || !input->empty()) {
       if (input->empty() && ::isatty(STDIN_FILENO))

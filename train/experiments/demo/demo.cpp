@@ -134,6 +134,33 @@ ScoredCell train_demo_model(const Demo& d, const Cell& c, int threads) {
   return train_and_score(t, d.dataset, d.report_splits);
 }
 
+// The channel model (models/noisy_channel.h): the default learned model's settings trained the
+// other way round, Hindi to English, into OUT/reverse, on `threads` threads.
+void train_channel(const Demo& d, int threads) {
+  TrainOptions t = cell_options(demo_cells(d.options)[kTutorialModels], d.options.base,
+                                (fs::path(d.options.out) / "reverse").string());
+  t.reverse = true;
+  t.threads = threads;
+  t.force = true;
+  train_translator(t);
+}
+
+// The channel's checkpoint copied beside the default learned model's as channel.safetensors, where
+// translate and eval find it and rerank with it.
+void place_channel(const Demo& d) {
+  const fs::path from = fs::path(d.options.out) / "reverse" / "model.safetensors",
+                 to = fs::path(d.options.out) / "learned" / "channel.safetensors";
+  std::ifstream in(from, std::ios::binary);
+  const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  if (!in.good() && !in.eof())
+    throw std::runtime_error(fmt::format("{}: cannot read the channel model", from.string()));
+  write_file_atomic(to.string(), bytes);
+  fmt::print(
+      "\nThe channel model (the default model trained Hindi to English): {}. `qkv translate` and "
+      "`qkv eval` rerank the default model's beam with it (RESULTS.md, \"A channel model's rerank\").\n",
+      to.string());
+}
+
 // The model at position k of demo_cells, loaded, into its section.
 void add_model(Demo& d, size_t k, const Cell& c, const ScoredCell& scored) {
   (k < kTutorialModels ? d.tutorial_setting : d.defaults)
@@ -165,6 +192,8 @@ void train_models_in_order(Demo& d, const std::vector<Cell>& cells) {
     add_model(d, k, cells[k], train_demo_model(d, cells[k], d.options.base.threads));
     fmt::print("{}", training_line_end((k < kTutorialModels ? d.tutorial_setting : d.defaults).back()));
   }
+  train_channel(d, d.options.base.threads);
+  place_channel(d);
 }
 
 // More threads: the models train side by side, each in its own child process (child_jobs.h) at one
@@ -178,10 +207,17 @@ void train_models_concurrently(Demo& d, const std::vector<Cell>& cells, int jobs
   std::vector<std::optional<DemoModel>> trained(cells.size());
   std::vector<std::string> names;
   for (const Cell& c : cells) names.push_back("training " + DemoModel{c, {}, {}}.label());
+  names.push_back("training the channel model");  // the last job (it is not a cell of the grid)
+  const int channel_job = static_cast<int>(cells.size());
   size_t printed = 0;
   fmt::print("{}", section_heading(0, d.options));
-  const auto job = [&](int k) { return nlohmann::json(train_demo_model(d, cells[k], 1)).dump(); };
+  const auto job = [&](int k) {
+    if (k != channel_job) return nlohmann::json(train_demo_model(d, cells[k], 1)).dump();
+    train_channel(d, 1);
+    return std::string();
+  };
   const auto done = [&](int k, const std::string& result) {
+    if (k == channel_job) return;
     trained[k] = DemoModel{cells[k], nlohmann::json::parse(result).get<ScoredCell>(), {}};
     for (; printed < cells.size() && trained[printed]; ++printed)
       fmt::print("{}{}{}", printed == 0 ? "" : section_heading(printed, d.options),
@@ -190,6 +226,7 @@ void train_models_concurrently(Demo& d, const std::vector<Cell>& cells, int jobs
   };
   run_child_jobs(names, jobs, job, done);
   for (size_t k = 0; k < cells.size(); ++k) add_model(d, k, cells[k], *trained[k]);
+  place_channel(d);
 }
 
 // One exact-match column per split, each as wide as its name, then the generalisation mean.
