@@ -40,6 +40,14 @@ if [ -f "$ckpt" ]; then
   a=$("$QKV_EMU" translate --checkpoint "$ckpt" --device cuda "$sentence" 2>&1)
   b=$("$QKV" translate --checkpoint "$ckpt" "$sentence" 2>&1)
   [ -n "$a" ] && [ "$a" = "$b" ] && pass || fail "translate: cuda '$a' vs cpu '$b'"
+  # reranked by a channel model (trained the other way round on the CPU): the same on both devices
+  if "$QKV" train --device cpu "${tiny[@]}" --reverse --out "$work/reverse" >/dev/null 2>&1; then
+    a=$("$QKV_EMU" translate --checkpoint "$ckpt" --device cuda --channel "$work/reverse/model.safetensors" --beam 3 "$sentence" 2>&1)
+    b=$("$QKV" translate --checkpoint "$ckpt" --channel "$work/reverse/model.safetensors" --beam 3 "$sentence" 2>&1)
+    [ -n "$a" ] && [ "$a" = "$b" ] && pass || fail "translate --channel: cuda '$a' vs cpu '$b'"
+  else
+    fail "train --reverse on the cpu failed"
+  fi
   "$QKV_EMU" attend --checkpoint "$ckpt" --device cuda --format csv "$sentence" >"$work/gpu.csv" 2>/dev/null
   "$QKV" attend --checkpoint "$ckpt" --format csv "$sentence" >"$work/cpu.csv" 2>/dev/null
   # same labels, weights within 1e-5
