@@ -5,11 +5,11 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <cmath>
 #include <limits>
 #include <stdexcept>
 
 #include "framework/autograd.h"
+#include "framework/ops.h"
 
 namespace qkv::models {
 
@@ -44,17 +44,6 @@ data::Batch forced_batch(const std::vector<std::vector<int64_t>>& sources, int64
   return batch;
 }
 
-// log softmax of the V cells from `at`, computed on the host in double.
-void log_softmax_at(const std::vector<double>& cells, size_t at, int64_t V, std::vector<double>& out) {
-  const double* x = cells.data() + at;
-  const double top = *std::max_element(x, x + V);
-  double sum = 0;
-  for (int64_t v = 0; v < V; ++v) sum += std::exp(x[v] - top);
-  const double log_sum = top + std::log(sum);
-  out.resize(static_cast<size_t>(V));
-  for (int64_t v = 0; v < V; ++v) out[v] = x[v] - log_sum;
-}
-
 // The beam's candidates for one sentence: each step every live hypothesis offers its `beam` best
 // next words; in order of score (ties in the order offered), one that chose <eos> has ended, and
 // the others live on until `beam` of them do. The search stops when none lives, when 4 x beam have
@@ -64,13 +53,12 @@ std::vector<Candidate> beam_candidates(Translator& model, const std::vector<int6
                                        int64_t beam) {
   const int64_t S = model.source_slots(static_cast<int64_t>(source.size()));
   std::vector<Candidate> live{Candidate{}}, ended;
-  std::vector<double> log_p;
   for (int64_t t = 0; t <= limit && !live.empty() && static_cast<int64_t>(ended.size()) < 4 * beam; ++t) {
     std::vector<std::vector<int64_t>> prefixes;
     for (const Candidate& c : live) prefixes.push_back(c.ids);
     const Tensor logits = model.forward(
         forced_batch(std::vector<std::vector<int64_t>>(live.size(), source), S, prefixes, model.device()));
-    const std::vector<double> cells = logits.to_vector();  // (live, t + 1, V)
+    const std::vector<double> log_p = log_softmax(logits).to_vector();  // (live, t + 1, V)
     const int64_t V = logits.size(2);
     struct Offer {
       double score;
@@ -80,14 +68,14 @@ std::vector<Candidate> beam_candidates(Translator& model, const std::vector<int6
     std::vector<Offer> offers;
     std::vector<int64_t> order(static_cast<size_t>(V));
     for (size_t a = 0; a < live.size(); ++a) {
-      log_softmax_at(cells, (a * (t + 1) + t) * V, V, log_p);
+      const double* p = log_p.data() + (a * (t + 1) + t) * V;
       for (int64_t v = 0; v < V; ++v) order[v] = v;
       const int64_t k = std::min(beam, V);
       std::partial_sort(order.begin(), order.begin() + k, order.end(),
-                        [&](int64_t x, int64_t y) { return log_p[x] > log_p[y] || (log_p[x] == log_p[y] && x < y); });
+                        [&](int64_t x, int64_t y) { return p[x] > p[y] || (p[x] == p[y] && x < y); });
       for (int64_t i = 0; i < k; ++i) {
         if (t == limit && order[i] != Vocab::EOS) continue;  // at the limit a hypothesis may only end
-        offers.push_back({live[a].score + log_p[order[i]], a, order[i]});
+        offers.push_back({live[a].score + p[order[i]], a, order[i]});
       }
     }
     std::stable_sort(offers.begin(), offers.end(), [](const Offer& x, const Offer& y) { return x.score > y.score; });
@@ -127,15 +115,11 @@ std::vector<double> channel_scores(const Channel& channel, const std::vector<int
   }
   if (scored.empty()) return scores;
   const Tensor logits = model.forward(forced_batch(sources, model.source_slots(longest), targets, model.device()));
-  const std::vector<double> cells = logits.to_vector();  // (scored, words + 1, V)
+  const std::vector<double> log_p = log_softmax(logits).to_vector();  // (scored, words + 1, V)
   const int64_t T = logits.size(1), V = logits.size(2);
-  std::vector<double> log_p;
   for (size_t r = 0; r < scored.size(); ++r) {
     double sum = 0;
-    for (int64_t t = 0; t < T; ++t) {
-      log_softmax_at(cells, (r * T + t) * V, V, log_p);
-      sum += log_p[t < T - 1 ? english_ids[t] : Vocab::EOS];
-    }
+    for (int64_t t = 0; t < T; ++t) sum += log_p[(r * T + t) * V + (t < T - 1 ? english_ids[t] : Vocab::EOS)];
     scores[scored[r]] = sum;
   }
   return scores;
