@@ -46,7 +46,8 @@ static void run_eval(const EvalOptions& o);
 // qkv eval: one row (or JSON object) per split of a checkpoint's loss, accuracy and exact match.
 void register_eval(CLI::App& app) {
   auto o = std::make_shared<EvalOptions>();
-  auto* eval = app.add_subcommand("eval", "report loss, token accuracy and greedy exact-match");
+  auto* eval = app.add_subcommand(
+      "eval", "report loss, token accuracy and exact match (greedy, or reranked by a channel model)");
   add_checkpoint_option(eval, o->checkpoint);
   eval->add_option("--split", o->split,
                    "a split of --data by name (NAME reads DIR/NAME.tsv), a path to a .tsv file, or all (every .tsv "

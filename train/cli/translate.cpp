@@ -25,8 +25,9 @@ void register_translate(CLI::App& app) {
   auto translate_checkpoint = std::make_shared<std::string>();
   auto translate_device = std::make_shared<std::string>("cpu");
   auto input = std::make_shared<std::string>();
-  auto* translate = app.add_subcommand(
-      "translate", "translate an English sentence greedily; with no sentence (or -), one per line from stdin");
+  auto* translate = app.add_subcommand("translate",
+                                       "translate an English sentence (greedily, or reranked by a channel model); with "
+                                       "no sentence (or -), one per line from stdin");
   add_checkpoint_option(translate, *translate_checkpoint);
   add_device_option(translate, *translate_device);
   translate->add_option("--input", *input, "read sentences from this file, one per line (english<TAB>hindi lines out)");
