@@ -53,15 +53,11 @@ class TreeBuilder {
   json take() { return std::move(root_); }
 
  private:
-  void count_value() {
-    if (++values_ > limits_.max_values)
-      throw std::runtime_error("holds more than " + std::to_string(limits_.max_values) + " values");
-  }
-
   // Puts `value` where the parser is (the root, the next array element or the pending key's
   // value) and returns where it went.
   json* insert(json value) {
-    count_value();
+    if (++values_ > limits_.max_values)
+      throw std::runtime_error("holds more than " + std::to_string(limits_.max_values) + " values");
     if (open_.empty()) {
       root_ = std::move(value);
       return &root_;
@@ -80,10 +76,7 @@ class TreeBuilder {
     return &where->second;
   }
 
-  bool place(json value) {
-    insert(std::move(value));
-    return true;
-  }
+  bool place(json value) { return insert(std::move(value)) != nullptr; }
 
   bool open(json container) {
     if (static_cast<int>(open_.size()) >= limits_.max_depth)
@@ -93,10 +86,7 @@ class TreeBuilder {
     return true;
   }
 
-  bool close() {
-    open_.pop_back();
-    return true;
-  }
+  bool close() { return open_.pop_back(), true; }
 
   const JsonLimits& limits_;
   json root_;

@@ -109,9 +109,7 @@ AttentionShape ragged_shape(int64_t Nq, int64_t Nk, int64_t H, int64_t Hv, const
           fmt::format("{}: entry {}'s prefix {} is outside [0, {}] (its keys)", op, b, layout.prefix[b], keys));
   }
   AttentionShape shape = sized_shape(B, longest_queries, longest_keys, H, Hv, scale, layout.distance_slope);
-  shape.key_lengths = layout.prefix;
-  shape.query_starts = layout.query_starts;
-  shape.key_starts = layout.key_starts;
+  shape.key_lengths = layout.prefix, shape.query_starts = layout.query_starts, shape.key_starts = layout.key_starts;
   return shape;
 }
 
@@ -138,8 +136,7 @@ AttentionShape padded_shape(int64_t B, int64_t Tq, int64_t Tk, int64_t H, int64_
   shape.query_offset = mask.query_offset;
   shape.prefix = std::min(mask.prefix, Tk);
   shape.key_lengths = mask.key_lengths;
-  shape.knockout_key = mask.knockout_key;
-  shape.knockout_from = mask.knockout_from;
+  shape.knockout_key = mask.knockout_key, shape.knockout_from = mask.knockout_from,
   shape.knockout_to = mask.knockout_to;
   return shape;
 }

@@ -93,15 +93,12 @@ Tensor concat(const std::vector<Tensor>& xs, int64_t axis) {
     out_shape[a] += x.shape()[a];
   }
   Tensor out = Tensor::empty(out_shape, xs[0].dtype(), xs[0].device());
-  std::vector<int64_t> starts;
-  int64_t at = 0;
+  std::vector<int64_t> starts, sizes;
   for (const Tensor& x : xs) {
-    starts.push_back(at);
-    out.write_at_(a, at, x);
-    at += x.shape()[a];
+    starts.push_back(sizes.empty() ? 0 : starts.back() + sizes.back());
+    sizes.push_back(x.shape()[a]);
+    out.write_at_(a, starts.back(), x);
   }
-  std::vector<int64_t> sizes;
-  for (const Tensor& x : xs) sizes.push_back(x.shape()[a]);
   // d concat = the matching slices of g
   return record(out, "concat", xs, [a, starts, sizes](const Tensor& g) -> std::vector<Tensor> {
     std::vector<Tensor> grads;

@@ -61,12 +61,10 @@ uint64_t checked_byte_count(const SafeTensor& tensor, uint64_t have, const std::
     if (__builtin_mul_overflow(count, static_cast<uint64_t>(dim), &count))
       fail(name, what + " overflows the byte count");
   }
-  if (__builtin_mul_overflow(count, static_cast<uint64_t>(dtype_size), &count)) {
+  if (__builtin_mul_overflow(count, static_cast<uint64_t>(dtype_size), &count))
     fail(name, what + " overflows the byte count");
-  }
-  if (count != have) {
+  if (count != have)
     fail(name, what + " needs " + std::to_string(count) + " bytes but " + have_what + " " + std::to_string(have));
-  }
   return count;
 }
 
@@ -117,9 +115,8 @@ struct TensorEntry {
 TensorEntry parse_tensor_entry(const std::string& tensor_name, const json& entry, const std::string& name) {
   const std::string where = "tensor " + single_quoted(tensor_name) + ": ";
   if (!entry.is_object()) fail(name, where + "entry must be an object with dtype, shape, data_offsets");
-  for (const char* field : {"dtype", "shape", "data_offsets"}) {
+  for (const char* field : {"dtype", "shape", "data_offsets"})
     if (!entry.contains(field)) fail(name, where + "missing field '" + field + "'");
-  }
   TensorEntry result;
   result.name = tensor_name;
 
@@ -130,30 +127,25 @@ TensorEntry parse_tensor_entry(const std::string& tensor_name, const json& entry
   const json& shape = entry.at("shape");
   if (!shape.is_array()) fail(name, where + "field 'shape' must be an array of non-negative integers");
   for (const json& dim : shape) {
-    if (dim.is_number_integer() && !dim.is_number_unsigned()) {
+    if (dim.is_number_integer() && !dim.is_number_unsigned())
       fail(name, where + "negative dimension " + std::to_string(dim.get<int64_t>()) + " in shape");
-    }
     int64_t value = 0;
-    if (!json_to_nonnegative_int64(dim, value)) {
+    if (!json_to_nonnegative_int64(dim, value))
       fail(name, where + "shape entry " + describe(dim) + " is not a non-negative 64-bit integer");
-    }
     result.tensor.shape.push_back(value);
   }
 
   const json& offsets = entry.at("data_offsets");
-  if (!offsets.is_array() || offsets.size() != 2) {
+  if (!offsets.is_array() || offsets.size() != 2)
     fail(name, where + "field 'data_offsets' must be [begin, end], got " + describe(offsets));
-  }
-  if (!offsets[0].is_number_unsigned() || !offsets[1].is_number_unsigned()) {
+  if (!offsets[0].is_number_unsigned() || !offsets[1].is_number_unsigned())
     fail(name, where + "data_offsets must be non-negative integers, got [" + describe(offsets[0]) + ", " +
                    describe(offsets[1]) + "]");
-  }
   result.begin = offsets[0].get<uint64_t>();
   result.end = offsets[1].get<uint64_t>();
-  if (result.begin > result.end) {
+  if (result.begin > result.end)
     fail(name, where + "data_offsets [" + std::to_string(result.begin) + ", " + std::to_string(result.end) +
                    "] have begin > end");
-  }
 
   checked_byte_count(result.tensor, result.end - result.begin, "data_offsets span", name, where);
   return result;
@@ -165,9 +157,8 @@ std::map<std::string, std::string> parse_metadata(json& metadata, const std::str
   if (metadata.is_null()) return result;
   if (!metadata.is_object()) fail(name, "__metadata__ must be an object of string to string");
   for (auto& [key, value] : metadata.items()) {
-    if (!value.is_string()) {
+    if (!value.is_string())
       fail(name, "__metadata__ value for key " + single_quoted(key) + " is not a string: " + describe(value));
-    }
     result[key] = std::move(value.get_ref<std::string&>());
   }
   return result;
@@ -176,7 +167,7 @@ std::map<std::string, std::string> parse_metadata(json& metadata, const std::str
 // ---- header writing -------------------------------------------------------------------------
 
 std::string json_string_literal(const std::string& text, const std::string& name, const std::string& what) {
-  if (!valid_utf8(text)) { fail(name, what + " is not valid UTF-8"); }
+  if (!valid_utf8(text)) fail(name, what + " is not valid UTF-8");
   std::string out = "\"";
   const auto plain = [](char c) { return c != '"' && c != '\\' && static_cast<unsigned char>(c) >= 0x20; };
   if (std::all_of(text.begin(), text.end(), plain)) return out + text + "\"";  // most text: one copy
@@ -264,29 +255,23 @@ std::vector<uint8_t> serialize_with_name(const SafeTensorsFile& file, const std:
     fail(name,
          std::string("metadata key '") + kSafetensorsChecksumKey + "' is the writer's own (it holds the checksum)");
   uint64_t data_bytes = 0;
-  std::string header;
-  if (checksum == SafetensorsChecksum::write) {
-    std::map<std::string, std::string> metadata = file.metadata;
+  std::map<std::string, std::string> metadata = file.metadata;
+  if (checksum == SafetensorsChecksum::write)
     metadata[kSafetensorsChecksumKey] = content_checksum(file.metadata, file.tensors, name);
-    header = header_text_of(metadata, file.tensors, name, data_bytes);
-  } else {
-    header = header_text_of(file.metadata, file.tensors, name, data_bytes);
-  }
+  std::string header = header_text_of(metadata, file.tensors, name, data_bytes);
   // Pad with spaces so that 8 + header size is a multiple of the alignment.
   header.append((kDataAlignment - header.size() % kDataAlignment) % kDataAlignment, ' ');
-  if (header.size() > kSafetensorsMaxHeaderSize) {
+  if (header.size() > kSafetensorsMaxHeaderSize)
     fail(name, "header of " + std::to_string(header.size()) + " bytes exceeds the limit of " +
                    std::to_string(kSafetensorsMaxHeaderSize));
-  }
 
   std::vector<uint8_t> bytes;
   bytes.reserve(kLengthPrefixBytes + header.size() + data_bytes);
   const uint64_t header_size = header.size();
   for (size_t i = 0; i < kLengthPrefixBytes; ++i) bytes.push_back(static_cast<uint8_t>(header_size >> (8 * i)));
   bytes.insert(bytes.end(), header.begin(), header.end());
-  for (const auto& [tensor_name, tensor] : file.tensors) {
+  for (const auto& [tensor_name, tensor] : file.tensors)
     bytes.insert(bytes.end(), tensor.data.begin(), tensor.data.end());
-  }
   return bytes;
 }
 
@@ -311,9 +296,8 @@ std::vector<uint8_t> safetensors_serialize(const SafeTensorsFile& file, Safetens
 // The header of a safetensors file: the 8-byte length, then that many bytes of JSON (a file of another
 // kind, a truncated one and malformed JSON each fail naming the problem). Sets header_size.
 static json read_header(const std::vector<uint8_t>& bytes, const std::string& name, uint64_t& header_size) {
-  if (bytes.size() < kLengthPrefixBytes) {
+  if (bytes.size() < kLengthPrefixBytes)
     fail(name, "file is " + std::to_string(bytes.size()) + " bytes, shorter than the 8-byte header length");
-  }
   header_size = 0;
   for (size_t i = 0; i < kLengthPrefixBytes; ++i) header_size |= static_cast<uint64_t>(bytes[i]) << (8 * i);
   // Another kind of file read as a checkpoint: say so, and what it looks like, before the numbers.
@@ -358,10 +342,9 @@ static uint64_t check_offsets_tile(std::vector<TensorEntry>& entries, const std:
   const TensorEntry* previous = nullptr;
   for (const TensorEntry& entry : entries) {
     const std::string offsets = "data_offsets [" + std::to_string(entry.begin) + ", " + std::to_string(entry.end) + "]";
-    if (entry.begin < expected_begin) {
+    if (entry.begin < expected_begin)
       fail(name, "tensor " + single_quoted(entry.name) + ": " + offsets + " overlap tensor " +
                      single_quoted(previous->name) + ", which ends at " + std::to_string(expected_begin));
-    }
     if (entry.begin > expected_begin) {
       const std::string after = previous ? "tensor " + single_quoted(previous->name) + " ends" : "the data starts";
       fail(name, "tensor " + single_quoted(entry.name) + ": " + offsets + " are not contiguous: gap of " +
@@ -390,14 +373,12 @@ SafeTensorsFile safetensors_parse(const std::vector<uint8_t>& bytes, const std::
   const uint64_t expected_begin = check_offsets_tile(entries, name);
   const uint64_t data_start = kLengthPrefixBytes + header_size;
   const uint64_t data_size = bytes.size() - data_start;
-  if (expected_begin > data_size) {
+  if (expected_begin > data_size)
     fail(name, "file is truncated: tensors need " + std::to_string(expected_begin) + " bytes of data but only " +
                    std::to_string(data_size) + " are present");
-  }
-  if (expected_begin < data_size) {
+  if (expected_begin < data_size)
     fail(name, std::to_string(data_size - expected_begin) + " trailing bytes after the last tensor's data (" +
                    std::to_string(expected_begin) + " bytes described, " + std::to_string(data_size) + " present)");
-  }
 
   for (TensorEntry& entry : entries) {
     const auto first = bytes.begin() + static_cast<std::ptrdiff_t>(data_start + entry.begin);

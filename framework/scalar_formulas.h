@@ -188,17 +188,11 @@ struct AdamEntry {
   bool l2, shrink;
 
   static AdamEntry from(const AdamStep& s) {
-    return {static_cast<T>(s.weight_decay),
-            static_cast<T>(1.0 - s.lr * s.weight_decay),
-            static_cast<T>(s.beta1),
-            static_cast<T>(1.0 - s.beta1),
-            static_cast<T>(s.beta2),
-            static_cast<T>(1.0 - s.beta2),
-            static_cast<T>(s.sqrt_bias_correction2),
-            static_cast<T>(s.eps),
-            static_cast<T>(-s.step_size),
-            !s.decoupled && s.weight_decay != 0,
-            s.decoupled && s.weight_decay != 0};
+    const auto t = [](double x) { return static_cast<T>(x); };
+    const bool decay = s.weight_decay != 0;
+    return {t(s.weight_decay),   t(1.0 - s.lr * s.weight_decay), t(s.beta1), t(1.0 - s.beta1), t(s.beta2),
+            t(1.0 - s.beta2),    t(s.sqrt_bias_correction2),     t(s.eps),   t(-s.step_size),  !s.decoupled && decay,
+            s.decoupled && decay};
   }
 
   // One entry with the weight-decay kind fixed at compile time (a loop over apply_as has no

@@ -143,6 +143,11 @@ class SequenceContext final : public AttentionContext {
     if (keep_.defined() && knockout_.active()) keep_knocked_ = knocked_keep(keep_, knockout_);
   }
   bool target_only(size_t layer) const { return trim_last_ && layer + 1 == layers_; }
+  AttentionMask layer_mask(size_t layer) const {  // the knockout's, the target queries placed at S
+    AttentionMask mask = knockout_.applied(mask_, layer);
+    if (target_only(layer)) mask.query_offset = S_;
+    return mask;
+  }
   Tensor query_rows(size_t layer, const Tensor& x) const override {
     return target_only(layer) ? slice(x, 1, S_, T_) : x;  // (B, Tq, D), Tq = T_tgt or T
   }
@@ -154,9 +159,7 @@ class SequenceContext final : public AttentionContext {
       return models::attend(queries, keys, values, knockout_.applies_to(layer) ? keep_knocked_ : keep_, weights_out,
                             bias_);
     if (weights_out) throw std::logic_error("translator: the fused attention op forms no weights to record");
-    AttentionMask layer_mask = knockout_.applied(mask_, layer);
-    if (target_only(layer)) layer_mask.query_offset = S_;
-    return attention(queries, keys, values, layer_mask, attention_scale(queries));
+    return attention(queries, keys, values, layer_mask(layer), attention_scale(queries));
   }
   // Packed projections go to the fused op (turned in one pass first, with rotary positions).
   bool takes_packed(size_t) const override { return !keep_.defined(); }
@@ -165,10 +168,8 @@ class SequenceContext final : public AttentionContext {
     return attention_qkv(turn_.apply(qkv, 2), width, knockout_.applied(mask_, layer), attention_scale(width));
   }
   Tensor attend_kv(size_t layer, const Tensor& plain_queries, const Tensor& kv) override {
-    AttentionMask layer_mask = knockout_.applied(mask_, layer);
-    if (target_only(layer)) layer_mask.query_offset = S_;
     const Tensor queries = (target_only(layer) ? target_turn_ : turn_).apply(plain_queries);
-    return attention_kv(queries, turn_.apply(kv), layer_mask, attention_scale(queries));
+    return attention_kv(queries, turn_.apply(kv), layer_mask(layer), attention_scale(queries));
   }
   Tensor attend_self(size_t layer, const Tensor& values, Tensor* weights_out) override {
     const int64_t first = target_only(layer) ? S_ : 0;

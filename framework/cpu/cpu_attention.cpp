@@ -192,51 +192,63 @@ void tile_products(const T* a, int64_t nq, int64_t width, int64_t a_stride, cons
   }
 }
 
-// The float32 tile product, blocked for registers: 4 rows by 16 keys of accumulators, each step of
-// d one broadcast of a per row and two 8-wide loads of b_t. GCC's vector extension keeps it
-// portable; an AVX2 + FMA copy is chosen at run time where the CPU has both. Each entry still sums
-// over d in order. Reads b_t's keys up to nk rounded up to 16 (transpose_tile zero-fills those
-// past nk).
+// The float32 tile product, blocked for registers: 4 rows by 16 keys of accumulators (two 8-wide
+// registers; AVX-512 below: one 16-wide register per panel), each step of d one broadcast of a per
+// row and one load of b_t per register. GCC's vector extension keeps it portable; an AVX2 + FMA copy
+// is chosen at run time where the CPU has both. Each entry still sums over d in order. Reads b_t's
+// keys up to nk rounded up to 16 (transpose_tile zero-fills those past nk).
 typedef float Floats8 __attribute__((vector_size(32)));
+typedef float Floats16 __attribute__((vector_size(64)));
 
-// Inlined into both copies below, so each is compiled for its own instruction set.
+// One step of a register block: Regs registers of V loaded from `from` (`step` floats apart), then
+// acc[r][k] += w[r] * v[k] for its 4 rows. Unrolled, so that acc stays in registers; inlined into
+// each form's copy, so it is compiled for that copy's instruction set.
+template <typename V, int Regs>
+__attribute__((always_inline)) inline void block_step(V (&acc)[4][Regs], const float (&w)[4], const float* from,
+                                                      int64_t step) {
+  V v[Regs];
+#pragma GCC unroll 4
+  for (int k = 0; k < Regs; ++k) std::memcpy(&v[k], from + k * step, sizeof v[k]);
+#pragma GCC unroll 4
+  for (int r = 0; r < 4; ++r)
+#pragma GCC unroll 4
+    for (int k = 0; k < Regs; ++k) acc[r][k] += w[r] * v[k];
+}
+
+// The rows i0 .. i0 + 3 of x (`stride` apart), the last of `rows` repeated where fewer are left
+// (computed, not stored).
+inline void four_rows(const float* x, int64_t i0, int64_t rows, int64_t stride, const float* (&out)[4]) {
+  for (int64_t r = 0; r < 4; ++r) out[r] = x + (i0 + std::min(r, rows - 1)) * stride;
+}
+
+// A block of 4 rows of a by Regs registers of keys, register k read `step` floats after the one
+// before in b_t's panels: c[r][k * lanes ..] = a_row[r] . those keys, written for the real rows.
+template <typename V, int Regs>
+__attribute__((always_inline)) inline void product_block(const float* const (&a_rows)[4], int64_t rows, int64_t width,
+                                                         const float* panel, int64_t step, float* c) {
+  V acc[4][Regs] = {};
+  for (int64_t d = 0; d < width; ++d) {
+    const float w[4] = {a_rows[0][d], a_rows[1][d], a_rows[2][d], a_rows[3][d]};
+    block_step<V, Regs>(acc, w, panel + d * kPanel, step);
+  }
+  for (int64_t r = 0; r < rows; ++r)
+#pragma GCC unroll 4
+    for (int k = 0; k < Regs; ++k) std::memcpy(c + r * kTile + k * (sizeof(V) / 4), &acc[r][k], sizeof acc[r][k]);
+}
+
 // Key blocks outside, rows inside: a 16-key panel of b_t (width x 64 bytes, contiguous) stays in L1
 // while every row of a passes it; the other order streamed all of b_t from L2 once per 4 rows.
 __attribute__((always_inline)) inline void tile_products_body(const float* a, int64_t nq, int64_t width,
                                                               int64_t a_stride, const float* b_t, int64_t nk, float* c,
                                                               TileReach reach) {
-  for (int64_t j0 = 0; j0 < nk; j0 += kPanel) {  // past nk: zero keys of b_t, up to a multiple of 16
-    const float* panel = b_t + j0 * width;       // (width, 16)
+  for (int64_t j0 = 0; j0 < nk; j0 += kPanel)  // past nk: zero keys of b_t, up to a multiple of 16
     for (int64_t i0 = 0; i0 < nq; i0 += 4) {
       const int64_t rows = std::min<int64_t>(4, nq - i0);
       if (reach.key_end(i0 + rows - 1) <= j0) continue;  // no row of the block sees this panel
-      // a tile of fewer than 4 rows repeats its last row (computed, not stored)
-      const float* a0 = a + i0 * a_stride;
-      const float* a1 = a + (i0 + std::min<int64_t>(1, rows - 1)) * a_stride;
-      const float* a2 = a + (i0 + std::min<int64_t>(2, rows - 1)) * a_stride;
-      const float* a3 = a + (i0 + std::min<int64_t>(3, rows - 1)) * a_stride;
-      // named accumulators, so that they stay in registers
-      Floats8 c00 = {}, c01 = {}, c10 = {}, c11 = {}, c20 = {}, c21 = {}, c30 = {}, c31 = {};
-      for (int64_t d = 0; d < width; ++d) {
-        Floats8 b0, b1;
-        std::memcpy(&b0, panel + d * kPanel, sizeof b0);
-        std::memcpy(&b1, panel + d * kPanel + 8, sizeof b1);
-        c00 += a0[d] * b0;
-        c01 += a0[d] * b1;
-        c10 += a1[d] * b0;
-        c11 += a1[d] * b1;
-        c20 += a2[d] * b0;
-        c21 += a2[d] * b1;
-        c30 += a3[d] * b0;
-        c31 += a3[d] * b1;
-      }
-      const Floats8* out[4][2] = {{&c00, &c01}, {&c10, &c11}, {&c20, &c21}, {&c30, &c31}};
-      for (int64_t r = 0; r < rows; ++r) {
-        std::memcpy(c + (i0 + r) * kTile + j0, out[r][0], sizeof c00);
-        std::memcpy(c + (i0 + r) * kTile + j0 + 8, out[r][1], sizeof c00);
-      }
+      const float* a_rows[4];
+      four_rows(a, i0, rows, a_stride, a_rows);
+      product_block<Floats8, 2>(a_rows, rows, width, b_t + j0 * width, 8, c + i0 * kTile + j0);
     }
-  }
 }
 
 __attribute__((target("avx2,fma"))) void tile_products_avx2(const float* a, int64_t nq, int64_t width, int64_t a_stride,
@@ -258,40 +270,6 @@ bool has_avx512() {
   return yes;
 }
 
-typedef float Floats16 __attribute__((vector_size(64)));
-
-// One step of an AVX-512 register block: Regs registers loaded from `from` (`step` floats apart),
-// then acc[r][k] += w[r] * v[k] for its 4 rows. Unrolled, so that acc stays in registers.
-template <int Regs>
-__attribute__((target("avx512f,fma"), always_inline)) inline void block_step(Floats16 (&acc)[4][Regs],
-                                                                             const float (&w)[4], const float* from,
-                                                                             int64_t step) {
-  Floats16 v[Regs];
-#pragma GCC unroll 4
-  for (int k = 0; k < Regs; ++k) std::memcpy(&v[k], from + k * step, sizeof v[k]);
-#pragma GCC unroll 4
-  for (int r = 0; r < 4; ++r)
-#pragma GCC unroll 4
-    for (int k = 0; k < Regs; ++k) acc[r][k] += w[r] * v[k];
-}
-
-// A block of 4 rows by Panels panels of keys (16 keys each): Panels loads of b_t and 4 broadcasts
-// of a per step of d for 4 * Panels fused multiply-adds of 16, written to c from key j0 on.
-template <int Panels>
-__attribute__((target("avx512f,fma"), always_inline)) inline void product_block_avx512(const float* const a_rows[4],
-                                                                                       int64_t rows, int64_t width,
-                                                                                       const float* panel, float* c,
-                                                                                       int64_t i0, int64_t j0) {
-  Floats16 acc[4][Panels] = {};
-  for (int64_t d = 0; d < width; ++d) {
-    const float w[4] = {a_rows[0][d], a_rows[1][d], a_rows[2][d], a_rows[3][d]};
-    block_step<Panels>(acc, w, panel + d * kPanel, kPanel * width);
-  }
-  for (int64_t r = 0; r < rows; ++r)
-#pragma GCC unroll 4
-    for (int k = 0; k < Panels; ++k) std::memcpy(c + (i0 + r) * kTile + j0 + k * kPanel, &acc[r][k], sizeof acc[r][k]);
-}
-
 __attribute__((target("avx512f,fma"))) void tile_products_avx512(const float* a, int64_t nq, int64_t width,
                                                                  int64_t a_stride, const float* b_t, int64_t nk,
                                                                  float* c, TileReach reach) {
@@ -299,14 +277,15 @@ __attribute__((target("avx512f,fma"))) void tile_products_avx512(const float* a,
     const int64_t rows = std::min<int64_t>(4, nq - i0);
     const int64_t end = std::min(nk, reach.key_end(i0 + rows - 1));  // the block's rows see no key past it
     const float* a_rows[4];
-    for (int64_t r = 0; r < 4; ++r) a_rows[r] = a + (i0 + std::min(r, rows - 1)) * a_stride;
+    four_rows(a, i0, rows, a_stride, a_rows);
+    float* c_rows = c + i0 * kTile;
     // four panels at a time while they are all live, then two, then one
     int64_t j0 = 0;
     for (; j0 + 3 * kPanel < end; j0 += 4 * kPanel)
-      product_block_avx512<4>(a_rows, rows, width, b_t + j0 * width, c, i0, j0);
+      product_block<Floats16, 4>(a_rows, rows, width, b_t + j0 * width, kPanel * width, c_rows + j0);
     for (; j0 + kPanel < end; j0 += 2 * kPanel)
-      product_block_avx512<2>(a_rows, rows, width, b_t + j0 * width, c, i0, j0);
-    if (j0 < end) product_block_avx512<1>(a_rows, rows, width, b_t + j0 * width, c, i0, j0);
+      product_block<Floats16, 2>(a_rows, rows, width, b_t + j0 * width, kPanel * width, c_rows + j0);
+    if (j0 < end) product_block<Floats16, 1>(a_rows, rows, width, b_t + j0 * width, kPanel * width, c_rows + j0);
   }
 }
 
@@ -371,80 +350,19 @@ inline Span live_span(TileLayout at, TileReach reach, int64_t r_first, int64_t r
   return {0, std::min(n, reach.key_end(r_last))};
 }
 
-// The float32 form for widths that are a multiple of 16, blocked like tile_products_body: 4 rows
-// by 16 columns of accumulators, summing over j in order.
-// Column blocks outside, rows inside: a 16-column slice of m, copied into one contiguous block (n x
-// 64 bytes; m's own rows, width apart, would fall on a few of L1's sets), stays in L1 while every
-// row of p passes it. n is at most kTile.
-__attribute__((always_inline)) inline void accumulate_rows_body(const float* p, TileLayout at, TileReach reach,
-                                                                int64_t rows, int64_t n, const float* m,
-                                                                int64_t m_stride, int64_t width, float* acc,
-                                                                int64_t acc_stride) {
-  alignas(32) float slice[kTile * 16];
-  for (int64_t c0 = 0; c0 < width; c0 += 16) {
-    for (int64_t j = 0; j < n; ++j) std::memcpy(slice + j * 16, m + j * m_stride + c0, 16 * sizeof(float));
-    for (int64_t i0 = 0; i0 < rows; i0 += 4) {
-      const int64_t valid = std::min<int64_t>(4, rows - i0);
-      const int64_t r1 = std::min<int64_t>(1, valid - 1), r2 = std::min<int64_t>(2, valid - 1),
-                    r3 = std::min<int64_t>(3, valid - 1);  // fewer than 4 rows: the last one repeats
-      const float *p0 = p + i0 * at.row, *p1 = p + (i0 + r1) * at.row, *p2 = p + (i0 + r2) * at.row,
-                  *p3 = p + (i0 + r3) * at.row;
-      float* rows_out[4] = {acc + i0 * acc_stride + c0, acc + (i0 + r1) * acc_stride + c0,
-                            acc + (i0 + r2) * acc_stride + c0, acc + (i0 + r3) * acc_stride + c0};
-      Floats8 s00, s01, s10, s11, s20, s21, s30, s31;
-      std::memcpy(&s00, rows_out[0], 32);
-      std::memcpy(&s01, rows_out[0] + 8, 32);
-      std::memcpy(&s10, rows_out[1], 32);
-      std::memcpy(&s11, rows_out[1] + 8, 32);
-      std::memcpy(&s20, rows_out[2], 32);
-      std::memcpy(&s21, rows_out[2] + 8, 32);
-      std::memcpy(&s30, rows_out[3], 32);
-      std::memcpy(&s31, rows_out[3] + 8, 32);
-      const Span live = live_span(at, reach, i0, i0 + valid - 1, n);
-      for (int64_t j = live.begin; j < live.end; ++j) {
-        Floats8 m0, m1;
-        std::memcpy(&m0, slice + j * 16, sizeof m0);
-        std::memcpy(&m1, slice + j * 16 + 8, sizeof m1);
-        const int64_t jc = j * at.col;
-        s00 += p0[jc] * m0;
-        s01 += p0[jc] * m1;
-        s10 += p1[jc] * m0;
-        s11 += p1[jc] * m1;
-        s20 += p2[jc] * m0;
-        s21 += p2[jc] * m1;
-        s30 += p3[jc] * m0;
-        s31 += p3[jc] * m1;
-      }
-      const Floats8* sums[4][2] = {{&s00, &s01}, {&s10, &s11}, {&s20, &s21}, {&s30, &s31}};
-      for (int64_t r = 0; r < valid; ++r) {
-        std::memcpy(rows_out[r], sums[r][0], 32);
-        std::memcpy(rows_out[r] + 8, sums[r][1], 32);
-      }
-    }
-  }
-}
-
-__attribute__((target("avx2,fma"))) void accumulate_rows_avx2(const float* p, TileLayout at, TileReach reach,
-                                                              int64_t rows, int64_t n, const float* m, int64_t m_stride,
-                                                              int64_t width, float* acc, int64_t acc_stride) {
-  accumulate_rows_body(p, at, reach, rows, n, m, m_stride, width, acc, acc_stride);
-}
-void accumulate_rows_generic(const float* p, TileLayout at, TileReach reach, int64_t rows, int64_t n, const float* m,
-                             int64_t m_stride, int64_t width, float* acc, int64_t acc_stride) {
-  accumulate_rows_body(p, at, reach, rows, n, m, m_stride, width, acc, acc_stride);
-}
-
-// The same sums on AVX-512: 4 rows by 16 * Regs columns (Regs 16-wide registers a row), summing
-// over j in order with fused multiply-adds (the AVX2 form's bits). Widths that are a multiple of 64
-// take Regs = 4 (16 accumulators: one load of m per 4 fused multiply-adds, and p's entries read
-// once per 64 columns), other multiples of 32 Regs = 2. The slice of m is copied into one block, as
-// there.
-template <int Regs>
-__attribute__((target("avx512f,fma"))) void accumulate_rows_avx512(const float* p, TileLayout at, TileReach reach,
+// The float32 form for widths that are a multiple of 16 * Regs / (16 / lanes of V): 4 rows by Regs
+// registers of columns, summing over j in order; AVX2 (and the portable copy) takes two 8-wide
+// registers, AVX-512 4 (widths that are a multiple of 64: one load of m per 4 fused multiply-adds,
+// and p's entries read once per 64 columns) or 2 (other multiples of 32), with the AVX2 form's bits.
+// Column blocks outside, rows inside: a slice of m, copied into one contiguous block (m's own rows,
+// width apart, would fall on a few of L1's sets), stays in L1 while every row of p passes it. n is
+// at most kTile.
+template <typename V, int Regs>
+__attribute__((always_inline)) inline void accumulate_rows_blocked(const float* p, TileLayout at, TileReach reach,
                                                                    int64_t rows, int64_t n, const float* m,
                                                                    int64_t m_stride, int64_t width, float* acc,
                                                                    int64_t acc_stride) {
-  constexpr int64_t kCols = 16 * Regs;
+  constexpr int64_t kLanesOf = sizeof(V) / sizeof(float), kCols = kLanesOf * Regs;
   alignas(64) float slice[kTile * kCols];
   for (int64_t c0 = 0; c0 < width; c0 += kCols) {
     for (int64_t j = 0; j < n; ++j) std::memcpy(slice + j * kCols, m + j * m_stride + c0, kCols * sizeof(float));
@@ -457,26 +375,43 @@ __attribute__((target("avx512f,fma"))) void accumulate_rows_avx512(const float* 
         p_rows[r] = p + row * at.row;
         out_rows[r] = acc + row * acc_stride + c0;
       }
-      Floats16 s[4][Regs];  // unrolled loops keep these in registers
+      V s[4][Regs];  // unrolled loops keep these in registers
 #pragma GCC unroll 4
       for (int r = 0; r < 4; ++r)
 #pragma GCC unroll 4
-        for (int k = 0; k < Regs; ++k) std::memcpy(&s[r][k], out_rows[r] + 16 * k, 64);
+        for (int k = 0; k < Regs; ++k) std::memcpy(&s[r][k], out_rows[r] + kLanesOf * k, sizeof(V));
       const Span live = live_span(at, reach, i0, i0 + valid - 1, n);
       for (int64_t j = live.begin; j < live.end; ++j) {
         const int64_t jc = j * at.col;
         const float w[4] = {p_rows[0][jc], p_rows[1][jc], p_rows[2][jc], p_rows[3][jc]};
-        block_step<Regs>(s, w, slice + j * kCols, 16);
+        block_step<V, Regs>(s, w, slice + j * kCols, kLanesOf);
       }
       for (int64_t r = 0; r < valid; ++r)
 #pragma GCC unroll 4
-        for (int k = 0; k < Regs; ++k) std::memcpy(out_rows[r] + 16 * k, &s[r][k], 64);
+        for (int k = 0; k < Regs; ++k) std::memcpy(out_rows[r] + kLanesOf * k, &s[r][k], sizeof(V));
     }
   }
 }
 
-// acc (rows, width) += p (rows, n) @ m (n, width), p's entries where `at` places them; inner loop
-// over the width. m's rows are m_stride entries apart and acc's acc_stride (the width, or more for
+__attribute__((target("avx2,fma"))) void accumulate_rows_avx2(const float* p, TileLayout at, TileReach reach,
+                                                              int64_t rows, int64_t n, const float* m, int64_t m_stride,
+                                                              int64_t width, float* acc, int64_t acc_stride) {
+  accumulate_rows_blocked<Floats8, 2>(p, at, reach, rows, n, m, m_stride, width, acc, acc_stride);
+}
+void accumulate_rows_generic(const float* p, TileLayout at, TileReach reach, int64_t rows, int64_t n, const float* m,
+                             int64_t m_stride, int64_t width, float* acc, int64_t acc_stride) {
+  accumulate_rows_blocked<Floats8, 2>(p, at, reach, rows, n, m, m_stride, width, acc, acc_stride);
+}
+template <int Regs>
+__attribute__((target("avx512f,fma"))) void accumulate_rows_avx512(const float* p, TileLayout at, TileReach reach,
+                                                                   int64_t rows, int64_t n, const float* m,
+                                                                   int64_t m_stride, int64_t width, float* acc,
+                                                                   int64_t acc_stride) {
+  accumulate_rows_blocked<Floats16, Regs>(p, at, reach, rows, n, m, m_stride, width, acc, acc_stride);
+}
+
+// acc (rows, width) += p (rows, n) @ m (n, width), p's entries where `at` places them (kColumns:
+// p (n, kTile)[:, :rows]^T, a tile read as its transpose); inner loop over the width. m's rows are m_stride entries apart and acc's acc_stride (the width, or more for
 // a column block). float32 widths that are a multiple of 16 take the blocked forms above.
 template <typename T>
 void accumulate_rows(const T* p, TileLayout at, TileReach reach, int64_t rows, int64_t n, const T* m, int64_t m_stride,
@@ -499,14 +434,6 @@ void accumulate_rows(const T* p, TileLayout at, TileReach reach, int64_t rows, i
       for (int64_t d = 0; d < width; ++d) out[d] += w * m_row[d];
     }
   }
-}
-
-// acc (nk, width) += p (nq, kTile)[:, :nk]^T @ m (nq, width): accumulate_rows reading p as its
-// transpose (strides as there).
-template <typename T>
-void accumulate_cols(const T* p, TileReach reach, int64_t nq, int64_t nk, const T* m, int64_t m_stride, int64_t width,
-                     T* acc, int64_t acc_stride) {
-  accumulate_rows(p, kColumns, reach, nk, nq, m, m_stride, width, acc, acc_stride);
 }
 
 // probs = exp(scores * scale + bias - lse) where visible, else 0 (also 0 for a query that sees
@@ -819,9 +746,10 @@ struct BackwardTiles {
             const auto [k_t, v_t] = panels((j0 - g0) / kTile);
             const TileReach reach = TileReach::of(e.vis, i0, j0);
             tile_grads(w, k_t, v_t, e, i0, nq, j0, nk, reach);
-            accumulate_cols(w.probs.data(), reach, nq, nk, d_out + (e.q0 + i0) * Kv, Kv, Kv, d_v + (e.k0 + j0) * vs,
-                            vs);
-            accumulate_cols(w.d_probs.data(), reach, nq, nk, q + (e.q0 + i0) * qs, qs, K, d_k + (e.k0 + j0) * ks, ks);
+            accumulate_rows(w.probs.data(), kColumns, reach, nk, nq, d_out + (e.q0 + i0) * Kv, Kv, Kv,
+                            d_v + (e.k0 + j0) * vs, vs);
+            accumulate_rows(w.d_probs.data(), kColumns, reach, nk, nq, q + (e.q0 + i0) * qs, qs, K,
+                            d_k + (e.k0 + j0) * ks, ks);
             accumulate_rows(w.d_probs.data(), kRows, reach, nq, nk, k + (e.k0 + j0) * ks, ks, K, d_q + (e.q0 + i0) * qs,
                             qs);
           }
@@ -853,8 +781,8 @@ struct BackwardTiles {
         if (!e.vis.any(i0 + nq, j0, j0 + nk)) continue;
         const TileReach reach = TileReach::of(e.vis, i0, j0);
         tile_grads(w, w.k_t.data(), w.v_t.data(), e, i0, nq, j0, nk, reach);
-        accumulate_cols(w.probs.data(), reach, nq, nk, d_out + (e.q0 + i0) * Kv, Kv, Kv, dv, vs);
-        accumulate_cols(w.d_probs.data(), reach, nq, nk, q + (e.q0 + i0) * qs, qs, K, dk, ks);
+        accumulate_rows(w.probs.data(), kColumns, reach, nk, nq, d_out + (e.q0 + i0) * Kv, Kv, Kv, dv, vs);
+        accumulate_rows(w.d_probs.data(), kColumns, reach, nk, nq, q + (e.q0 + i0) * qs, qs, K, dk, ks);
       }
       scale_rows(dk, nk, K, ks, scale);
     });

@@ -201,23 +201,6 @@ void binary_loop(const T* a, const Strides& sa, const T* b, const Strides& sb, T
       /*parallel=*/true);
 }
 
-template <typename T>
-void binary_typed(BinaryOp op, const T* a, const Strides& sa, const T* b, const Strides& sb, T* out,
-                  const Shape& shape) {
-  // Op fixed per loop (formula::binary's switch folds away inside each), one per line of
-  // elementwise_ops.def.
-  switch (op) {
-// (clang-format would join the include to the macro body)
-// clang-format off
-#define QKV_BINARY_OP(name, expression)                                     \
-  case BinaryOp::name:                                                      \
-    return binary_loop(a, sa, b, sb, out, shape,                            \
-                       [](T x, T y) { return formula::binary(BinaryOp::name, x, y); });
-#include "../elementwise_ops.def"
-    // clang-format on
-  }
-}
-
 using cpu::row_max;
 using cpu::row_sum;
 
@@ -304,79 +287,6 @@ void reduce_sum_typed(const T* in, const Shape& in_shape, T* out, const Shape& o
     }
   });
   for (int64_t i = 0; i < n_out; ++i) out[i] = static_cast<T>(acc[i]);
-}
-
-// A softmax row's max m (a NaN anywhere makes the row NaN): false for a fully masked row (m =
-// -inf). Its exps are then exp(x - m) in the tensor's own precision (as PyTorch does; vectorised,
-// vector_exp.h), summed in double in a fixed order (row_sum).
-template <typename T>
-bool row_shift(const T* x, int64_t cols, T& m) {
-  m = row_max(x, cols);
-  return m != -std::numeric_limits<T>::infinity();
-}
-
-template <typename T>
-void softmax_typed(const T* in, T* out, int64_t rows, int64_t cols, bool log) {
-  parallel_ranges(rows, row_grain(cols), [&](int64_t row_begin, int64_t row_end) {
-    for (int64_t r = row_begin; r < row_end; ++r) {
-      const T* x = in + r * cols;
-      T* y = out + r * cols;
-      T m;
-      if (!row_shift(x, cols, m)) {  // fully masked row: zeros, not NaN
-        for (int64_t c = 0; c < cols; ++c) y[c] = T(0);
-        continue;
-      }
-      cpu::exp_of_difference(x, cols, m, y);
-      const double total = row_sum(y, cols);
-      if (log) {
-        const T shift = m + static_cast<T>(std::log(total));
-        for (int64_t c = 0; c < cols; ++c) y[c] = x[c] - shift;
-      } else {
-        const T inv = static_cast<T>(1.0 / total);
-        for (int64_t c = 0; c < cols; ++c) y[c] *= inv;
-      }
-    }
-  });
-}
-
-// Backend::log_softmax_pick: softmax_typed's shift (the exps summed as made, not stored), then the
-// target's log-probability.
-template <typename T>
-void log_softmax_pick_typed(const T* in, int64_t rows, int64_t cols, const int64_t* index, T* shift, T* picked) {
-  parallel_ranges(rows, row_grain(cols), [&](int64_t row_begin, int64_t row_end) {
-    for (int64_t r = row_begin; r < row_end; ++r) {
-      const T* x = in + r * cols;
-      T m;
-      if (!row_shift(x, cols, m)) {  // fully masked row: log_softmax's zeros
-        shift[r] = m;
-        picked[r] = T(0);
-        continue;
-      }
-      const T s = m + static_cast<T>(std::log(cpu::sum_exp_of_difference(x, cols, m)));
-      shift[r] = s;
-      picked[r] = x[index[r]] - s;
-    }
-  });
-}
-
-// Backend::softmax_minus_onehot, one row at a time (one pass, vector_exp.h).
-template <typename T>
-void softmax_minus_onehot_typed(const T* in, const T* shift, const int64_t* index, const T* factor, int64_t rows,
-                                int64_t cols, T* out) {
-  parallel_ranges(rows, row_grain(cols), [&](int64_t row_begin, int64_t row_end) {
-    for (int64_t r = row_begin; r < row_end; ++r) {
-      const T* x = in + r * cols;
-      T* y = out + r * cols;
-      const T s = shift[r], f = factor[r];
-      if (s == -std::numeric_limits<T>::infinity()) {
-        std::fill(y, y + cols, T(1));
-        y[index[r]] += T(-1);
-        for (int64_t c = 0; c < cols; ++c) y[c] *= f;
-      } else {
-        cpu::softmax_minus_onehot_row(x, cols, s, index[r], f, y);
-      }
-    }
-  });
 }
 
 // Calls fn(N, row) for the rows [begin, end), N (an integral_constant) rows from each `row`: four at a
@@ -513,21 +423,6 @@ void rotate_run(const T* x1, const T* x2, const T* c, const T* s, T turn, int64_
   for (; i < n; ++i) formula::rotate_pair(x1[i], x2[i], c[i], s[i] * turn, y1[i], y2[i]);
 }
 
-template <typename T>
-void strided_copy_typed(const T* in, const Strides& si, T* out, const Strides& so, const Shape& shape) {
-  for_each_row<2>(
-      shape, {&si, &so},
-      [&](auto base, int64_t n, auto step) {
-        const T* p = in + base[0];
-        T* q = out + base[1];
-        if (step[0] == 1 && step[1] == 1)
-          std::memcpy(q, p, n * sizeof(T));
-        else
-          for (int64_t i = 0; i < n; ++i) q[i * step[1]] = p[i * step[0]];
-      },
-      /*parallel=*/true);
-}
-
 template <typename Body>
 void dispatch_float(DType dtype, const char* what, Body&& body) {
   formula::dispatch_float(dtype, "cpu", what, body);
@@ -627,7 +522,16 @@ class CpuBackend final : public Backend {
   void binary(BinaryOp op, DType dtype, const void* a, const Strides& sa, const void* b, const Strides& sb, void* out,
               const Shape& shape) override {
     dispatch_float(dtype, "binary", [&]<typename T>(T) {
-      binary_typed<T>(op, static_cast<const T*>(a), sa, static_cast<const T*>(b), sb, static_cast<T*>(out), shape);
+      const T *x = static_cast<const T*>(a), *y = static_cast<const T*>(b);
+      switch (op) {  // Op fixed per loop (formula::binary's switch folds away inside each)
+                     // (clang-format would join the include to the macro body)
+                     // clang-format off
+#define QKV_BINARY_OP(name, expression) \
+  case BinaryOp::name: \
+    return binary_loop(x, sa, y, sb, static_cast<T*>(out), shape, [](T u, T w) { return formula::binary(BinaryOp::name, u, w); });
+#include "../elementwise_ops.def"
+                     // clang-format on
+      }
     });
   }
 
@@ -651,10 +555,20 @@ class CpuBackend final : public Backend {
 
   void strided_copy(DType dtype, const void* in, const Strides& si, void* out, const Strides& so,
                     const Shape& shape) override {
-    switch (dtype_size(dtype)) {
-      case 4: return strided_copy_typed(static_cast<const float*>(in), si, static_cast<float*>(out), so, shape);
-      case 8: return strided_copy_typed(static_cast<const double*>(in), si, static_cast<double*>(out), so, shape);
-    }
+    const auto copy_as = [&]<typename T>(T) {  // by element size: int64 as double's bits
+      const T* x = static_cast<const T*>(in);
+      T* y = static_cast<T*>(out);
+      for_each_row<2>(
+          shape, {&si, &so},
+          [&](auto base, int64_t n, auto step) {
+            if (step[0] == 1 && step[1] == 1)
+              std::memcpy(y + base[1], x + base[0], n * sizeof(T));
+            else
+              for (int64_t i = 0; i < n; ++i) y[base[1] + i * step[1]] = x[base[0] + i * step[0]];
+          },
+          /*parallel=*/true);
+    };
+    dtype_size(dtype) == 4 ? copy_as(float{}) : copy_as(double{});
   }
 
   void reduce_sum(DType dtype, const void* in, const Shape& in_shape, void* out, const Shape& out_shape) override {
@@ -719,13 +633,9 @@ class CpuBackend final : public Backend {
   void check_indices(const IndexCheck& check, const int64_t* index, int64_t count, int64_t* safe, DType valid_dtype,
                      void* valid) override {
     for (int64_t i = 0; i < count; ++i) {
-      const int64_t v = index[i];
-      if (check.has_ignore && v == check.ignore) continue;
-      if (v < 0 || v >= check.limit)
-        throw std::runtime_error(fmt::format("{} {} out of range for {}", check.what, v, check.range));
-    }
-    for (int64_t i = 0; i < count; ++i) {
       const bool ignored = check.has_ignore && index[i] == check.ignore;
+      if (!ignored && (index[i] < 0 || index[i] >= check.limit))
+        throw std::runtime_error(fmt::format("{} {} out of range for {}", check.what, index[i], check.range));
       safe[i] = ignored ? 0 : index[i];
     }
     if (!valid) return;
@@ -743,25 +653,67 @@ class CpuBackend final : public Backend {
     });
   }
 
+  // A row's max m (a NaN anywhere makes the row NaN; -inf: a fully masked row). Its exps are then
+  // exp(x - m) in the tensor's own precision (as PyTorch does; vectorised, vector_exp.h), summed in
+  // double in a fixed order (row_sum).
   void softmax_rows(DType dtype, const void* in, void* out, int64_t rows, int64_t cols, bool log) override {
     dispatch_float(dtype, "softmax", [&]<typename T>(T) {
-      softmax_typed<T>(static_cast<const T*>(in), static_cast<T*>(out), rows, cols, log);
+      parallel_ranges(rows, row_grain(cols), [&](int64_t row_begin, int64_t row_end) {
+        for (int64_t r = row_begin; r < row_end; ++r) {
+          const T* x = static_cast<const T*>(in) + r * cols;
+          T* y = static_cast<T*>(out) + r * cols;
+          const T m = row_max(x, cols);
+          if (m == -std::numeric_limits<T>::infinity()) {  // fully masked row: zeros, not NaN
+            std::fill(y, y + cols, T(0));
+            continue;
+          }
+          cpu::exp_of_difference(x, cols, m, y);
+          const double total = row_sum(y, cols);
+          if (log) {
+            const T shift = m + static_cast<T>(std::log(total));
+            for (int64_t c = 0; c < cols; ++c) y[c] = x[c] - shift;
+          } else {
+            const T inv = static_cast<T>(1.0 / total);
+            for (int64_t c = 0; c < cols; ++c) y[c] *= inv;
+          }
+        }
+      });
     });
   }
 
   void log_softmax_pick(DType dtype, const void* x, int64_t rows, int64_t cols, const int64_t* index, void* shift,
                         void* picked) override {
-    dispatch_float(dtype, "log_softmax_pick", [&]<typename T>(T) {
-      log_softmax_pick_typed<T>(static_cast<const T*>(x), rows, cols, index, static_cast<T*>(shift),
-                                static_cast<T*>(picked));
+    dispatch_float(dtype, "log_softmax_pick", [&]<typename T>(T) {  // softmax_rows' shift, the exps summed as made
+      parallel_ranges(rows, row_grain(cols), [&](int64_t row_begin, int64_t row_end) {
+        for (int64_t r = row_begin; r < row_end; ++r) {
+          const T* row = static_cast<const T*>(x) + r * cols;
+          const T m = row_max(row, cols);  // -inf: a fully masked row, log_softmax's zeros
+          const T s = m == -std::numeric_limits<T>::infinity()
+                          ? m
+                          : m + static_cast<T>(std::log(cpu::sum_exp_of_difference(row, cols, m)));
+          static_cast<T*>(shift)[r] = s;
+          static_cast<T*>(picked)[r] = m == -std::numeric_limits<T>::infinity() ? T(0) : row[index[r]] - s;
+        }
+      });
     });
   }
 
   void softmax_minus_onehot(DType dtype, const void* x, const void* shift, const int64_t* index, const void* factor,
                             int64_t rows, int64_t cols, void* out) override {
-    dispatch_float(dtype, "softmax_minus_onehot", [&]<typename T>(T) {
-      softmax_minus_onehot_typed<T>(static_cast<const T*>(x), static_cast<const T*>(shift), index,
-                                    static_cast<const T*>(factor), rows, cols, static_cast<T*>(out));
+    dispatch_float(dtype, "softmax_minus_onehot", [&]<typename T>(T) {  // a row at a time, one pass (vector_exp.h)
+      parallel_ranges(rows, row_grain(cols), [&](int64_t row_begin, int64_t row_end) {
+        for (int64_t r = row_begin; r < row_end; ++r) {
+          const T s = static_cast<const T*>(shift)[r], f = static_cast<const T*>(factor)[r];
+          T* y = static_cast<T*>(out) + r * cols;
+          if (s != -std::numeric_limits<T>::infinity()) {
+            cpu::softmax_minus_onehot_row(static_cast<const T*>(x) + r * cols, cols, s, index[r], f, y);
+            continue;
+          }
+          std::fill(y, y + cols, T(1));
+          y[index[r]] += T(-1);
+          for (int64_t c = 0; c < cols; ++c) y[c] *= f;
+        }
+      });
     });
   }
 

@@ -384,15 +384,11 @@ void run_pieces(int64_t pieces, void (*call)(void*, int64_t), void* ctx) {
     Pool& p = pool();
     std::unique_lock<std::mutex> lock(p.run_mutex, std::try_to_lock);
     if (lock.owns_lock()) {
-      t_inside_call = true;
-      try {
-        p.run(threads, pieces, call, ctx);
-      } catch (...) {
-        t_inside_call = false;
-        throw;
-      }
-      t_inside_call = false;
-      return;
+      struct Inside {  // t_inside_call for the call's length, however it ends
+        Inside() { t_inside_call = true; }
+        ~Inside() { t_inside_call = false; }
+      } inside;
+      return p.run(threads, pieces, call, ctx);
     }
   }
   for (int64_t piece = 0; piece < pieces; ++piece) call(ctx, piece);

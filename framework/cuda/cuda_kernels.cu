@@ -36,6 +36,10 @@ unsigned grid_for(int64_t n, int64_t per_block = kThreads) {
 #define QKV_GRID_LOOP(i, n)                                                              \
   for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < (n); \
        i += static_cast<int64_t>(blockDim.x) * gridDim.x)
+// The same with one warp per i (lane: threadIdx.x & 31).
+#define QKV_WARP_LOOP(i, n)                                                                     \
+  for (int64_t i = (blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x) >> 5; i < (n); \
+       i += (static_cast<int64_t>(blockDim.x) * gridDim.x) >> 5)
 
 // Element offsets of linear index i (row-major over w.shape) in the first N stride sets.
 template <int N>
@@ -261,9 +265,7 @@ __device__ __forceinline__ T warp_row_max(const T* x, int64_t cols, int lane) {
 template <typename T>
 __global__ void softmax_kernel(const T* in, T* out, int64_t rows, int64_t cols, bool log) {
   const int lane = threadIdx.x & 31;
-  const int64_t first = (blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x) >> 5;
-  const int64_t warps = (static_cast<int64_t>(gridDim.x) * blockDim.x) >> 5;
-  for (int64_t r = first; r < rows; r += warps) {
+  QKV_WARP_LOOP(r, rows) {
     const T* x = in + r * cols;
     T* y = out + r * cols;
     const T m = warp_row_max(x, cols, lane);
@@ -295,9 +297,7 @@ template <typename T>
 __global__ void log_softmax_pick_kernel(const T* in, int64_t rows, int64_t cols, const int64_t* index, T* shift,
                                         T* picked) {
   const int lane = threadIdx.x & 31;
-  const int64_t first = (blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x) >> 5;
-  const int64_t warps = (static_cast<int64_t>(gridDim.x) * blockDim.x) >> 5;
-  for (int64_t r = first; r < rows; r += warps) {
+  QKV_WARP_LOOP(r, rows) {
     const T* x = in + r * cols;
     const T m = warp_row_max(x, cols, lane);
     if (m == -INFINITY) {  // fully masked row: log_softmax's zeros
@@ -632,34 +632,24 @@ AttnDims attn_dims(const AttentionShape& s, const int64_t* lengths, const int64_
   if (s.width > kAttnMaxWidth || s.value_width > kAttnMaxWidth)
     throw std::runtime_error("cuda backend: attention supports head widths up to " + std::to_string(kAttnMaxWidth) +
                              ", got " + std::to_string(s.width) + " and " + std::to_string(s.value_width));
-  return AttnDims{formula::attention_entries(s, lengths, query_starts, key_starts),
-                  s.queries,
-                  s.keys,
-                  s.width,
-                  s.value_width,
-                  s.q_step(),
-                  s.k_step(),
-                  s.v_step()};
+  const formula::AttentionEntries entries = formula::attention_entries(s, lengths, query_starts, key_starts);
+  return {entries, s.queries, s.keys, s.width, s.value_width, s.q_step(), s.k_step(), s.v_step()};
 }
 
-// A device copy of an attention call's host values (key lengths, ragged row offsets) for one call
-// (null when there are none); they travel to the device with each call (one small copy).
-struct DeviceInts {
-  DeviceInts(Backend& owner, const std::vector<int64_t>& host) : backend(owner) {
-    if (host.empty()) return;
-    data = static_cast<int64_t*>(backend.allocate(host.size() * sizeof(int64_t)));
-    try {
-      backend.copy_from_host(data, host.data(), host.size() * sizeof(int64_t));
-    } catch (...) {
-      backend.release(data);
-      throw;
-    }
+// Device memory for one call, released on every way out: `bytes` of scratch, or a copy of an
+// attention call's host values (key lengths, ragged row offsets; null when there are none), which
+// travel to the device with each call (one small copy).
+struct DeviceScratch {
+  DeviceScratch(Backend& owner, size_t bytes) : backend(owner), data(bytes ? backend.allocate(bytes) : nullptr) {}
+  DeviceScratch(Backend& owner, const std::vector<int64_t>& host) : DeviceScratch(owner, host.size() * 8) {
+    if (data) backend.copy_from_host(data, host.data(), host.size() * 8);
   }
-  ~DeviceInts() { backend.release(data); }
-  DeviceInts(const DeviceInts&) = delete;
-  DeviceInts& operator=(const DeviceInts&) = delete;
+  ~DeviceScratch() { backend.release(data); }
+  DeviceScratch(const DeviceScratch&) = delete;
+  DeviceScratch& operator=(const DeviceScratch&) = delete;
+  int64_t* ints() const { return static_cast<int64_t*>(data); }
   Backend& backend;
-  int64_t* data = nullptr;
+  void* data;
 };
 
 }  // namespace
@@ -786,20 +776,14 @@ void CudaBackend::reduce_sum(DType dtype, const void* in, const Shape& in_shape,
 // sum(mul(x, x)) [+ out]'s on this device; a scratch holds the squares and, to be added, their sum.
 void CudaBackend::sum_squares(DType dtype, const void* in, int64_t n, bool accumulate, void* out) {
   activate();
-  const size_t elem = dtype_size(dtype);
-  void* squares = allocate((static_cast<size_t>(std::max<int64_t>(n, 0)) + 1) * elem);
-  try {
-    const Shape shape{n};
-    const Strides one{1};
-    binary(BinaryOp::Mul, dtype, in, one, in, one, squares, shape);
-    void* total = accumulate ? static_cast<char*>(squares) + static_cast<size_t>(std::max<int64_t>(n, 0)) * elem : out;
-    reduce_sum(dtype, squares, shape, total, Shape{1});
-    if (accumulate) binary(BinaryOp::Add, dtype, out, Strides{}, total, Strides{}, out, Shape{});
-  } catch (...) {
-    release(squares);
-    throw;
-  }
-  release(squares);
+  const size_t elem = dtype_size(dtype), count = static_cast<size_t>(std::max<int64_t>(n, 0));
+  const DeviceScratch squares(*this, (count + 1) * elem);
+  const Shape shape{n};
+  const Strides one{1};
+  binary(BinaryOp::Mul, dtype, in, one, in, one, squares.data, shape);
+  void* total = accumulate ? static_cast<char*>(squares.data) + count * elem : out;
+  reduce_sum(dtype, squares.data, shape, total, Shape{1});
+  if (accumulate) binary(BinaryOp::Add, dtype, out, Strides{}, total, Strides{}, out, Shape{});
 }
 
 void CudaBackend::max_along(DType dtype, const void* in, int64_t outer, int64_t n, int64_t inner, void* out_values,
@@ -954,9 +938,9 @@ void with_attention_width(const AttentionShape& shape, Body&& body) {
 void CudaBackend::attention_forward(DType dtype, const AttentionShape& shape, const void* q, const void* k,
                                     const void* v, void* out, void* lse) {
   activate();
-  DeviceInts lengths(*this, shape.key_lengths), query_starts(*this, shape.query_starts),
+  const DeviceScratch lengths(*this, shape.key_lengths), query_starts(*this, shape.query_starts),
       key_starts(*this, shape.key_starts);
-  const AttnDims d = attn_dims(shape, lengths.data, query_starts.data, key_starts.data);
+  const AttnDims d = attn_dims(shape, lengths.ints(), query_starts.ints(), key_starts.ints());
   const int64_t blocks = shape.batch * ((shape.queries + kAttnRows - 1) / kAttnRows);
   if (blocks <= 0) return;
   launch_float(dtype, "attention", [&]<typename T>(T) {
@@ -974,36 +958,30 @@ void CudaBackend::attention_backward(DType dtype, const AttentionShape& shape, c
                                      const void* v, const void* out, const void* d_out, const void* lse, void* d_q,
                                      void* d_k, void* d_v) {
   activate();
-  DeviceInts lengths(*this, shape.key_lengths), query_starts(*this, shape.query_starts),
+  const DeviceScratch lengths(*this, shape.key_lengths), query_starts(*this, shape.query_starts),
       key_starts(*this, shape.key_starts);
-  const AttnDims d = attn_dims(shape, lengths.data, query_starts.data, key_starts.data);
+  const AttnDims d = attn_dims(shape, lengths.ints(), query_starts.ints(), key_starts.ints());
   const int64_t rows = shape.query_rows();
   const int64_t q_blocks = shape.batch * ((shape.queries + kAttnRows - 1) / kAttnRows);
   const int64_t k_blocks = shape.batch * ((shape.keys + kAttnRows - 1) / kAttnRows);
-  void* delta = allocate(static_cast<size_t>(std::max<int64_t>(rows, 1)) * dtype_size(dtype));
-  try {
-    launch_float(dtype, "attention", [&]<typename T>(T) {
-      const T scale = static_cast<T>(shape.scale);
-      const T *q_ = static_cast<const T*>(q), *k_ = static_cast<const T*>(k), *v_ = static_cast<const T*>(v);
-      const T *g_ = static_cast<const T*>(d_out), *lse_ = static_cast<const T*>(lse);
-      T* delta_ = static_cast<T*>(delta);
-      if (rows > 0)
-        attention_delta_kernel<T>
-            <<<grid_for(rows), kThreads>>>(rows, shape.value_width, static_cast<const T*>(out), g_, delta_);
-      with_attention_width(shape, [&]<int W>() {
-        if (k_blocks > 0)
-          attention_dkv_kernel<T, W><<<static_cast<unsigned>(k_blocks), kAttnRows>>>(
-              d, scale, q_, k_, v_, g_, lse_, delta_, static_cast<T*>(d_k), static_cast<T*>(d_v));
-        if (q_blocks > 0)
-          attention_dq_kernel<T, W><<<static_cast<unsigned>(q_blocks), kAttnRows>>>(d, scale, q_, k_, v_, g_, lse_,
-                                                                                    delta_, static_cast<T*>(d_q));
-      });
+  const DeviceScratch delta(*this, static_cast<size_t>(std::max<int64_t>(rows, 1)) * dtype_size(dtype));
+  launch_float(dtype, "attention", [&]<typename T>(T) {
+    const T scale = static_cast<T>(shape.scale);
+    const T *q_ = static_cast<const T*>(q), *k_ = static_cast<const T*>(k), *v_ = static_cast<const T*>(v);
+    const T *g_ = static_cast<const T*>(d_out), *lse_ = static_cast<const T*>(lse);
+    T* delta_ = static_cast<T*>(delta.data);
+    if (rows > 0)
+      attention_delta_kernel<T>
+          <<<grid_for(rows), kThreads>>>(rows, shape.value_width, static_cast<const T*>(out), g_, delta_);
+    with_attention_width(shape, [&]<int W>() {
+      if (k_blocks > 0)
+        attention_dkv_kernel<T, W><<<static_cast<unsigned>(k_blocks), kAttnRows>>>(
+            d, scale, q_, k_, v_, g_, lse_, delta_, static_cast<T*>(d_k), static_cast<T*>(d_v));
+      if (q_blocks > 0)
+        attention_dq_kernel<T, W><<<static_cast<unsigned>(q_blocks), kAttnRows>>>(d, scale, q_, k_, v_, g_, lse_,
+                                                                                  delta_, static_cast<T*>(d_q));
     });
-  } catch (...) {
-    release(delta);
-    throw;
-  }
-  release(delta);
+  });
 }
 
 // Row-major C = op(A) op(B) is column-major C^T = op(B)^T op(A)^T: hand cuBLAS B first.
@@ -1029,19 +1007,18 @@ void CudaBackend::gemm_batched(DType dtype, bool transpose_a, bool transpose_b, 
   const int lda = static_cast<int>(transpose_a ? M : K);
   const int ldc = static_cast<int>(N);
   const size_t elem = dtype_size(dtype);
-  for (int64_t call = 0; call < calls; ++call) {
+  for (int64_t call = 0; call < calls; ++call) {  // beta applies at every batch entry, as on the CPU
     const char* a = static_cast<const char*>(A) + call * stride_a * elem;
     const char* b = static_cast<const char*>(B) + call * stride_b * elem;
-    const double beta_here = beta;  // the CPU applies beta at every batch entry too
-    char* c = static_cast<char*>(C);
+    void* c = C;  // stride_c is 0 when there are several calls
     if (dtype == DType::F32) {
-      const float al = static_cast<float>(alpha), be = static_cast<float>(beta_here);
+      const float al = static_cast<float>(alpha), be = static_cast<float>(beta);
       QKV_CUBLAS_CHECK(cublasSgemmStridedBatched(
           cublas_, op_b, op_a, static_cast<int>(N), static_cast<int>(M), static_cast<int>(K), &al,
           reinterpret_cast<const float*>(b), ldb, stride_b, reinterpret_cast<const float*>(a), lda, stride_a, &be,
           reinterpret_cast<float*>(c), ldc, stride_c, static_cast<int>(per_call)));
     } else {
-      const double al = alpha, be = beta_here;
+      const double al = alpha, be = beta;
       QKV_CUBLAS_CHECK(cublasDgemmStridedBatched(
           cublas_, op_b, op_a, static_cast<int>(N), static_cast<int>(M), static_cast<int>(K), &al,
           reinterpret_cast<const double*>(b), ldb, stride_b, reinterpret_cast<const double*>(a), lda, stride_a, &be,
