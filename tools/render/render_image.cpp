@@ -12,11 +12,7 @@ Image::Image(int w, int h, RGB background) : width(w), height(h) {
   if (w < 0 || h < 0) throw std::invalid_argument("Image: negative size");
   if (static_cast<long long>(w) * h > (1LL << 28)) throw std::invalid_argument("Image: too large");
   rgb.resize(static_cast<size_t>(w) * h * 3);
-  for (size_t i = 0; i < rgb.size(); i += 3) {
-    rgb[i] = background[0];
-    rgb[i + 1] = background[1];
-    rgb[i + 2] = background[2];
-  }
+  for (size_t i = 0; i < rgb.size(); i += 3) std::copy(background.begin(), background.end(), rgb.begin() + i);
 }
 
 RGB Image::get(int x, int y) const {
@@ -27,10 +23,7 @@ RGB Image::get(int x, int y) const {
 
 void Image::set(int x, int y, RGB c) {
   if (!contains(x, y)) return;
-  uint8_t* p = &rgb[(static_cast<size_t>(y) * width + x) * 3];
-  p[0] = c[0];
-  p[1] = c[1];
-  p[2] = c[2];
+  std::copy(c.begin(), c.end(), rgb.begin() + (static_cast<size_t>(y) * width + x) * 3);
 }
 
 void Image::blend(int x, int y, RGB c, double alpha) {
@@ -100,7 +93,6 @@ void Image::paste(const Image& src, int x, int y) {
     for (int sx = 0; sx < src.width; ++sx) set(x + sx, y + sy, src.get(sx, sy));  // set clips
 }
 
-// Side by side, top-aligned, on a white background.
 Image hstack(const std::vector<Image>& images, int gap_px) {
   gap_px = std::max(gap_px, 0);
   int w = 0, h = 0;

@@ -32,18 +32,14 @@ std::vector<std::string> split_lines(const std::string& s) {
   return s.empty() ? std::vector<std::string>{} : split(s, '\n');
 }
 
-// Baseline offset that visually centres a line of text on a given y (x-height/headline centre).
 int centre_baseline(const Font& f, int cy) { return cy + static_cast<int>(std::lround(0.27 * f.pixel_height())); }
 
-// Text turned upright (reading upwards), its ink starting at column `left` and centred on row `cy`.
 TextItem place_upright(const Font& f, const std::string& text, int left, int cy) {
   const LabelBox b0 = f.text_box(text, 0, 0);
   // Rotated: horizontal extent is the glyph height; vertical extent is the text width.
   return place(f, text, left - b0.y0, cy + b0.width() / 2 + b0.x0, true, kText);
 }
 
-// Title block: each line centred on cx, stacked from `top` downwards without overlap.
-// Returns the bottom y of the block.
 int layout_title(const Font& f, const std::string& title, int cx, int top, std::vector<TextItem>& out) {
   int y = top;
   for (const auto& line : split_lines(title)) {
@@ -57,7 +53,6 @@ int layout_title(const Font& f, const std::string& title, int cx, int top, std::
   return y;
 }
 
-// "Nice" tick values in [lo, hi]: multiples of 1, 2, (2.5,) or 5 times a power of ten, at most max_ticks.
 std::vector<double> nice_ticks(double lo, double hi, int max_ticks, double* step_out, bool allow_2_5) {
   if (!(hi > lo) || !std::isfinite(lo) || !std::isfinite(hi)) {
     if (step_out) *step_out = 1;
@@ -91,7 +86,6 @@ std::vector<double> nice_ticks(double lo, double hi, int max_ticks, double* step
   return ticks;
 }
 
-// Number of decimals needed to print multiples of `step` exactly.
 int decimals_for(double step) {
   for (int d = 0; d <= 6; ++d) {
     const double s = step * std::pow(10.0, d);

@@ -70,7 +70,6 @@ CLI::Validator seed_value() {
       "SEED");
 }
 
-// `cpu`, `cuda` or `cuda:N`, as Device::parse reads it.
 CLI::Validator device_name() {
   return CLI::Validator(
       [](std::string& text) -> std::string {

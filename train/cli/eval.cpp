@@ -17,19 +17,17 @@ namespace qkv::app {
 
 // One split's figures as `qkv eval --format json` prints them.
 static nlohmann::ordered_json json_row(const std::string& name, const EvalResult& r, double per_second) {
-  nlohmann::ordered_json row;
-  row["split"] = name;
-  row["sentences"] = r.sentences;
-  row["tokens"] = r.tokens;
-  row["loss"] = r.loss;
-  row["token_accuracy"] = r.token_accuracy;
-  row["exact_match"] = r.exact_match;
-  row["sentences_per_second"] = per_second;
-  row["skipped"] = r.skipped;
-  row["stopped_early"] = r.stopped_early;
-  row["stopped_late"] = r.stopped_late;
-  row["cut_at_limit"] = r.cut_at_limit;
-  return row;
+  return {{"split", name},
+          {"sentences", r.sentences},
+          {"tokens", r.tokens},
+          {"loss", r.loss},
+          {"token_accuracy", r.token_accuracy},
+          {"exact_match", r.exact_match},
+          {"sentences_per_second", per_second},
+          {"skipped", r.skipped},
+          {"stopped_early", r.stopped_early},
+          {"stopped_late", r.stopped_late},
+          {"cut_at_limit", r.cut_at_limit}};
 }
 
 // qkv eval's options.
@@ -94,10 +92,8 @@ static void run_eval(const EvalOptions& o) {
   for (const auto& name : names) splits.push_back(data::read_split(o.data_dir, name));
   // One aligned row per split; exact match is greedy decoding of the whole sentence.
   const bool json = o.format == "json";
-  nlohmann::ordered_json report;
-  report["checkpoint"] = o.checkpoint;
-  report["data"] = o.data_dir;
-  report["splits"] = nlohmann::ordered_json::array();
+  nlohmann::ordered_json report = {
+      {"checkpoint", o.checkpoint}, {"data", o.data_dir}, {"splits", nlohmann::ordered_json::array()}};
   if (!json)
     fmt::print("{:<14} {:>9} {:>8} {:>8} {:>10} {:>12} {:>11} {:>14}\n", "split", "sentences", "tokens", "loss",
                "token acc", "exact match", "early/late", "decoded/s");

@@ -5,6 +5,7 @@
 #include <memory>
 #include <string>
 
+#include "framework/text_util.h"
 #include "train/cli/commands.h"
 
 namespace qkv::app {
@@ -32,15 +33,10 @@ class HelpFormatter : public CLI::Formatter {
   // CLI11's type names are "INT", "FLOAT", "TEXT", "UINT", each followed by its validators'
   // descriptions after colons; the choices of a set ("{a,b}") say the most, the base type the rest.
   static std::string short_type(const std::string& full) {
-    size_t start = 0;
     std::string base;
-    while (start <= full.size()) {
-      const size_t colon = full.find(':', start);
-      const std::string part = full.substr(start, colon == std::string::npos ? std::string::npos : colon - start);
+    for (const std::string& part : split(full, ':')) {
       if (!part.empty() && part.front() == '{') return part;
       if (base.empty()) base = part;
-      if (colon == std::string::npos) break;
-      start = colon + 1;
     }
     if (base == "INT" || base == "UINT") return "N";
     if (base == "FLOAT") return "X";

@@ -70,14 +70,12 @@ int64_t sentences_past_layout(const models::Translator& model, const std::vector
   return past;
 }
 
-// The English and Hindi vocabularies of the train split.
 std::pair<data::Vocab, data::Vocab> train_vocabularies(const data::Dataset& ds) {
   std::vector<std::vector<std::string>> english, hindi;
   for (const auto& p : ds.train) english.push_back(p.english), hindi.push_back(p.hindi);
   return {data::Vocab::build(english), data::Vocab::build(hindi)};
 }
 
-// Refuses a run whose valid sentences are all past the model's layout: validation would measure nothing.
 void check_validation_measures(const models::Translator& model, const data::Dataset& ds, const std::string& data_dir) {
   const data::Layout layout = model.config().layout;
   if (!ds.valid.empty() && sentences_past_layout(model, ds.valid) == static_cast<int64_t>(ds.valid.size()))

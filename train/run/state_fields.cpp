@@ -23,7 +23,6 @@ namespace qkv::app {
 
 std::string exact(double v) { return fmt::format("{:a}", v); }  // hex float: round-trips exactly
 
-// A value from a saved state, shown in a message: at most 40 bytes of it.
 std::string shown(const std::string& text) {
   return text.size() <= 40 ? "'" + text + "'" : fmt::format("'{}...' ({} bytes)", text.substr(0, 32), text.size());
 }
@@ -222,8 +221,6 @@ static void validate_steps_csv(const RunState& r, int64_t total_steps) {
   }
 }
 
-// The metadata of a saved state as a RunState, each field checked for type, range and agreement
-// with the others and with the run (o, ds, config), before anything is sized or copied from it.
 RunState validated_fields(const SafeTensorsFile& file, const TrainOptions& o, const data::Dataset& ds,
                           const models::TranslatorConfig& config, int64_t& adam_step) {
   const auto meta = [&](const char* key) -> const std::string& {

@@ -8,7 +8,6 @@
 
 namespace qkv::app {
 
-// "layer 2 of 3": the traced layer, 1-based as the --layer option counts.
 std::string layer_name(const models::AttentionTrace& trace) {
   return fmt::format("layer {} of {}", trace.layer + 1, trace.layers);
 }

@@ -3,7 +3,6 @@
 // translator at two sizes on every device, the fused attention, each positions scheme beside
 // absolute, and data-parallel steps. Speed lives here, never in tests.
 #include <cblas.h>
-#include <sys/resource.h>
 #include <unistd.h>
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -12,7 +11,6 @@
 #include <chrono>
 #include <cmath>
 #include <functional>
-#include <map>
 #include <stdexcept>
 #include <vector>
 
@@ -73,18 +71,14 @@ static void bench_matmul(int n, int repeats, BenchOutput& out) {
   std::vector<float> c(static_cast<size_t>(n) * n);
   const double raw = raw_sgemm_seconds(n, n, n, a.data<float>(), b.data<float>(), c.data(), repeats);
   const double ours = median_seconds([&] { Tensor y = matmul(a, b); }, repeats);
-  const double ours_t = median_seconds([&] { Tensor y = matmul(a, b, false, true); }, repeats);
   const double flops = 2.0 * n * n * n;
   out.say("matmul {}x{} float32 (median of {}):\n", n, n, repeats);
-  out.say("  raw cblas_sgemm      {:8.3f} ms  {:6.1f} GFLOP/s\n", raw * 1e3, flops / raw / 1e9);
-  out.say("  qkv matmul           {:8.3f} ms  {:6.1f} GFLOP/s   ratio qkv/raw {:.3f}\n", ours * 1e3, flops / ours / 1e9,
+  out.say("  raw cblas_sgemm {:8.3f} ms  {:6.1f} GFLOP/s\n", raw * 1e3, flops / raw / 1e9);
+  out.say("  qkv matmul      {:8.3f} ms  {:6.1f} GFLOP/s   ratio qkv/raw {:.3f}\n", ours * 1e3, flops / ours / 1e9,
           ours / raw);
-  out.say("  qkv matmul (A @ B^T) {:8.3f} ms  {:6.1f} GFLOP/s   ratio qkv/raw {:.3f}\n", ours_t * 1e3,
-          flops / ours_t / 1e9, ours_t / raw);
   const nlohmann::ordered_json shape = {{"n", n}, {"dtype", "float32"}};
   out.measure("matmul_raw_cblas_sgemm", shape, raw * 1e3, "ms");
   out.measure("matmul_qkv", shape, ours * 1e3, "ms");
-  out.measure("matmul_qkv_a_bt", shape, ours_t * 1e3, "ms");
   out.measure("matmul_qkv_over_raw", shape, ours / raw, "ratio");
 }
 
@@ -113,64 +107,9 @@ static void bench_cuda_gemm(int n, int repeats, BenchOutput& out) {
 }
 #endif
 
-// ---- the residual add fused into LayerNorm, against add then layer_norm ----
-
-// Forward and backward of LayerNorm(x + residual) over (rows, 256) float32, fused and composed, on
-// `device`: medians of 9 runs each, the two alternating. The pass is bound by memory, so the rate is in GB/s of the fewest
-// bytes it must move: forward reads x and residual and writes the output; backward reads the
-// gradient and what the forward saved (the normalised rows) and writes one gradient (the
-// residual's is the same tensor's values).
-static void bench_fused_layer_norm(Device device, BenchOutput& out) {
-  constexpr int64_t D = 256;
-  Backend& backend = backend_for(device);
-  out.say("residual + LayerNorm on {}, D = {}, float32, forward + backward (medians of 9, alternating):\n",
-          device.str(), D);
-  for (const int64_t rows : {int64_t{1024}, int64_t{65536}}) {
-    Generator gen(2);
-    const Tensor x0 = randn({rows, D}, gen).to(device), r0 = randn({rows, D}, gen).to(device);
-    const Tensor g = randn({rows, D}, gen).to(device);
-    Tensor weight = Tensor::ones({D}).to(device), bias = Tensor::zeros({D}).to(device);
-    weight.set_requires_grad(true);
-    bias.set_requires_grad(true);
-    const auto once = [&](bool fused) {
-      const auto start = Clock::now();
-      Tensor x = x0.detach(), r = r0.detach();
-      x.set_requires_grad(true);
-      r.set_requires_grad(true);
-      Tensor y = fused ? add_layer_norm(x, r, weight, bias) : layer_norm(add(x, r), weight, bias);
-      y.backward(g);
-      backend.synchronize();
-      return std::chrono::duration<double>(Clock::now() - start).count();
-    };
-    // The two paths alternate, so that neither is the one timed while something before it winds
-    // down (OpenBLAS's threads spin for a while after the gemm reference above).
-    std::vector<double> fused_times, composed_times;
-    for (int i = 0; i < 10; ++i) {
-      fused_times.push_back(once(true));
-      composed_times.push_back(once(false));
-    }
-    // the medians after the first (the warm-up)
-    const double fused = median({fused_times.begin() + 1, fused_times.end()}),
-                 composed = median({composed_times.begin() + 1, composed_times.end()});
-    const double bytes = 6.0 * static_cast<double>(rows) * D * sizeof(float);
-    out.say("  rows {:>6}: fused {:8.3f} ms ({:6.1f} GB/s), add + layer_norm {:8.3f} ms ({:6.1f} GB/s): {:.2f}x\n",
-            rows, fused * 1e3, bytes / fused / 1e9, composed * 1e3, bytes / composed / 1e9, composed / fused);
-    const nlohmann::ordered_json where = {{"rows", rows}, {"D", D}, {"device", device.str()}};
-    out.measure("add_layer_norm_fused", where, fused * 1e3, "ms");
-    out.measure("add_layer_norm_composed", where, composed * 1e3, "ms");
-    out.measure("add_layer_norm_speedup", where, composed / fused, "ratio");
-  }
-}
-
 // ---- attention at length T: the fused op against the composed softmax(q k^T) v ----
 
 static double gb(double bytes) { return bytes / 1e9; }
-
-static int64_t peak_rss_bytes() {
-  struct rusage usage {};
-  getrusage(RUSAGE_SELF, &usage);
-  return static_cast<int64_t>(usage.ru_maxrss) * 1024;
-}
 
 struct AttentionTiming {
   double forward_s = 0, backward_s = 0;
@@ -266,14 +205,6 @@ static void bench_attention(const std::vector<int64_t>& lengths, int64_t H, Devi
       out.measure("attention_sgemm_reference", shape, sgemm, "GFLOP/s");
       out.measure("attention_fused_share_of_sgemm", shape, fused_rate / sgemm, "fraction");
     }
-    // The tutorial's cost table: "At T = 100,000, one (T, T) float32 score matrix is 40 GB."
-    if (cpu)
-      out.say(
-          "  {:>7}  one (T, T) float32 score matrix would be {:.3g} GB (the tutorial: 40 GB at T = 100,000); the fused "
-          "op's peak was {:.4f} GB\n",
-          T, 4.0 * T * T / 1e9, fused.peak_bytes / 1e9);
-    out.say("RESULT attention {} T={} fused_ms={:.2f} tflops={:.3f}\n", device.str(), T, fused_total * 1e3,
-            flops / fused_total / 1e12);
     const auto record = [&](const char* path, const AttentionTiming& t) {
       const nlohmann::ordered_json where = {{"T", T}, {"H", H}, {"path", path}, {"device", device.str()}};
       out.measure("attention_forward", where, t.forward_s * 1e3, "ms");
@@ -288,7 +219,6 @@ static void bench_attention(const std::vector<int64_t>& lengths, int64_t H, Devi
     if (composed_need > memory / 2) {
       out.say("  {:>7}  {:<9} skipped: needs about {:.1f} GB for its (T, T) matrices (this machine has {:.1f} GB)\n", T,
               "composed", composed_need / 1e9, memory / 1e9);
-      out.measure("attention_composed_skipped_need", shape, composed_need, "bytes");
       continue;
     }
     const AttentionTiming composed = time_attention(T, H, false, repeats, device);
@@ -299,9 +229,6 @@ static void bench_attention(const std::vector<int64_t>& lengths, int64_t H, Devi
     record("composed", composed);
     out.measure("attention_fused_speedup", shape, composed_total / fused_total, "ratio");
   }
-  if (cpu) out.say("process peak RSS: {:.3f} GB\n", gb(static_cast<double>(peak_rss_bytes())));
-  if (cpu)
-    out.measure("process_peak_rss", nlohmann::ordered_json::object(), static_cast<double>(peak_rss_bytes()), "bytes");
 }
 
 struct BenchSize {
@@ -416,9 +343,8 @@ static StepRun run_steps(const BenchSize& s, Device device, int steps, models::P
 }
 
 // Training steps per second on synthetic tokens (run_steps) with the shipped model's positions
-// (train's --positions default; tools/bench_pytorch.py times the same), reported. Returns
-// milliseconds per step.
-static double bench_training(const BenchSize& s, Device device, int steps, BenchOutput& out) {
+// (train's --positions default; tools/bench_pytorch.py times the same), reported.
+static void bench_training(const BenchSize& s, Device device, int steps, BenchOutput& out) {
   const auto [seconds, last_loss, made_before, made_after, graph_before, graph_after] =
       run_steps(s, device, steps, TrainOptions{}.positions);
   const double tokens = static_cast<double>(steps) * s.batch * (s.max_source + s.max_target);
@@ -462,7 +388,6 @@ static double bench_training(const BenchSize& s, Device device, int steps, Bench
     out.measure("training_gemm_floor", where, floor * 1e3, "ms");
     out.measure("training_fraction_of_gemm_floor", where, floor / (seconds / steps), "fraction");
   }
-  return seconds / steps * 1e3;
 }
 
 // --positions: each scheme's training step beside absolute's, in alternating rounds (absolute, the
@@ -488,7 +413,7 @@ static void bench_positions(const std::vector<std::string>& schemes, const Bench
 
 // Data-parallel training under mpirun: each rank runs its slice of the global batch, then one
 // all-reduce of the flat gradient buffer; rank 0 reports the step, the all-reduce's share and the
-// bytes per step, and projects the ring all-reduce to more ranks on three kinds of network.
+// bytes per step.
 static void bench_data_parallel(const BenchSize& s, int steps, BenchOutput& out) {
   dist::ProcessGroup& group = dist::ProcessGroup::world();
   const int N = group.size(), rank = group.rank();
@@ -520,29 +445,6 @@ static void bench_data_parallel(const BenchSize& s, int steps, BenchOutput& out)
   out.measure("data_parallel_step", where, seconds * 1e3, "ms");
   out.measure("data_parallel_all_reduce", where, reduce * 1e3, "ms");
   out.measure("data_parallel_bytes_per_step", where, bytes, "bytes");
-  // Weak scaling (the per-rank batch fixed): efficiency = compute / (compute + ring all-reduce),
-  // ring all-reduce = 2 (N - 1) / N x bytes / bandwidth + 2 (N - 1) x latency.
-  const double compute = seconds - reduce;
-  struct Network {
-    const char* name;
-    double bytes_per_second, latency;
-  };
-  const Network networks[] = {{"NVLink-class (150 GB/s, 2 us)", 150e9, 2e-6},
-                              {"100 Gb/s Ethernet (12.5 GB/s, 10 us)", 12.5e9, 10e-6},
-                              {"25 Gb/s Ethernet (3.1 GB/s, 20 us)", 3.125e9, 20e-6}};
-  out.say("  projected efficiency, compute {:.2f} ms per step per rank:\n  {:<38} {:>8} {:>8} {:>8}\n", compute * 1e3,
-          "network", "8", "64", "512");
-  for (const Network& net : networks) {
-    std::string row = fmt::format("  {:<38}", net.name);
-    for (const int ranks : {8, 64, 512}) {
-      const double ring = 2.0 * (ranks - 1) / ranks * bytes / net.bytes_per_second + 2.0 * (ranks - 1) * net.latency;
-      row += fmt::format(" {:>7.1f}%", 100 * compute / (compute + ring));
-      out.measure("data_parallel_projected_efficiency",
-                  {{"size", where["size"]}, {"network", net.name}, {"ranks", ranks}}, compute / (compute + ring),
-                  "fraction");
-    }
-    out.say("{}\n", row);
-  }
 }
 
 // Everything `qkv bench` measures with these options, into `out`.
@@ -577,28 +479,10 @@ void measure_all(BenchOutput& out, const std::vector<std::string>& devices, int 
     return;
   }
   if (only == "all") bench_matmul(512, 20, out);
-  if (only == "all")
-    for (const auto& d : devices) bench_fused_layer_norm(Device::parse(d), out);
   out.say("training throughput (forward + backward + AdamW, synthetic tokens, {} positions):\n",
           models::positions_name(TrainOptions{}.positions));
-  std::map<std::pair<std::string, std::string>, double> ms;  // (size, device) -> ms/step
-  for (const auto& d : devices) {
-    const Device device = Device::parse(d);
-    for_each_size([&](const BenchSize& s, int size_steps) {
-      ms[{s.name, device.str()}] = bench_training(s, device, size_steps, out);
-    });
-  }
-  // every other device against the CPU, measured in this same run
-  for (const auto& [key, value] : ms) {
-    if (key.second == "cpu") continue;
-    const auto cpu = ms.find({key.first, "cpu"});
-    if (cpu != ms.end()) {
-      out.say("  {:<34} {} is {:.2f}x the CPU's speed\n", key.first, key.second, cpu->second / value);
-      out.measure("training_speedup_over_cpu",
-                  {{"size", key.first == sizes[0].name ? "toy" : "large"}, {"device", key.second}}, cpu->second / value,
-                  "ratio");
-    }
-  }
+  for (const auto& d : devices)
+    for_each_size([&](const BenchSize& s, int size_steps) { bench_training(s, Device::parse(d), size_steps, out); });
   for (const auto& d : devices) {
     if (Device::parse(d).type != DeviceType::CUDA) continue;
 #ifdef QKV_WITH_CUDA

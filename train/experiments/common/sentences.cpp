@@ -76,7 +76,6 @@ std::string version_text() {
                      openblas_get_config(), __VERSION__, __cplusplus);
 }
 
-// What translate says of a translation cut at its decode limit (never silently).
 std::string cut_note(const models::Translator& model, const std::vector<std::string>& words,
                      const models::ForwardOptions& decoding) {
   return fmt::format("the translation reached its limit of {} Hindi words without ending and was cut there{}",
@@ -84,9 +83,6 @@ std::string cut_note(const models::Translator& model, const std::vector<std::str
                      model.reads_longer() ? " (--max-length raises it)" : "");
 }
 
-// Batch translation: one sentence per line from `path` (stdin when empty), english<TAB>hindi per
-// line on stdout in input order, decoded in batches. Blank lines are passed over. A bad line (not
-// UTF-8, too long) is reported with its line number on stderr and skipped; returns false if any was.
 bool translate_lines(models::Translator& model, const models::LoadedTranslator& loaded, const std::string& path,
                      const models::ForwardOptions& decoding) {
   std::ifstream file;

@@ -90,15 +90,12 @@ CueReport measure_cues(Translator& model, const std::vector<data::CueSentence>& 
       model.forward(batch, {.record_attention = true});
     }
     const int64_t target_rows = std::min<int64_t>(static_cast<int64_t>(hindi.size()) + 1, layout.max_target);
-    bool counted = false;
     for (CueLayer& layer : report.layers) {
       const CuePeaks peaks = cue_peaks(model.last_attention(layer.layer).to_vector(), T, S, target_rows, s);
       if (!peaks.has_baseline) continue;
-      counted = true;
       layer.cue_peaks.push_back(peaks.cue_peak);
       layer.baseline_peaks.push_back(peaks.baseline_peak);
     }
-    report.with_baseline += counted ? 1 : 0;
     // the knockouts: the cue, and one other word drawn for every sentence (so the draws do not
     // depend on the model)
     std::vector<int64_t> others;

@@ -34,7 +34,7 @@ struct CueLayer {
 };
 
 struct CueReport {
-  int64_t sentences = 0, with_baseline = 0;
+  int64_t sentences = 0;
   std::vector<CueLayer> layers;
   // Knockout of one source key for every target query in every layer. Counted over the sentences
   // whose greedy translation holds a word of their reading (reading_hindi) and have another source

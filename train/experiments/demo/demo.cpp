@@ -300,21 +300,18 @@ std::string grid_text(const DemoOptions& o) {
   std::ifstream in(o.grid, std::ios::binary);
   if (!in || fs::is_directory(o.grid))
     throw std::runtime_error(fmt::format("--grid {}: cannot open file (qkv ablate writes OUT/ablation.tsv)", o.grid));
-  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  return text;
+  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
 }
 
 // The grid as OUT/ablation.png, and this run's cells beside the grid's.
 void grid_section(Demo& d) {
   const std::string path = d.options.grid.empty() ? "tools/demo/ablation_grid.tsv" : d.options.grid;
-  const std::string& text = d.grid_text;
-  const std::vector<AblationPoint>& grid = d.grid;
   std::string provenance;  // the grid's comment lines
-  std::istringstream lines(text);
+  std::istringstream lines(d.grid_text);
   for (std::string line; std::getline(lines, line);)
     if (line.rfind("# ", 0) == 0) provenance += line.substr(2) + "\n";
-  const render::LinePlotSpec plot =
-      ablation_plot(grid, "greedy exact match, mean of the generalisation splits, against blocks\nthe grid of " + path);
+  const render::LinePlotSpec plot = ablation_plot(
+      d.grid, "greedy exact match, mean of the generalisation splits, against blocks\nthe grid of " + path);
   render::write_png(render::render_line_plot(plot), (fs::path(d.options.out) / "ablation.png").string());
   std::string table = fmt::format(
       "{:<44} {:>20} {:>14}\n", "cell",
@@ -322,7 +319,7 @@ void grid_section(Demo& d) {
   for (const auto* group : {&d.tutorial_setting, &d.defaults})
     for (const DemoModel& m : *group) {
       std::string recorded = "-";
-      for (const AblationPoint& p : grid)
+      for (const AblationPoint& p : d.grid)
         if (p.name() == m.name()) recorded = fmt::format("{:.1f}%", p.generalisation_mean);
       table += fmt::format("{:<44} {:>20} {:>14}\n", m.label(), fmt::format("{:.1f}%", m.generalisation()), recorded);
     }
@@ -426,8 +423,8 @@ void probe_section(Demo& d) {
 }
 
 // The showcase sentences translated by every default model, and their last-layer attention side by
-// side (static left, learned right) in OUT/attention_NAME.png; returns the translations' text.
-std::string showcase_section(Demo& d) {
+// side (static left, learned right) in OUT/attention_NAME.png.
+void showcase_section(Demo& d) {
   std::string translations;
   for (const auto& [name, sentence] : demo_showcase()) {
     const std::vector<std::string> words = data::tokenize(sentence);
@@ -455,7 +452,6 @@ std::string showcase_section(Demo& d) {
   }
   fmt::print("\nShowcase translations:{}", translations);
   d.page["SHOWCASE_TRANSLATIONS"] = html_escape(translations);
-  return translations;
 }
 
 void write_page(Demo& d) {

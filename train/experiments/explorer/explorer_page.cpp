@@ -138,7 +138,6 @@ void write_explorer_page(const std::vector<std::string>& paths, const std::vecto
         weights == PageWeights::float16 ? "float16" : "float32", sentences.size());
 }
 
-// The demo's showcase sentences (also the explorer page's starting sentences), with file stems.
 const std::vector<std::pair<std::string, std::string>>& demo_showcase() {
   static const std::vector<std::pair<std::string, std::string>> showcase = {
       {"cake_literal", "she ate a piece of cake"},

@@ -10,7 +10,6 @@
 #include <vector>
 
 #include "train/experiments/scaling/scaling.h"
-#include "train/experiments/scaling/scaling_experiment.h"
 #include "tools/render/render.h"
 
 namespace qkv::app {
@@ -59,14 +58,17 @@ void print_tables(const models::ScalingResult& r, int64_t pairs, int64_t draws, 
 }
 
 render::Image plot(const models::ScalingResult& r) {
-  render::LinePlotSpec var;
-  var.title = fmt::format("Score variance vs head width d\n({} unit-Gaussian (q, k) pairs per d; dashed = theory)",
-                          r.variance.empty() ? 0 : r.variance[0].n);
-  var.x_label = "head width d (log scale)";
-  var.y_label = "sample variance of the score (log scale)";
-  var.log_x = var.log_y = true;
-  var.width = 720;
-  var.height = 480;
+  const auto panel = [](std::string title, std::string y_label) {  // log-log, 720 x 480, against d
+    render::LinePlotSpec p;
+    p.title = std::move(title), p.x_label = "head width d (log scale)", p.y_label = std::move(y_label);
+    p.log_x = p.log_y = true;
+    p.width = 720, p.height = 480;
+    return p;
+  };
+  render::LinePlotSpec var =
+      panel(fmt::format("Score variance vs head width d\n({} unit-Gaussian (q, k) pairs per d; dashed = theory)",
+                        r.variance.empty() ? 0 : r.variance[0].n),
+            "sample variance of the score (log scale)");
   const render::RGB grey = {40, 40, 40};
   render::Series raw{"Var(q·k), unscaled", {}, {}, render::tab10(3), false, true};
   render::Series scaled{"Var(q·k / √d), scaled", {}, {}, render::tab10(0), false, true};
@@ -81,13 +83,9 @@ render::Image plot(const models::ScalingResult& r) {
   }
   var.series = {raw, scaled, theory_raw, theory_scaled};  // theory drawn on top
 
-  render::LinePlotSpec grad;
-  grad.title = "Gradient reaching one query's scores vs d\n(softmax over 16 keys; solid = median, dashed = mean)";
-  grad.x_label = "head width d (log scale)";
-  grad.y_label = "||dL/d scores|| per query (log scale)";
-  grad.log_x = grad.log_y = true;
-  grad.width = 720;
-  grad.height = 480;
+  render::LinePlotSpec grad =
+      panel("Gradient reaching one query's scores vs d\n(softmax over 16 keys; solid = median, dashed = mean)",
+            "||dL/d scores|| per query (log scale)");
   render::Series g_raw{"unscaled, median", {}, {}, render::tab10(3), false, true};
   render::Series g_scaled{"scaled by 1/√d, median", {}, {}, render::tab10(0), false, true};
   render::Series m_raw{"unscaled, mean", {}, {}, render::tab10(3), true, false};
@@ -108,11 +106,7 @@ render::Image plot(const models::ScalingResult& r) {
 
 void run_scaling_command(const ScalingCommandOptions& o) {
   std::error_code ec;
-  models::ScalingOptions so;
-  so.pairs = o.pairs;
-  so.max_d = o.max_d;
-  so.grad_draws = o.draws;
-  so.seed = o.seed;
+  const models::ScalingOptions& so = o.run;
   const auto start = std::chrono::steady_clock::now();
   auto elapsed = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(); };
   const models::ScalingResult r = models::run_scaling(so, [&](const char* part, int64_t d) {

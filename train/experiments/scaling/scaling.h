@@ -1,21 +1,19 @@
 // train/experiments/scaling/scaling.h — `qkv scaling`'s options and run (scaling.cpp).
 #pragma once
 
-#include <cstdint>
 #include <string>
+
+#include "train/experiments/scaling/scaling_experiment.h"
 
 namespace qkv::app {
 
 struct ScalingCommandOptions {
   std::string out = "runs/scaling";
-  uint64_t seed = 0;
-  int64_t pairs = 50000;
-  int64_t max_d = 1024;
-  int64_t draws = 200;
-  int threads = 0;  // --threads
+  models::ScalingOptions run;  // --seed, --pairs, --max-d, --draws
+  int threads = 0;             // --threads
 };
 
-// Samples every head width up to o.max_d, prints the tables, then writes o.out/scaling.png.
+// Samples every head width up to o.run.max_d, prints the tables, then writes o.out/scaling.png.
 void run_scaling_command(const ScalingCommandOptions& o);
 
 }  // namespace qkv::app
