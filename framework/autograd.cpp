@@ -17,7 +17,8 @@ namespace qkv {
 
 namespace {
 thread_local bool g_grad_enabled = true;
-}
+std::atomic<int64_t> op_calls{0}, graph_nodes{0};
+}  // namespace
 
 Node::~Node() {
   std::vector<Tensor> pending = std::move(inputs);
@@ -46,10 +47,6 @@ bool needs_graph(const std::vector<Tensor>& inputs) {
     if (t.defined() && t.requires_grad()) return true;
   return false;
 }
-
-namespace {
-std::atomic<int64_t> op_calls{0}, graph_nodes{0};
-}  // namespace
 
 GraphCounts graph_counts() {
   return {op_calls.load(std::memory_order_relaxed), graph_nodes.load(std::memory_order_relaxed)};

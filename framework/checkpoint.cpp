@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <filesystem>
@@ -83,14 +84,10 @@ void load_checkpoint(const SafeTensorsFile& file, const std::string& path, nn::M
     Tensor target = param;
     target.copy_(host);
   }
-  if (file.tensors.size() != params.size()) {
-    for (const auto& [name, t] : file.tensors) {
-      bool known = false;
-      for (const auto& [pname, p] : params) known = known || pname == name;
-      if (!known)
+  if (file.tensors.size() != params.size())
+    for (const auto& [name, t] : file.tensors)
+      if (std::none_of(params.begin(), params.end(), [&n = name](const auto& param) { return param.first == n; }))
         throw std::runtime_error(fmt::format("{}: checkpoint tensor '{}' does not belong to this model", path, name));
-    }
-  }
 }
 
 }  // namespace qkv

@@ -120,9 +120,9 @@ struct AttentionMask {
   static AttentionMask causal() { return {0, {}, 0}; }  // keys at or before the query
   static AttentionMask padding(std::vector<int64_t> lengths) { return {INT64_MAX, std::move(lengths), 0}; }
   // The translator's: the first `source` keys form a bidirectional prefix of which the first
-  // lengths[b] are real words; the keys after it are causal.
-  static AttentionMask prefix_lm(int64_t source, std::vector<int64_t> lengths) {
-    return {source, std::move(lengths), 0};
+  // lengths[b] are real words; the keys after it are causal. With ALiBi's slope, if any.
+  static AttentionMask prefix_lm(int64_t source, std::vector<int64_t> lengths, double slope = 0) {
+    return {source, std::move(lengths), 0, -1, 0, 0, slope};
   }
 };
 // softmax(q k^T * scale + mask) v for q (B, Tq, H), k (B, Tk, H), v (B, Tk, Hv) -> (B, Tq, Hv),

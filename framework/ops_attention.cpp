@@ -16,6 +16,15 @@ void check_scale(double scale, const char* op) {
   if (!std::isfinite(scale)) throw std::runtime_error(fmt::format("{}: scale must be finite, got {}", op, scale));
 }
 
+// The checked value width Hv of a packed (rows, 2 H + Hv) input of `rank` dims (`rows` names them).
+int64_t packed_value_width(const Tensor& qkv, int64_t width, int64_t rank, const char* rows, const char* op) {
+  check_float(qkv, op);
+  if (qkv.dim() != rank || width < 1 || width >= qkv.size(-1) || qkv.size(-1) - width <= width)  // no overflow of 2 H
+    throw std::runtime_error(fmt::format("{}: qkv {} is not ({}, 2 H + Hv) with H = {} and Hv >= 1", op,
+                                         shape_str(qkv.shape()), rows, width));
+  return qkv.size(-1) - 2 * width;
+}
+
 // Where q, k and v lie in the op's inputs: input index and first column of each (q, k, v), every
 // input's columns covered by them. Apart (three inputs) or packed: one (rows, H + H + Hv) input, or
 // q apart and one (rows, H + Hv) input of keys and values.
@@ -158,12 +167,8 @@ Tensor attention(const Tensor& q, const Tensor& k, const Tensor& v, const Attent
 }
 
 Tensor attention_qkv(const Tensor& qkv, int64_t width, const AttentionMask& mask, double scale) {
-  check_float(qkv, "attention_qkv");
-  if (qkv.dim() != 3 || width < 1 || width >= qkv.size(2) || qkv.size(2) - width <= width)  // no overflow of 2 H
-    throw std::runtime_error(fmt::format("attention_qkv: qkv {} is not (B, T, 2 H + Hv) with H = {} and Hv >= 1",
-                                         shape_str(qkv.shape()), width));
-  const int64_t B = qkv.size(0), T = qkv.size(1);
-  const AttentionShape shape = padded_shape(B, T, T, width, qkv.size(2) - 2 * width, mask, scale, "attention_qkv");
+  const int64_t Hv = packed_value_width(qkv, width, 3, "B, T", "attention_qkv"), B = qkv.size(0), T = qkv.size(1);
+  const AttentionShape shape = padded_shape(B, T, T, width, Hv, mask, scale, "attention_qkv");
   return fused_attention({qkv}, Placement{{0, 0, 0}, {0, width, 2 * width}}, shape, "attention_qkv");
 }
 
@@ -189,13 +194,8 @@ Tensor attention_ragged(const Tensor& q, const Tensor& k, const Tensor& v, const
 }
 
 Tensor attention_ragged_qkv(const Tensor& qkv, int64_t width, const RaggedLayout& layout, double scale) {
-  check_float(qkv, "attention_ragged_qkv");
-  if (qkv.dim() != 2 || width < 1 || width >= qkv.size(1) || qkv.size(1) - width <= width)  // no overflow of 2 H
-    throw std::runtime_error(fmt::format("attention_ragged_qkv: qkv {} is not (N, 2 H + Hv) with H = {} and Hv >= 1",
-                                         shape_str(qkv.shape()), width));
-  const int64_t N = qkv.size(0);
-  const AttentionShape shape =
-      ragged_shape(N, N, width, qkv.size(1) - 2 * width, layout, scale, "attention_ragged_qkv");
+  const int64_t Hv = packed_value_width(qkv, width, 2, "N", "attention_ragged_qkv"), N = qkv.size(0);
+  const AttentionShape shape = ragged_shape(N, N, width, Hv, layout, scale, "attention_ragged_qkv");
   if (layout.query_starts != layout.key_starts)  // every row a query: the same rows for both
     throw std::runtime_error(
         fmt::format("attention_ragged_qkv: query starts {} differ from key starts {} (every row "

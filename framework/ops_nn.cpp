@@ -96,9 +96,9 @@ Tensor embedding(const Tensor& table, const Tensor& ids) {
   });
 }
 
-// The tables (V_i, D) and ids (B, L_i) checked against each other and the addend (L, D), L = sum of L_i.
-static void check_embedding_concat(const std::vector<Tensor>& tables, const std::vector<Tensor>& ids,
-                                   const Tensor& addend) {
+// The tables (V_i, D) and ids (B, L_i) checked against each other and the addend (L, D); returns L = sum of L_i.
+static int64_t check_embedding_concat(const std::vector<Tensor>& tables, const std::vector<Tensor>& ids,
+                                      const Tensor& addend) {
   if (tables.empty() || tables.size() != ids.size())
     throw std::runtime_error(fmt::format("embedding_concat: {} tables for {} id tensors (one each, at least one)",
                                          tables.size(), ids.size()));
@@ -123,13 +123,11 @@ static void check_embedding_concat(const std::vector<Tensor>& tables, const std:
       throw std::runtime_error(fmt::format("embedding_concat: addend {} must be (L, D) = ({}, {})",
                                            shape_str(addend.shape()), length, tables[0].size(1)));
   }
+  return length;
 }
 
 Tensor embedding_concat(const std::vector<Tensor>& tables, const std::vector<Tensor>& ids, const Tensor& addend) {
-  check_embedding_concat(tables, ids, addend);
-  const int64_t B = ids[0].size(0), D = tables[0].size(1);
-  int64_t L = 0;
-  for (const Tensor& part : ids) L += part.size(1);
+  const int64_t L = check_embedding_concat(tables, ids, addend), B = ids[0].size(0), D = tables[0].size(1);
   Tensor out = Tensor::empty({B, L, D}, tables[0].dtype(), tables[0].device());
   Backend& be = backend_of(tables[0]);
   const size_t row_bytes = static_cast<size_t>(D) * dtype_size(out.dtype());

@@ -62,15 +62,12 @@ Adam::Adam(std::vector<Tensor> params, AdamOptions options, bool decoupled)
     throw std::runtime_error(fmt::format("Adam: betas ({}, {}) must be in [0, 1)", options.beta1, options.beta2));
   if (!(options.eps >= 0)) throw std::runtime_error(fmt::format("Adam: invalid eps {}", options.eps));
   lr = options.lr;
-  exp_avg_.resize(params_.size());
-  exp_avg_sq_.resize(params_.size());
   // The moments start at zero, as PyTorch's lazily created ones do, but are made here rather than
   // in the first step(): that step then asks for the same memory as every later one, so a training
   // loop's tensor storage is all taken from the system in its first step (the block cache).
-  for (size_t i = 0; i < params_.size(); ++i) {
-    exp_avg_[i] = Tensor::zeros(params_[i].shape(), params_[i].dtype(), params_[i].device());
-    exp_avg_sq_[i] = Tensor::zeros(params_[i].shape(), params_[i].dtype(), params_[i].device());
-  }
+  for (const Tensor& p : params_)
+    for (std::vector<Tensor>* moments : {&exp_avg_, &exp_avg_sq_})
+      moments->push_back(Tensor::zeros(p.shape(), p.dtype(), p.device()));
 }
 
 void Adam::restore(int64_t steps, std::vector<Tensor> exp_avg, std::vector<Tensor> exp_avg_sq) {

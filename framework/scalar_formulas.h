@@ -47,7 +47,7 @@ QKV_FORMULA double pow_of(double x, double s) { return ::pow(x, s); }
 template <typename T>
 QKV_FORMULA T unary(UnaryOp op, T x, T s) {
   switch (op) {
-// (clang-format would join the include to the macro body)
+// (clang-format would join the include to the macro body, here and wherever the list is expanded)
 // clang-format off
 #define QKV_UNARY_OP(name, formula) \
   case UnaryOp::name: return formula;
@@ -60,7 +60,6 @@ QKV_FORMULA T unary(UnaryOp op, T x, T s) {
 template <typename T>
 QKV_FORMULA T binary(BinaryOp op, T a, T b) {
   switch (op) {
-// (clang-format would join the include to the macro body)
 // clang-format off
 #define QKV_BINARY_OP(name, formula) \
   case BinaryOp::name: return formula;

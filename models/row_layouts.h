@@ -257,13 +257,11 @@ inline PackedRows pack_rows(const data::Batch& batch, int64_t S, Device device, 
   return r;
 }
 
-// Randomized positions: each entry's rows (its n_src source rows, then its n_tgt target rows, as
-// pack_rows lays them) take, at even odds, either the positions translation gives them (0, stride,
-// 2 stride, ..., when they fit in the range) or a sorted sample of distinct positions from
-// [0, range), drawn with Floyd's algorithm from `gen`, or from a generator seeded by the row's key
-// when the batch has keys (data::Batch::row_keys); the target rows' copy follows. The even half
-// keeps the model sharp on the spacing it reads at translation (adjacent words stride apart); the
-// random half shows it every distance up to the range, which longer sentences need.
+// Randomized positions (TranslatorConfig's random_positions says what and why): each entry's rows
+// (n_src source rows, then n_tgt target rows, as pack_rows lays them) take, at even odds, the positions
+// translation gives them (0, stride, ..., when they fit in the range) or a sorted sample of distinct
+// positions from [0, range), by Floyd's algorithm from `gen` (or, when the batch has keys,
+// data::Batch::row_keys, a generator seeded by the row's key); the target rows' copy follows.
 inline void sample_positions(PackedRows& rows, const data::Batch& batch, int64_t range, int64_t stride,
                              Generator& gen) {
   size_t at = 0, at_target = 0;

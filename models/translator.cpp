@@ -174,8 +174,7 @@ Tensor Translator::forward(const data::Batch& batch, const ForwardOptions& optio
   const bool composed = options.record_attention;
   const bool trim_last = !composed && !options.keep_source_positions && !options.layer_outputs;
   const std::vector<int64_t> positions = sequence_positions(S, T - S, batch.source_lengths);
-  AttentionMask mask = AttentionMask::prefix_lm(S, batch.source_lengths);
-  mask.distance_slope = distance_slope(config_.positions);
+  const AttentionMask mask = AttentionMask::prefix_lm(S, batch.source_lengths, distance_slope(config_.positions));
   SequenceContext context(
       S, T, blocks_.size(), composed ? attention_mask(batch) : Tensor(), mask, trim_last, options.knockout,
       make_turn(config_, positions, {batch.size(), T}, embedded.dtype(), device(), false,
@@ -228,8 +227,7 @@ Tensor Translator::packed_loss(const data::Batch& batch, const Knockout& knockou
                      training(), dropout_gen_);
   const Shape all_rows = {static_cast<int64_t>(rows.row_positions.size())},
               target_rows = {static_cast<int64_t>(rows.target_row_positions.size())};
-  AttentionMask mask = AttentionMask::prefix_lm(S, batch.source_lengths);
-  mask.distance_slope = distance_slope(config_.positions);
+  const AttentionMask mask = AttentionMask::prefix_lm(S, batch.source_lengths, distance_slope(config_.positions));
   PackedContext context(rows, S, blocks_.size(), mask, knockout,
                         make_turn(config_, rows.row_positions, all_rows, embedded.dtype(), device(), sampled,
                                   row_gains(config_, batch.source_lengths, rows.all_queries.query_starts)),

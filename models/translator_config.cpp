@@ -101,14 +101,11 @@ void TranslatorConfig::validate() const {
   // the bounds of qkv train's --max-source and --max-target: a file may not ask for a layout qkv would never write
   within("max_source", layout.max_source, 1, data::kMaxSentenceWords);
   within("max_target", layout.max_target, 1, data::kMaxSentenceWords + 1);
-  if (random_positions != 0 && !has_rotary(positions))
-    throw std::runtime_error(
-        fmt::format("model config: random_positions {} samples rotary positions, and {} positions "
-                    "have no rotary part (--positions rotary or absolute+rotary)",
-                    random_positions, positions_name(positions)));
-  const TranslatorConfig defaults;
+  const TranslatorConfig defaults;  // random_positions as a double: exact and printed alike in its range
   for (const auto& [name, value, standard, verb] :
-       {std::tuple{"rotary_base", rotary_base, defaults.rotary_base, "turns"},
+       {std::tuple{"random_positions", static_cast<double>(random_positions),
+                   static_cast<double>(defaults.random_positions), "samples"},
+        {"rotary_base", rotary_base, defaults.rotary_base, "turns"},
         {"length_scale", length_scale, defaults.length_scale, "scales"}})
     if (value != standard && !has_rotary(positions))
       throw std::runtime_error(

@@ -147,8 +147,9 @@ void for_each_row(const Shape& full_shape, const std::array<const Strides*, N>& 
 }
 
 // The contiguous elementwise loops are compiled twice, for the baseline and for AVX2, and the AVX2
-// copy runs where the processor has it. Without FMA the two round every operation the same way,
-// so they give the same bits (flatten inlines the op into the AVX2 copy).
+// copy runs where the processor has it. Without FMA and with this file's -ffp-contract=off (the
+// Makefile) each entry takes the same operations in the same order in both, so they give the same
+// bits (flatten inlines the op into the AVX2 copy); so do the LayerNorm and Adam copies below.
 template <typename T, typename F>
 __attribute__((target("avx2"), flatten)) void map_avx2(const T* a, const T* b, T* out, int64_t n, F f) {
   for (int64_t i = 0; i < n; ++i) out[i] = f(a[i], b[i]);
@@ -171,7 +172,6 @@ void unary_fixed(const T* in, T* out, int64_t n, T s) {
 template <typename T>
 void unary_loop(UnaryOp op, const T* in, T* out, int64_t n, T s) {
   switch (op) {
-// (clang-format would join the include to the macro body)
 // clang-format off
 #define QKV_UNARY_OP(name, expression) \
   case UnaryOp::name: return unary_fixed<UnaryOp::name, T>(in, out, n, s);
@@ -332,12 +332,11 @@ inline void layer_norm_range(const LayerNormBackwardRows<T>& a, int64_t begin, i
   });
 }
 
-// The same loops compiled again for AVX2 with GCC's -O3 optimisations (flatten inlines the formulas
-// into them). -O3 vectorises the four rows' sums side by side, one lane per row, each row's
-// additions still in its own order, and the entry loops lane by lane. GCC never reassociates
-// floating-point sums without -ffast-math, and this file is built with -ffp-contract=off (the
-// Makefile; nor has this target FMA), so the bits are the baseline's
-// (tests/engine/test_cpu_vector_forms.cpp). The speed: RESULTS.md, "The LayerNorm rows vectorised".
+// The same loops compiled again for AVX2 (as map_avx2) with GCC's -O3 optimisations. -O3 vectorises
+// the four rows' sums side by side, one lane per row, each row's additions still in its own order,
+// and the entry loops lane by lane; GCC never reassociates floating-point sums without -ffast-math,
+// so the bits are the baseline's (tests/engine/test_cpu_vector_forms.cpp). The speed: RESULTS.md,
+// "The LayerNorm rows vectorised".
 // Rows: LayerNormRows or LayerNormBackwardRows.
 template <typename Rows>
 __attribute__((target("avx2"), optimize("O3"), flatten)) void layer_norm_range_avx2(const Rows& a, int64_t begin,
@@ -382,9 +381,7 @@ __attribute__((always_inline)) inline void adam_range(T* param, const T* grad, T
     adam_loop<T, false, false>(param, grad, m, v, begin, end, adam);
 }
 
-// The same loops compiled for 256-bit vectors (chosen at run time). Without FMA and with the
-// file's -ffp-contract=off (the Makefile), each entry takes the same operations in the same order as
-// the portable loop, so both give the same bits; sqrt and division are exactly rounded.
+// The same loops compiled for AVX2 (as map_avx2; sqrt and division are exactly rounded).
 template <typename T>
 __attribute__((target("avx2"))) void adam_range_avx2(T* param, const T* grad, T* m, T* v, int64_t begin, int64_t end,
                                                      const formula::AdamEntry<T>& adam) {
@@ -524,7 +521,6 @@ class CpuBackend final : public Backend {
     dispatch_float(dtype, "binary", [&]<typename T>(T) {
       const T *x = static_cast<const T*>(a), *y = static_cast<const T*>(b);
       switch (op) {  // Op fixed per loop (formula::binary's switch folds away inside each)
-                     // (clang-format would join the include to the macro body)
                      // clang-format off
 #define QKV_BINARY_OP(name, expression) \
   case BinaryOp::name: \

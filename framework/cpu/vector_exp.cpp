@@ -1,5 +1,4 @@
-// framework/cpu/vector_exp.cpp — exp over a row of floats through glibc's vector expf, and the row
-// passes built on it (vector_exp.h says what each gives, and why the forms agree bit for bit).
+// framework/cpu/vector_exp.cpp — vector_exp.h's row passes (it says what each gives, and why the forms agree).
 #include "vector_exp.h"
 
 #include <immintrin.h>

@@ -254,14 +254,26 @@ __device__ __forceinline__ T warp_row_max(const T* x, int64_t cols, int lane) {
   T m = -INFINITY;
   for (int64_t c = lane; c < cols; c += 32) m = formula::nan_max(m, x[c]);
 #pragma unroll
-  for (int s = 16; s > 0; s >>= 1) {
-    const T other = __shfl_xor_sync(0xffffffffu, m, s);
-    m = formula::nan_max(m, other);
-  }
+  for (int s = 16; s > 0; s >>= 1) m = formula::nan_max(m, __shfl_xor_sync(0xffffffffu, m, s));
   return m;
 }
 
-// One warp per row; butterfly shuffles give every lane the same max and sum (fixed order).
+// The row's exps exp(x - m) in the tensor's own precision (written to y unless it is null), summed
+// in double as on the CPU, over a warp as warp_row_max: every lane gets the same sum.
+template <typename T>
+__device__ __forceinline__ double warp_row_sum_exp(const T* x, int64_t cols, T m, int lane, T* y) {
+  double total = 0.0;
+  for (int64_t c = lane; c < cols; c += 32) {
+    const T e = exp_of(x[c] - m);
+    total += e;
+    if (y) y[c] = e;
+  }
+#pragma unroll
+  for (int s = 16; s > 0; s >>= 1) total += __shfl_xor_sync(0xffffffffu, total, s);
+  return total;
+}
+
+// One warp per row (warp_row_max, warp_row_sum_exp).
 template <typename T>
 __global__ void softmax_kernel(const T* in, T* out, int64_t rows, int64_t cols, bool log) {
   const int lane = threadIdx.x & 31;
@@ -273,15 +285,7 @@ __global__ void softmax_kernel(const T* in, T* out, int64_t rows, int64_t cols, 
       for (int64_t c = lane; c < cols; c += 32) y[c] = T(0);
       continue;
     }
-    // exp in the tensor's own precision and the row sum in double, as on the CPU
-    double total = 0.0;
-    for (int64_t c = lane; c < cols; c += 32) {
-      const T e = exp_of(x[c] - m);
-      total += e;
-      if (!log) y[c] = e;
-    }
-#pragma unroll
-    for (int s = 16; s > 0; s >>= 1) total += __shfl_xor_sync(0xffffffffu, total, s);
+    const double total = warp_row_sum_exp(x, cols, m, lane, log ? nullptr : y);
     if (log) {
       const T shift = m + static_cast<T>(::log(total));
       for (int64_t c = lane; c < cols; c += 32) y[c] = x[c] - shift;
@@ -307,10 +311,7 @@ __global__ void log_softmax_pick_kernel(const T* in, int64_t rows, int64_t cols,
       }
       continue;
     }
-    double total = 0.0;
-    for (int64_t c = lane; c < cols; c += 32) total += exp_of(x[c] - m);
-#pragma unroll
-    for (int s = 16; s > 0; s >>= 1) total += __shfl_xor_sync(0xffffffffu, total, s);
+    const double total = warp_row_sum_exp(x, cols, m, lane, static_cast<T*>(nullptr));
     if (lane == 0) {
       const T s = m + static_cast<T>(::log(total));
       shift[r] = s;
@@ -423,15 +424,19 @@ __device__ __forceinline__ AttnBlock attn_block(const AttnDims& d, bool per_key)
   return {e, first, row, end, first >= count, row < count};
 }
 
-// Copies rows [r0, r0 + n) of a (rows, width) matrix whose rows are `stride` apart into tile
-// (attn_stage_rows<W>, W), each row padded with zeros from width to W.
+// Copies rows [r0, r0 + n) of two matrices, a (rows of a_width, a_stride apart) and b, into their
+// tiles (attn_stage_rows<W>, W), each row padded with zeros to W, between barriers (so every thread
+// of the block calls it, and the tiles are not overwritten while another thread still reads them).
 template <int W, typename T>
-__device__ __forceinline__ void attn_stage(const T* src, int64_t r0, int64_t n, int64_t width, int64_t stride,
-                                           T* tile) {
+__device__ __forceinline__ void attn_stage(int64_t r0, int64_t n, const T* a, int64_t a_width, int64_t a_stride,
+                                           T* a_tile, const T* b, int64_t b_width, int64_t b_stride, T* b_tile) {
+  __syncthreads();
   for (int64_t x = threadIdx.x; x < n * W; x += blockDim.x) {
-    const int64_t c = x % W;
-    tile[x] = c < width ? src[(r0 + x / W) * stride + c] : T(0);
+    const int64_t r = r0 + x / W, c = x % W;
+    a_tile[x] = c < a_width ? a[r * a_stride + c] : T(0);
+    b_tile[x] = c < b_width ? b[r * b_stride + c] : T(0);
   }
+  __syncthreads();
 }
 
 // for (c = 0; c < n; ++c) body(c), unrolled to W so that arrays indexed by c stay in registers
@@ -461,10 +466,7 @@ __global__ void attention_forward_kernel(AttnDims d, T scale, const T* q, const 
   for (int64_t j0 = 0; j0 < e.nk; j0 += attn_stage_rows<W>) {
     const int64_t nk = e.nk - j0 < attn_stage_rows<W> ? e.nk - j0 : attn_stage_rows<W>;
     if (!e.vis.any(i_end, j0, j0 + nk)) continue;  // the same for the whole block
-    __syncthreads();
-    attn_stage<W>(k + e.k0 * ks, j0, nk, K, ks, k_tile);
-    attn_stage<W>(v + e.k0 * vs, j0, nk, Kv, vs, v_tile);
-    __syncthreads();
+    attn_stage<W>(j0, nk, k + e.k0 * ks, K, ks, k_tile, v + e.k0 * vs, Kv, vs, v_tile);
     if (!active) continue;
     for (int64_t jj = 0; jj < nk; ++jj) {
       if (!e.vis(i, j0 + jj)) continue;
@@ -485,13 +487,8 @@ __global__ void attention_forward_kernel(AttnDims d, T scale, const T* q, const 
   }
   if (!active) return;
   T* o = out + (e.q0 + i) * Kv;
-  if (l == T(0)) {
-    QKV_ATTN_FOR(c, Kv) o[c] = T(0);
-    lse[e.q0 + i] = -INFINITY;
-  } else {
-    QKV_ATTN_FOR(c, Kv) o[c] = acc[c] / l;
-    lse[e.q0 + i] = m + log_of(l);
-  }
+  QKV_ATTN_FOR(c, Kv) o[c] = l == T(0) ? T(0) : acc[c] / l;  // l == 0: no key visible
+  lse[e.q0 + i] = l == T(0) ? T(-INFINITY) : m + log_of(l);
 }
 
 // delta_i = d_out_i . out_i, one per query.
@@ -522,10 +519,7 @@ __global__ void attention_dkv_kernel(AttnDims d, T scale, const T* q, const T* k
   for (int64_t i0 = 0; i0 < e.nq; i0 += attn_stage_rows<W>) {
     const int64_t nq = e.nq - i0 < attn_stage_rows<W> ? e.nq - i0 : attn_stage_rows<W>;
     if (!e.vis.any(i0 + nq, j0, j_end)) continue;  // the same for the whole block
-    __syncthreads();
-    attn_stage<W>(q + e.q0 * qs, i0, nq, K, qs, q_tile);
-    attn_stage<W>(d_out + e.q0 * Kv, i0, nq, Kv, Kv, g_tile);
-    __syncthreads();
+    attn_stage<W>(i0, nq, q + e.q0 * qs, K, qs, q_tile, d_out + e.q0 * Kv, Kv, Kv, g_tile);
     if (!active) continue;
     for (int64_t ii = 0; ii < nq; ++ii) {
       const int64_t i = i0 + ii;
@@ -564,10 +558,7 @@ __global__ void attention_dq_kernel(AttnDims d, T scale, const T* q, const T* k,
   for (int64_t j0 = 0; j0 < e.nk; j0 += attn_stage_rows<W>) {
     const int64_t nk = e.nk - j0 < attn_stage_rows<W> ? e.nk - j0 : attn_stage_rows<W>;
     if (!e.vis.any(i_end, j0, j0 + nk)) continue;  // the same for the whole block
-    __syncthreads();
-    attn_stage<W>(k + e.k0 * ks, j0, nk, K, ks, k_tile);
-    attn_stage<W>(v + e.k0 * vs, j0, nk, Kv, vs, v_tile);
-    __syncthreads();
+    attn_stage<W>(j0, nk, k + e.k0 * ks, K, ks, k_tile, v + e.k0 * vs, Kv, vs, v_tile);
     if (!active || l == -INFINITY) continue;
     for (int64_t jj = 0; jj < nk; ++jj) {
       if (!e.vis(i, j0 + jj)) continue;
