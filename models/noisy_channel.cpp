@@ -48,18 +48,20 @@ data::Batch forced_batch(const std::vector<std::vector<int64_t>>& sources, int64
 // next words; in order of score (ties in the order offered), one that chose <eos> has ended, and
 // the others live on until `beam` of them do. The search stops when none lives, when 4 x beam have
 // ended, or at the limit, where the live ones may still end; when none ever ended, the ones cut
-// at the limit are the candidates.
+// at the limit are the candidates. The hypotheses are the rows of one cached decode (the sentence
+// in `beam` rows), each step's survivors going on from their parents' rows.
 std::vector<Candidate> beam_candidates(Translator& model, const std::vector<int64_t>& source, int64_t limit,
                                        int64_t beam) {
-  const int64_t S = model.source_slots(static_cast<int64_t>(source.size()));
+  const int64_t n = static_cast<int64_t>(source.size()), S = model.source_slots(n);
+  std::vector<int64_t> rows(beam * S, Vocab::PAD);
+  for (int64_t r = 0; r < beam; ++r) std::copy(source.begin(), source.end(), rows.begin() + r * S);
   std::vector<Candidate> live{Candidate{}}, ended;
-  for (int64_t t = 0; t <= limit && !live.empty() && static_cast<int64_t>(ended.size()) < 4 * beam; ++t) {
-    std::vector<std::vector<int64_t>> prefixes;
-    for (const Candidate& c : live) prefixes.push_back(c.ids);
-    const Tensor logits = model.forward(
-        forced_batch(std::vector<std::vector<int64_t>>(live.size(), source), S, prefixes, model.device()));
-    const std::vector<double> log_p = log_softmax(logits).to_vector();  // (live, t + 1, V)
-    const int64_t V = logits.size(2);
+  bool cut = false;  // none ended by the limit: the live ones, cut there, are the candidates
+  ForwardOptions options;
+  options.max_length = limit;
+  const auto step = [&](const Tensor& logits, int64_t t, std::vector<int64_t>& next, std::vector<int64_t>& from) {
+    const std::vector<double> log_p = log_softmax(logits).to_vector();  // (beam, 1, V): row a is live[a]
+    const int64_t V = logits.size(2), k = std::min(beam, V);
     struct Offer {
       double score;
       size_t from;
@@ -68,18 +70,17 @@ std::vector<Candidate> beam_candidates(Translator& model, const std::vector<int6
     std::vector<Offer> offers;
     std::vector<int64_t> order(static_cast<size_t>(V));
     for (size_t a = 0; a < live.size(); ++a) {
-      const double* p = log_p.data() + (a * (t + 1) + t) * V;
+      const double* p = log_p.data() + a * V;
       for (int64_t v = 0; v < V; ++v) order[v] = v;
-      const int64_t k = std::min(beam, V);
       std::partial_sort(order.begin(), order.begin() + k, order.end(),
                         [&](int64_t x, int64_t y) { return p[x] > p[y] || (p[x] == p[y] && x < y); });
-      for (int64_t i = 0; i < k; ++i) {
-        if (t == limit && order[i] != Vocab::EOS) continue;  // at the limit a hypothesis may only end
-        offers.push_back({live[a].score + p[order[i]], a, order[i]});
-      }
+      for (int64_t i = 0; i < k; ++i)
+        if (t < limit || order[i] == Vocab::EOS)  // at the limit a hypothesis may only end
+          offers.push_back({live[a].score + p[order[i]], a, order[i]});
     }
     std::stable_sort(offers.begin(), offers.end(), [](const Offer& x, const Offer& y) { return x.score > y.score; });
-    std::vector<Candidate> next;
+    std::vector<Candidate> survivors;
+    from.assign(beam, 0), next.assign(beam, Vocab::PAD);
     for (const Offer& offer : offers) {
       Candidate c{live[offer.from].ids, offer.score, offer.word == Vocab::EOS};
       if (c.ended) {
@@ -87,12 +88,15 @@ std::vector<Candidate> beam_candidates(Translator& model, const std::vector<int6
         continue;
       }
       c.ids.push_back(offer.word);
-      next.push_back(std::move(c));
-      if (static_cast<int64_t>(next.size()) == beam) break;
+      from[survivors.size()] = static_cast<int64_t>(offer.from), next[survivors.size()] = offer.word;
+      survivors.push_back(std::move(c));
+      if (static_cast<int64_t>(survivors.size()) == beam) break;
     }
-    if (t == limit && ended.empty()) return live;  // cut at the limit: nothing ended
-    live = std::move(next);
-  }
+    cut = t == limit && ended.empty();
+    if (!cut) live = std::move(survivors);
+    return cut || live.empty() || static_cast<int64_t>(ended.size()) >= 4 * beam;
+  };
+  model.decode(Tensor::from_ids(rows, {beam, S}, model.device()), std::vector<int64_t>(beam, n), step, options);
   return ended.empty() ? live : ended;
 }
 

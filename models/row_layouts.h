@@ -390,6 +390,12 @@ class CachedContext final : public AttentionContext {
   Tensor query_rows(size_t layer, const Tensor& x) const override {
     return position_ == 0 && layer + 1 == keys_.size() ? Tensor() : x;
   }
+  // row r goes on from row from[r]'s cached keys and values (Translator::ChooseNext)
+  void reorder(const std::vector<int64_t>& from) {
+    const Tensor rows = Tensor::from_ids(from, {B_}, device_);
+    for (std::vector<Tensor>* cache : {&keys_, &values_})
+      for (Tensor& layer : *cache) layer = reshape(embedding(reshape(layer, {B_, -1}), rows), layer.shape());
+  }
   Tensor attend(size_t layer, const Tensor& plain_q, const Tensor& plain_k, const Tensor& v,
                 Tensor* weights_out) override {
     if (weights_out) throw std::logic_error("translator: cached decoding forms no attention weights to record");

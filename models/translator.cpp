@@ -240,6 +240,17 @@ Tensor Translator::packed_loss(const data::Batch& batch, const Knockout& knockou
   return cross_entropy(logits, batch.target_output, data::Vocab::PAD, label_smoothing);
 }
 
+// ChooseNext's `from`, checked: one row per row, each joining a row of the same source length.
+static const std::vector<int64_t>& checked_rows(const std::vector<int64_t>& from,
+                                                const std::vector<int64_t>& source_lengths) {
+  const int64_t B = static_cast<int64_t>(source_lengths.size());
+  bool fits = static_cast<int64_t>(from.size()) == B;
+  for (int64_t r = 0; fits && r < B; ++r)
+    fits = from[r] >= 0 && from[r] < B && source_lengths[from[r]] == source_lengths[r];
+  if (!fits) throw std::logic_error("translator: decode's rows may only go on from rows of the same source length");
+  return from;
+}
+
 void Translator::decode(const Tensor& source, const std::vector<int64_t>& source_lengths, const ChooseNext& choose,
                         const ForwardOptions& options) {
   NoGradGuard no_grad;
@@ -252,7 +263,7 @@ void Translator::decode(const Tensor& source, const std::vector<int64_t>& source
   options.knockout.validate(S + Tt, layers());
   const Device device = this->device();
   const DType dtype = src_embed.weight.dtype();
-  std::vector<int64_t> inputs(static_cast<size_t>(B), data::Vocab::SEP);  // this step's target input per row
+  std::vector<int64_t> inputs(static_cast<size_t>(B), data::Vocab::SEP), from;  // this step's target input per row
   CachedContext context(B, S, Tt, blocks_.size(), source_lengths, device, options.knockout,
                         distance_slope(config_.positions));
   const BlockOptions block = block_options(false);
@@ -276,7 +287,9 @@ void Translator::decode(const Tensor& source, const std::vector<int64_t>& source
     context.move_to(position, make_turn(config_, step_positions, {B, 1}, dtype, device, false, step_gains));
     Tensor x =
         placed(tgt_embed.forward(Tensor::from_ids(inputs, {B, 1}, device)), position, position + 1);  // (B, 1, D)
-    if (choose(head->forward(run_blocks(x, context, block)), t, inputs)) return;                      // (B, 1, vocab)
+    from.clear();
+    if (choose(head->forward(run_blocks(x, context, block)), t, inputs, from)) return;  // (B, 1, vocab)
+    if (!from.empty()) context.reorder(checked_rows(from, source_lengths));
   }
 }
 
@@ -284,7 +297,7 @@ void Translator::decode_recomputing(const Tensor& source, const std::vector<int6
                                     const ChooseNext& choose, const ForwardOptions& options) {
   // The mask is causal, so only the first t + 1 target slots can influence position t.
   const int64_t B = source.size(0), S = source.size(1), Tt = decode_slots(*this, source_lengths, options.max_length);
-  std::vector<int64_t> inputs(static_cast<size_t>(B), data::Vocab::SEP);  // this step's target input per row
+  std::vector<int64_t> inputs(static_cast<size_t>(B), data::Vocab::SEP), from;  // this step's target input per row
   std::vector<int64_t> prefix_ids;
   data::Batch batch;
   batch.source = source;
@@ -302,7 +315,17 @@ void Translator::decode_recomputing(const Tensor& source, const std::vector<int6
     step.knockout.query_to = std::min(step.knockout.query_to, S + t + 1);
     if (step.knockout.active() && step.knockout.query_from >= step.knockout.query_to) step.knockout = Knockout{};
     if (step.knockout.key >= S + t + 1) step.knockout = Knockout{};  // a key not there yet
-    if (choose(slice(forward(batch, step), 1, t, t + 1), t, inputs)) return;
+    from.clear();
+    if (choose(slice(forward(batch, step), 1, t, t + 1), t, inputs, from)) return;
+    if (from.empty()) continue;
+    const std::vector<int64_t> ids = batch.source.to_ids(), prefixes = prefix_ids;
+    std::vector<int64_t> source_ids;
+    prefix_ids.clear();
+    for (int64_t r : checked_rows(from, source_lengths)) {
+      source_ids.insert(source_ids.end(), ids.begin() + r * S, ids.begin() + (r + 1) * S);
+      prefix_ids.insert(prefix_ids.end(), prefixes.begin() + r * (t + 1), prefixes.begin() + (r + 1) * (t + 1));
+    }
+    batch.source = Tensor::from_ids(source_ids, {B, S}, device());
   }
 }
 
@@ -361,7 +384,7 @@ std::vector<std::vector<std::string>> Translator::translate(const std::vector<st
   if (options.cut_at_limit) options.cut_at_limit->assign(B, 0);
   decode(
       Tensor::from_ids(src, {B, S}, this->device()), lengths,
-      [&](const Tensor& logits, int64_t t, std::vector<int64_t>& next) {
+      [&](const Tensor& logits, int64_t t, std::vector<int64_t>& next, std::vector<int64_t>&) {
         std::vector<int64_t> best = max_with_indices(logits, -1).indices.to_ids();  // (B, 1)
         if (options.exact_lengths) {  // <eos> is never chosen before the exact length: the best other word
           const std::vector<double> scores = logits.to_vector();

@@ -89,9 +89,13 @@ class Translator : public nn::Module {
   std::vector<std::vector<std::string>> translate(const std::vector<std::vector<std::string>>& english,
                                                   const data::Vocab& english_vocab, const data::Vocab& hindi_vocab,
                                                   const ForwardOptions& options = {});
-  // Greedy decoding on ids: source (B, S) with its lengths -> each step's logits (B, 1, vocab) are
-  // passed to `choose`, which returns the next input id per row and whether to stop.
-  using ChooseNext = std::function<bool(const Tensor& logits, int64_t step, std::vector<int64_t>& next)>;
+  // Decoding on ids: source (B, S) with its lengths -> each step's logits (B, 1, vocab) are passed
+  // to `choose`, which sets the next input id per row and returns whether to stop. It may also fill
+  // `from` (B entries; left empty, every row goes on as itself): row r then goes on from row
+  // from[r]'s source, prefix and cache, as beam search needs. Rows so joined must have the same
+  // source length.
+  using ChooseNext =
+      std::function<bool(const Tensor& logits, int64_t step, std::vector<int64_t>& next, std::vector<int64_t>& from)>;
   void decode(const Tensor& source, const std::vector<int64_t>& source_lengths, const ChooseNext& choose,
               const ForwardOptions& options = {});
   // Keeps the token embeddings fixed at their random start (the tutorial's "static embeddings"): only

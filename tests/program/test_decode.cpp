@@ -5,6 +5,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
+#include <stdexcept>
 
 #include "data/dataset.h"
 #include "framework/autograd.h"
@@ -18,19 +20,21 @@ using namespace qkv;
 
 namespace {
 
-// Every step's logits, feeding the ids of `script` (B rows of steps) as the next inputs, so that
-// both paths decode every step of every row whatever the model predicts.
+// Every step's logits, feeding scripted ids as the next inputs, so that both paths decode every
+// step of every row whatever the model predicts; after step t, rows go on from rows reorders[t].
 std::vector<std::vector<double>> step_logits(models::Translator& model, const Tensor& source,
-                                             const std::vector<int64_t>& lengths, bool cache, int64_t vocab) {
+                                             const std::vector<int64_t>& lengths, bool cache, int64_t vocab,
+                                             const std::map<int64_t, std::vector<int64_t>>& reorders = {}) {
   models::ForwardOptions options;
   options.recompute_prefix = !cache;
   std::vector<std::vector<double>> steps;
   const int64_t B = source.size(0);
   model.decode(
       source, lengths,
-      [&](const Tensor& logits, int64_t t, std::vector<int64_t>& next) {
+      [&](const Tensor& logits, int64_t t, std::vector<int64_t>& next, std::vector<int64_t>& from) {
         steps.push_back(logits.to_vector());
         for (int64_t b = 0; b < B; ++b) next[b] = 4 + (b * 7 + t * 3) % (vocab - 4);
+        if (reorders.contains(t)) from = reorders.at(t);
         return false;
       },
       options);
@@ -84,6 +88,35 @@ TEST_CASE(
             CHECK(worst_difference(cached[t], recomputed[t]) < 1e-6);
           }
         }
+}
+
+TEST_CASE("rows that go on from other rows (beam search) get the same logits with and without the cache") {
+  for (const auto positions : {models::Positions::Absolute, models::Positions::Rotary, models::Positions::Alibi}) {
+    CAPTURE(models::positions_name(positions));
+    models::TranslatorConfig c =
+        qkv::testing::test_config({12, 16, 20}, 30, 25, {7, 9}, models::AttentionMode::Learned, 2);
+    c.positions = positions;
+    Generator gen(7);
+    models::Translator model(c, gen);
+    model.train(false);
+    std::vector<int64_t> ids;
+    for (int64_t i = 0; i < 3 * 7; ++i) ids.push_back(4 + static_cast<int64_t>(gen.below(26)));
+    const Tensor source = Tensor::from_ids(ids, {3, 7});
+    const std::map<int64_t, std::vector<int64_t>> reorders = {{1, {2, 0, 0}}, {3, {1, 2, 0}}};
+    const auto cached = step_logits(model, source, {5, 5, 5}, true, c.target_vocab, reorders);
+    const auto recomputed = step_logits(model, source, {5, 5, 5}, false, c.target_vocab, reorders);
+    const auto plain = step_logits(model, source, {5, 5, 5}, true, c.target_vocab);
+    REQUIRE(cached.size() == recomputed.size());
+    for (size_t t = 0; t < cached.size(); ++t) {
+      CAPTURE(t);
+      CHECK(worst_difference(cached[t], recomputed[t]) < 1e-6);
+    }
+    CHECK(worst_difference(cached[0], plain[0]) < 1e-6);  // before any reorder
+    CHECK(worst_difference(cached[2], plain[2]) > 1e-3);  // row 0 now reads row 2's source and prefix
+    // rows of another source length cannot be joined
+    for (const bool cache : {true, false})
+      CHECK_THROWS_AS(step_logits(model, source, {5, 4, 5}, cache, c.target_vocab, {{0, {1, 1, 2}}}), std::logic_error);
+  }
 }
 
 TEST_CASE("the trained twin fixture translates the test split identically with and without the cache") {
