@@ -71,8 +71,7 @@ def bench(name, steps, threads, skip_source_rows, positions):
     model = pytorch_twin.Translator(config).float()
     keep = model.attention_mask([S] * B)  # the mask is built once, as qkv's costs little
     opt = torch.optim.AdamW(model.parameters(), lr=1e-3, weight_decay=0.01)
-    source = torch.randint(4, V, (B, S))
-    target = torch.randint(4, V, (B, Tt))
+    source, target = torch.randint(4, V, (B, S)), torch.randint(4, V, (B, Tt))
     turn = model.turn(torch.arange(S + Tt), torch.float32)  # the cos and sin tables made once, as users cache them
 
     def step():

@@ -69,8 +69,7 @@ def read_safetensors(path):
         if dtype not in _DTYPES:
             raise SystemExit(f"{path}: tensor '{name}' has unsupported dtype {dtype}")
         begin, end = entry["data_offsets"]
-        arr = np.frombuffer(data[begin:end], dtype=np.dtype(_DTYPES[dtype]))
-        tensors[name] = arr.reshape(entry["shape"]).copy()
+        tensors[name] = np.frombuffer(data[begin:end], dtype=np.dtype(_DTYPES[dtype])).reshape(entry["shape"]).copy()
     return metadata, tensors
 
 
@@ -92,10 +91,7 @@ def write_safetensors(path, tensors, metadata):
     text += b" " * ((8 - len(text) % 8) % 8)
     tmp = f"{path}.tmp.{os.getpid()}"
     with open(tmp, "wb") as f:
-        f.write(struct.pack("<Q", len(text)))
-        f.write(text)
-        for raw in chunks:
-            f.write(raw)
+        f.writelines([struct.pack("<Q", len(text)), text, *chunks])
         f.flush()
         os.fsync(f.fileno())
     os.replace(tmp, path)
@@ -303,10 +299,8 @@ def make_batch(pairs, english_vocab, hindi_vocab, S, T_tgt):
         e = [e_index.get(w, UNK) for w in tokenize(english)]
         h = [h_index.get(w, UNK) for w in tokenize(hindi)]
         source[b, :len(e)] = e
-        target_input[b, 0] = SEP
-        target_input[b, 1:len(h) + 1] = h
-        target_output[b, :len(h)] = h
-        target_output[b, len(h)] = EOS
+        target_input[b, :len(h) + 1] = [SEP] + h
+        target_output[b, :len(h) + 1] = h + [EOS]
         lengths[b] = len(e)
     return source, target_input, target_output, lengths
 
@@ -392,13 +386,10 @@ def forward_and_backward(model, batch):
     loss.backward()
     f64 = lambda t: t.detach().to(torch.float64).numpy()
     out = {"loss": f64(loss).reshape(()), "logits": f64(logits), "attention": f64(attentions[-1])}
-    for name, array in zip(BATCH_FIELDS, batch):
-        out["batch." + name] = array
+    out.update({"batch." + name: array for name, array in zip(BATCH_FIELDS, batch)})
     if len(attentions) > 1:
-        for layer, layer_weights in enumerate(attentions):
-            out[f"attention.{layer}"] = f64(layer_weights)
-    for name, p in model.named_parameters():
-        out["grad." + name] = f64(p.grad)
+        out.update({f"attention.{layer}": f64(layer_weights) for layer, layer_weights in enumerate(attentions)})
+    out.update({"grad." + name: f64(p.grad) for name, p in model.named_parameters()})
     return out, loss
 
 
@@ -434,29 +425,19 @@ def main():
                 "eps": 1e-8, "clip": 1.0}
     batches = [make_batch(all_pairs[k * args.lines:(k + 1) * args.lines], english_vocab, hindi_vocab, S, T_tgt)
                for k in range(args.train_steps)]
-    for i, name in enumerate(BATCH_FIELDS):
-        out["train." + name] = np.stack([b[i] for b in batches])
+    out.update({"train." + name: np.stack([b[i] for b in batches]) for i, name in enumerate(BATCH_FIELDS)})
     for suffix, train_dtype in (("", torch.float64), ("_float32", torch.float32)):
-        losses, norms, lrs = train_trajectory(twin(config, weights, train_dtype, args.checkpoint), batches, settings)
-        out["train.losses" + suffix] = losses
-        out["train.grad_norms" + suffix] = norms
-        out["train.lr"] = lrs
+        out["train.losses" + suffix], out["train.grad_norms" + suffix], out["train.lr"] = train_trajectory(
+            twin(config, weights, train_dtype, args.checkpoint), batches, settings)
 
     with open(args.checkpoint, "rb") as f:
         checkpoint_sha256 = hashlib.sha256(f.read()).hexdigest()
     fixture_meta = {
-        "format": FORMAT,
-        "dtype": args.dtype,
-        "torch_version": torch.__version__,
-        "checkpoint": os.path.basename(args.checkpoint),
-        "checkpoint_sha256": checkpoint_sha256,
-        "config": meta["config"],
-        "data": args.data,
-        "english": json.dumps([e for e, _ in pairs], ensure_ascii=False),
-        "hindi": json.dumps([h for _, h in pairs], ensure_ascii=False),
-        "parameters": json.dumps(parameters),
-        "train": json.dumps(settings),
-    }
+        "format": FORMAT, "dtype": args.dtype, "torch_version": torch.__version__,
+        "checkpoint": os.path.basename(args.checkpoint), "checkpoint_sha256": checkpoint_sha256, "config": meta["config"],
+        "data": args.data, "english": json.dumps([e for e, _ in pairs], ensure_ascii=False),
+        "hindi": json.dumps([h for _, h in pairs], ensure_ascii=False), "parameters": json.dumps(parameters),
+        "train": json.dumps(settings)}
     os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
     write_safetensors(args.out, out, fixture_meta)
     print(f"{args.out}: {config['attention']} model, batch of {len(pairs)}, {args.dtype}, "

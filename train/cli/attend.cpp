@@ -43,8 +43,7 @@ void register_attend(CLI::App& app) {
         (layer->count() > 0 || !a->out.empty() || (!a->format.empty() && a->format != "json") || !a->compare.empty()))
       throw std::runtime_error(
           "--knockout prints two translations (or, with --format json, them and every layer's "
-          "weights): it takes no --layer (use --knockout-layer), --out, --format other than json "
-          "or --compare");
+          "weights): it takes no --layer (use --knockout-layer), --out, --format other than json or --compare");
     a->sentence = join(*attend_words, " ");
     a->layer_given = layer->count() > 0;
     if (!a->out.empty()) check_output_file(a->out);  // a device, pipe or folder is refused before any work

@@ -43,11 +43,10 @@ void register_bench(CLI::App& app) {
   cmd->add_option("--format", *format, "text | json (every measurement with its unit, printed at the end)")
       ->check(CLI::IsMember({"text", "json"}))
       ->capture_default_str();
-  auto* by_positions =
-      cmd->add_option("--positions", *positions,
-                      "instead of the full set, time a training step with each of these positions schemes beside "
-                      "absolute, in alternating rounds, on the first --device")
-          ->check(CLI::IsMember({"absolute", "rotary", "absolute+rotary", "alibi"}));
+  auto* by_positions = cmd->add_option("--positions", *positions,
+                                       "instead of the full set, time a training step with each of these positions "
+                                       "schemes beside absolute, in alternating rounds, on the first --device")
+                           ->check(CLI::IsMember({"absolute", "rotary", "absolute+rotary", "alibi"}));
   auto* parallel = cmd->add_flag(
       "--data-parallel", *data_parallel,
       "under mpirun: time data-parallel training steps (step, all-reduce, bytes) and project the scaling");

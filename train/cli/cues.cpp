@@ -17,10 +17,9 @@ void register_cues(CLI::App& app) {
       ->check(CLI::IsMember({"sense_context", "idiom_context", "test"}))
       ->capture_default_str();
   add_data_option(cmd, o->data_dir, "dataset directory, whose cues.tsv is read");
-  cmd->add_option(
-      "--cues", o->cues,
-      "the cue file: per sentence the ambiguous word's and its cue's positions and readings (train/README.md, "
-      "qkv cues) [DATA/cues.tsv]");
+  cmd->add_option("--cues", o->cues,
+                  "the cue file: per sentence the ambiguous word's and its cue's positions and readings "
+                  "(train/README.md, qkv cues) [DATA/cues.tsv]");
   cmd->add_option("--out", o->out, "also write DIR/cues_SPLIT.tsv, .json and .png");
   add_seed_option(cmd, o->seed, "seed of the random knocked-out word");
   add_device_option(cmd, o->device);

@@ -111,9 +111,8 @@ EvalResult evaluate(models::Translator& model, const std::vector<data::SentenceP
 
 std::string skipped_note(const std::string& split, int64_t skipped, const models::TranslatorConfig& config) {
   return fmt::format(
-      "{}: {} sentence{} longer than the model's {} source and {} target positions skipped (its {} "
-      "positions cannot read past them; train with --positions rotary or alibi, or a larger --max-source and "
-      "--max-target)",
+      "{}: {} sentence{} longer than the model's {} source and {} target positions skipped (its {} positions cannot "
+      "read past them; train with --positions rotary or alibi, or a larger --max-source and --max-target)",
       split, skipped, skipped == 1 ? "" : "s", config.layout.max_source, config.layout.max_target,
       models::positions_name(config.positions));
 }

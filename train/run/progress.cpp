@@ -32,10 +32,8 @@ void write_loss_plot(const std::string& path, const std::vector<EpochRecord>& hi
   render::Series steps{"train loss, every few steps", {}, {}, {174, 199, 232}};
   render::Series train{"train loss, epoch mean (over the epoch)", {}, {}, {31, 119, 180}};
   render::Series valid{"valid loss", {}, {}, {255, 127, 14}};
-  render::LinePlotSpec rate;
-  rate.title = title + ": learning rate";
-  rate.x_label = "epoch";
-  rate.y_label = "learning rate";
+  render::LinePlotSpec rate{
+      .title = title + ": learning rate", .x_label = "epoch", .y_label = "learning rate", .series = {}};
   render::Series lr{"learning rate", {}, {}, {44, 160, 44}};
   // steps.csv lines: step,epoch,loss,learning_rate (after the header)
   for (size_t begin = steps_csv.find('\n'); begin != std::string::npos && begin + 1 < steps_csv.size();) {

@@ -41,9 +41,8 @@ models::TranslatorConfig translator_config(const TrainOptions& o, const data::Da
   const auto at_least_train = [](int64_t asked, int64_t trains, const char* flag, const std::string& longest) {
     if (asked > 0 && asked < trains)
       throw std::runtime_error(
-          fmt::format("{} {} is shorter than the longest train {}: give at least {}, or 0 for "
-                      "train's longest",
-                      flag, asked, longest, trains));
+          fmt::format("{} {} is shorter than the longest train {}: give at least {}, or 0 for train's longest", flag,
+                      asked, longest, trains));
     return asked > 0 ? asked : trains;
   };
   config.layout.max_source = at_least_train(o.max_source, train_layout.max_source, "--max-source",

@@ -137,10 +137,9 @@ std::unique_ptr<SafeTensorsFile> open_saved_state(const TrainOptions& requested,
                       "--resume --out {}, or start over with --force",
                       dir, dir));
     if (folder.holds_finished_run())
-      throw std::runtime_error(
-          fmt::format("{} already holds a run (model.safetensors), finished; use --force to start "
-                      "over in it, or another --out",
-                      dir));
+      throw std::runtime_error(fmt::format(
+          "{} already holds a run (model.safetensors), finished; use --force to start over in it, or another --out",
+          dir));
     for (const char* name : {RunFolder::kModel, RunFolder::kMetrics})
       if (folder.has(name))
         throw std::runtime_error(
@@ -185,10 +184,9 @@ void restore_state(const SafeTensorsFile& saved, const std::string& saved_path, 
   // The model's best epoch is in model.safetensors, or, at the end of that very epoch, in the
   // state's weights (write_finished_epoch_outputs writes it).
   if (r.best_epoch > 0 && !(r.position == 0 && r.best_epoch == r.epoch - 1) && !run.folder.has(RunFolder::kModel))
-    throw std::runtime_error(
-        fmt::format("{}: the saved run's best model (epoch {}) should be in {}, which is missing; "
-                    "start over with --force",
-                    saved_path, r.best_epoch, run.folder.model_path()));
+    throw std::runtime_error(fmt::format(
+        "{}: the saved run's best model (epoch {}) should be in {}, which is missing; start over with --force",
+        saved_path, r.best_epoch, run.folder.model_path()));
 
   // Exactly the tensors a run saves at this point: every parameter, both AdamW moments of every
   // trained one (AdamW makes them, zero, before its first step), its average with --ema, and the

@@ -174,8 +174,7 @@ static void validate_metrics_csv(RunState& r) {
     csv_ok = lines[i].size() < 200 && lines[i].rfind(std::to_string(i) + ",", 0) == 0;
   if (!csv_ok)
     throw std::runtime_error(
-        fmt::format("training state: 'metrics_csv' is not the header and one line for each of "
-                    "the {} finished epoch{}",
+        fmt::format("training state: 'metrics_csv' is not the header and one line for each of the {} finished epoch{}",
                     r.history.size(), r.history.size() == 1 ? "" : "s"));
   // the best epoch's exact match, as its metrics.csv line gives it (the fifth column, 6 decimals)
   if (r.best_epoch > 0) {
@@ -185,10 +184,9 @@ static void validate_metrics_csv(RunState& r) {
     const std::string written =
         column == std::string::npos ? "" : best_line.substr(column + 1, best_line.find(',', column + 1) - column - 1);
     if (written != fmt::format("{:.6f}", r.best_exact))
-      throw std::runtime_error(
-          fmt::format("training state: best_exact {} is not the valid exact match of its best epoch "
-                      "{} in metrics_csv ({})",
-                      r.best_exact, r.best_epoch, shown(written)));
+      throw std::runtime_error(fmt::format(
+          "training state: best_exact {} is not the valid exact match of its best epoch {} in metrics_csv ({})",
+          r.best_exact, r.best_epoch, shown(written)));
   }
 }
 
@@ -259,10 +257,9 @@ RunState validated_fields(const SafeTensorsFile& file, const TrainOptions& o, co
   }
   const int64_t expected_step = (r.epoch - 1) * limits.steps_per_epoch + limits.steps_in(r.position);
   if (r.step != expected_step)
-    throw std::runtime_error(
-        fmt::format("training state: step {} does not follow from epoch {} and position {} "
-                    "(batches of {}: step {} does)",
-                    r.step, r.epoch, r.position, o.batch, expected_step));
+    throw std::runtime_error(fmt::format(
+        "training state: step {} does not follow from epoch {} and position {} (batches of {}: step {} does)", r.step,
+        r.epoch, r.position, o.batch, expected_step));
   adam_step = parse_integer(meta("adam_step"), "adam_step", r.step, r.step);  // AdamW steps once a step
   validate_history(meta("history"), o, r);
   validate_metrics_csv(r);

@@ -53,9 +53,7 @@ render::LinePlotSpec ablation_plot(const std::vector<AblationPoint>& points, con
   for (const AblationPoint& p : points)
     if (std::find(order.begin(), order.end(), p.series()) == order.end()) order.push_back(p.series());
   for (const auto& name : order) {
-    render::Series s;
-    s.name = name;
-    s.markers = true;
+    render::Series s{.name = name, .x = {}, .y = {}, .markers = true};
     for (const AblationPoint& p : points) {
       if (p.series() != name) continue;
       s.x.push_back(static_cast<double>(p.blocks));

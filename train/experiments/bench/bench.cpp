@@ -369,8 +369,7 @@ static void bench_training(const BenchSize& s, Device device, int steps, BenchOu
   const double storages = per_step(made_after.storages, made_before.storages);
   const double megabytes = per_step(made_after.storage_bytes, made_before.storage_bytes) / 1e6;
   out.say(
-      "  {:<34} per step: {:.0f} op calls, {:.0f} graph nodes, {:.0f} tensor headers, {:.0f} allocations "
-      "({:.1f} MB)\n",
+      "  {:<34} per step: {:.0f} op calls, {:.0f} graph nodes, {:.0f} tensor headers, {:.0f} allocations ({:.1f} MB)\n",
       "", ops, nodes, tensors, storages, megabytes);
   out.measure("training_op_calls_per_step", where, ops, "calls");
   out.measure("training_graph_nodes_per_step", where, nodes, "nodes");

@@ -27,8 +27,7 @@ std::string results_tsv(const std::vector<CueResult>& results, const std::string
   std::string tsv =
       "checkpoint\tattention\tsplit\tlayer\tsentences\tcue_peak\tbaseline_peak\tcue_above_baseline\t"
       "knockout_trials\tcue_knockout_flip_rate\trandom_knockout_flip_rate\tcue_knockout_change_rate\t"
-      "random_knockout_change_rate\tcue_knockout_all_queries_flip_rate\t"
-      "random_knockout_all_queries_flip_rate\n";
+      "random_knockout_change_rate\tcue_knockout_all_queries_flip_rate\trandom_knockout_all_queries_flip_rate\n";
   for (const CueResult& r : results)
     for (const models::CueLayer& l : r.report.layers)
       tsv += fmt::format(

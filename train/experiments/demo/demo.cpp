@@ -264,21 +264,17 @@ void accuracy_sections(Demo& d) {
                     default_table = exact_match_table(d, d.defaults);
   const std::string tutorial_says = fmt::format(
       "In the tutorial's setting, learned W_q, W_k, W_v reach {:.1f}% on the test split and {:.1f}% on the "
-      "generalisation "
-      "splits; parameter-free attention (Q = K = V = x) reaches {:.1f}% and {:.1f}%, and no attention {:.1f}% and "
-      "{:.1f}%. "
-      "Over frozen random embeddings, parameter-free attention can only weigh words by how alike their random vectors "
-      "are; learned projections choose what to look for.",
+      "generalisation splits; parameter-free attention (Q = K = V = x) reaches {:.1f}% and {:.1f}%, and no attention "
+      "{:.1f}% and {:.1f}%. Over frozen random embeddings, parameter-free attention can only weigh words by how alike "
+      "their random vectors are; learned projections choose what to look for.",
       tutorial_learned.test(), tutorial_learned.generalisation(), tutorial_static.test(),
       tutorial_static.generalisation(), tutorial_none.test(), tutorial_none.generalisation());
   const std::string default_says = fmt::format(
       "With {} blocks and trained embeddings, learned attention reaches {:.1f}% on test and {:.1f}% on the "
-      "generalisation "
-      "splits against {:.1f}% and {:.1f}% for parameter-free attention: {} points apart on test, {} on the sentences "
-      "that put known words in new roles. Parameter-free attention comes close inside the training distribution "
-      "because from block 2 on its Q = K = V are outputs of learned feed-forward layers, and its embeddings are "
-      "trained "
-      "too: the learning moves below the attention.",
+      "generalisation splits against {:.1f}% and {:.1f}% for parameter-free attention: {} points apart on test, {} on "
+      "the sentences that put known words in new roles. Parameter-free attention comes close inside the training "
+      "distribution because from block 2 on its Q = K = V are outputs of learned feed-forward layers, and its "
+      "embeddings are trained too: the learning moves below the attention.",
       learned.blocks, learned.test(), learned.generalisation(), fixed.test(), fixed.generalisation(),
       fmt::format("{:.1f}", learned.test() - fixed.test()),
       fmt::format("{:.1f}", learned.generalisation() - fixed.generalisation()));
@@ -352,8 +348,7 @@ void cue_section(Demo& d) {
     const models::CueReport& r = results.back().report;
     says += fmt::format(
         "{}{}: hiding the cue from the Hindi positions flips the ambiguous word's translation in {:.1f}% "
-        "of {} sentences (a random other word: {:.1f}%); hiding it from every position, {:.1f}% "
-        "({:.1f}%).",
+        "of {} sentences (a random other word: {:.1f}%); hiding it from every position, {:.1f}% ({:.1f}%).",
         says.empty() ? "" : " ", m.mode_name(), 100 * r.cue_flip_rate(), r.trials, 100 * r.random_flip_rate(),
         100 * r.cue_flip_rate_all_queries(), 100 * r.random_flip_rate_all_queries());
   }
@@ -392,10 +387,9 @@ void probe_section(Demo& d) {
         results.push_back({m.checkpoint, m.label(), models::probe_senses(*m.loaded.model, words, m.loaded.english)});
   const std::string table = probe_table(results);
   std::string says =
-      "Held-out accuracy of a logistic regression that reads the ambiguous word's sense (bank: river or "
-      "money, and the other words with two senses) from its vector; chance is 50%. The embedding row is "
-      "the vector before any attention: the same token vector in every sentence, so only its position "
-      "can tell the senses apart.";
+      "Held-out accuracy of a logistic regression that reads the ambiguous word's sense (bank: river or money, and the "
+      "other words with two senses) from its vector; chance is 50%. The embedding row is the vector before any "
+      "attention: the same token vector in every sentence, so only its position can tell the senses apart.";
   for (const ProbeResult& r : results)
     if (r.report.accuracy.size() > 1)
       says += fmt::format(" {}: {:.1f}% from the embedding, {:.1f}% after block 1, {:.1f}% after the last.", r.mode,

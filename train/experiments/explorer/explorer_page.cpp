@@ -68,18 +68,13 @@ static uint16_t float_to_half(float value) {
 
 // VALUES as little-endian float16 or float32 bytes in base64 (x86 and ARM are little-endian).
 static std::string encode_weights(const std::vector<double>& values, PageWeights weights) {
-  std::vector<uint8_t> bytes;
-  if (weights == PageWeights::float16) {
-    std::vector<uint16_t> halves;
-    for (const double v : values) halves.push_back(float_to_half(float(v)));
-    bytes.resize(halves.size() * sizeof(uint16_t));
-    std::memcpy(bytes.data(), halves.data(), bytes.size());
-  } else {
-    const std::vector<float> floats(values.begin(), values.end());
-    bytes.resize(floats.size() * sizeof(float));
-    std::memcpy(bytes.data(), floats.data(), bytes.size());
-  }
-  return base64_encode(bytes.data(), bytes.size());
+  const auto encode = [](const auto& v) {
+    return base64_encode(reinterpret_cast<const uint8_t*>(v.data()), v.size() * sizeof(v[0]));
+  };
+  if (weights == PageWeights::float32) return encode(std::vector<float>(values.begin(), values.end()));
+  std::vector<uint16_t> halves;
+  for (const double v : values) halves.push_back(float_to_half(float(v)));
+  return encode(halves);
 }
 
 // One checkpoint as the page reads it: its config, vocabularies and every parameter in base64

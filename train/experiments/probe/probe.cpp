@@ -74,13 +74,13 @@ void write_probe_files(const std::vector<ProbeResult>& results, const ProbeOptio
   fs::create_directories(dir);
   std::string tsv = "checkpoint\tattention\tlayer\tword\texamples\taccuracy\n";
   nlohmann::ordered_json j = {{"split", o.split}, {"per_sense", o.per_sense}, {"seed", std::to_string(o.seed)}};
-  render::LinePlotSpec plot;
-  plot.title = fmt::format(
-      "sense probe: held-out accuracy reading the ambiguous word's sense from its vector\n"
-      "mean over the words, split {}; chance is 50%",
-      o.split);
-  plot.x_label = "layer (0: the input embedding)";
-  plot.y_label = "probe accuracy (%)";
+  render::LinePlotSpec plot{
+      .title = fmt::format("sense probe: held-out accuracy reading the ambiguous word's sense from "
+                           "its vector\nmean over the words, split {}; chance is 50%",
+                           o.split),
+      .x_label = "layer (0: the input embedding)",
+      .y_label = "probe accuracy (%)",
+      .series = {}};
   static const render::RGB palette[] = {{31, 119, 180}, {255, 127, 14}, {44, 160, 44}, {148, 103, 189}};
   for (size_t m = 0; m < results.size(); ++m) {
     const ProbeResult& r = results[m];
