@@ -11,6 +11,7 @@
 #include <chrono>
 #include <cmath>
 #include <functional>
+#include <map>
 #include <stdexcept>
 #include <vector>
 
@@ -343,8 +344,9 @@ static StepRun run_steps(const BenchSize& s, Device device, int steps, models::P
 }
 
 // Training steps per second on synthetic tokens (run_steps) with the shipped model's positions
-// (train's --positions default; tools/bench_pytorch.py times the same), reported.
-static void bench_training(const BenchSize& s, Device device, int steps, BenchOutput& out) {
+// (train's --positions default; tools/bench_pytorch.py times the same), reported. Returns
+// milliseconds per step.
+static double bench_training(const BenchSize& s, Device device, int steps, BenchOutput& out) {
   const auto [seconds, last_loss, made_before, made_after, graph_before, graph_after] =
       run_steps(s, device, steps, TrainOptions{}.positions);
   const double tokens = static_cast<double>(steps) * s.batch * (s.max_source + s.max_target);
@@ -387,6 +389,7 @@ static void bench_training(const BenchSize& s, Device device, int steps, BenchOu
     out.measure("training_gemm_floor", where, floor * 1e3, "ms");
     out.measure("training_fraction_of_gemm_floor", where, floor / (seconds / steps), "fraction");
   }
+  return seconds / steps * 1e3;
 }
 
 // --positions: each scheme's training step beside absolute's, in alternating rounds (absolute, the
@@ -480,8 +483,17 @@ void measure_all(BenchOutput& out, const std::vector<std::string>& devices, int 
   if (only == "all") bench_matmul(512, 20, out);
   out.say("training throughput (forward + backward + AdamW, synthetic tokens, {} positions):\n",
           models::positions_name(TrainOptions{}.positions));
+  std::map<std::string, double> cpu_ms;  // size -> the CPU's ms per step, to give every other device's ratio
   for (const auto& d : devices)
-    for_each_size([&](const BenchSize& s, int size_steps) { bench_training(s, Device::parse(d), size_steps, out); });
+    for_each_size([&](const BenchSize& s, int size_steps) {
+      const Device device = Device::parse(d);
+      const double ms = bench_training(s, device, size_steps, out);
+      if (device == Device::cpu()) cpu_ms[s.label] = ms;
+      if (device == Device::cpu() || !cpu_ms.contains(s.label)) return;
+      out.say("  {:<34} {} is {:.2f}x the CPU's speed\n", s.name, device.str(), cpu_ms[s.label] / ms);
+      out.measure("training_speedup_over_cpu", {{"size", s.label}, {"device", device.str()}}, cpu_ms[s.label] / ms,
+                  "ratio");
+    });
   for (const auto& d : devices) {
     if (Device::parse(d).type != DeviceType::CUDA) continue;
 #ifdef QKV_WITH_CUDA
