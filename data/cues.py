@@ -3,7 +3,7 @@
 # It only reads the features the frames record; it draws nothing and changes no corpus file.
 from collections import Counter
 
-from grammar import ADJECTIVES, NOUNS, VERBS
+from grammar import NOUNS, VERBS
 
 # The fixed words of each idiom (and of its literal twin), whatever the verb's tense.
 IDIOM_WORDS = {
@@ -14,21 +14,14 @@ IDIOM_WORDS = {
 }
 HEADER = "split\tenglish\ttarget_positions\tcue_position\tcue\tlabel\treading_hindi"
 
-# The Hindi words that carry each idiom reading (from the frames' docstrings); a sentence whose
-# reference translation holds none of its reading's words is dropped, so the list is checked.
+# The Hindi words that carry each idiom's (idiomatic, literal) reading, from the frames' docstrings; a
+# sentence whose reference translation holds none of its reading's words is dropped, so the list is checked.
 IDIOM_HINDI = {
-    ("cake", "idiom"): "आसान", ("cake", "literal"): "टुकड़ा टुकड़े",
-    ("leg", "idiom"): "शुभकामनाएँ", ("leg", "literal"): "टांग टांगें",
-    ("spill", "idiom"): "राज़", ("spill", "literal"): "फलियाँ फलियों",
-    ("feet", "idiom"): "घबरा घबराया घबराई घबराए घबराती घबराता घबराते", ("feet", "literal"): "पैर",
-    ("weather", "idiom"): "तबीयत", ("weather", "literal"): "मौसम",
-    ("sack", "idiom"): "सोने", ("sack", "literal"): "बोरे बोरों बोरा",
-    ("books", "idiom"): "पढ़ाई", ("books", "literal"): "किताबों किताबें किताब",
-    ("hot", "idiom"): "मुसीबत", ("hot", "literal"): "गर्म",
-    ("arm", "idiom"): "महंगा महंगी महंगे", ("arm", "literal"): "हाथ",
-    ("blue_moon", "idiom"): "कम", ("blue_moon", "literal"): "चाँद",
-    ("cat", "idiom"): "राज़", ("cat", "literal"): "बिल्ली बिल्लियों बिल्लियाँ",
-    ("ice", "idiom"): "बातचीत", ("ice", "literal"): "बर्फ़",
+    "cake": ("आसान", "टुकड़ा टुकड़े"), "leg": ("शुभकामनाएँ", "टांग टांगें"), "spill": ("राज़", "फलियाँ फलियों"),
+    "feet": ("घबरा घबराया घबराई घबराए घबराती घबराता घबराते", "पैर"), "weather": ("तबीयत", "मौसम"),
+    "sack": ("सोने", "बोरे बोरों बोरा"), "books": ("पढ़ाई", "किताबों किताबें किताब"), "hot": ("मुसीबत", "गर्म"),
+    "arm": ("महंगा महंगी महंगे", "हाथ"), "blue_moon": ("कम", "चाँद"), "cat": ("राज़", "बिल्ली बिल्लियों बिल्लियाँ"),
+    "ice": ("बातचीत", "बर्फ़"),
 }
 # light as a weight is an adjective (हल्का, agreeing) and the river bank has no entry of its own
 # (किनारा); every other sense is a noun of NOUNS.
@@ -38,7 +31,8 @@ SENSE_HINDI = {("light", "weight"): "हल्का हल्के हल्�
 def reading_hindi(f):
     """The Hindi words of the sentence's reading of its ambiguous word or idiom."""
     if "idiom" in f:
-        return set(IDIOM_HINDI[f["idiom"]].split())
+        key, reading = f["idiom"]
+        return set(IDIOM_HINDI[key][0 if reading == "idiom" else 1].split())
     word, sense = f["sense"]
     if (word, sense) in SENSE_HINDI:
         return set(SENSE_HINDI[(word, sense)].split())
@@ -53,15 +47,7 @@ def surface_forms(key):
         forms.update(f for f in NOUNS[key][:2] if f)
     if key in VERBS:
         forms.update(VERBS[key][0])
-    if key in ADJECTIVES:
-        forms.add(key.split("_")[0])
     return forms
-
-
-def find_sequence(words, phrase):
-    """Start positions of every occurrence of phrase (a list of words) in words."""
-    n = len(phrase)
-    return [i for i in range(len(words) - n + 1) if words[i:i + n] == phrase]
 
 
 def target_span(s):
@@ -75,7 +61,7 @@ def target_span(s):
     if "idiom" in f:
         key, reading = f["idiom"]
         phrase = IDIOM_WORDS[key].split()
-        starts = find_sequence(words, phrase)
+        starts = [i for i in range(len(words) - len(phrase) + 1) if words[i:i + len(phrase)] == phrase]
         if len(starts) != 1:
             return None, "idiom words not found once"
         return list(range(starts[0], starts[0] + len(phrase))), f"{key}:{reading}"

@@ -1,30 +1,19 @@
 # data/grammar.py — the synchronous English/Hindi grammar behind the idiom corpus: the lexicon,
 # noun phrases, verb conjugation and clause realisation. It draws nothing at random and writes no
 # files; data/make_idioms.py samples clauses from it, and tests/test_grammar.py checks its rules.
-"""One structure, two languages.
-
-A clause is a plain dict of choices (subject, verb phrase, tense, negation, adjuncts).  `realize`
-turns it into an English token list and a Hindi token list, so both sides always come from the
-same choices.  Every Hindi rule the corpus relies on lives here, one function per rule:
-
-  agreement      verb_hi / adj_hi / det_hi / genitive_hi (gender, number, person, case)
-  ergative       subject_hi (ने in the perfective of transitive verbs; fused pronoun forms)
-  oblique case   np_hi(case="obl") before every postposition
-  word order     realize: S [time] [place] [indirect object] [object] [नहीं] V (SOV)
-  idioms         the IDIOM_* verb phrases, each with its idiomatic and literal reading
-"""
+"""One structure, two languages: the frames (data/frames/) realise one set of choices as an English
+and a Hindi token list with the functions here, one per Hindi rule: agreement (verb_hi, adj_hi,
+det_hi, genitive_hi), the ergative (subject_hi), the oblique case before a postposition (np_hi)."""
 
 # ---------------------------------------------------------------------------------------------
 # Agreement keys: g = "m" | "f", n = "sg" | "pl", p = 1 | 3.  Masculine singular is the default
 # that a verb takes when nothing agrees with it (an object marked with को).
-# ---------------------------------------------------------------------------------------------
 DEFAULT_AGR = ("m", "sg", 3)
 
 
 def gn(agr):
     """0 = m sg, 1 = f sg, 2 = m pl, 3 = f pl"""
-    g, n = agr[0], agr[1]
-    return {("m", "sg"): 0, ("f", "sg"): 1, ("m", "pl"): 2, ("f", "pl"): 3}[(g, n)]
+    return {("m", "sg"): 0, ("f", "sg"): 1, ("m", "pl"): 2, ("f", "pl"): 3}[agr[0], agr[1]]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -140,40 +129,26 @@ NOUNS = {
     "letter_char": ("letter", "letters",   ("अक्षर", "अक्षर", "अक्षर", "अक्षरों"),             "m", {"sense"}),
 }
 
-# Adjectives: (masculine singular direct, masculine oblique or plural, feminine).  Adjectives
-# that end in -ā inflect; the others are the same in every form.
-ADJECTIVES = {
-    "tall":   ("लंबा", "लंबे", "लंबी"),
-    "little": ("छोटा", "छोटे", "छोटी"),
-    "old":    ("बूढ़ा", "बूढ़े", "बूढ़ी"),
-    "good":   ("अच्छा", "अच्छे", "अच्छी"),
-    "happy":  ("खुश", "खुश", "खुश"),
-    "clever": ("होशियार", "होशियार", "होशियार"),
-    "young":  ("जवान", "जवान", "जवान"),
-    # for things and places
-    "new":    ("नया", "नए", "नई"),
-    "big":    ("बड़ा", "बड़े", "बड़ी"),
-    "small":  ("छोटा", "छोटे", "छोटी"),
-    "red":    ("लाल", "लाल", "लाल"),
-    "heavy":  ("भारी", "भारी", "भारी"),
-    "light":  ("हल्का", "हल्के", "हल्की"),  # the weight sense of the ambiguous word "light"
-    "expensive": ("महंगा", "महंगे", "महंगी"),
-    "cheap":  ("सस्ता", "सस्ते", "सस्ती"),
-    "hungry": ("भूखा", "भूखे", "भूखी"),
-    "sad":    ("उदास", "उदास", "उदास"),
-    "busy":   ("व्यस्त", "व्यस्त", "व्यस्त"),
-    "sick":   ("बीमार", "बीमार", "बीमार"),
-    "ready":  ("तैयार", "तैयार", "तैयार"),
-    "angry":  ("नाराज़", "नाराज़", "नाराज़"),
-    "hot":    ("गर्म", "गर्म", "गर्म"),
-    "cold":   ("ठंडा", "ठंडे", "ठंडी"),
-    "blue":   ("नीला", "नीले", "नीली"),
-}
+
+def agreeing(direct):
+    """(masculine singular direct, masculine oblique or plural, feminine) of an adjective: one that
+    ends in -ā inflects (लंबा, लंबे, लंबी), any other is the same in every form (खुश)."""
+    return (direct, direct[:-1] + "े", direct[:-1] + "ी") if direct.endswith("ा") else (direct,) * 3
+
+
+# Adjectives by their masculine singular direct form (light: the weight sense of the ambiguous word).
+ADJECTIVES = {key: agreeing(direct) for key, direct in {
+    "tall": "लंबा", "little": "छोटा", "old": "बूढ़ा", "good": "अच्छा", "happy": "खुश", "clever": "होशियार",
+    "young": "जवान", "new": "नया", "big": "बड़ा", "small": "छोटा", "red": "लाल", "heavy": "भारी",
+    "light": "हल्का", "expensive": "महंगा", "cheap": "सस्ता", "hungry": "भूखा", "sad": "उदास",
+    "busy": "व्यस्त", "sick": "बीमार", "ready": "तैयार", "angry": "नाराज़", "hot": "गर्म", "cold": "ठंडा",
+    "blue": "नीला"}.items()}
+ADJECTIVES["new"] = ("नया", "नए", "नई")  # irregular
+ADJECTIVES["old_thing"] = agreeing("पुराना")  # "old" of a thing; English "old"
 PERSON_ADJECTIVES = ["tall", "little", "old", "good", "happy", "clever", "young", "hungry", "sad", "busy",
                      "sick", "angry"]
 THING_ADJECTIVES = ["new", "big", "small", "red", "old_thing", "cheap", "expensive", "blue"]
 DRINK_ADJECTIVES = ["hot", "cold"]
-ADJECTIVES["old_thing"] = ("पुराना", "पुराने", "पुरानी")  # "old" of a thing; English "old"
 PLACE_ADJECTIVES = ["big", "small", "new", "old_thing"]
 PREDICATE_ADJECTIVES = ["happy", "hungry", "sad", "busy", "sick", "ready", "angry", "tall"]
 THING_PREDICATE_ADJECTIVES = ["heavy", "light", "new", "big", "small", "expensive", "cheap"]
@@ -194,25 +169,17 @@ DEMONSTRATIVES = {
     "this": ("this", "these", ("यह", "इस", "ये", "इन")),
     "that": ("that", "those", ("वह", "उस", "वे", "उन")),
 }
-POSSESSIVES = {  # english determiner -> (का form, के form, की form)
-    "my": ("मेरा", "मेरे", "मेरी"),
-    "his": ("उसका", "उसके", "उसकी"),
-    "her": ("उसका", "उसके", "उसकी"),
-    "our": ("हमारा", "हमारे", "हमारी"),
-    "their": ("उनका", "उनके", "उनकी"),
-}
+POSSESSIVES = {det: agreeing(direct)  # english determiner -> (का form, के form, की form)
+               for det, direct in {"my": "मेरा", "his": "उसका", "her": "उसका", "our": "हमारा", "their": "उनका"}.items()}
 
 
 def possessive_form(forms, agr, oblique):
     """का/के/की and मेरा/मेरे/मेरी agree with the possessed noun like an -ā adjective."""
-    if agr[0] == "f":
-        return forms[2]
-    if agr[1] == "pl" or oblique:
-        return forms[1]
-    return forms[0]
+    return forms[2] if agr[0] == "f" else forms[1] if agr[1] == "pl" or oblique else forms[0]
 
 
 REFLEXIVE = "own"  # a possessive that refers to the subject: अपना/अपने/अपनी
+POSSESSIVES[REFLEXIVE] = agreeing("अपना")
 POSSESSIVE_PERSON = {"my": ("sg", 1, None), "our": ("pl", 1, None), "his": ("sg", 3, "m"),
                      "her": ("sg", 3, "f"), "their": ("pl", 3, None)}
 
@@ -232,10 +199,7 @@ def det_hi(det, agr, oblique):
     if det == "a":
         return ["एक"]
     if det in DEMONSTRATIVES:
-        forms = DEMONSTRATIVES[det][2]
-        return [forms[(2 if agr[1] == "pl" else 0) + (1 if oblique else 0)]]
-    if det == REFLEXIVE:
-        return [possessive_form(("अपना", "अपने", "अपनी"), agr, oblique)]
+        return [DEMONSTRATIVES[det][2][(2 if agr[1] == "pl" else 0) + (1 if oblique else 0)]]
     return [possessive_form(POSSESSIVES[det], agr, oblique)]
 
 
@@ -252,7 +216,6 @@ def det_en(det, number, next_word):
 # ---------------------------------------------------------------------------------------------
 # Noun phrases.  An NP is a dict: {"kind": "pron"|"name"|"noun", "key": ..., "number": "sg"|"pl",
 # "det": ..., "adjs": [...]}.
-# ---------------------------------------------------------------------------------------------
 PRONOUNS = {
     # key   subj  obj    p  g    n     direct  ergative   dative   possessive stem
     "i":    ("i", "me", 1, "m", "sg", "मैं", "मैंने", "मुझे", ("मेरा", "मेरे", "मेरी")),
@@ -294,16 +257,12 @@ def np_agr(np):
     if np["kind"] == "name":
         return (NAMES[np["key"]][1], "sg", 3)
     g = NOUNS[np["key"]][3]
-    if g == "mpl":  # पैसे: a plural masculine mass noun
-        return ("m", "pl", 3)
-    return (g, np["number"], 3)
+    return ("m", "pl", 3) if g == "mpl" else (g, np["number"], 3)  # mpl: पैसे, a plural masculine mass noun
 
 
 def en_agr(np):
     """The agreement an English verb takes: as np_agr, but money (पैसे, plural in Hindi) is singular."""
-    if np["kind"] == "noun" and NOUNS[np["key"]][3] == "mpl":
-        return ("m", "sg", 3)
-    return np_agr(np)
+    return ("m", "sg", 3) if np["kind"] == "noun" and NOUNS[np["key"]][3] == "mpl" else np_agr(np)
 
 
 def np_en(np, role="subj"):
@@ -362,14 +321,10 @@ def genitive_hi(np, possessed_agr, possessed_oblique=False):
     return np_hi(np, oblique=True) + [possessive_form(("का", "के", "की"), possessed_agr, possessed_oblique)]
 
 
-def for_hi(np):
-    """for X -> X के लिए (the genitive in its oblique form: मेरे लिए, रवि के लिए)."""
-    return genitive_hi(np, DEFAULT_AGR, possessed_oblique=True) + ["लिए"]
-
-
-def with_person_hi(np):
-    """with X (company) -> X के साथ, built like के लिए: मेरे साथ, रवि और प्रिया के साथ."""
-    return genitive_hi(np, DEFAULT_AGR, possessed_oblique=True) + ["साथ"]
+def ke_hi(np, word):
+    """for X -> X के लिए, with X (company) -> X के साथ: the genitive in its oblique form, then word
+    (मेरे लिए, रवि के लिए, रवि और प्रिया के साथ)."""
+    return genitive_hi(np, DEFAULT_AGR, possessed_oblique=True) + [word]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -379,7 +334,6 @@ def with_person_hi(np):
 #   irregular: पी, दे, ले, जा, कर (see PERFECTIVE_IRREGULAR and future_hi)
 # same_past: the English past equals the base form (read, hit, let, cost), so the habitual is
 # only generated for 3rd singular subjects, where "reads" tells the tenses apart.
-# ---------------------------------------------------------------------------------------------
 VERBS = {
     "eat":   (("eat", "eats", "ate", "eating"), "खा", "v"),
     "drink": (("drink", "drinks", "drank", "drinking"), "पी", "pi"),
@@ -416,7 +370,7 @@ VERBS = {
     "cost":  (("cost", "costs", "cost", "costing"), "हो", "ho"),
     "keep":  (("keep", "keeps", "kept", "keeping"), "रख", "c"),
     "sit":   (("sit", "sits", "sat", "sitting"), "बैठ", "c"),
-    # what opens and closes: खुलना, and बंद होना (बंद + होना, see close_hi)
+    # what opens and closes: खुलना, and बंद होना (बंद + होना, see frames/roles.py: opens)
     "open":  (("open", "opens", "opened", "opening"), "खुल", "c"),
     "close": (("close", "closes", "closed", "closing"), "हो", "ho"),
     # things that flow, grow and shine (the tutorial's "river bank flows", "money bank grows")
@@ -425,13 +379,11 @@ VERBS = {
     "shine": (("shine", "shines", "shone", "shining"), "चमक", "c"),
 }
 SAME_PAST = {"read", "hit", "let", "cost"}
-PERFECTIVE_IRREGULAR = {
-    "pi": ("पिया", "पी", "पिए", "पीं"),
-    "de": ("दिया", "दी", "दिए", "दीं"),
-    "ja": ("गया", "गई", "गए", "गईं"),
-    "kar": ("किया", "की", "किए", "कीं"),
-    "ho": ("हुआ", "हुई", "हुए", "हुईं"),
-}
+PERFECTIVE_IRREGULAR = {"pi": ("पिया", "पी", "पिए", "पीं"), "de": ("दिया", "दी", "दिए", "दीं"),
+                        "ja": ("गया", "गई", "गए", "गईं"), "kar": ("किया", "की", "किए", "कीं"),
+                        "ho": ("हुआ", "हुई", "हुए", "हुईं")}
+FUTURE_IRREGULAR = {  # 1st singular, singular, plural
+    "de": ("दूँ", "दे", "दें"), "pi": ("पिऊँ", "पिए", "पिएँ"), "ho": ("होऊँ", "हो", "हों")}
 
 
 def perfective_hi(stem, cls, agr):
@@ -447,41 +399,23 @@ def perfective_hi(stem, cls, agr):
 def future_hi(stem, cls, agr):
     """Future: 1st singular -ūṃgā, 3rd singular -egā, plural -eṃge; -ā/-ī by gender."""
     g, n, p = agr
-    if cls == "de":
-        base = {"1sg": "दूँ", "sg": "दे", "pl": "दें"}
-    elif cls == "pi":
-        base = {"1sg": "पिऊँ", "sg": "पिए", "pl": "पिएँ"}
-    elif cls == "ho":
-        base = {"1sg": "होऊँ", "sg": "हो", "pl": "हों"}
+    if cls in FUTURE_IRREGULAR:
+        base = FUTURE_IRREGULAR[cls]
     elif cls in ("c", "kar"):
-        base = {"1sg": stem + "ूँ", "sg": stem + "े", "pl": stem + "ें"}
+        base = (stem + "ूँ", stem + "े", stem + "ें")
     else:  # vowel stems, जा
-        base = {"1sg": stem + "ऊँ", "sg": stem + "ए", "pl": stem + "एँ"}
-    key = "1sg" if (p == 1 and n == "sg") else n
-    ending = {"m": {"sg": "गा", "pl": "गे"}, "f": {"sg": "गी", "pl": "गी"}}[g]["pl" if key == "pl" else "sg"]
-    return base[key] + ending
+        base = (stem + "ऊँ", stem + "ए", stem + "एँ")
+    i = 0 if (p == 1 and n == "sg") else 1 if n == "sg" else 2
+    return base[i] + ("गी" if g == "f" else "गे" if n == "pl" else "गा")
 
 
 def imperfective_hi(stem, agr, negative_without_aux=False):
     """Habitual participle -tā/-tī/-te; with the auxiliary dropped (negative) f pl is -tīṃ."""
-    i = gn(agr)
-    if negative_without_aux and i == 3:
-        return stem + "तीं"
-    return stem + ("ता", "ती", "ते", "ती")[i]
-
-
-def progressive_hi(agr):
-    return ("रहा", "रही", "रहे", "रही")[gn(agr)]
+    return stem + ("ता", "ती", "ते", "तीं" if negative_without_aux else "ती")[gn(agr)]
 
 
 def aux_present_hi(agr):
-    if is_first_singular(agr):
-        return "हूँ"
-    return "है" if agr[1] == "sg" else "हैं"
-
-
-def aux_past_hi(agr):
-    return ("था", "थी", "थे", "थीं")[gn(agr)]
+    return "हूँ" if is_first_singular(agr) else "है" if agr[1] == "sg" else "हैं"
 
 
 def copula_hi(tense, agr):
@@ -489,7 +423,7 @@ def copula_hi(tense, agr):
     if tense == "hab":
         return [aux_present_hi(agr)]
     if tense == "past":
-        return [aux_past_hi(agr)]
+        return [("था", "थी", "थे", "थीं")[gn(agr)]]
     return [future_hi("हो", "ho", agr)]
 
 
@@ -497,11 +431,9 @@ def verb_hi(stem, cls, tense, negative, agr):
     """The finite verb group: [नहीं] V (+ auxiliary).  A negative habitual drops है/हैं."""
     neg = ["नहीं"] if negative else []
     if tense == "hab":
-        if negative:
-            return neg + [imperfective_hi(stem, agr, negative_without_aux=True)]
-        return [imperfective_hi(stem, agr), aux_present_hi(agr)]
+        return neg + [imperfective_hi(stem, agr, negative)] + ([] if negative else [aux_present_hi(agr)])
     if tense == "prog":
-        return neg + [stem, progressive_hi(agr), aux_present_hi(agr)]
+        return neg + [stem, ("रहा", "रही", "रहे", "रही")[gn(agr)], aux_present_hi(agr)]
     if tense == "past":
         return neg + [perfective_hi(stem, cls, agr)]
     return neg + [future_hi(stem, cls, agr)]

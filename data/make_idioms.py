@@ -1,12 +1,9 @@
 # data/make_idioms.py — writes the English->Hindi corpus (data/idioms/*.tsv) from the synchronous
 # grammar in data/grammar.py and data/frames/: the train/valid/test splits and the four
 # generalisation splits; see data/README.md.  Standard library only; byte-identical on every run.
-"""Run from the repository root:  python3 data/make_idioms.py
+"""Run from the repository root:  python3 data/make_idioms.py [--out DIR] [--train-size N]
 
-All randomness comes from random.Random(1234).  The script checks the data (every word of every
-split is in train, no English sentence twice, one Hindi per English, lengths, the held-out
-combinations are absent from train) and exits non-zero if a check fails.
-"""
+It checks the data (data/README.md, "How the splits are made", step 6) and exits non-zero if a check fails."""
 import os
 import random
 import sys
@@ -34,10 +31,8 @@ OUT_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "idioms")
 SHOWCASE = ["she ate a piece of cake", "the exam was a piece of cake", "money bank grows",
             "river bank flows"]
 
-# ---- generalisation splits ---------------------------------------------------------------------
-# idiom_context: each idiom reading loses, in train, every sentence with one subject, one tense or
-# one context word; those sentences form the split.  Every held-out value still occurs in train
-# in the same slot with other idioms or plain clauses.
+# ---- generalisation splits (data/README.md, "How the splits are made", tells why each holds what) ----
+# idiom_context: each idiom reading without, in train, any sentence with one of two held-out values.
 IDIOM_HOLD = [
     ("cake", "idiom", "subj_noun", "puzzle"), ("cake", "idiom", "tense", "fut"),
     ("cake", "literal", "subj", "name:sita"), ("cake", "literal", "tense", "prog"),
@@ -64,9 +59,7 @@ IDIOM_HOLD = [
     ("ice", "idiom", "event", "meeting"), ("ice", "idiom", "tense", "hab"),
     ("ice", "literal", "cue", "pond"), ("ice", "literal", "subj_noun", "boy"),
 ]
-# sense_context: an ambiguous word with a disambiguating word (cue) never seen with that sense in
-# train (it is seen with the same sense of the other word of its kind), or with a distractor
-# that belongs to the other sense.
+# sense_context: a word sense with a cue never seen with it in train, or with a distractor of the other sense.
 SENSE_HOLD = [
     ("bat", "animal", "cue", "garden"), ("bat", "cricket", "cue", "market"),
     ("mouse", "animal", "cue", "forest"), ("mouse", "device", "cue", "shop"),
@@ -76,25 +69,16 @@ SENSE_HOLD = [
     ("light", "lamp", "cue", "see"), ("letter", "mail", "cue", "show"),
     ("letter", "char", "cue", "door"),
 ]
-# role_swap: these ordered pairs of names occur in train only in this order (the first name the
-# subject, the second an object, recipient or the like); the split has them the other way round.
+# role_swap: pairs of names (subject, then another role) that train has only in this order.
 SWAP_PAIRS = [("ravi", "priya"), ("amit", "neha"), ("rahul", "sita"), ("priya", "amit"),
               ("neha", "rahul"), ("sita", "ravi")]
-# noun_roles (lexical): these nouns occur in train only in the other roles (subj: the subject;
-# obj: an object, recipient, beneficiary or companion); the split has them in the held-out role, in every
-# frame.  The snake and the ball are seen only as objects, the child only as a subject.  Each
-# word form the split needs occurs in train (a snake's and a ball's direct forms as unmarked
-# objects, their oblique ones after को; a child's oblique forms before ने); a person noun could
-# not be held out of the subject, since its direct plural occurs only there.
+# noun_roles (lexical): nouns that train never has in this role (subj: the subject; obj: an object,
+# recipient, beneficiary or companion).
 NOUN_ROLE_HOLD = [("subj", "snake"), ("subj", "ball"), ("obj", "child")]
-# verb_objects (lexical): each verb occurs in train with other objects and each object with other
-# verbs, never together.
+# verb_objects (lexical): a verb and an object that train never has together.
 VERB_OBJECT_HOLD = [("hit", "box"), ("break", "watch"), ("spill", "juice"), ("wash", "doll"), ("catch", "cat"),
                     ("cook", "bean")]
-# coordination (structural): train coordinates subjects, direct objects, recipients, company (with X and
-# Y -> X और Y के साथ), places, events, destinations and instruments (X and Y -> X और Y; to the boy and the girl -> लड़के और लड़की को; in the kitchen
-# and the garden -> रसोई और बगीचे में); the split coordinates beneficiaries (for X and Y -> X और Y
-# के लिए), a position train never coordinates.
+# coordination (structural): the positions train never coordinates: beneficiaries (for X and Y -> X और Y के लिए).
 COORD_HOLD = {"ben"}
 SPLITS = ["idiom_context", "sense_context", "role_swap", "deeper", "noun_roles", "verb_objects", "coordination"]
 
@@ -120,9 +104,9 @@ def held_splits(s):
 
 
 def general_split(s):
-    """The generalisation split a sentence belongs to, None for the i.i.d. pool, or "mixed" when
-    it has the held-out combinations of two splits (such sentences are used nowhere).  The four
-    original splits keep their order of precedence among themselves."""
+    """The generalisation split a sentence belongs to, None for the i.i.d. pool, or "mixed" (used nowhere)
+    when it has the held-out combinations of two splits, one of them new; among the four original
+    splits, the first in SPLITS wins."""
     found = held_splits(s)
     new = [x for x in found if x in ("noun_roles", "verb_objects", "coordination")]
     if new and len(found) > 1:
@@ -164,8 +148,7 @@ def in_vocab(s, train_en, train_hi):
 def draw_all(rng, train_size):
     by_english = {}
     pools = defaultdict(list)
-    need = {None: train_size + VALID_SIZE + TEST_SIZE + 4000}
-    need.update({k: GENERAL_SIZE * 4 for k in SPLITS})
+    need = {None: train_size + VALID_SIZE + TEST_SIZE + 4000, **{k: GENERAL_SIZE * 4 for k in SPLITS}}
     attempts = 0
     while any(len(pools[k]) < v for k, v in need.items()):
         attempts += 1
@@ -173,9 +156,7 @@ def draw_all(rng, train_size):
             sys.exit("make_idioms: could not draw enough sentences: " +
                      ", ".join(f"{k}={len(pools[k])}" for k in need))
         s = draw_any(rng)
-        if s is None:
-            continue
-        if len(s["en"].split()) > MAX_EN or len(s["hi"].split()) > MAX_HI:
+        if s is None or len(s["en"].split()) > MAX_EN or len(s["hi"].split()) > MAX_HI:
             continue
         old = by_english.get(s["en"])
         if old is not None:
@@ -214,15 +195,14 @@ def choose_general(rng, pool, split, train_en, train_hi, max_en, max_hi):
 def count_plain_transitive():
     """Exact number of distinct English sentences of one sub-grammar: plain transitive clauses
     without adjectives, with at most one place and one simple-time adjunct."""
-    subjects = []  # (3rd singular?) per subject
-    subjects += [(PRONOUNS[p][2] == 3 and PRONOUNS[p][4] == "sg") for p in PRONOUNS]
-    subjects += [True for _ in NAMES]
+    subjects = [PRONOUNS[p][2] == 3 and PRONOUNS[p][4] == "sg" for p in PRONOUNS] + [True] * len(NAMES)  # 3rd singular?
     for key in frames.PERSON_NOUNS:
         for number, dets in (("sg", frames.SUBJECT_DETS_SG), ("pl", frames.SUBJECT_DETS_PL)):
             dets = set(dets)
             if key not in frames.POSSESSABLE:
                 dets -= {"my", "his", "her", "our", "their"}
             subjects += [number == "sg"] * len(dets)
+    places = 1 + len(frames.GENERAL_PLACES + frames.EVENT_PLACES) + len(frames.NEAR_PLACES)
     total = 0
     for verb, kind in frames.TRANSITIVE.items():
         objects = on_surface = 0  # on_surface: objects that may stand on the board/wall/door
@@ -234,14 +214,11 @@ def count_plain_transitive():
             if verb in ("write", "read") and key in frames.SURFACE_OBJECTS:
                 on_surface += n
         for third_sg in subjects:
-            for tense in frames.TENSES:
-                if verb == "see" and tense == "prog":
-                    continue
+            for tense in frames.verb_tenses(verb):
+                times = 1 + sum(1 for v in frames.SIMPLE_TIMES.values() if tense in v[2])
                 for negative in (False, True):
                     if verb in SAME_PAST and tense == "hab" and not negative and not third_sg:
                         continue
-                    times = 1 + sum(1 for v in frames.SIMPLE_TIMES.values() if tense in v[2])
-                    places = 1 + len(frames.GENERAL_PLACES + frames.EVENT_PLACES) + len(frames.NEAR_PLACES)
                     total += (objects * places + on_surface * len(frames.SURFACES)) * times
     return total
 
@@ -305,14 +282,11 @@ def check_splits(splits, train_en, train_hi, max_en, max_hi):
                 errors.append(f"{name}: '{s['en']}' has a word that train lacks")
             if len(s["en"].split()) > max_en or len(s["hi"].split()) > max_hi:
                 errors.append(f"{name}: '{s['en']}' is longer than every train sentence")
-    for s in splits["train"]:
-        if general_split(s) is not None:
-            errors.append(f"train holds a held-out combination: '{s['en']}'")
-    for s in splits["deeper"]:
-        if s["depth"] <= MAX_TRAIN_DEPTH:
-            errors.append(f"deeper: '{s['en']}' is not deeper than train")
-    idioms = {f["idiom"] for s in splits["idiom_context"] for f in [s["feats"]]}
-    senses = {f["sense"] for s in splits["sense_context"] for f in [s["feats"]]}
+    errors += [f"train holds a held-out combination: '{s['en']}'" for s in splits["train"] if general_split(s)]
+    errors += [f"deeper: '{s['en']}' is not deeper than train" for s in splits["deeper"]
+               if s["depth"] <= MAX_TRAIN_DEPTH]
+    idioms = {s["feats"]["idiom"] for s in splits["idiom_context"]}
+    senses = {s["feats"]["sense"] for s in splits["sense_context"]}
     if len(idioms) < 24:
         errors.append(f"idiom_context covers only {len(idioms)} idiom readings")
     if len(senses) < 10:
@@ -322,8 +296,7 @@ def check_splits(splits, train_en, train_hi, max_en, max_hi):
 
 
 def main():
-    out_dir = OUT_DIR
-    train_size = TRAIN_SIZE
+    out_dir, train_size = OUT_DIR, TRAIN_SIZE
     args = sys.argv[1:]
     while args:
         if len(args) >= 2 and args[0] == "--out":
@@ -336,10 +309,10 @@ def main():
     rng = random.Random(SEED)
     pools, by_english = draw_all(rng, train_size)
     iid = pools[None]
-    missing = [e for e in SHOWCASE if e not in by_english or general_split(by_english[e]) is not None]
-    for e in SHOWCASE:  # make sure the showcase sentences exist (drawn again if chance missed them)
+    for e in SHOWCASE:
         if e not in by_english:
             sys.exit(f"make_idioms: showcase sentence '{e}' was never drawn")
+    missing = [e for e in SHOWCASE if general_split(by_english[e]) is not None]
     if missing:
         sys.exit(f"make_idioms: showcase sentences held out: {missing}")
     showcase = [by_english[e] for e in SHOWCASE]
@@ -372,8 +345,7 @@ def main():
         write(os.path.join(out_dir, f"{name}.tsv"), rows)
     long_rows = draw_long(splits, train_en, train_hi)
     write(os.path.join(out_dir, os.pardir, "long.tsv"), long_rows)
-    cue_splits = ("sense_context", "idiom_context", "test")
-    cues, dropped = cue_rows([(name, s) for name in cue_splits for s in splits[name]])
+    cues, dropped = cue_rows([(name, s) for name in ("sense_context", "idiom_context", "test") for s in splits[name]])
     write_cues(os.path.join(out_dir, "cues.tsv"), cues)
     print(f"cues.tsv: {len(cues)} sentences with a located cue; dropped: " +
           ", ".join(f"{k} {v}" for k, v in sorted(dropped.items())))
@@ -386,8 +358,7 @@ def main():
     print(f"longest train sentence: {max_en} English words, {max_hi} Hindi words")
     print(f"long.tsv (beside {os.path.basename(out_dir)}/): {len(long_rows)} pairs of "
           f"{LONG_WORDS.start}-{LONG_WORDS.stop - 1} English words")
-    depth = Counter(s["depth"] for s in train)
-    print("train depth (adjectives + adjuncts):", dict(sorted(depth.items())))
+    print("train depth (adjectives + adjuncts):", dict(sorted(Counter(s["depth"] for s in train).items())))
     print("deeper depth:", dict(sorted(Counter(s["depth"] for s in general["deeper"]).items())))
     print(f"plain transitive sub-grammar alone: {count_plain_transitive()} distinct English sentences")
 

@@ -2,10 +2,8 @@
 # read from the text of the pairs alone (an outside view: it does not ask the generator).
 """Run from the repository root:  python3 data/rule_usage.py [data/idioms/train.tsv]
 
-Prints the Markdown table that data/README.md shows under "How often train uses each rule";
-tests/test_grammar.py checks that the two agree and that every rule has at least 500 pairs.
-Each detector looks for the words that only that rule writes; a pair counts once per rule.
-"""
+Prints the table of data/README.md's "How often train uses each rule" (tests/test_grammar.py checks
+the two agree). Each detector looks for the words only its rule writes; a pair counts once per rule."""
 import os
 import sys
 

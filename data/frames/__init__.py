@@ -3,9 +3,9 @@
 # data/make_idioms.py's splits use. The families live in one module each, below this table:
 # phrases < arguments < plain < idioms < senses < roles (each imports only those to its left).
 # Some names are imported here only for data/make_idioms.py and tests/test_grammar.py (frames.X).
-from .phrases import (Draw, EVENT_PLACES, GENERAL_PLACES, MASS_DETS, NEAR_PLACES, OBJECT_DETS_PL,
+from .phrases import (Discard, Draw, EVENT_PLACES, GENERAL_PLACES, MASS_DETS, NEAR_PLACES, OBJECT_DETS_PL,
                       OBJECT_DETS_SG, PERSON_NOUNS, POSSESSABLE, SIMPLE_TIMES, SUBJECT_DETS_PL,
-                      SUBJECT_DETS_SG, SURFACES, SURFACE_OBJECTS, TENSES)
+                      SUBJECT_DETS_SG, SURFACES, SURFACE_OBJECTS, TENSES, verb_tenses)
 from .arguments import OWN_P, owner_det, reflexive, subject_possessive
 from .plain import (TRANSITIVE, copula_person, copula_thing, ditransitive, intransitive, meet, person_object,
                     plain_transitive, transitive_clause)
@@ -18,8 +18,19 @@ from .roles import (CATCHABLE, PIECE_OF_CAKE, ROLE_VERBS, copula_other, locative
 # drawn by the function of that name, of weight 2 (the literal weather 1).
 IDIOMS = ["cake", "leg", "spill", "feet", "weather", "sack", "books", "hot", "arm", "moon", "cat", "ice"]
 
+
+def discarding(frame):
+    """The frame's function, giving None where the draw is discarded (Discard)."""
+    def draw_or_none(d):
+        try:
+            return frame(d)
+        except Discard:
+            return None
+    return draw_or_none
+
+
 # name -> (draw function, weight)
-FRAMES = {
+FRAMES = {name: (discarding(function), weight) for name, (function, weight) in {
     "transitive": (plain_transitive, 12), "person_object": (person_object, 5), "meet": (meet, 4),
     "ditransitive": (ditransitive, 7), "intransitive": (intransitive, 7),
     "copula_person": (copula_person, 4), "copula_thing": (copula_thing, 4),
@@ -35,7 +46,7 @@ FRAMES = {
     "letter_mail": (lambda d: letter(d, "mail"), 1.5), "letter_char": (lambda d: letter(d, "char"), 1.5),
     "role_clause": (role_clause, 30), "role_intransitive": (role_intransitive, 7), "copula_other": (copula_other, 4),
     "locative": (locative, 5), "opens": (opens, 2.5), "thing_verb": (thing_verb, 3),
-}
+}.items()}
 
 
 def draw(rng, frame):

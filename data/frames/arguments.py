@@ -3,7 +3,7 @@
 # objects and recipients, manners and instruments.
 from grammar import (DRINK_ADJECTIVES, NOUNS, THING_ADJECTIVES, coord, dative_hi, noun, np_agr, np_en,
                      refers_to_subject)
-from .phrases import POSSESSABLE, note_role, np_key, optional_adjective, person_np, time_phrase
+from .phrases import POSSESSABLE, discard_if, note_role, np_key, optional_adjective, person_np, time_phrase
 
 
 def conjuncts(np):
@@ -96,9 +96,9 @@ def conjunct(d, kind, role):
 
 
 def coordinated(d, kind_a, kind_b, role):
+    """X and Y (see conjunct); the draw is discarded when X and Y are the same."""
     a, b = conjunct(d, kind_a, role), conjunct(d, kind_b, role)
-    if np_key(a) == np_key(b) or (a["kind"] == "noun" and b["kind"] == "noun" and a["key"] == b["key"]):
-        return None
+    discard_if(np_key(a) == np_key(b) or (a["kind"] == "noun" and b["kind"] == "noun" and a["key"] == b["key"]))
     d.feats["coord"] = d.feats.get("coord", ()) + (role,)
     return coord(a, b)
 
@@ -114,9 +114,8 @@ def reflexive(np, subj):
 
 def distinct(a, b):
     """Two noun phrases that are not the same person (and not two pronouns)."""
-    ka = {np_key(x) for x in conjuncts(a)}
-    kb = {np_key(x) for x in conjuncts(b)}
-    return not (ka & kb) and not (a["kind"] == "pron" and b["kind"] == "pron")
+    shared = {np_key(x) for x in conjuncts(a)} & {np_key(x) for x in conjuncts(b)}
+    return not shared and not (a["kind"] == "pron" and b["kind"] == "pron")
 
 
 def is_person(np):
@@ -125,32 +124,24 @@ def is_person(np):
 
 def person_argument(d, subj, role, coord_p, owner_p):
     """A person as object ("obj"), recipient ("rec") or beneficiary ("ben"): one person (a
-    possessive on a noun with probability owner_p) or two coordinated (coord_p); None when it
-    would be the subject itself.  Names acting on names are recorded; अपना where it refers back."""
+    possessive on a noun with probability owner_p) or two coordinated (coord_p); the draw is discarded
+    when it would be the subject itself.  Names acting on names are recorded; अपना where it refers back."""
     if d.chance(coord_p):
         who = coordinated(d, "person", "person", role)
     else:
         who = person_np(d, role="obj", adj_p=0.1)
         if owner_p and who["kind"] == "noun" and who["key"] in POSSESSABLE and d.chance(owner_p):
             who["det"] = owner_det(d, subj)
-    if who is None or not distinct(subj, who):
-        return None
+    discard_if(not distinct(subj, who))
     record_pair(d, subj, who)
     return reflexive(who, subj)
 
 
-def recipient(d, subj):
-    """to X -> X को (coordinated: रवि और प्रिया को)."""
-    return person_argument(d, subj, "rec", coord_p=0.3, owner_p=0.25)
-
-
 def to_phrase(d, subj, adj_p=0.1):
-    """to X -> X को outside the role clauses: one person with no possessive, as (English, Hindi);
-    None when it would be the subject itself (or both are pronouns).  Names acting on names are
-    recorded."""
+    """to X -> X को outside the role clauses: one person with no possessive, as (English, Hindi); the
+    draw is discarded when it is the subject (or both are pronouns).  Names acting on names are recorded."""
     who = person_np(d, role="obj", allow_possessive=False, adj_p=adj_p)
-    if not distinct(subj, who):
-        return None
+    discard_if(not distinct(subj, who))
     record_pair(d, subj, who)
     return ["to"] + np_en(who, "obj"), dative_hi(who)
 

@@ -1,15 +1,15 @@
 # data/frames/idioms.py — the 12 idioms, each with an idiomatic and a literal reading, and the cue
 # that decides between them.
-from grammar import (DEFAULT_AGR, NOUNS, adj_hi, be_en, compound_hi, copula_hi, for_hi, future_hi, genitive_hi,
-                     noun, np_agr, np_en, np_hi, perfective_hi, subject_hi, verb_en)
-from .phrases import (SUBJECT_DETS_PL, SUBJECT_DETS_SG, TASK_NOUNS, adjuncts, copula_tenses, event_phrase,
-                      np_key, optional_adjective, person_np, pick_tense, place_phrase, same_past_clash, thing_np,
-                      verb_tenses, with_subject)
+from functools import partial
+
+from grammar import (DEFAULT_AGR, NOUNS, adj_hi, be_en, compound_hi, copula_hi, genitive_hi, ke_hi, noun, np_agr,
+                     np_en, np_hi, subject_hi, verb_en, verb_hi)
+from .phrases import (SUBJECT_DETS_PL, SUBJECT_DETS_SG, TASK_NOUNS, adjuncts, copula_tenses, discard_if, event_phrase,
+                      np_key, optional_adjective, person_np, pick_tense, place_phrase, same_past_clash,
+                      tense_and_negation, thing_np, with_subject)
 from .arguments import INSTRUMENTS, MANNERS, instrument_words, optional_time, to_phrase
 from .plain import TRANSITIVE, copula_clause, intransitive_clause, transitive_clause
 
-
-# ---- the 12 idioms, each with an idiomatic and a literal reading -------------------------------
 PAST_OR_FUTURE = ("past", "past", "fut")
 ANY_TENSE = ("past", "past", "fut", "hab")
 
@@ -40,19 +40,15 @@ def optional_event(d, p=0.3, which=None, events=None):
 def fixed_object(d, key, reading, verb, obj, phrase, time_p, tenses=ANY_TENSE, negative_p=0.0, hindi_verb=None):
     """A reading that is one transitive clause of a person on a fixed object: S V O [phrase] [time] ->
     S(ने in the past) [time] [phrase] O [नहीं] V.  obj: its English, its Hindi and the agreement it
-    gives a perfective; phrase(d, subj): the reading's own words (English, Hindi), or None to discard
-    the draw; negative_p 0 draws no negation."""
+    gives a perfective; phrase(d, subj): the reading's own words (English, Hindi); negative_p 0 draws
+    no negation."""
     subj, tense = person_reading(d, key, reading, tenses)
     negative = negative_p > 0 and d.chance(negative_p)
-    if same_past_clash(verb, tense, negative, np_agr(subj)):
-        return None
+    discard_if(same_past_clash(verb, tense, negative, np_agr(subj)))
     words = phrase(d, subj)
-    if words is None:
-        return None
     t_en, t_hi = optional_time(d, tense, time_p)
-    en, hi = transitive_clause(d, verb, *obj, tense, negative, subj, (words[0] + t_en, t_hi + words[1]),
-                               hindi_verb=hindi_verb)
-    return d.done(en, hi)
+    return d.done(*transitive_clause(d, verb, *obj, tense, negative, subj, (words[0] + t_en, t_hi + words[1]),
+                                     hindi_verb=hindi_verb))
 
 
 def optional_place(d, p, keys):
@@ -70,12 +66,11 @@ def cake_idiom(d):
     idiom(d, "cake", "idiom")
     task = d.pick(TASK_NOUNS)
     subj = with_subject(d, noun(task, "sg", d.pick(["the", "the", "this", "that", "my", "his", "her", "our", "their"])))
-    tense = pick_tense(d, ["hab", "past", "fut"])
-    negative = d.chance(0.2)
+    tense, negative = tense_and_negation(d, tenses=["hab", "past", "fut"])
     en_for, hi_for = [], []
     if d.chance(0.35):
         who = person_np(d, role="obj", adj_p=0.1)
-        en_for, hi_for = ["for"] + np_en(who, "obj"), for_hi(who)
+        en_for, hi_for = ["for"] + np_en(who, "obj"), ke_hi(who, "लिए")
         d.feats["for"] = np_key(who)
         d.depth += 1
     t_en, t_hi = optional_time(d, tense, 0.25)
@@ -88,21 +83,16 @@ def cake_literal(d):
     idiom(d, "cake", "literal")
     verb = d.pick(["eat", "buy", "see", "eat"])
     subj = with_subject(d, person_np(d))
-    tense = pick_tense(d, verb_tenses(verb))
-    negative = d.chance(0.2)
-    d.feats["verb"] = verb
+    tense, negative = tense_and_negation(d, verb)
     adj = adjuncts(d, tense, place_p=0.25, time_p=0.3, event_p=0.1)
-    en, hi = transitive_clause(d, verb, ["a", "piece", "of", "cake"], ["केक", "का", "एक", "टुकड़ा"],
-                               DEFAULT_AGR, tense, negative, subj, adj)
-    return d.done(en, hi)
+    return d.done(*transitive_clause(d, verb, ["a", "piece", "of", "cake"], ["केक", "का", "एक", "टुकड़ा"],
+                                     DEFAULT_AGR, tense, negative, subj, adj))
 
 
 def leg_idiom(d):
     """X said break a leg to Y -> X ने Y को शुभकामनाएँ दीं (शुभकामनाएँ: feminine plural)"""
     def to_and_event(d, subj):
         to = to_phrase(d, subj) if d.chance(0.5) else ([], [])
-        if to is None:
-            return None
         e_en, e_hi = optional_event(d, 0.5, which="before")
         return to[0] + e_en, e_hi + to[1]
     return fixed_object(d, "leg", "idiom", "say", (["break", "a", "leg"], ["शुभकामनाएँ"], ("f", "pl", 3)), to_and_event,
@@ -113,11 +103,9 @@ def leg_literal(d):
     """he broke a leg on the stairs -> उसकी टांग सीढ़ियों पर टूट गई (the leg is the subject)"""
     idiom(d, "leg", "literal")
     subj = person_np(d)
-    if np_agr(subj)[1] != "sg":
-        return None
+    discard_if(np_agr(subj)[1] != "sg")
     with_subject(d, subj)
-    tense = pick_tense(d, PAST_OR_FUTURE)
-    negative = d.chance(0.15)
+    tense, negative = tense_and_negation(d, tenses=PAST_OR_FUTURE, negative_p=0.15)
     leg = ("f", "sg", 3)
     p_en, p_hi = [], []
     if d.chance(0.5):
@@ -130,10 +118,7 @@ def leg_literal(d):
             p_en, p_hi = place_phrase(d, key, adj_p=0.0)
     e_en, e_hi = optional_event(d, 0.2, which="before")
     t_en, t_hi = optional_time(d, tense, 0.2)
-    if negative:
-        v_hi = ["नहीं", perfective_hi("टूट", "c", leg) if tense == "past" else future_hi("टूट", "c", leg)]
-    else:
-        v_hi = compound_hi("टूट", "जा", "ja", tense, leg)
+    v_hi = verb_hi("टूट", "c", tense, True, leg) if negative else compound_hi("टूट", "जा", "ja", tense, leg)
     en = np_en(subj) + verb_en("break", tense, negative, np_agr(subj)) + ["a", "leg"] + p_en + e_en + t_en
     hi = genitive_hi(subj, leg) + ["टांग"] + t_hi + e_hi + p_hi + v_hi
     return d.done(en, hi)
@@ -171,12 +156,11 @@ def feet_literal(d):
     subj, tense = person_reading(d, "feet", "literal")
     key = d.pick(["snow", "rain", "winter", "river", "lake", "pond", "canal", "snow"])
     d.feats["place"] = key
-    d.feats["cue"] = key
+    cue(d, key)
     if key in ("snow", "rain", "winter"):
         p_en, p_hi = ["in", "the", key], [{"snow": "बर्फ़", "rain": "बारिश", "winter": "सर्दी"}[key], "में"]
     else:
         p_en, p_hi = place_phrase(d, key, adj_p=0.0)
-    d.depth += 1
     t_en, t_hi = optional_time(d, tense, 0.25)
     feet = ("m", "pl", 3)
     en = np_en(subj) + verb_en("get", tense, False, np_agr(subj)) + ["cold", "feet"] + p_en + t_en
@@ -196,40 +180,36 @@ def weather_idiom(d):
     return d.done(en, hi)
 
 
-WEATHER_ADJECTIVES = {"cold": ("ठंडा",), "hot": ("गर्म",), "good": ("अच्छा",), "bad": ("खराब",)}
+WEATHER_ADJECTIVES = {"cold": "ठंडा", "hot": "गर्म", "good": "अच्छा", "bad": "खराब"}
 
 
 def weather_literal(d):
     """the weather is cold today -> मौसम आज ठंडा है (मौसम: masculine)"""
     idiom(d, "weather", "literal")
     d.feats["subj"] = "noun:weather"
-    tense = pick_tense(d, ["hab", "past", "fut"])
-    negative = d.chance(0.2)
+    tense, negative = tense_and_negation(d, tenses=["hab", "past", "fut"])
     adjective = d.pick(list(WEATHER_ADJECTIVES))
     d.feats["cue"] = adjective
     p_en, p_hi = optional_place(d, 0.3, ["village", "city"])
     t_en, t_hi = optional_time(d, tense, 0.5)
-    agr = DEFAULT_AGR
-    en = ["the", "weather"] + be_en(tense, negative, agr) + [adjective] + p_en + t_en
-    hi = ["मौसम"] + t_hi + p_hi + [WEATHER_ADJECTIVES[adjective][0]] + (["नहीं"] if negative else []) + copula_hi(tense, agr)
+    en = ["the", "weather"] + be_en(tense, negative, DEFAULT_AGR) + [adjective] + p_en + t_en
+    hi = (["मौसम"] + t_hi + p_hi + [WEATHER_ADJECTIVES[adjective]] + (["नहीं"] if negative else []) +
+          copula_hi(tense, DEFAULT_AGR))
     return d.done(en, hi)
 
 
 def sack_idiom(d):
     """he hit the sack early -> वह जल्दी सोने चला गया (चला गया agrees with the subject)"""
     subj, tense = person_reading(d, "sack", "idiom")
-    if same_past_clash("hit", tense, False, np_agr(subj)):
-        return None
+    discard_if(same_past_clash("hit", tense, False, np_agr(subj)))
     m_en, m_hi, e_en, e_hi = [], [], [], []
     r = d.rng.random()
     if r < 0.35:
         m_en, m_hi = ["early"], ["जल्दी"]
-        d.feats["cue"] = "early"
-        d.depth += 1
+        cue(d, "early")
     elif r < 0.7:
         e_en, e_hi = event_phrase(d, "after")
-        d.feats["cue"] = "after"
-        d.depth += 1
+        cue(d, "after")
     t_en, t_hi = optional_time(d, tense, 0.25)
     en = np_en(subj) + verb_en("hit", tense, False, np_agr(subj)) + ["the", "sack"] + m_en + e_en + t_en
     hi = subject_hi(subj, False) + t_hi + e_hi + m_hi + ["सोने"] + compound_hi("चल", "जा", "ja", tense, np_agr(subj), main_agrees=True)
@@ -248,33 +228,24 @@ def hit_literal(d, key, object_hi):
                         PAST_OR_FUTURE, negative_p=0.15)
 
 
-def sack_literal(d):
-    return hit_literal(d, "sack", ["बोरे"])
+sack_literal = partial(hit_literal, key="sack", object_hi=["बोरे"])
+books_literal = partial(hit_literal, key="books", object_hi=["किताबों"])
 
 
 def books_idiom(d):
     """he hit the books before the exam -> उसने परीक्षा से पहले मन लगाकर पढ़ाई की (पढ़ाई: f)"""
-    study = ("f", "sg", 3)
-    return fixed_object(d, "books", "idiom", "hit", (["the", "books"], ["मन", "लगाकर", "पढ़ाई"], study),
+    return fixed_object(d, "books", "idiom", "hit", (["the", "books"], ["मन", "लगाकर", "पढ़ाई"], ("f", "sg", 3)),
                         lambda d, subj: optional_event(d, 0.55), 0.25, hindi_verb=("कर", "kar"))
-
-
-def books_literal(d):
-    return hit_literal(d, "books", ["किताबों"])
-
-
-CAUSES = ["lie", "mistake", "fight", "joke"]
 
 
 def hot_idiom(d):
     """he is in hot water because of the lie -> वह झूठ की वजह से मुसीबत में है"""
     idiom(d, "hot", "idiom")
     subj = with_subject(d, person_np(d))
-    tense = pick_tense(d, copula_tenses(np_agr(subj)))
-    negative = d.chance(0.15)
+    tense, negative = tense_and_negation(d, tenses=copula_tenses(np_agr(subj)), negative_p=0.15)
     c_en, c_hi = [], []
     if d.chance(0.55):
-        c = d.pick(CAUSES)
+        c = d.pick(["lie", "mistake", "fight", "joke"])
         cue(d, c)
         c_en, c_hi = ["because", "of", "the", c], np_hi(noun(c), oblique=True) + ["की", "वजह", "से"]
     t_en, t_hi = optional_time(d, tense, 0.25)
@@ -294,15 +265,12 @@ def hot_literal(d):
         return d.done(*copula_clause(subj, tense, False, ["in", "hot", "water"] + t_en, t_hi, ["गर्म", "पानी", "में"]))
     verb = d.pick(["wash", "cook"])
     subj = with_subject(d, person_np(d))
-    tense = pick_tense(d)
-    negative = d.chance(0.15)
+    tense, negative = tense_and_negation(d, verb, negative_p=0.15)
     obj = thing_np(d, verb, adj_p=0.1)
     d.feats["object"] = obj["key"]
-    d.feats["verb"] = verb
     t_en, t_hi = optional_time(d, tense, 0.3)
-    en, hi = transitive_clause(d, verb, np_en(obj, "obj"), np_hi(obj), np_agr(obj), tense, negative, subj,
-                               (["in", "hot", "water"] + t_en, t_hi), extra_hi=["गर्म", "पानी", "में"])
-    return d.done(en, hi)
+    return d.done(*transitive_clause(d, verb, np_en(obj, "obj"), np_hi(obj), np_agr(obj), tense, negative, subj,
+                                     (["in", "hot", "water"] + t_en, t_hi), extra_hi=["गर्म", "पानी", "में"]))
 
 
 def arm_idiom(d):
@@ -315,8 +283,7 @@ def arm_idiom(d):
     subj = with_subject(d, noun(key, number, d.pick(SUBJECT_DETS_SG if number == "sg" else SUBJECT_DETS_PL), adjs))
     agr = np_agr(subj)
     tense = pick_tense(d, ["hab", "past", "past", "fut"])
-    if same_past_clash("cost", tense, False, agr):
-        return None
+    discard_if(same_past_clash("cost", tense, False, agr))
     # a day, not a part of it: the car will cost an arm and a leg tomorrow
     t_en, t_hi = optional_time(d, tense, 0.3, allowed={"today", "yesterday", "tomorrow"})
     en = np_en(subj) + verb_en("cost", tense, False, agr) + ["an", "arm", "and", "a", "leg"] + t_en
@@ -345,19 +312,16 @@ def moon_idiom(d):
     intransitive = d.chance(0.5)
     verb = d.pick(["sleep", "laugh", "dance", "swim", "cry", "run"] if intransitive else list(TRANSITIVE))
     subj = with_subject(d, person_np(d))
-    if same_past_clash(verb, "hab", False, np_agr(subj)):
-        return None
-    d.feats["verb"] = verb
-    d.feats["tense"] = "hab"
+    discard_if(same_past_clash(verb, "hab", False, np_agr(subj)))
+    d.feats.update(verb=verb, tense="hab")
     obj = None if intransitive else thing_np(d, TRANSITIVE[verb], adj_p=0.1)
     adj = adjuncts(d, "hab", place_p=0.2, time_p=0.0, event_p=0.0)
     d.depth += 1
     moon_en = adj[0] + ["once", "in", "a", "blue", "moon"]
     if intransitive:
         return d.done(*intransitive_clause(verb, subj, "hab", False, moon_en, adj[1] + ["बहुत", "कम"]))
-    en, hi = transitive_clause(d, verb, np_en(obj, "obj"), np_hi(obj), np_agr(obj), "hab", False, subj,
-                               (moon_en, adj[1]), extra_hi=["बहुत", "कम"])
-    return d.done(en, hi)
+    return d.done(*transitive_clause(d, verb, np_en(obj, "obj"), np_hi(obj), np_agr(obj), "hab", False, subj,
+                                     (moon_en, adj[1]), extra_hi=["बहुत", "कम"]))
 
 
 def moon_literal(d):
@@ -386,16 +350,14 @@ def cat_literal(d):
     manner = d.pick(list(MANNERS))
     cue(d, manner)
     t_en, t_hi = optional_time(d, tense, 0.3)
-    en, hi = transitive_clause(d, "let", ["the", "cat", "out", "of", "the", "bag", manner],
-                               ["बिल्ली", "को"] + MANNERS[manner] + ["थैले", "से", "बाहर"], DEFAULT_AGR, tense, False,
-                               subj, (t_en, t_hi))
-    return d.done(en, hi)
+    return d.done(*transitive_clause(d, "let", ["the", "cat", "out", "of", "the", "bag", manner],
+                                     ["बिल्ली", "को"] + MANNERS[manner] + ["थैले", "से", "बाहर"], DEFAULT_AGR, tense,
+                                     False, subj, (t_en, t_hi)))
 
 
 def ice_idiom(d):
     """he broke the ice at the party -> उसने पार्टी में बातचीत शुरू की (बातचीत: feminine)"""
-    talk = ("f", "sg", 3)
-    return fixed_object(d, "ice", "idiom", "break", (["the", "ice"], ["बातचीत", "शुरू"], talk),
+    return fixed_object(d, "ice", "idiom", "break", (["the", "ice"], ["बातचीत", "शुरू"], ("f", "sg", 3)),
                         lambda d, subj: optional_event(d, 0.6, "at", ["party", "wedding", "meeting", "show", "class", "dinner"]),
                         0.25, hindi_verb=("कर", "kar"))
 

@@ -42,6 +42,15 @@ PLACE_POSTPOSITION = {"tree": "पर", "board": "पर", "wall": "पर", "do
 EVENT_POSTPOSITIONS = {"before": ["से", "पहले"], "after": ["के", "बाद"], "about": ["का"], "at": ["में"]}
 
 
+class Discard(Exception):
+    """Raised where a draw hits a combination the grammar avoids; the frame then gives None."""
+
+
+def discard_if(condition):
+    if condition:
+        raise Discard
+
+
 class Draw:
     """One sentence under construction: its random source, its depth count and its choices."""
 
@@ -141,10 +150,9 @@ def event_phrase(d, which=None, event=None):
 
 
 def time_phrase(d, tense, allowed=None):
-    keys = [k for k, v in SIMPLE_TIMES.items() if tense in v[2] and (allowed is None or k in allowed)]
-    key = d.pick(keys)
+    key = d.pick([k for k, v in SIMPLE_TIMES.items() if tense in v[2] and (allowed is None or k in allowed)])
     d.feats["time"] = key
-    return SIMPLE_TIMES[key][0], SIMPLE_TIMES[key][1]
+    return SIMPLE_TIMES[key][:2]
 
 
 def adjuncts(d, tense, place_keys=GENERAL_PLACES + EVENT_PLACES, place_p=0.3, time_p=0.35, event_p=0.15,
@@ -161,7 +169,7 @@ def adjuncts(d, tense, place_keys=GENERAL_PLACES + EVENT_PLACES, place_p=0.3, ti
         keys = NEAR_PLACES if near else place_keys
         key = d.pick(keys)
         d.feats["place"] = key
-        e, h = place_phrase(d, key, near=near)
+        e, hi_place = place_phrase(d, key, near=near)
         same = []
         if may_coord and d.chance(coord_p):
             same = [k for k in keys if k != key and (near or place_words(k) == place_words(key))]
@@ -170,24 +178,23 @@ def adjuncts(d, tense, place_keys=GENERAL_PLACES + EVENT_PLACES, place_p=0.3, ti
             d.feats["place_also"] = other["key"]
             d.feats["coord"] = d.feats.get("coord", ()) + ("place",)
             cut = 2 if near else 1  # the postposition: के पास, or में/पर
-            e, h = e + ["and"] + np_en(other), h[:-cut] + ["और"] + np_hi(other, oblique=True) + h[-cut:]
+            e = e + ["and"] + np_en(other)
+            hi_place = hi_place[:-cut] + ["और"] + np_hi(other, oblique=True) + hi_place[-cut:]
         en += e
-        hi_place = h
         d.depth += 1
     if d.chance(event_p):
-        e, h = event_phrase(d, None, d.pick([x for x in EVENT_NOUNS if x not in (d.feats.get("place"), d.feats.get("place_also"))]))
+        events = [x for x in EVENT_NOUNS if x not in (d.feats.get("place"), d.feats.get("place_also"))]
+        e, hi_event = event_phrase(d, None, d.pick(events))
         if may_coord and d.chance(coord_p):
-            other = noun(d.pick([x for x in EVENT_NOUNS if x not in (d.feats["event"], d.feats.get("place"),
-                                                                     d.feats.get("place_also"), "dinner")]))
+            other = noun(d.pick([x for x in events if x not in (d.feats["event"], "dinner")]))
             d.feats["coord"] = d.feats.get("coord", ()) + ("event",)
-            e, h = e + ["and"] + np_en(other), h[:-2] + ["और"] + np_hi(other, oblique=True) + h[-2:]
+            e = e + ["and"] + np_en(other)
+            hi_event = hi_event[:-2] + ["और"] + np_hi(other, oblique=True) + hi_event[-2:]
         en += e
-        hi_event = h
         d.depth += 1
     if d.chance(time_p):
-        e, h = time_phrase(d, tense)
+        e, hi_time = time_phrase(d, tense)
         en += e
-        hi_time = h
         d.depth += 1
     return en, hi_time + hi_event + hi_place
 
@@ -196,6 +203,14 @@ def pick_tense(d, tenses=TENSES):
     tense = d.pick(tenses)
     d.feats["tense"] = tense
     return tense
+
+
+def tense_and_negation(d, verb=None, tenses=None, negative_p=0.2):
+    """Records the verb, then draws the tense (from tenses, by default those the verb takes) and
+    whether the clause is negative (never when negative_p is 0): (tense, negative)."""
+    if verb:
+        d.feats["verb"] = verb
+    return pick_tense(d, tenses or verb_tenses(verb)), negative_p > 0 and d.chance(negative_p)
 
 
 def verb_tenses(verb):

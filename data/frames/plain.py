@@ -4,11 +4,9 @@ from grammar import (DEFAULT_AGR, NOUNS, PREDICATE_ADJECTIVES, THING_PREDICATE_A
                      be_en, coord, copula_hi, dative_hi, en_agr, noun, np_agr, np_en, np_hi, subject_hi, verb_en,
                      verb_hi)
 from .phrases import (SUBJECT_DETS_PL, SUBJECT_DETS_SG, SURFACES, SURFACE_OBJECTS, WATERS, adjuncts, copula_tenses,
-                      person_np, pick_tense, place_phrase, same_past_clash, thing_np, verb_tenses, with_subject)
+                      discard_if, person_np, place_phrase, same_past_clash, tense_and_negation, thing_np, with_subject)
 from .arguments import coordinated, distinct, record_pair, reflexive, to_phrase
 
-
-# ---- plain clauses -----------------------------------------------------------------------------
 TRANSITIVE = {"eat": "food", "drink": "drink", "read": "read", "write": "write", "buy": "thing",
               "see": "thing", "cook": "cook", "wash": "wash"}
 
@@ -23,26 +21,23 @@ def transitive_clause(d, verb, obj_en, obj_hi, obj_agr, tense, negative, subj, a
     s_agr = np_agr(subj)
     past = tense == "past"
     v_agr = (DEFAULT_AGR if marked_object else obj_agr) if past else s_agr
-    en = np_en(subj) + verb_en(verb, tense, negative, s_agr) + obj_en + adj_en_hi[0]
-    hi = (subject_hi(subj, ergative=past) + adj_en_hi[1] + obj_hi + list(extra_hi) +
-          verb_hi(stem, cls, tense, negative, v_agr))
-    return en, hi
+    return (np_en(subj) + verb_en(verb, tense, negative, s_agr) + obj_en + adj_en_hi[0],
+            subject_hi(subj, ergative=past) + adj_en_hi[1] + obj_hi + list(extra_hi) +
+            verb_hi(stem, cls, tense, negative, v_agr))
 
 
 def intransitive_clause(verb, subj, tense, negative, en_after, hi_before):
     """S V [en_after] -> S [hi_before] V: no ने, and the verb agrees with the subject in every tense."""
     s_agr = np_agr(subj)
-    en = np_en(subj) + verb_en(verb, tense, negative, s_agr) + en_after
-    hi = subject_hi(subj, False) + hi_before + verb_hi(VERBS[verb][1], VERBS[verb][2], tense, negative, s_agr)
-    return en, hi
+    return (np_en(subj) + verb_en(verb, tense, negative, s_agr) + en_after,
+            subject_hi(subj, False) + hi_before + verb_hi(VERBS[verb][1], VERBS[verb][2], tense, negative, s_agr))
 
 
 def copula_clause(subj, tense, negative, en_predicate, hi_before, hi_predicate):
     """S is/was/will be [en_predicate] -> S [hi_before] [hi_predicate] [नहीं] है/था/होगा (agreeing
     with the subject; money, पैसे in Hindi, is singular in English)."""
-    en = np_en(subj) + be_en(tense, negative, en_agr(subj)) + en_predicate
-    hi = np_hi(subj) + hi_before + hi_predicate + (["नहीं"] if negative else []) + copula_hi(tense, np_agr(subj))
-    return en, hi
+    return (np_en(subj) + be_en(tense, negative, en_agr(subj)) + en_predicate,
+            np_hi(subj) + hi_before + hi_predicate + (["नहीं"] if negative else []) + copula_hi(tense, np_agr(subj)))
 
 
 def predicate_adjective(subj, tense, negative, adjective, adj):
@@ -54,16 +49,12 @@ def predicate_adjective(subj, tense, negative, adjective, adj):
 def plain_transitive(d):
     verb = d.pick(list(TRANSITIVE))
     subj = with_subject(d, person_np(d))
-    tense = pick_tense(d, verb_tenses(verb))
-    negative = d.chance(0.2)
-    if same_past_clash(verb, tense, negative, np_agr(subj)):
-        return None
+    tense, negative = tense_and_negation(d, verb)
+    discard_if(same_past_clash(verb, tense, negative, np_agr(subj)))
     obj = thing_np(d, TRANSITIVE[verb], adj_p=0.25,
                    extra_adjs=("heavy", "light", "light") if verb in ("buy", "see") else ())
     if "light" in obj["adjs"]:
-        d.feats["sense"] = ("light", "weight")
-        d.feats["cue"] = obj["key"]
-    d.feats["verb"] = verb
+        d.feats.update(sense=("light", "weight"), cue=obj["key"])
     d.feats["object"] = obj["key"]
     blue_moon = tense == "hab" and not negative and d.chance(0.12)  # once in a blue moon
     adj = adjuncts(d, tense)
@@ -73,22 +64,19 @@ def plain_transitive(d):
         d.feats["place"] = key
         d.depth += 1
         adj = (["on", "the", key] + adj[0], adj[1] + np_hi(noun(key), oblique=True) + ["पर"])
-    extra_en, before_hi = [], []
     if blue_moon:  # once in a blue moon -> बहुत कम (idiomatic, "rarely"), after the object
         d.feats["idiom"] = ("blue_moon", "idiom")
-        extra_en, before_hi = ["once", "in", "a", "blue", "moon"], ["बहुत", "कम"]
         d.depth += 1
-    en, hi = transitive_clause(d, verb, np_en(obj, "obj"), np_hi(obj), np_agr(obj), tense, negative,
-                               subj, (adj[0] + extra_en, adj[1]), extra_hi=before_hi)
-    return d.done(en, hi)
+        adj = (adj[0] + ["once", "in", "a", "blue", "moon"], adj[1])
+    return d.done(*transitive_clause(d, verb, np_en(obj, "obj"), np_hi(obj), np_agr(obj), tense, negative, subj, adj,
+                                     extra_hi=["बहुत", "कम"] if blue_moon else ()))
 
 
 def other_person(d, subj):
     """The person a subject sees, calls or meets: one (no possessive) or two coordinated, which may
-    hold a possessive (we saw our friends -> अपने दोस्तों); None when it would be the subject."""
+    hold a possessive (we saw our friends -> अपने दोस्तों); the draw is discarded when it would be the subject."""
     other = coordinated(d, "person", "person", "obj") if d.chance(0.2) else person_np(d, role="obj", allow_possessive=False)
-    if other is None or not distinct(subj, other):
-        return None
+    discard_if(not distinct(subj, other))
     record_pair(d, subj, other)
     return reflexive(other, subj)
 
@@ -98,15 +86,10 @@ def person_object(d):
     verb = d.pick(["see", "call"])
     subj = with_subject(d, person_np(d))
     other = other_person(d, subj)
-    if other is None:
-        return None
-    tense = pick_tense(d, verb_tenses(verb))
-    negative = d.chance(0.2)
-    d.feats["verb"] = verb
+    tense, negative = tense_and_negation(d, verb)
     adj = adjuncts(d, tense)
-    en, hi = transitive_clause(d, verb, np_en(other, "obj"), dative_hi(other), DEFAULT_AGR, tense,
-                               negative, subj, adj, marked_object=True)
-    return d.done(en, hi)
+    return d.done(*transitive_clause(d, verb, np_en(other, "obj"), dative_hi(other), DEFAULT_AGR, tense,
+                                     negative, subj, adj, marked_object=True))
 
 
 PRONOUN_SE = {"i": "मुझसे", "we": "हमसे", "he": "उससे", "she": "उससे", "they": "उनसे"}
@@ -116,11 +99,7 @@ def meet(d):
     """meet X -> X से मिलना: intransitive in Hindi, so the verb agrees with the subject, no ने."""
     subj = with_subject(d, person_np(d))
     other = other_person(d, subj)  # we meet our friend and amit -> हम अपने दोस्त और अमित से मिलते हैं
-    if other is None:
-        return None
-    tense = pick_tense(d)
-    negative = d.chance(0.2)
-    d.feats["verb"] = "meet"
+    tense, negative = tense_and_negation(d, "meet")
     adj = adjuncts(d, tense)
     other_hi = [PRONOUN_SE[other["key"]]] if other["kind"] == "pron" else np_hi(other, oblique=True) + ["से"]
     return d.done(*intransitive_clause("meet", subj, tense, negative, np_en(other, "obj") + adj[0], adj[1] + other_hi))
@@ -131,11 +110,7 @@ def ditransitive(d):
     verb = d.pick(["give", "send", "show"])
     subj = with_subject(d, person_np(d))
     to = to_phrase(d, subj, adj_p=0.2)
-    if to is None:
-        return None
-    tense = pick_tense(d)
-    negative = d.chance(0.2)
-    d.feats["verb"] = verb
+    tense, negative = tense_and_negation(d, verb)
     if d.chance(0.12):  # a piece of cake, literally
         obj_en, obj_hi, obj_agr = ["a", "piece", "of", "cake"], ["केक", "का", "एक", "टुकड़ा"], DEFAULT_AGR
         d.feats["idiom"] = ("cake", "literal")
@@ -144,21 +119,15 @@ def ditransitive(d):
         obj_en, obj_hi, obj_agr = np_en(obj, "obj"), np_hi(obj), np_agr(obj)
         d.feats["object"] = obj["key"]
     adj = adjuncts(d, tense)
-    en, hi = transitive_clause(d, verb, obj_en, obj_hi, obj_agr, tense, negative, subj,
-                               (to[0] + adj[0], adj[1] + to[1]))
-    return d.done(en, hi)
-
-
-INTRANSITIVE = ["sleep", "laugh", "dance", "run", "swim", "cry"]
+    return d.done(*transitive_clause(d, verb, obj_en, obj_hi, obj_agr, tense, negative, subj,
+                                     (to[0] + adj[0], adj[1] + to[1])))
 
 
 def intransitive(d):
     """Intransitive verbs agree with the subject in every tense (वह सोया, लड़कियाँ सोईं)."""
-    verb = d.pick(INTRANSITIVE + ["go", "come"] * 2)
+    verb = d.pick(["sleep", "laugh", "dance", "run", "swim", "cry"] + ["go", "come"] * 2)
     subj = with_subject(d, person_np(d))
-    tense = pick_tense(d)
-    negative = d.chance(0.2)
-    d.feats["verb"] = verb
+    tense, negative = tense_and_negation(d, verb)
     dest_en, dest_hi = [], []
     if verb in ("go", "come"):  # to the market -> बाज़ार (no postposition); home -> घर
         if d.chance(0.2):
@@ -173,8 +142,7 @@ def intransitive(d):
             dest_en, dest_hi = ["to"] + np_en(np), np_hi(np)
             d.feats["place"] = key
             if key == "bank_money":
-                d.feats["sense"] = ("bank", "money")
-                d.feats["cue"] = "go"
+                d.feats.update(sense=("bank", "money"), cue="go")
         adj = adjuncts(d, tense, place_keys=None)
     elif verb == "swim":
         key = d.pick(WATERS)
@@ -189,10 +157,8 @@ def intransitive(d):
 
 def copula_person(d):
     subj = with_subject(d, person_np(d))
-    tense = pick_tense(d, copula_tenses(np_agr(subj)))
-    negative = d.chance(0.25)
+    tense, negative = tense_and_negation(d, "be", copula_tenses(np_agr(subj)), 0.25)
     adjective = d.pick(PREDICATE_ADJECTIVES)
-    d.feats["verb"] = "be"
     adj = adjuncts(d, tense, place_keys=None, time_p=0.4, event_p=0.15)
     return d.done(*predicate_adjective(subj, tense, negative, adjective, adj))
 
@@ -201,13 +167,10 @@ def copula_thing(d):
     """the bag is light -> थैला हल्का है (light: the weight sense); adjectives agree."""
     key = d.pick([k for k, v in NOUNS.items() if "thing" in v[4]])
     number = "pl" if d.chance(0.3) else "sg"
-    subj = noun(key, number, d.pick(SUBJECT_DETS_SG if number == "sg" else SUBJECT_DETS_PL))
-    with_subject(d, subj)
-    tense = pick_tense(d, ["hab", "past", "fut"])
-    negative = d.chance(0.2)
+    subj = with_subject(d, noun(key, number, d.pick(SUBJECT_DETS_SG if number == "sg" else SUBJECT_DETS_PL)))
+    tense, negative = tense_and_negation(d, tenses=["hab", "past", "fut"])
     adjective = d.pick(THING_PREDICATE_ADJECTIVES)
     if adjective == "light":
-        d.feats["sense"] = ("light", "weight")
-        d.feats["cue"] = key
+        d.feats.update(sense=("light", "weight"), cue=key)
     adj = adjuncts(d, tense, place_keys=None, time_p=0.3, event_p=0)
     return d.done(*predicate_adjective(subj, tense, negative, adjective, adj))

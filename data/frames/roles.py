@@ -1,21 +1,12 @@
 # data/frames/roles.py — role freedom: each noun in every role its meaning allows (role clauses,
 # animal intransitives, copulas with every kind of subject, locatives, opening and things' verbs).
-from grammar import (DEFAULT_AGR, NOUNS, PREDICATE_ADJECTIVES, dative_hi, for_hi, noun, np_agr, np_en, np_hi,
-                     with_person_hi)
-from .phrases import (EVENT_PLACES, GENERAL_PLACES, NEAR_PLACES, WATERS, adjuncts, copula_tenses, person_np,
-                      pick_tense, place_phrase, place_words, same_past_clash, verb_tenses, with_subject)
+from grammar import (DEFAULT_AGR, NOUNS, PREDICATE_ADJECTIVES, dative_hi, ke_hi, noun, np_agr, np_en, np_hi)
+from .phrases import (EVENT_PLACES, GENERAL_PLACES, NEAR_PLACES, WATERS, adjuncts, copula_tenses, discard_if, person_np,
+                      place_phrase, place_words, same_past_clash, tense_and_negation, with_subject)
 from .arguments import (INSTRUMENTS, MANNERS, OWNER_DETS, conjuncts, coordinated, instrument_words, is_person,
-                        manner, optional_time, owner_det, person_argument, plain_np, recipient, reflexive)
+                        manner, optional_time, owner_det, person_argument, plain_np, reflexive)
 from .plain import copula_clause, intransitive_clause, predicate_adjective, transitive_clause
-from .senses import sense
 
-
-# ---- role freedom: each noun in every role its meaning allows ----------------------------------
-# The frames above give each noun the roles of their clause types.  The frames below let people,
-# animals and things fill every role that their meaning allows: animals as subjects, every
-# sensible object of each verb, coordinated subjects and objects (X and Y -> X और Y), beneficiaries
-# (for X -> X के लिए), manner adverbs, copulas and locations with every kind of subject, and the
-# idioms' words (moon, cake, beans, ice, sack, cat) in their plain senses.
 FOODS = [k for k, v in NOUNS.items() if "food" in v[4]]
 DRINKS = [k for k, v in NOUNS.items() if "drink" in v[4]]
 THINGS = [k for k, v in NOUNS.items() if "thing" in v[4]]
@@ -27,27 +18,25 @@ KEEPABLE = ["book", "bag", "box", "watch", "ball", "toy", "doll", "shirt", "mone
 KEEP_PLACES = ["box", "bag", "room", "kitchen", "house", "office", "car", "table", "shop", "sack"]
 CONTAINER_DETS = ["the", "the", "a", "this", "that", "my", "his", "her", "our", "their"]
 SEEABLE = THINGS + ["cat", "snake", "moon"]
-# verb -> (animals that may be its subject, the objects it takes; "person" means people with को)
+# verb -> (animals that may be its subject, the objects it takes ("person": people with को), weight)
 ROLE_VERBS = {
-    "eat": (["cat", "mouse_animal", "snake"], FOODS + ["piece_of_cake"]),
-    "drink": (["cat"], DRINKS),  # a cat drinks milk or water (see patient)
-    "see": (["cat"], SEEABLE + ["person"]),
-    "buy": ([], THINGS + DRINKS + ["piece_of_cake", "bat_cricket", "mouse_device"]),
-    "cook": ([], ["egg", "vegetable", "bean"]),
-    "wash": ([], WASHABLE),
-    "hit": ([], HITTABLE + ["person"]),
-    "break": (["cat"], BREAKABLE),
-    "spill": (["cat"], DRINKS),
-    "catch": (["cat"], CATCHABLE + ["person"]),
-    "keep": ([], KEEPABLE),
-    "call": ([], ["person"]),
-    "give": ([], THINGS + DRINKS + FOODS),
-    "send": ([], ["book", "bag", "box", "watch", "toy", "doll", "shirt", "money", "cake"]),
-    "show": ([], ["book", "bag", "box", "watch", "toy", "doll", "shirt", "car", "robot", "ball"]),
+    "eat": (["cat", "mouse_animal", "snake"], FOODS + ["piece_of_cake"], 3),
+    "drink": (["cat"], DRINKS, 2),  # a cat drinks milk or water (see patient)
+    "see": (["cat"], SEEABLE + ["person"], 3),
+    "buy": ([], THINGS + DRINKS + ["piece_of_cake", "bat_cricket", "mouse_device"], 3),
+    "cook": ([], ["egg", "vegetable", "bean"], 2),
+    "wash": ([], WASHABLE, 2),
+    "hit": ([], HITTABLE + ["person"], 3),
+    "break": (["cat"], BREAKABLE, 3),
+    "spill": (["cat"], DRINKS, 2),
+    "catch": (["cat"], CATCHABLE + ["person"], 2),
+    "keep": ([], KEEPABLE, 2),
+    "call": ([], ["person"], 1),
+    "give": ([], THINGS + DRINKS + FOODS, 2),
+    "send": ([], ["book", "bag", "box", "watch", "toy", "doll", "shirt", "money", "cake"], 1),
+    "show": ([], ["book", "bag", "box", "watch", "toy", "doll", "shirt", "car", "robot", "ball"], 1),
 }
-ROLE_VERB_WEIGHTS = {"eat": 3, "drink": 2, "see": 3, "buy": 3, "cook": 2, "wash": 2, "hit": 3, "break": 3,
-                     "spill": 2, "catch": 2, "keep": 2, "call": 1, "give": 2, "send": 1, "show": 1}
-ROLE_VERB_LIST = [v for v, w in ROLE_VERB_WEIGHTS.items() for _ in range(w)]
+ROLE_VERB_LIST = [verb for verb, (_, _, weight) in ROLE_VERBS.items() for _ in range(weight)]
 SPILL_PLACES = ["floor", "table", "carpet", "kitchen", "room", "floor"]
 BENEFICIARY_VERBS = {"buy", "cook", "write", "wash"}
 RECIPIENT_VERBS = {"give", "send", "show"}
@@ -66,8 +55,6 @@ def agent(d, animals, p_animal=0.15, p_coord=0.12):
         subj = plain_np(d, key, "subj", dets_sg=dets, dets_pl=("the", "the", "this", "that"), adj_p=0.1)
     elif r < p_animal + p_coord:
         subj = coordinated(d, "person", "person", "subj")
-        if subj is None:
-            return None
     else:
         subj = person_np(d)
     return with_subject(d, subj)
@@ -88,7 +75,7 @@ def object_words(verb, obj):
 
 
 def patient(d, verb, subj):
-    """The object noun phrase of a role clause, or None when the draw is to be discarded."""
+    """The object noun phrase of a role clause."""
     options = ROLE_VERBS[verb][1]
     if verb == "drink" and subj["kind"] == "noun" and subj["key"] == "cat":
         options = ["milk", "water"]
@@ -98,13 +85,9 @@ def patient(d, verb, subj):
         return PIECE_OF_CAKE
     if key == "person":
         obj = person_argument(d, subj, "obj", coord_p=0.25, owner_p=0.35)
-        if obj is None:
-            return None
     elif verb in ("eat", "drink", "buy", "give", "wash", "break") and d.chance(0.12):
         other = d.pick([k for k in options if k not in ("person", "piece_of_cake", key)])
         obj = coordinated(d, key, other, "obj")
-        if obj is None:
-            return None
     else:
         obj = plain_np(d, key, "obj", owner_p=0.3 if "thing" in NOUNS[key][4] and verb != "buy" else 0.0, adj_p=0.15,
                        subj=subj)
@@ -117,8 +100,7 @@ def person_adjunct(d, subj, role, coord_p):
     """for X -> X के लिए (role "ben"; for ravi and priya -> रवि और प्रिया के लिए) or with X -> X के साथ
     (role "com", company; with her friend -> अपने दोस्त के साथ): a person, or two coordinated."""
     who = person_argument(d, subj, role, coord_p=coord_p, owner_p=0.35)
-    if who is not None:
-        d.depth += 1
+    d.depth += 1
     return who
 
 
@@ -154,8 +136,8 @@ def realize_role_clause(verb, subj, tense, negative, obj, to=None, tool=None, ho
     to_en, to_hi = (["to"] + np_en(to, "obj"), dative_hi(to)) if to else ([], [])
     with_en, with_hi = instrument_words(tool) if tool else ([], [])
     m_en, m_hi = manner_words(how)
-    for_en, for_words = (["for"] + np_en(ben, "obj"), for_hi(ben)) if ben else \
-        (["with"] + np_en(com, "obj"), with_person_hi(com)) if com else ([], [])
+    for_en, for_words = (["for"] + np_en(ben, "obj"), ke_hi(ben, "लिए")) if ben else \
+        (["with"] + np_en(com, "obj"), ke_hi(com, "साथ")) if com else ([], [])
     spill = verb == "spill"  # spill X -> X गिरा देना (a compound: role_clause never negates it)
     return transitive_clause(None, verb, obj_en, obj_hi, obj_agr, tense, negative, subj,
                              (loc[0] + to_en + with_en + m_en + for_en + adj[0],
@@ -167,33 +149,20 @@ def role_clause(d):
     """S V O with free roles: people and animals as subjects, every sensible object, coordination,
     recipients, beneficiaries, instruments and manner (see realize_role_clause)."""
     verb = d.pick(ROLE_VERB_LIST)
-    d.feats["verb"] = verb
     subj = agent(d, ROLE_VERBS[verb][0])
-    if subj is None:
-        return None
-    tense = pick_tense(d, verb_tenses(verb))
-    negative = verb != "spill" and d.chance(0.15)
-    if same_past_clash(verb, tense, negative, np_agr(subj)):
-        return None
+    tense, negative = tense_and_negation(d, verb, negative_p=0 if verb == "spill" else 0.15)
+    discard_if(same_past_clash(verb, tense, negative, np_agr(subj)))
     obj = patient(d, verb, subj)
-    if obj is None:
-        return None
-    if tense == "hab" and any(x["kind"] == "noun" and x["number"] == "sg" and x["det"] in ("a", "this", "that") and
-                              NOUNS[x["key"]][1] is not None for x in conjuncts(obj)):
-        return None  # a habit is not about one particular thing: they eat mangoes, not that mango
-    to = None
-    if verb in RECIPIENT_VERBS:
-        to = recipient(d, subj)
-        if to is None:
-            return None
+    # a habit is not about one particular thing: they eat mangoes, not that mango
+    discard_if(tense == "hab" and any(x["kind"] == "noun" and x["number"] == "sg" and x["det"] in ("a", "this", "that")
+                                      and NOUNS[x["key"]][1] is not None for x in conjuncts(obj)))
+    to = person_argument(d, subj, "rec", coord_p=0.3, owner_p=0.25) if verb in RECIPIENT_VERBS else None  # to X -> X को
     tool = None
     if verb == "hit" and d.chance(0.45):
         tool = (d.pick(list(INSTRUMENTS)),)
         if tool[0] == "bat":
-            if "sense" in d.feats:
-                return None
-            d.feats["sense"] = ("bat", "cricket")
-            d.feats["cue"] = "hit"
+            discard_if("sense" in d.feats)
+            d.feats.update(sense=("bat", "cricket"), cue="hit")
         elif d.chance(0.2):  # with a stick and a stone -> डंडे और पत्थर से (never the ambiguous bat)
             tool += (d.pick([t for t in INSTRUMENTS if t not in ("bat",) + tool]),)
             d.feats["coord"] = d.feats.get("coord", ()) + ("tool",)
@@ -202,12 +171,8 @@ def role_clause(d):
     ben = com = None
     if verb in BENEFICIARY_VERBS and d.chance(0.5):
         ben = person_adjunct(d, subj, "ben", coord_p=0.3)
-        if ben is None:
-            return None
     elif verb in COMPANION_VERBS and is_person(subj) and d.chance(COMPANION_P):
         com = person_adjunct(d, subj, "com", coord_p=0.4)  # people keep people company
-        if com is None:
-            return None
     how = manner(d, 0.15, verb)
     loc = ([], [])
     if verb == "keep":  # keep X in the box -> डिब्बे में X रखना (the place is an argument)
@@ -244,13 +209,9 @@ def role_intransitive(d):
     """Intransitives with people, animals and coordinations as subjects, and manner adverbs:
     the bats sleep in the cave -> चमगादड़ गुफा में सोते हैं; ravi and priya danced -> रवि और प्रिया नाचे."""
     verb = d.pick(["sleep", "laugh", "dance", "run", "swim", "cry", "sleep", "run"])
-    d.feats["verb"] = verb
     animals = [a for a, vs in ANIMAL_INTRANSITIVE.items() if verb in vs]
     subj = agent(d, animals, p_animal=0.35, p_coord=0.2)
-    if subj is None:
-        return None
-    tense = pick_tense(d)
-    negative = d.chance(0.15)
+    tense, negative = tense_and_negation(d, verb, negative_p=0.15)
     m_en, m_hi = manner_words(manner(d, 0.15, verb))
     if verb == "swim":
         key = d.pick(WATERS)
@@ -282,8 +243,6 @@ def copula_other(d):
     kind = d.pick(list(COPULA_SUBJECTS) + ["people"])
     if kind == "people":
         subj = coordinated(d, "person", "person", "subj")
-        if subj is None:
-            return None
         adjective = d.pick(PREDICATE_ADJECTIVES)
     else:
         nouns, adjectives = COPULA_SUBJECTS[kind]
@@ -292,9 +251,7 @@ def copula_other(d):
         subj = plain_np(d, key, "subj", dets_sg=dets_sg, dets_pl=("the", "this", "that"), adj_p=0.0)
         adjective = d.pick(adjectives)
     with_subject(d, subj)
-    tense = pick_tense(d, ["hab", "past", "fut"])
-    negative = d.chance(0.2)
-    d.feats["verb"] = "be"
+    tense, negative = tense_and_negation(d, "be", ["hab", "past", "fut"])
     lasting = adjective in ("big", "small", "new", "old_thing", "blue")  # no "the garden was big in the evening"
     adj = adjuncts(d, tense, place_keys=None, time_p=0.0 if lasting else 0.35, event_p=0.0 if lasting else 0.05)
     return d.done(*predicate_adjective(subj, tense, negative, adjective, adj))
@@ -311,44 +268,33 @@ def locative(d):
     r = d.rng.random()
     if r < 0.45:
         kind, subj = "person", person_np(d) if d.chance(0.8) else coordinated(d, "person", "person", "subj")
-        if subj is None:
-            return None
     elif r < 0.65:
         kind, subj = "animal", plain_np(d, d.pick(["cat", "snake"]), "subj", adj_p=0.1)
     else:
         kind, subj = "thing", plain_np(d, d.pick(LOCATED_THINGS), "subj", dets_sg=("the", "the", "this", "that", "my", "our"),
                                        adj_p=0.1)
     with_subject(d, subj)
-    tense = pick_tense(d, copula_tenses(np_agr(subj)))
-    negative = d.chance(0.15)
-    d.feats["verb"] = "be"
+    tense, negative = tense_and_negation(d, "be", copula_tenses(np_agr(subj)), 0.15)
     near = kind != "thing" and d.chance(0.2)
     key = d.pick(NEAR_PLACES if near else [k for k in LOCATIONS[kind] if not (subj["kind"] == "noun" and subj["key"] == k)])
     d.feats["place"] = key
-    prep = "on" if key in ("table", "floor", "tree") else None
     if key in ("box", "bag", "car", "sack") and not near:
         l_en, l_hi = container_phrase(d, key, subj)
     else:
-        l_en, l_hi = place_phrase(d, key, prep, adj_p=0.1, near=near)
+        l_en, l_hi = place_phrase(d, key, "on" if key in ("table", "floor", "tree") else None, adj_p=0.1, near=near)
     d.depth += 1
     t_en, t_hi = optional_time(d, tense, 0.3)
     return d.done(*copula_clause(subj, tense, negative, l_en + t_en, t_hi, l_hi))
 
 
-OPENERS = ["bank_money", "shop", "market", "school", "office", "door"]
-
-
 def opens(d):
     """the bank opens in the morning -> बैंक सुबह खुलता है; the shop closed -> दुकान बंद हुई."""
-    key = d.pick(OPENERS)
+    key = d.pick(["bank_money", "shop", "market", "school", "office", "door"])
     subj = with_subject(d, noun(key, "sg", "the" if key == "bank_money" else d.pick(["the", "the", "this", "that"])))
-    if key == "bank_money":
-        sense(d, "bank", "money")
     verb = d.pick(["open", "close"])
-    d.feats["verb"] = verb
-    d.feats.setdefault("cue", verb) if key == "bank_money" else None
-    tense = pick_tense(d)
-    negative = d.chance(0.15)
+    if key == "bank_money":
+        d.feats.update(sense=("bank", "money"), cue=verb)
+    tense, negative = tense_and_negation(d, verb, negative_p=0.15)
     adj = adjuncts(d, tense, place_keys=None, time_p=0.55, event_p=0.12)
     closed = ["बंद"] if verb == "close" else []  # close -> बंद होना: बंद, then होना conjugated (नहीं between)
     return d.done(*intransitive_clause(verb, subj, tense, negative, adj[0], adj[1] + closed))
@@ -372,9 +318,7 @@ def thing_verb(d):
     number = "sg" if entry[1] is None or d.chance(0.7) else "pl"
     det = d.pick(["the", "the", "this", "that"] + (["a"] if number == "sg" and entry[1] is not None else []))
     subj = with_subject(d, noun(key, number, det))
-    d.feats["verb"] = verb
-    tense = pick_tense(d, ["hab", "hab", "prog", "fut"])
-    negative = d.chance(0.15)
+    tense, negative = tense_and_negation(d, verb, ["hab", "hab", "prog", "fut"], 0.15)
     p_en, p_hi = [], []
     if d.chance(0.7):
         near = verb == "flow" and (not places or d.chance(0.4))

@@ -1,14 +1,11 @@
 # data/frames/senses.py — the 5 ambiguous words (bat, mouse, bank, lamp, letter) in each sense, with
 # the places, verbs and distractors that decide it, and things as subjects of intransitive verbs.
 from grammar import NOUNS, dative_hi, noun, np_agr, np_en, np_hi
-from .phrases import (OBJECT_DETS_PL, OBJECT_DETS_SG, SURFACES, TENSES, WATERS, adjuncts, note_role,
-                      optional_adjective, person_np, pick_tense, place_phrase, same_past_clash, verb_tenses,
-                      with_subject)
+from .phrases import (OBJECT_DETS_PL, OBJECT_DETS_SG, SURFACES, WATERS, adjuncts, discard_if, note_role,
+                      optional_adjective, person_np, place_phrase, same_past_clash, tense_and_negation, with_subject)
 from .arguments import optional_time, to_phrase
 from .plain import intransitive_clause, transitive_clause
 
-
-# ---- the 5 ambiguous words ---------------------------------------------------------------------
 # bat and mouse share their cue places: animals are seen in the wild or in a house, things in a
 # shop, a market, a stadium or an office.  A distractor is a phrase that belongs with the other
 # sense, placed where it decides nothing (bat at the shop ... at night).
@@ -25,20 +22,13 @@ SENSE_DISTRACTOR = {("bat", "animal"): ("after_match", ["after", "the", "match"]
                     ("mouse", "animal"): ("office_time", ["after", "the", "meeting"], ["मीटिंग", "के", "बाद"])}
 
 
-def sense(d, word, meaning):
-    d.feats["sense"] = (word, meaning)
-
-
 def bat_or_mouse(d, word, meaning):
     """he saw a bat in the cave -> उसने गुफा में एक चमगादड़ देखा; at the shop -> एक बल्ला"""
-    sense(d, word, meaning)
+    d.feats["sense"] = (word, meaning)
     verb = d.pick(SENSE_VERBS[meaning])
-    d.feats["verb"] = verb
     subj = with_subject(d, person_np(d))
-    tense = pick_tense(d, verb_tenses(verb))
-    negative = d.chance(0.15)
-    if same_past_clash(verb, tense, negative, np_agr(subj)):
-        return None
+    tense, negative = tense_and_negation(d, verb, negative_p=0.15)
+    discard_if(same_past_clash(verb, tense, negative, np_agr(subj)))
     number = "pl" if d.chance(0.25) else "sg"
     # a new bat -> एक नया बल्ला, a small mouse -> एक छोटा चूहा
     adjs = optional_adjective(d, ["big", "small"] + (["new", "red"] if meaning != "animal" else []), 0.15)
@@ -51,8 +41,7 @@ def bat_or_mouse(d, word, meaning):
     else:
         key = d.pick(SENSE_PLACES[(word, meaning)])
         d.feats["cue"] = key
-        prep = "at" if key == "stadium" else "in"
-        c_en, c_hi = place_phrase(d, key, prep, adj_p=0.1)
+        c_en, c_hi = place_phrase(d, key, adj_p=0.1)  # in the cave, at the stadium
     d.depth += 1
     if (word, meaning) in SENSE_DISTRACTOR and d.chance(0.2):
         tag, extra_en, extra_hi = SENSE_DISTRACTOR[(word, meaning)]
@@ -60,15 +49,14 @@ def bat_or_mouse(d, word, meaning):
         d.depth += 1
     else:
         extra_en, extra_hi = optional_time(d, tense, 0.2)
-    en, hi = transitive_clause(d, verb, np_en(obj, "obj"), np_hi(obj), np_agr(obj), tense, negative, subj,
-                               (c_en + extra_en, extra_hi + c_hi))
-    return d.done(en, hi)
+    return d.done(*transitive_clause(d, verb, np_en(obj, "obj"), np_hi(obj), np_agr(obj), tense, negative, subj,
+                                     (c_en + extra_en, extra_hi + c_hi)))
 
 
 def bank_phrase(d, meaning):
     if meaning == "money":
-        prep = d.pick(["in", "in", "at"])
-        return [prep, "the", "bank"], ["बैंक", "में"]
+        d.feats["cue"] = "bank"
+        return [d.pick(["in", "in", "at"]), "the", "bank"], ["बैंक", "में"]
     water = d.pick(WATERS)
     d.feats["cue"] = water
     if water == "river" and d.chance(0.3):
@@ -78,25 +66,19 @@ def bank_phrase(d, meaning):
 
 def bank(d, meaning):
     """in the bank -> बैंक में; on the bank of the river -> नदी के किनारे पर (a place adjunct)"""
-    sense(d, "bank", meaning)
+    d.feats["sense"] = ("bank", meaning)
     subj = with_subject(d, person_np(d))
     r = d.rng.random()
     b_en, b_hi = bank_phrase(d, meaning)
-    if meaning == "money":
-        d.feats.setdefault("cue", "bank")
     d.depth += 1
     if r < 0.35:  # an intransitive verb: sit, sleep, laugh, cry
         verb = d.pick(["sit", "sleep", "laugh", "cry"] if meaning == "river" else ["sit", "laugh", "cry"])
-        tense = pick_tense(d, ["hab", "past", "fut"])
-        negative = d.chance(0.15)
-        d.feats["verb"] = verb
+        tense, negative = tense_and_negation(d, verb, ["hab", "past", "fut"], 0.15)
         t_en, t_hi = optional_time(d, tense, 0.25)
         return d.done(*intransitive_clause(verb, subj, tense, negative, b_en + t_en, t_hi + b_hi))
     # a transitive verb with an object: kept money in the bank / saw a snake on the bank of the river
     verb = d.pick(["keep", "see", "see"])
-    d.feats["verb"] = verb
-    tense = pick_tense(d, ["hab", "past", "fut"] if verb == "see" else TENSES)
-    negative = d.chance(0.15)
+    tense, negative = tense_and_negation(d, verb, negative_p=0.15)
     if verb == "keep":
         key = d.pick(["money", "money", "bag", "box", "book"])
         obj = noun(key, "sg", d.pick([None, "the"] if key == "money" else ["the", "a"]))
@@ -109,9 +91,8 @@ def bank(d, meaning):
     marked = obj["key"] in ("friend", "doctor")
     o_hi = dative_hi(obj) if marked else np_hi(obj)
     t_en, t_hi = optional_time(d, tense, 0.25)
-    en, hi = transitive_clause(d, verb, np_en(obj, "obj"), o_hi, np_agr(obj), tense, negative, subj,
-                               (b_en + t_en, t_hi + b_hi), marked_object=marked)
-    return d.done(en, hi)
+    return d.done(*transitive_clause(d, verb, np_en(obj, "obj"), o_hi, np_agr(obj), tense, negative, subj,
+                                     (b_en + t_en, t_hi + b_hi), marked_object=marked))
 
 
 def bank_short(d):
@@ -120,7 +101,7 @@ def bank_short(d):
     head = d.pick([("money", "पैसों वाला बैंक"), ("river", "नदी का किनारा")])
     verb = d.pick([("grows", "grow", "बढ़ता है"), ("flows", "flow", "बहता है"), ("opens", "open", "खुलता है"),
                    ("closes", "close", "बंद होता है"), ("shines", "shine", "चमकता है")])
-    sense(d, "bank", head[0] if head[0] == "river" else "money")
+    d.feats["sense"] = ("bank", head[0])
     d.feats["cue"] = "short"
     v_en, v_hi = [verb[0]], verb[2].split()
     if d.chance(0.3):  # river bank does not flow -> नदी का किनारा नहीं बहता
@@ -131,35 +112,28 @@ def bank_short(d):
 
 def lamp(d):
     """turned on the light in the kitchen -> रसोई में बत्ती जलाई (बत्ती: the lamp sense, f)"""
-    sense(d, "light", "lamp")
     verb = d.pick(["turn_on", "turn_off", "turn_on", "turn_off", "see", "buy", "buy"])
-    d.feats["verb"] = verb
-    d.feats["cue"] = verb
+    d.feats.update(sense=("light", "lamp"), cue=verb)
     subj = with_subject(d, person_np(d))
-    tense = pick_tense(d, verb_tenses(verb))
-    negative = d.chance(0.15)
+    tense, negative = tense_and_negation(d, verb, negative_p=0.15)
     number = "pl" if d.chance(0.25) else "sg"
     det = "the" if verb.startswith("turn") else d.pick(["the", "a"] if number == "sg" else ["the", None])
     obj = noun("light_lamp", number, det)
     adj = adjuncts(d, tense, place_keys=["kitchen", "room", "house", "office", "shop", "garden"], place_p=0.45, event_p=0.1,
                    near_p=0.0)
-    en, hi = transitive_clause(d, verb, np_en(obj, "obj"), np_hi(obj), np_agr(obj), tense, negative, subj, adj)
-    return d.done(en, hi)
+    return d.done(*transitive_clause(d, verb, np_en(obj, "obj"), np_hi(obj), np_agr(obj), tense, negative, subj, adj))
 
 
 def letter(d, meaning):
     """wrote a letter to priya -> प्रिया को एक चिट्ठी लिखी; a letter on the board -> बोर्ड पर एक अक्षर"""
-    sense(d, "letter", meaning)
+    d.feats["sense"] = ("letter", meaning)
     subj = with_subject(d, person_np(d))
     number = "pl" if d.chance(0.25) else "sg"
     obj = noun(f"letter_{meaning}", number, d.pick(OBJECT_DETS_SG if number == "sg" else OBJECT_DETS_PL))
     if meaning == "mail":
         verb = d.pick(["write", "send", "give", "show"])
-        to = to_phrase(d, subj)
-        if to is None:
-            return None
+        c_en, c_hi = to_phrase(d, subj)
         d.feats["cue"] = verb
-        c_en, c_hi = to
     else:
         verb = d.pick(["write", "see", "read"])
         key = d.pick(SURFACES)
@@ -167,15 +141,11 @@ def letter(d, meaning):
         np = noun(key)
         c_en, c_hi = ["on"] + np_en(np), np_hi(np, oblique=True) + ["पर"]
     d.depth += 1
-    d.feats["verb"] = verb
-    tense = pick_tense(d, verb_tenses(verb))
-    negative = d.chance(0.15)
-    if same_past_clash(verb, tense, negative, np_agr(subj)):
-        return None
+    tense, negative = tense_and_negation(d, verb, negative_p=0.15)
+    discard_if(same_past_clash(verb, tense, negative, np_agr(subj)))
     t_en, t_hi = optional_time(d, tense, 0.25)
-    en, hi = transitive_clause(d, verb, np_en(obj, "obj"), np_hi(obj), np_agr(obj), tense, negative, subj,
-                               (c_en + t_en, t_hi + c_hi))
-    return d.done(en, hi)
+    return d.done(*transitive_clause(d, verb, np_en(obj, "obj"), np_hi(obj), np_agr(obj), tense, negative, subj,
+                                     (c_en + t_en, t_hi + c_hi)))
 
 
 # What flows, grows and shines, so that the verbs of the tutorial's phrases occur beyond those phrases.
@@ -193,8 +163,6 @@ def thing_intransitive(d):
         number = "pl" if d.chance(0.3) else "sg"
         det = d.pick(["the", "the", "a", "this", "that"] if number == "sg" else ["the", "the", "this", "that"])
     subj = with_subject(d, noun(key, number, det))
-    tense = pick_tense(d, ["hab"])
-    negative = d.chance(0.2)
-    d.feats["verb"] = verb
+    tense, negative = tense_and_negation(d, verb, ["hab"])
     t_en, t_hi = optional_time(d, tense, 0.3)
     return d.done(*intransitive_clause(verb, subj, tense, negative, t_en, t_hi))
