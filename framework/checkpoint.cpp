@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstring>
 #include <filesystem>
@@ -14,19 +15,10 @@
 
 namespace qkv {
 
-static std::string safetensors_dtype(DType dtype) {
-  switch (dtype) {
-    case DType::F32: return "F32";
-    case DType::F64: return "F64";
-    case DType::I64: return "I64";
-  }
-  return "?";
-}
-
 SafeTensor safetensor_of(const Tensor& t) {
   const Tensor host = t.device() == Device::cpu() ? t : t.to(Device::cpu());
   SafeTensor out;
-  out.dtype = safetensors_dtype(host.dtype());
+  out.dtype = std::array{"F32", "F64", "I64"}[static_cast<size_t>(host.dtype())];  // DType's order
   out.shape = host.shape();
   out.data.resize(static_cast<size_t>(host.numel()) * dtype_size(host.dtype()));
   if (!out.data.empty()) std::memcpy(out.data.data(), host.data_ptr(), out.data.size());

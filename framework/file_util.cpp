@@ -44,8 +44,7 @@ void check_output_file(const std::string& path) {
   const bool is_link = ::lstat(path.c_str(), &link_info) == 0 && S_ISLNK(link_info.st_mode);
   if (::stat(path.c_str(), &info) != 0) {
     if (errno == ENOENT) {
-      struct stat link {};
-      if (::lstat(path.c_str(), &link) == 0)  // a symlink to nothing: writing would replace the link
+      if (is_link)  // a symlink to nothing: writing would replace the link
         throw std::runtime_error(path + ": a symbolic link to a missing file; give a file name");
       return;  // a new name
     }

@@ -82,10 +82,7 @@ Linear::Linear(int64_t in_features, int64_t out_features, bool has_bias, Generat
   if (has_bias) register_parameter("bias", bias, rand_uniform({out_features}, gen, -bound, bound, dtype));
 }
 
-Tensor Linear::forward(const Tensor& x) const {
-  // (..., in) @ (out, in)^T + bias -> (..., out)
-  return linear(x, weight, bias);
-}
+Tensor Linear::forward(const Tensor& x) const { return linear(x, weight, bias); }
 
 Embedding::Embedding(int64_t count, int64_t dim, Generator& gen, DType dtype) {
   if (count <= 0 || dim <= 0)

@@ -55,21 +55,4 @@ inline int64_t normalize_axis(int64_t axis, int64_t rank, const char* op) {
   return a;
 }
 
-// (outer, n, inner) around `axis`.
-struct AxisSplit {
-  int64_t outer = 1, n = 1, inner = 1;
-};
-inline AxisSplit split_at_axis(const Shape& shape, int64_t axis) {
-  AxisSplit s;
-  for (int64_t i = 0; i < static_cast<int64_t>(shape.size()); ++i) {
-    if (i < axis)
-      s.outer *= shape[i];
-    else if (i == axis)
-      s.n = shape[i];
-    else
-      s.inner *= shape[i];
-  }
-  return s;
-}
-
 }  // namespace qkv::detail

@@ -46,17 +46,18 @@ MaxResult max_with_indices(const Tensor& x, int64_t axis, bool keepdim) {
   const int64_t a = normalize_axis(axis, x.dim(), "max");
   if (x.shape()[a] == 0)
     throw std::runtime_error("max: axis " + std::to_string(axis) + " of " + x.describe() + " is empty");
-  const AxisSplit s = split_at_axis(x.shape(), a);
-  const Shape kept = keepdim_shape(x.shape(), a);
+  const Shape x_shape = x.shape();  // viewed as (outer, n, inner) around the axis
+  const int64_t outer = shape_numel(Shape(x_shape.begin(), x_shape.begin() + a)), n = x_shape[a];
+  const int64_t inner = shape_numel(Shape(x_shape.begin() + a + 1, x_shape.end()));
+  const Shape kept = keepdim_shape(x_shape, a);
   Tensor values = Tensor::empty(kept, x.dtype(), x.device());
   Tensor indices = Tensor::empty(kept, DType::I64, x.device());
-  backend_of(x).max_along(x.dtype(), x.data_ptr(), s.outer, s.n, s.inner, values.data_ptr(), indices.data<int64_t>());
-  const Shape x_shape = x.shape();
+  backend_of(x).max_along(x.dtype(), x.data_ptr(), outer, n, inner, values.data_ptr(), indices.data<int64_t>());
   // d max = g routed to the (first) arg-max position
-  values = record(values, "max", {x}, [x_shape, s, indices](const Tensor& g) -> std::vector<Tensor> {
+  values = record(values, "max", {x}, [x_shape, outer, n, inner, indices](const Tensor& g) -> std::vector<Tensor> {
     Tensor d_x = Tensor::zeros(x_shape, g.dtype(), g.device());
     backend_for(g.device())
-        .put_along_add(g.dtype(), d_x.data_ptr(), s.outer, s.n, s.inner, indices.data<int64_t>(), g.data_ptr());
+        .put_along_add(g.dtype(), d_x.data_ptr(), outer, n, inner, indices.data<int64_t>(), g.data_ptr());
     return {d_x};
   });
   if (keepdim) return {values, indices};

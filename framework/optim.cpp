@@ -87,16 +87,9 @@ void Adam::restore(int64_t steps, std::vector<Tensor> exp_avg, std::vector<Tenso
 void Adam::step() {
   NoGradGuard no_grad;
   ++step_;
-  const double bias_correction1 = 1.0 - std::pow(opt_.beta1, static_cast<double>(step_));
-  const double bias_correction2 = 1.0 - std::pow(opt_.beta2, static_cast<double>(step_));
-  const AdamStep s{.lr = lr,
-                   .beta1 = opt_.beta1,
-                   .beta2 = opt_.beta2,
-                   .eps = opt_.eps,
-                   .weight_decay = opt_.weight_decay,
-                   .decoupled = decoupled_,
-                   .step_size = lr / bias_correction1,
-                   .sqrt_bias_correction2 = std::sqrt(bias_correction2)};
+  AdamStep s{lr, opt_.beta1, opt_.beta2, opt_.eps, opt_.weight_decay, decoupled_};
+  s.step_size = lr / (1.0 - std::pow(opt_.beta1, static_cast<double>(step_)));
+  s.sqrt_bias_correction2 = std::sqrt(1.0 - std::pow(opt_.beta2, static_cast<double>(step_)));
   for (size_t i = 0; i < params_.size(); ++i) {
     Tensor& p = params_[i];
     if (!p.grad().defined()) continue;

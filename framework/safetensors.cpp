@@ -16,6 +16,9 @@
 #include <string_view>
 #include <tuple>
 
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
 #include "bounded_json.h"
 #include "crc32c.h"
 #include "file_util.h"
@@ -43,8 +46,6 @@ struct ClosesOnExit {
 
 std::string single_quoted(const std::string& s) { return "'" + s + "'"; }
 
-std::string shape_to_string(const std::vector<int64_t>& shape) { return "[" + dims_for_message(shape) + "]"; }
-
 // The bytes `tensor` needs (its elements times its dtype's size), which must equal `have`
 // (`have_what`: where those bytes are); fails naming `where` on an unknown dtype, a negative
 // dimension, an overflow or another count.
@@ -54,7 +55,7 @@ uint64_t checked_byte_count(const SafeTensor& tensor, uint64_t have, const std::
   try {
     dtype_size = safetensors_dtype_size(tensor.dtype);
   } catch (const std::runtime_error&) { fail(name, where + "unknown dtype " + single_quoted(tensor.dtype)); }
-  const std::string what = where + "shape " + shape_to_string(tensor.shape) + " x " + tensor.dtype;
+  const std::string what = where + "shape [" + dims_for_message(tensor.shape) + "] x " + tensor.dtype;
   uint64_t count = 1;
   for (int64_t dim : tensor.shape) {
     if (dim < 0) fail(name, where + "negative dimension " + std::to_string(dim) + " in shape");
@@ -96,15 +97,6 @@ json parse_header_json(std::string_view text, const std::string& name) {
   } catch (const std::runtime_error& e) { fail(name, std::string("header ") + e.what()); }
 }
 
-// Reads one non-negative integer that fits in int64 from a JSON number, or returns false.
-bool json_to_nonnegative_int64(const json& value, int64_t& out) {
-  if (!value.is_number_unsigned()) return false;
-  const uint64_t raw = value.get<uint64_t>();
-  if (raw > static_cast<uint64_t>(std::numeric_limits<int64_t>::max())) return false;
-  out = static_cast<int64_t>(raw);
-  return true;
-}
-
 struct TensorEntry {
   std::string name;
   SafeTensor tensor;  // data filled in after offsets are validated
@@ -129,10 +121,9 @@ TensorEntry parse_tensor_entry(const std::string& tensor_name, const json& entry
   for (const json& dim : shape) {
     if (dim.is_number_integer() && !dim.is_number_unsigned())
       fail(name, where + "negative dimension " + std::to_string(dim.get<int64_t>()) + " in shape");
-    int64_t value = 0;
-    if (!json_to_nonnegative_int64(dim, value))
+    if (!dim.is_number_unsigned() || dim.get<uint64_t>() > static_cast<uint64_t>(std::numeric_limits<int64_t>::max()))
       fail(name, where + "shape entry " + describe(dim) + " is not a non-negative 64-bit integer");
-    result.tensor.shape.push_back(value);
+    result.tensor.shape.push_back(static_cast<int64_t>(dim.get<uint64_t>()));
   }
 
   const json& offsets = entry.at("data_offsets");
@@ -172,18 +163,12 @@ std::string json_string_literal(const std::string& text, const std::string& name
   const auto plain = [](char c) { return c != '"' && c != '\\' && static_cast<unsigned char>(c) >= 0x20; };
   if (std::all_of(text.begin(), text.end(), plain)) return out + text + "\"";  // most text: one copy
   for (char c : text) {
-    const auto byte = static_cast<unsigned char>(c);
-    if (c == '"') {
-      out += "\\\"";
-    } else if (c == '\\') {
-      out += "\\\\";
-    } else if (byte < 0x20) {
-      char escaped[8];
-      std::snprintf(escaped, sizeof escaped, "\\u%04x", byte);
-      out += escaped;
-    } else {
+    if (plain(c))
       out += c;
-    }
+    else if (c == '"' || c == '\\')
+      out += std::string("\\") + c;
+    else
+      out += fmt::format("\\u{:04x}", static_cast<unsigned char>(c));
   }
   return out + "\"";
 }
@@ -193,43 +178,23 @@ std::string json_string_literal(const std::string& text, const std::string& name
 std::string header_text_of(const std::map<std::string, std::string>& metadata,
                            const std::map<std::string, SafeTensor>& tensors, const std::string& name,
                            uint64_t& data_bytes) {
-  std::string header = "{";
-  bool first_entry = true;
-  auto begin_entry = [&] {
-    if (!first_entry) header += ",";
-    first_entry = false;
-  };
-
-  if (!metadata.empty()) {
-    begin_entry();
-    header += "\"__metadata__\":{";
-    bool first_pair = true;
-    for (const auto& [key, value] : metadata) {
-      if (!first_pair) header += ",";
-      first_pair = false;
-      header += json_string_literal(key, name, "__metadata__ key") + ":" +
-                json_string_literal(value, name, "__metadata__ value for key " + single_quoted(key));
-    }
-    header += "}";
-  }
-
+  std::vector<std::string> entries, pairs;
+  for (const auto& [key, value] : metadata)
+    pairs.push_back(json_string_literal(key, name, "__metadata__ key") + ":" +
+                    json_string_literal(value, name, "__metadata__ value for key " + single_quoted(key)));
+  if (!metadata.empty()) entries.push_back("\"__metadata__\":{" + join(pairs, ",") + "}");
   uint64_t offset = 0;
   for (const auto& [tensor_name, tensor] : tensors) {
     const std::string where = "tensor " + single_quoted(tensor_name) + ": ";
     if (tensor_name == kMetadataKey) fail(name, "a tensor may not be named '__metadata__'");
     const uint64_t needed_bytes = checked_byte_count(tensor, tensor.data.size(), "data holds", name, where);
-    begin_entry();
-    header +=
-        json_string_literal(tensor_name, name, "tensor name") + ":{\"dtype\":\"" + tensor.dtype + "\",\"shape\":[";
-    for (size_t i = 0; i < tensor.shape.size(); ++i) {
-      if (i > 0) header += ",";
-      header += std::to_string(tensor.shape[i]);
-    }
-    header += "],\"data_offsets\":[" + std::to_string(offset) + "," + std::to_string(offset + needed_bytes) + "]}";
+    entries.push_back(fmt::format("{}:{{\"dtype\":\"{}\",\"shape\":[{}],\"data_offsets\":[{},{}]}}",
+                                  json_string_literal(tensor_name, name, "tensor name"), tensor.dtype,
+                                  fmt::join(tensor.shape, ","), offset, offset + needed_bytes));
     offset += needed_bytes;
   }
   data_bytes = offset;
-  return header + "}";
+  return "{" + join(entries, ",") + "}";
 }
 
 // The checksum of a file's content: CRC32C of the header qkv would write for its metadata (less
@@ -305,16 +270,14 @@ static json read_header(const std::vector<uint8_t>& bytes, const std::string& na
   const bool png = std::equal(kPngMagic, kPngMagic + 8, bytes.begin());
   const std::string not_safetensors = std::string("not a safetensors file") + (png ? " (it is a PNG image)" : "") +
                                       ": its first 8 bytes give a header length of ";
-  if (header_size > kSafetensorsMaxHeaderSize) {
+  if (header_size > kSafetensorsMaxHeaderSize)
     fail(name, not_safetensors + std::to_string(header_size) + " bytes; header too large: " +
                    std::to_string(header_size) + " bytes (limit " + std::to_string(kSafetensorsMaxHeaderSize) + ")");
-  }
   const size_t available = bytes.size() - kLengthPrefixBytes;
-  if (header_size > available) {
+  if (header_size > available)
     fail(name, (png ? not_safetensors + std::to_string(header_size) + " bytes; " : std::string()) + "header length " +
                    std::to_string(header_size) + " is larger than the " + std::to_string(available) +
                    " bytes after the length prefix (a truncated or foreign file)");
-  }
   const uint8_t* header_begin = bytes.data() + kLengthPrefixBytes;
   if (!valid_utf8(header_begin, header_size)) fail(name, "header is not valid UTF-8");
   const std::string_view header_text(reinterpret_cast<const char*>(header_begin), header_size);
@@ -322,9 +285,7 @@ static json read_header(const std::vector<uint8_t>& bytes, const std::string& na
   if (const size_t nul = header_text.find('\0'); nul != std::string::npos)
     fail(name,
          "header has a NUL byte at offset " + std::to_string(nul) + " (only JSON and trailing spaces are allowed)");
-  if (header_text.empty() || header_text[0] != '{') {
-    fail(name, "header is not a JSON object (it must start with '{')");
-  }
+  if (header_text.empty() || header_text[0] != '{') fail(name, "header is not a JSON object (it must start with '{')");
   // The padding (spaces) is cut before the parse, which would otherwise step through it byte by byte.
   const size_t last = header_text.find_last_not_of(' ');
   json header = parse_header_json(header_text.substr(0, last == std::string_view::npos ? 0 : last + 1), name);

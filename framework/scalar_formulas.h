@@ -2,7 +2,7 @@
 // compiled by both g++ (the CPU backend) and nvcc (the CUDA kernels): the unary and binary
 // elementwise functions (their formulas listed in elementwise_ops.def), the NaN-propagating max and
 // argmax, one LayerNorm row forward and backward, one rotary pair, one Adam/AdamW step on one entry;
-// and, for the host side of both backends, dimension merging and the float dtype dispatch.
+// and, for the host side of both backends, dimension merging and the dtype dispatch.
 #pragma once
 
 #include <cmath>
@@ -242,6 +242,17 @@ inline MergedDims merge_dimensions(const Shape& shape, const std::vector<const S
     }
   }
   return merged;
+}
+
+// Calls body(float{}), body(double{}) or body(int64_t{}) for the dtype.
+template <typename Body>
+void dispatch_dtype(DType dtype, Body&& body) {
+  if (dtype == DType::F32)
+    body(float{});
+  else if (dtype == DType::F64)
+    body(double{});
+  else
+    body(int64_t{});
 }
 
 // Calls body(float{}) or body(double{}) for a float dtype; any other names the backend and call.

@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include <array>
 #include <atomic>
 #include <cstring>
 #include <stdexcept>
@@ -26,23 +27,9 @@ MadeCounts made_counts() {
           made_storage_bytes.load(std::memory_order_relaxed)};
 }
 
-size_t dtype_size(DType dtype) {
-  switch (dtype) {
-    case DType::F32: return 4;
-    case DType::F64: return 8;
-    case DType::I64: return 8;
-  }
-  return 0;
-}
+size_t dtype_size(DType dtype) { return dtype == DType::F32 ? 4 : 8; }  // F64 and I64: 8
 
-std::string dtype_name(DType dtype) {
-  switch (dtype) {
-    case DType::F32: return "float32";
-    case DType::F64: return "float64";
-    case DType::I64: return "int64";
-  }
-  return "?";
-}
+std::string dtype_name(DType dtype) { return std::array{"float32", "float64", "int64"}[static_cast<size_t>(dtype)]; }
 
 std::string Device::str() const { return type == DeviceType::CPU ? "cpu" : fmt::format("cuda:{}", index); }
 
@@ -106,9 +93,7 @@ Tensor Tensor::full(const Shape& shape, double value, DType dtype, Device device
 }
 
 Tensor Tensor::zeros(const Shape& shape, DType dtype, Device device) { return full(shape, 0.0, dtype, device); }
-
 Tensor Tensor::ones(const Shape& shape, DType dtype, Device device) { return full(shape, 1.0, dtype, device); }
-
 Tensor Tensor::scalar(double value, DType dtype, Device device) { return full({}, value, dtype, device); }
 
 Tensor Tensor::arange(int64_t n, DType dtype, Device device) {

@@ -691,14 +691,16 @@ struct BackwardTiles {
   T scale = static_cast<T>(s.scale);
   bool parallel = parallel_worth_it(s);
   formula::AttentionEntries entries = formula::attention_entries(s);
+  int64_t q_tiles = (s.queries + kTile - 1) / kTile, k_tiles = (s.keys + kTile - 1) / kTile;
   // delta_i = sum_e d_out[i, e] * out[i, e]  (= sum_j P_ij dP_ij), one per query
   std::vector<T> delta = std::vector<T>(static_cast<size_t>(s.query_rows()));
 
-  // dS_ij = P_ij (dP_ij - delta_i) for one tile, into w.d_probs (P in w.probs); 0 past each row's
-  // reach, where P is 0 and dP was not computed.
-  // k_t and v_t: the key tile's panels (transpose_tile).
+  // One tile's gradients: dS_ij = P_ij (dP_ij - delta_i) into w.d_probs (P in w.probs; 0 past each
+  // row's reach, where P is 0 and dP was not computed), then added to d_v and d_k of its keys (with
+  // to_keys), d_q of its queries (with to_queries). k_t and v_t: the key tile's panels (transpose_tile).
   void tile_grads(Scratch<T>& w, const T* k_t, const T* v_t, const AttentionEntry& e, int64_t i0, int64_t nq,
-                  int64_t j0, int64_t nk, TileReach reach) const {
+                  int64_t j0, int64_t nk, bool to_keys, bool to_queries) const {
+    const TileReach reach = TileReach::of(e.vis, i0, j0);
     tile_products(q + (e.q0 + i0) * qs, nq, K, qs, k_t, nk, w.scores.data(), reach);
     recompute_probs(e.vis, i0, nq, j0, nk, scale, lse + e.q0, w.scores.data(), w.probs.data());
     tile_products(d_out + (e.q0 + i0) * Kv, nq, Kv, Kv, v_t, nk, w.d_probs.data(), reach);
@@ -709,6 +711,14 @@ struct BackwardTiles {
       for (int64_t jj = 0; jj < end; ++jj) ds[jj] = p[jj] * (ds[jj] - delta[e.q0 + i0 + ii]);
       std::fill(ds + end, ds + nk, T(0));
     }
+    if (to_keys) {
+      accumulate_rows(w.probs.data(), kColumns, reach, nk, nq, d_out + (e.q0 + i0) * Kv, Kv, Kv, d_v + (e.k0 + j0) * vs,
+                      vs);
+      accumulate_rows(w.d_probs.data(), kColumns, reach, nk, nq, q + (e.q0 + i0) * qs, qs, K, d_k + (e.k0 + j0) * ks,
+                      ks);
+    }
+    if (to_queries)
+      accumulate_rows(w.d_probs.data(), kRows, reach, nq, nk, k + (e.k0 + j0) * ks, ks, K, d_q + (e.q0 + i0) * qs, qs);
   }
 
   // One task per batch entry visits each visible tile pair once, computes its weights once and adds
@@ -744,14 +754,7 @@ struct BackwardTiles {
             const int64_t nk = std::min(kTile, e.nk - j0);
             if (!e.vis.any(i0 + nq, j0, j0 + nk)) continue;
             const auto [k_t, v_t] = panels((j0 - g0) / kTile);
-            const TileReach reach = TileReach::of(e.vis, i0, j0);
-            tile_grads(w, k_t, v_t, e, i0, nq, j0, nk, reach);
-            accumulate_rows(w.probs.data(), kColumns, reach, nk, nq, d_out + (e.q0 + i0) * Kv, Kv, Kv,
-                            d_v + (e.k0 + j0) * vs, vs);
-            accumulate_rows(w.d_probs.data(), kColumns, reach, nk, nq, q + (e.q0 + i0) * qs, qs, K,
-                            d_k + (e.k0 + j0) * ks, ks);
-            accumulate_rows(w.d_probs.data(), kRows, reach, nq, nk, k + (e.k0 + j0) * ks, ks, K, d_q + (e.q0 + i0) * qs,
-                            qs);
+            tile_grads(w, k_t, v_t, e, i0, nq, j0, nk, true, true);
           }
         }
       }
@@ -763,7 +766,6 @@ struct BackwardTiles {
   // Long sequences: pass 1, one task per key tile, then pass 2, one task per query tile.
   void two_passes() const {
     const int64_t B = s.batch;
-    const int64_t q_tiles = (s.queries + kTile - 1) / kTile, k_tiles = (s.keys + kTile - 1) / kTile;
     // Pass 1, one task per key tile: d_v_j = sum_i P_ij d_out_i, d_k_j = scale * sum_i dS_ij q_i.
     for_each_task(B * k_tiles, parallel, [&](int64_t task) {
       const AttentionEntry e = entries[task / k_tiles];
@@ -773,16 +775,12 @@ struct BackwardTiles {
       transpose_tile(k + (e.k0 + j0) * ks, nk, K, ks, w.k_t.data());
       transpose_tile(v + (e.k0 + j0) * vs, nk, Kv, vs, w.v_t.data());
       T* dk = d_k + (e.k0 + j0) * ks;
-      T* dv = d_v + (e.k0 + j0) * vs;
       fill_rows(dk, nk, K, ks, T(0));
-      fill_rows(dv, nk, Kv, vs, T(0));
+      fill_rows(d_v + (e.k0 + j0) * vs, nk, Kv, vs, T(0));
       for (int64_t i0 = 0; i0 < e.nq; i0 += kTile) {
         const int64_t nq = std::min(kTile, e.nq - i0);
         if (!e.vis.any(i0 + nq, j0, j0 + nk)) continue;
-        const TileReach reach = TileReach::of(e.vis, i0, j0);
-        tile_grads(w, w.k_t.data(), w.v_t.data(), e, i0, nq, j0, nk, reach);
-        accumulate_rows(w.probs.data(), kColumns, reach, nk, nq, d_out + (e.q0 + i0) * Kv, Kv, Kv, dv, vs);
-        accumulate_rows(w.d_probs.data(), kColumns, reach, nk, nq, q + (e.q0 + i0) * qs, qs, K, dk, ks);
+        tile_grads(w, w.k_t.data(), w.v_t.data(), e, i0, nq, j0, nk, true, false);
       }
       scale_rows(dk, nk, K, ks, scale);
     });
@@ -799,9 +797,7 @@ struct BackwardTiles {
         if (!e.vis.any(i0 + nq, j0, j0 + nk)) continue;
         transpose_tile(k + (e.k0 + j0) * ks, nk, K, ks, w.k_t.data());
         transpose_tile(v + (e.k0 + j0) * vs, nk, Kv, vs, w.v_t.data());
-        const TileReach reach = TileReach::of(e.vis, i0, j0);
-        tile_grads(w, w.k_t.data(), w.v_t.data(), e, i0, nq, j0, nk, reach);
-        accumulate_rows(w.d_probs.data(), kRows, reach, nq, nk, k + (e.k0 + j0) * ks, ks, K, dq, qs);
+        tile_grads(w, w.k_t.data(), w.v_t.data(), e, i0, nq, j0, nk, false, true);
       }
       scale_rows(dq, nq, K, qs, scale);
     });
@@ -812,7 +808,6 @@ template <typename T>
 void backward_typed(const AttentionShape& s, const T* q, const T* k, const T* v, const T* out, const T* d_out,
                     const T* lse, T* d_q, T* d_k, T* d_v) {
   const int64_t rows = s.query_rows();
-  const int64_t q_tiles = (s.queries + kTile - 1) / kTile, k_tiles = (s.keys + kTile - 1) / kTile;
   BackwardTiles<T> t{s, q, k, v, d_out, lse, d_q, d_k, d_v};
   constexpr int64_t kDeltaRows = 256;  // rows per task
   for_each_task((rows + kDeltaRows - 1) / kDeltaRows, t.parallel, [&](int64_t task) {
@@ -820,7 +815,7 @@ void backward_typed(const AttentionShape& s, const T* q, const T* k, const T* v,
   });
   // Both paths give the same bits (see one_pass), so the choice may follow the thread count: one
   // pass when the batch entries alone keep every thread busy, or there is one thread.
-  const bool short_sequences = q_tiles <= kOnePassTiles && k_tiles <= kOnePassTiles;
+  const bool short_sequences = t.q_tiles <= kOnePassTiles && t.k_tiles <= kOnePassTiles;
   const int64_t threads = pool_threads();
   if (short_sequences || !t.parallel || threads == 1 || s.batch >= kEntriesPerThread * threads)
     t.one_pass();

@@ -201,9 +201,6 @@ void binary_loop(const T* a, const Strides& sa, const T* b, const Strides& sb, T
       /*parallel=*/true);
 }
 
-using cpu::row_max;
-using cpu::row_sum;
-
 // A full sum is cut into blocks of this many entries (a shape-only split; see reduce_sum_typed).
 constexpr int64_t kSumBlock = int64_t{1} << 14;
 
@@ -266,7 +263,7 @@ void reduce_sum_typed(const T* in, const Shape& in_shape, T* out, const Shape& o
       });
     } else {  // (rows, width) -> (rows)
       parallel_ranges(two.rows, row_grain(two.width), [&](int64_t r0, int64_t r1) {
-        for (int64_t r = r0; r < r1; ++r) out[r] = static_cast<T>(row_sum(in + r * two.width, two.width));
+        for (int64_t r = r0; r < r1; ++r) out[r] = static_cast<T>(cpu::row_sum(in + r * two.width, two.width));
       });
     }
     return;
@@ -471,34 +468,20 @@ class CpuBackend final : public Backend {
   void synchronize() override {}  // every call has finished when it returns
 
   void fill(DType dtype, void* out, int64_t n, double value) override {
-    const auto fill_as = [&]<typename T>(T) {
-      T* p = static_cast<T*>(out);
-      for (int64_t i = 0; i < n; ++i) p[i] = static_cast<T>(value);
-    };
-    if (dtype == DType::I64) return fill_as(int64_t{});
-    dispatch_float(dtype, "fill", fill_as);
+    formula::dispatch_dtype(dtype, [&]<typename T>(T) { std::fill_n(static_cast<T*>(out), n, static_cast<T>(value)); });
   }
 
   void cast(DType from, const void* in, DType to, void* out, int64_t n) override {
-    auto read = [&](int64_t i) -> double {
-      switch (from) {
-        case DType::F32: return static_cast<const float*>(in)[i];
-        case DType::F64: return static_cast<const double*>(in)[i];
-        case DType::I64: return static_cast<double>(static_cast<const int64_t*>(in)[i]);
-      }
-      return 0.0;
-    };
     if (from == to) {
       std::memcpy(out, in, n * dtype_size(to));
       return;
     }
-    for (int64_t i = 0; i < n; ++i) {
-      switch (to) {
-        case DType::F32: static_cast<float*>(out)[i] = static_cast<float>(read(i)); break;
-        case DType::F64: static_cast<double*>(out)[i] = read(i); break;
-        case DType::I64: static_cast<int64_t*>(out)[i] = static_cast<int64_t>(read(i)); break;
-      }
-    }
+    formula::dispatch_dtype(from, [&]<typename From>(From) {
+      formula::dispatch_dtype(to, [&]<typename To>(To) {  // through double, as the GPU
+        const From* x = static_cast<const From*>(in);
+        for (int64_t i = 0; i < n; ++i) static_cast<To*>(out)[i] = static_cast<To>(static_cast<double>(x[i]));
+      });
+    });
   }
 
   void unary(UnaryOp op, DType dtype, const void* in, void* out, int64_t n, double s) override {
@@ -658,13 +641,13 @@ class CpuBackend final : public Backend {
         for (int64_t r = row_begin; r < row_end; ++r) {
           const T* x = static_cast<const T*>(in) + r * cols;
           T* y = static_cast<T*>(out) + r * cols;
-          const T m = row_max(x, cols);
+          const T m = cpu::row_max(x, cols);
           if (m == -std::numeric_limits<T>::infinity()) {  // fully masked row: zeros, not NaN
             std::fill(y, y + cols, T(0));
             continue;
           }
           cpu::exp_of_difference(x, cols, m, y);
-          const double total = row_sum(y, cols);
+          const double total = cpu::row_sum(y, cols);
           if (log) {
             const T shift = m + static_cast<T>(std::log(total));
             for (int64_t c = 0; c < cols; ++c) y[c] = x[c] - shift;
@@ -683,7 +666,7 @@ class CpuBackend final : public Backend {
       parallel_ranges(rows, row_grain(cols), [&](int64_t row_begin, int64_t row_end) {
         for (int64_t r = row_begin; r < row_end; ++r) {
           const T* row = static_cast<const T*>(x) + r * cols;
-          const T m = row_max(row, cols);  // -inf: a fully masked row, log_softmax's zeros
+          const T m = cpu::row_max(row, cols);  // -inf: a fully masked row, log_softmax's zeros
           const T s = m == -std::numeric_limits<T>::infinity()
                           ? m
                           : m + static_cast<T>(std::log(cpu::sum_exp_of_difference(row, cols, m)));

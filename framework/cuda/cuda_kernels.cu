@@ -374,16 +374,10 @@ void launch_float(DType dtype, const char* what, Body&& body) {
   QKV_CUDA_CHECK_LAUNCH();
 }
 
-// launch_float's counterpart for kernels that only move elements: by element size.
+// launch_float's counterpart for kernels that only move elements: by element size (4 or 8 bytes).
 template <typename Body>
-void launch_elem(size_t elem_size, const char* what, Body&& body) {
-  if (elem_size == 4)
-    body(uint32_t{});
-  else if (elem_size == 8)
-    body(uint64_t{});
-  else
-    throw std::runtime_error(std::string("cuda backend: ") + what + ": unsupported element size " +
-                             std::to_string(elem_size));
+void launch_elem(DType dtype, Body&& body) {
+  dtype_size(dtype) == 4 ? body(uint32_t{}) : body(uint64_t{});
   QKV_CUDA_CHECK_LAUNCH();
 }
 
@@ -578,34 +572,18 @@ __global__ void attention_dq_kernel(AttnDims d, T scale, const T* q, const T* k,
 // The host side of binary, masked_fill and strided_copy: `shape` read through up to three stride
 // sets, merged (formula::merge_dimensions) into a Walk. Throws when the merged rank is above
 // kMaxRank (naming `what` and the shape).
-Walk make_walk(const char* what, const Shape& shape, const Strides* s0, const Strides* s1 = nullptr,
-               const Strides* s2 = nullptr) {
-  std::vector<const Strides*> sets;
-  for (const Strides* set : {s0, s1, s2})
-    if (set) sets.push_back(set);
-  const int nsets = static_cast<int>(sets.size());
+Walk make_walk(const char* what, const Shape& shape, const std::vector<const Strides*>& sets) {
   const formula::MergedDims merged = formula::merge_dimensions(shape, sets);
-  const Shape& dims = merged.shape;
-  const std::vector<Strides>& strides = merged.strides;
-  if (dims.size() > static_cast<size_t>(kMaxRank))
+  if (merged.shape.size() > static_cast<size_t>(kMaxRank))
     throw std::runtime_error(std::string("cuda backend: ") + what + " supports at most " + std::to_string(kMaxRank) +
                              " dims (after merging contiguous ones), got shape " + shape_str(shape));
   Walk w;
-  w.rank = static_cast<int>(dims.size());
+  w.rank = static_cast<int>(merged.shape.size());
   for (int d = 0; d < w.rank; ++d) {
-    w.shape[d] = dims[d];
-    for (int k = 0; k < nsets; ++k) w.stride[k][d] = strides[k][d];
+    w.shape[d] = merged.shape[d];
+    for (size_t k = 0; k < sets.size(); ++k) w.stride[k][d] = merged.strides[k][d];
   }
   return w;
-}
-
-template <typename From>
-void cast_from(const From* in, DType to, void* out, int64_t n) {
-  switch (to) {
-    case DType::F32: cast_kernel<<<grid_for(n), kThreads>>>(in, static_cast<float*>(out), n); break;
-    case DType::F64: cast_kernel<<<grid_for(n), kThreads>>>(in, static_cast<double*>(out), n); break;
-    case DType::I64: cast_kernel<<<grid_for(n), kThreads>>>(in, static_cast<int64_t*>(out), n); break;
-  }
 }
 
 // C[b] *= beta for every b (beta == 0 writes zeros); batches run in order, so stride 0 repeats.
@@ -650,14 +628,10 @@ struct DeviceScratch {
 void CudaBackend::fill(DType dtype, void* out, int64_t n, double value) {
   activate();
   if (n <= 0) return;
-  if (dtype == DType::I64) {
-    fill_kernel<<<grid_for(n), kThreads>>>(static_cast<int64_t*>(out), n, static_cast<int64_t>(value));
-    QKV_CUDA_CHECK_LAUNCH();
-  } else {
-    launch_float(dtype, "fill", [&]<typename T>(T) {
-      fill_kernel<<<grid_for(n), kThreads>>>(static_cast<T*>(out), n, static_cast<T>(value));
-    });
-  }
+  formula::dispatch_dtype(dtype, [&]<typename T>(T) {
+    fill_kernel<<<grid_for(n), kThreads>>>(static_cast<T*>(out), n, static_cast<T>(value));
+  });
+  QKV_CUDA_CHECK_LAUNCH();
 }
 
 void CudaBackend::cast(DType from, const void* in, DType to, void* out, int64_t n) {
@@ -667,11 +641,11 @@ void CudaBackend::cast(DType from, const void* in, DType to, void* out, int64_t 
     QKV_CUDA_CHECK(cudaMemcpyAsync(out, in, static_cast<size_t>(n) * dtype_size(to), cudaMemcpyDeviceToDevice, 0));
     return;
   }
-  switch (from) {
-    case DType::F32: cast_from(static_cast<const float*>(in), to, out, n); break;
-    case DType::F64: cast_from(static_cast<const double*>(in), to, out, n); break;
-    case DType::I64: cast_from(static_cast<const int64_t*>(in), to, out, n); break;
-  }
+  formula::dispatch_dtype(from, [&]<typename From>(From) {
+    formula::dispatch_dtype(to, [&]<typename To>(To) {
+      cast_kernel<<<grid_for(n), kThreads>>>(static_cast<const From*>(in), static_cast<To*>(out), n);
+    });
+  });
   QKV_CUDA_CHECK_LAUNCH();
 }
 
@@ -690,7 +664,7 @@ void CudaBackend::binary(BinaryOp op, DType dtype, const void* a, const Strides&
   if (n == 0) return;
   activate();
   const Strides s_out = contiguous_strides(out_shape);
-  const Walk walk = make_walk("binary", out_shape, &a_strides, &b_strides, &s_out);
+  const Walk walk = make_walk("binary", out_shape, {&a_strides, &b_strides, &s_out});
   launch_float(dtype, "binary", [&]<typename T>(T) {
     binary_kernel<<<grid_for(n), kThreads>>>(static_cast<int>(op), static_cast<const T*>(a), static_cast<const T*>(b),
                                              static_cast<T*>(out), walk, n);
@@ -704,7 +678,7 @@ void CudaBackend::masked_fill(DType dtype, const void* in, const void* keep, con
   if (n == 0) return;
   activate();
   const Strides s = contiguous_strides(shape);
-  const Walk walk = make_walk("masked_fill", shape, &keep_strides, &s);
+  const Walk walk = make_walk("masked_fill", shape, {&keep_strides, &s});
   launch_float(dtype, "masked_fill", [&]<typename T>(T) {
     masked_fill_kernel<<<grid_for(n), kThreads>>>(static_cast<const T*>(in), static_cast<const T*>(keep),
                                                   static_cast<T>(value), static_cast<T*>(out), walk, n);
@@ -716,8 +690,8 @@ void CudaBackend::strided_copy(DType dtype, const void* in, const Strides& in_st
   const int64_t n = shape_numel(shape);
   if (n == 0) return;
   activate();
-  const Walk walk = make_walk("strided_copy", shape, &in_strides, &out_strides);
-  launch_elem(dtype_size(dtype), "strided_copy", [&]<typename E>(E) {
+  const Walk walk = make_walk("strided_copy", shape, {&in_strides, &out_strides});
+  launch_elem(dtype, [&]<typename E>(E) {
     strided_copy_kernel<<<grid_for(n), kThreads>>>(static_cast<const E*>(in), static_cast<E*>(out), walk, n);
   });
 }
@@ -733,18 +707,14 @@ void CudaBackend::reduce_sum(DType dtype, const void* in, const Shape& in_shape,
   Shape kept_shape, red_shape;
   Strides kept_strides, red_strides;
   for (size_t d = 0; d < in_shape.size(); ++d) {
-    if (out_shape[d] == in_shape[d]) {
-      kept_shape.push_back(in_shape[d]);
-      kept_strides.push_back(s_in[d]);
-    } else if (out_shape[d] == 1) {
-      red_shape.push_back(in_shape[d]);
-      red_strides.push_back(s_in[d]);
-    } else {
+    const bool kept_dim = out_shape[d] == in_shape[d];
+    if (!kept_dim && out_shape[d] != 1)
       throw std::runtime_error("cuda backend: cannot reduce " + shape_str(in_shape) + " to " + shape_str(out_shape));
-    }
+    (kept_dim ? kept_shape : red_shape).push_back(in_shape[d]);
+    (kept_dim ? kept_strides : red_strides).push_back(s_in[d]);
   }
-  const Walk kept = make_walk("reduce", kept_shape, &kept_strides);
-  const Walk red = make_walk("reduce", red_shape, &red_strides);
+  const Walk kept = make_walk("reduce", kept_shape, {&kept_strides});
+  const Walk red = make_walk("reduce", red_shape, {&red_strides});
   const int64_t n_out = shape_numel(out_shape);
   const int64_t nr = shape_numel(red_shape);
   if (n_out == 0) return;
@@ -801,7 +771,7 @@ void CudaBackend::gather_rows(DType dtype, const void* table, int64_t width, con
                               void* out, RowRuns rows) {
   activate();
   if (count * width <= 0) return;
-  launch_elem(dtype_size(dtype), "gather_rows", [&]<typename E>(E) {
+  launch_elem(dtype, [&]<typename E>(E) {
     gather_rows_kernel<<<grid_for(count * width), kThreads>>>(static_cast<const E*>(table), width, index, count,
                                                               static_cast<E*>(out), rows);
   });
@@ -825,16 +795,10 @@ void CudaBackend::check_indices(const IndexCheck& check, const int64_t* index, i
   activate();
   if (count <= 0) return;
   const int64_t site = site_of(check);
-  if (valid_dtype == DType::F64)
-    check_indices_kernel<double><<<1, kCheckThreads>>>(index, count, check.limit, check.has_ignore, check.ignore, site,
-                                                       safe, static_cast<double*>(valid), index_error_);
-  else if (valid_dtype == DType::F32 || !valid)
-    check_indices_kernel<float><<<1, kCheckThreads>>>(index, count, check.limit, check.has_ignore, check.ignore, site,
-                                                      safe, static_cast<float*>(valid), index_error_);
-  else
-    throw std::runtime_error("cuda backend: check_indices writes float32 or float64 weights, not " +
-                             dtype_name(valid_dtype));
-  QKV_CUDA_CHECK_LAUNCH();
+  launch_float(valid ? valid_dtype : DType::F32, "check_indices", [&]<typename T>(T) {
+    check_indices_kernel<T><<<1, kCheckThreads>>>(index, count, check.limit, check.has_ignore, check.ignore, site, safe,
+                                                  static_cast<T*>(valid), index_error_);
+  });
 }
 
 void CudaBackend::softmax_rows(DType dtype, const void* in, void* out, int64_t rows, int64_t cols, bool log) {
