@@ -18,28 +18,22 @@ import os
 import sys
 import time
 
-
-def parse_args():
-    parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--steps", type=int, default=20)
-    parser.add_argument("--threads", type=int, default=0,
-                        help="torch threads and OpenBLAS threads (0 = the defaults of both)")
-    parser.add_argument("--blas-default", action="store_true",
-                        help="leave OpenBLAS's thread count at its default (one per core)")
-    parser.add_argument("--skip-source-rows", action="store_true",
-                        help="skip the last layer's source rows, as qkv does (the same logits)")
-    parser.add_argument("--positions", choices=("rotary", "absolute"), default="rotary",
-                        help="rotary (the shipped model's, as `qkv bench` times it) or absolute")
-    parser.add_argument("--check", action="store_true",
-                        help="first check that the bench's forward gives the twin's logits")
-    parser.add_argument("--check-only", action="store_true",
-                        help="only that check (make test runs it where torch is installed)")
-    return parser.parse_args()
-
-
-ARGS = parse_args()
+parser = argparse.ArgumentParser(description=__doc__)
+parser.add_argument("--steps", type=int, default=20)
+parser.add_argument("--threads", type=int, default=0,
+                    help="torch threads and OpenBLAS threads (0 = the defaults of both)")
+parser.add_argument("--blas-default", action="store_true",
+                    help="leave OpenBLAS's thread count at its default (one per core)")
+parser.add_argument("--skip-source-rows", action="store_true",
+                    help="skip the last layer's source rows, as qkv does (the same logits)")
+parser.add_argument("--positions", choices=("rotary", "absolute"), default="rotary",
+                    help="rotary (the shipped model's, as `qkv bench` times it) or absolute")
+parser.add_argument("--check", action="store_true",
+                    help="first check that the bench's forward gives the twin's logits")
+parser.add_argument("--check-only", action="store_true",
+                    help="only that check (make test runs it where torch is installed)")
+ARGS = parser.parse_args()
 if ARGS.threads > 0 and not ARGS.blas_default:
-    # OpenBLAS reads OPENBLAS_NUM_THREADS once, at load, so it is set before torch is imported.
     os.environ["OPENBLAS_NUM_THREADS"] = os.environ["OMP_NUM_THREADS"] = str(ARGS.threads)
 import torch  # noqa: E402
 

@@ -9,15 +9,13 @@
 # ratio > 1 means qkv is faster. Both sides time the shipped model's positions (rotary; PyTorch's
 # cos and sin tables made once, as its users cache them).
 # "1 thread" means one core on both sides: PyTorch's OpenBLAS is capped too (tools/bench_pytorch.py
-# says why). PyTorch is also run at 1 torch thread with OpenBLAS left at its default of one thread
-# per core ("torch 1t+blas"), the fastest PyTorch configuration measured here; best against best
-# takes PyTorch's fastest of its three configurations.
-# qkv skips the last layer's source rows, which reach no logit; the twin, as written, computes them.
-# "torch 1t skip" runs PyTorch with the same skip (tools/bench_pytorch.py --skip-source-rows, checked
-# against the twin's logits first), and "same work" is qkv against it, core for core.
-# BUSY=1 measures a busy machine instead: the script starts one spinning process (a shell loop that
-# never sleeps, the "other job" holding a core), runs both sides at their default thread counts and
-# at 1 thread, alternating, and stops the spinner when it ends (also on Ctrl-C or an error).
+# says why). "torch 1t+blas" is 1 torch thread with OpenBLAS at its default of one thread per core,
+# the fastest PyTorch configuration measured here; best against best takes PyTorch's fastest of three.
+# qkv skips the last layer's source rows, which reach no logit; "torch 1t skip" runs PyTorch with the
+# same skip (tools/bench_pytorch.py --skip-source-rows, checked against the twin's logits first), and
+# "same work" is qkv against it, core for core.
+# BUSY=1 measures a busy machine instead: a spinning shell loop holds one core (stopped at the end,
+# also on Ctrl-C or an error) while both sides run at their default thread counts and at 1 thread.
 # Needs python3-torch for /usr/bin/python3 (QKV_WITH_TORCH=1 bash tools/setup.sh) and build/qkv (or QKV=path).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -25,8 +23,7 @@ rounds=${ROUNDS:-5}
 steps=${STEPS:-10}
 qkv=${QKV:-build/qkv}  # QKV=build/cpu-only/qkv for a CPU-only build
 busy=${BUSY:-0}
-results=$(mktemp)
-spinner=""
+results=$(mktemp) spinner=""
 trap 'rm -f "$results"; [ -n "$spinner" ] && kill "$spinner" 2>/dev/null || true' EXIT
 # One row per size for each run; each row ends with its round, for the per-round ratios below.
 run_qkv() {  # threads
@@ -89,14 +86,11 @@ print("torch 1t skip: 1 thread, the last layer's source rows skipped as qkv does
 for size in ("toy", "large"):
     floor = [r for r in rows if r[0] == "floor" and r[1] == "1" and r[2] == size]
     if floor:
-        gflop = float(floor[0][3])
         floor_ms = statistics.median(float(r[4]) for r in floor)
-        q1 = med.get(("qkv", "1", size))
-        print(f"{size:<6} {gflop:.2f} GFLOP per step; gemm floor at 1 thread {floor_ms:.2f} ms; "
-              f"qkv at 1 thread reaches {100 * floor_ms / q1:.0f}% of it")
-# The same two ratios round by round: each round's floor and qkv step come from one `qkv bench`,
-# and its PyTorch runs follow it, so a machine that drifts between rounds moves both sides of each
-# ratio together. Their median and range say how far one run can be trusted.
+        print(f"{size:<6} {float(floor[0][3]):.2f} GFLOP per step; gemm floor at 1 thread {floor_ms:.2f} ms; "
+              f"qkv at 1 thread reaches {100 * floor_ms / med.get(('qkv', '1', size)):.0f}% of it")
+# The same two ratios round by round (each round's floor and qkv step come from one `qkv bench`, its
+# PyTorch runs follow it): their median and range say how far one run can be trusted.
 by_round = {(r[0], r[1], r[2], r[-1]): r for r in rows}  # one row per (kind, threads, size, round)
 def per_round(size, num, den):
     return [float(by_round[num[:2] + (size, rnd)][num[2]]) / float(by_round[den[:2] + (size, rnd)][den[2]])

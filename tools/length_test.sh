@@ -20,7 +20,6 @@ LONG_FROM=${LONG_FROM:-10}
 LONG_TO=${LONG_TO:-14}
 LANES=${LANES:-2}
 OUT=${OUT:-/tmp/length}
-SRC=${SRC:-data/idioms}
 data="$OUT/data"
 mkdir -p "$data"
 LONG_TARGETS=${LONG_TARGETS:-0}
@@ -36,18 +35,17 @@ if [ "$LONG_TARGETS" -gt 0 ]; then
   long="of at most $SHORT words with $((LONG_TARGETS + 1))-$((2 * LONG_TARGETS)) Hindi words"
   LONG_TO=$SHORT
 fi
-for split in train valid test; do words "$SRC/$split.tsv" "${short[@]}" >"$data/$split.tsv"; done
-words "$SRC/test.tsv" "${long_words[@]}" >"$data/long.tsv"
+for split in train valid test; do words "data/idioms/$split.tsv" "${short[@]}" >"$data/$split.tsv"; done
+words data/idioms/test.tsv "${long_words[@]}" >"$data/long.tsv"
 # a layout that reads the long pairs: LONG_TO English words and the longest Hindi of long.tsv + <eos>
 max_target=$(awk -F'\t' '{ n = split($2, w, " "); if (n > m) m = n } END { print m + 1 }' "$data/long.tsv" "$data/train.tsv")
 echo "length test: $(wc -l <"$data/train.tsv") train pairs of at most $SHORT words; long.tsv: $(wc -l <"$data/long.tsv") pairs $long" >&2
 
 run_one() {  # scheme[:L] seed (L: --random-positions L)
-  local scheme=${1%%:*} seed=$2 dir="$OUT/${1/+/_}-$2" extra=()
+  local scheme=${1%%:*} seed=$2 dir="$OUT/${1/+/_}-$2" extra=() layout=()
   dir=${dir/:/_random}
   [ -f "$dir/eval.json" ] && return
   if [ "$1" != "$scheme" ]; then extra=(--random-positions "${1#*:}"); fi
-  local layout=()
   if [ "$scheme" != rotary ]; then layout=(--max-source "$LONG_TO" --max-target "$max_target"); fi
   "$QKV" train --data "$data" --positions "$scheme" "${extra[@]}" --seed "$seed" --threads 1 "${layout[@]}" --out "$dir" --force >"$dir.log" 2>&1
   "$QKV" eval --checkpoint "$dir/model.safetensors" --data "$data" --split all --format json --threads 1 >"$dir/eval.json.tmp"

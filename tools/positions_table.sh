@@ -17,22 +17,21 @@ LANES=${LANES:-2}
 OUT=${OUT:-/tmp/positions}
 mkdir -p "$OUT"
 
+evaluate() {  # dir split json: the split's scores written to JSON (once: kept from an earlier run)
+  [ -f "$3" ] && return
+  "$QKV" eval --checkpoint "$1/model.safetensors" --split "$2" --format json --threads 1 > "$3.tmp"
+  mv "$3.tmp" "$3"
+}
+
 run_one() {  # scheme mode seed extra...
   local scheme=$1 mode=$2 seed=$3; shift 3
-  local dir="$OUT/${scheme/+/_}-$mode-$seed" file part
+  local dir="$OUT/${scheme/+/_}-$mode-$seed" file
   if [ ! -f "$dir/eval.json" ]; then
     "$QKV" train --positions "$scheme" --attention "$mode" --seed "$seed" --threads 1 --out "$dir" --force "$@" \
       > "$dir.log" 2>&1
-    "$QKV" eval --checkpoint "$dir/model.safetensors" --split all --format json --threads 1 > "$dir/eval.json.tmp"
-    mv "$dir/eval.json.tmp" "$dir/eval.json"
+    evaluate "$dir" all "$dir/eval.json"
   fi
-  for file in $EXTRA; do  # each EXTRA file's scores in extra-NAME.json
-    part="$dir/extra-$(basename "$file").json"
-    if [ ! -f "$part" ]; then
-      "$QKV" eval --checkpoint "$dir/model.safetensors" --split "$file" --format json --threads 1 > "$part.tmp"
-      mv "$part.tmp" "$part"
-    fi
-  done
+  for file in $EXTRA; do evaluate "$dir" "$file" "$dir/extra-$(basename "$file").json"; done  # extra-NAME.json
 }
 
 for scheme in $SCHEMES; do
@@ -50,8 +49,7 @@ import json, os, sys
 out = sys.argv[1]
 schemes, modes, seeds, extra = (arg.split() for arg in sys.argv[2:])
 files = ["eval.json"] + [f"extra-{os.path.basename(path)}.json" for path in extra]
-splits = None
-rows = []
+splits, rows = None, []
 for scheme in schemes:
     for mode in modes:
         per_split = {}

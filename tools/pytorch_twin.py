@@ -16,13 +16,9 @@ denominator), once in float64 and once in float32, and stores each step's loss (
 update), gradient norm (before clipping) and learning rate as "train.*" tensors; the settings go
 in the metadata as "train".
 
-Run it with Debian's interpreter, which has python3-torch and python3-numpy
-(`QKV_WITH_TORCH=1 bash tools/setup.sh` installs them):
-
-  /usr/bin/python3 tools/pytorch_twin.py --checkpoint tests/fixtures/twin_model.safetensors \
-      --out tests/fixtures/twin_reference.safetensors [--dtype float64|float32]
-
-The safetensors files are parsed and written here with json + numpy only (no safetensors package).
+Run it with Debian's /usr/bin/python3, which has python3-torch and python3-numpy (`QKV_WITH_TORCH=1
+bash tools/setup.sh` installs them): tools/README.md regenerates every fixture with it. The
+safetensors files are parsed and written here with json + numpy only (no safetensors package).
 Whatever --dtype the model runs in, the fixture stores F64 values (metadata 'dtype' says which).
 """
 
@@ -75,10 +71,9 @@ def read_safetensors(path):
 
 def write_safetensors(path, tensors, metadata):
     """Writes {name: numpy array (float64 or int64)} in name order, header padded to 8 bytes."""
-    names = sorted(tensors)
     header = {"__metadata__": metadata}
     chunks, offset = [], 0
-    for name in names:
+    for name in sorted(tensors):
         arr = np.array(tensors[name], order="C")  # (np.ascontiguousarray would make 0-d arrays 1-d)
         dtype = {"float64": "F64", "int64": "I64"}.get(arr.dtype.name)
         if dtype is None:
@@ -98,23 +93,6 @@ def write_safetensors(path, tensors, metadata):
 
 
 # ---- the model, as in models/translator.cpp ---------------------------------------------------
-
-class SelfAttention(nn.Module):
-    def __init__(self, d_model, d_k):
-        super().__init__()
-        self.W_q = nn.Linear(d_model, d_k, bias=False)
-        self.W_k = nn.Linear(d_model, d_k, bias=False)
-        self.W_v = nn.Linear(d_model, d_k, bias=False)
-        self.W_o = nn.Linear(d_k, d_model, bias=False)
-
-
-def rotary_tables(positions, half, base, dtype):
-    """RoPE's cos and sin for `positions` (any shape) and pair i < half: angle positions * base^(-i / half),
-    computed in float64 and rounded to dtype, as qkv's tables; each of shape positions.shape + (half,)."""
-    exponents = torch.arange(half, dtype=torch.float64) / half
-    angles = positions.to(torch.float64)[..., None] * torch.pow(torch.tensor(base, dtype=torch.float64), -exponents)
-    return torch.cos(angles).to(dtype), torch.sin(angles).to(dtype)
-
 
 def attend(queries, keys, values, keep, bias=None):
     scores = queries @ keys.transpose(-2, -1) / math.sqrt(queries.shape[-1])  # (B, T, T)
@@ -136,8 +114,7 @@ class FeedForward(nn.Module):
 
     def forward(self, x):
         h = self.fc1(x)
-        h = F.gelu(h) if self.activation == "gelu" else F.relu(h)  # gelu: the exact (erf) form
-        return self.fc2(h)
+        return self.fc2(F.gelu(h) if self.activation == "gelu" else F.relu(h))  # gelu: the exact (erf) form
 
 
 class Block(nn.Module):
@@ -149,8 +126,10 @@ class Block(nn.Module):
         super().__init__()
         D = config["d_model"]
         self.attention = attention
-        if attention == "learned":
-            self.attn = SelfAttention(D, config["d_k"])
+        if attention == "learned":  # attn.W_q, W_k, W_v (D -> d_k) and W_o (d_k -> D), no biases
+            K = config["d_k"]
+            self.attn = nn.ModuleDict({"W_q": nn.Linear(D, K, bias=False), "W_k": nn.Linear(D, K, bias=False),
+                                       "W_v": nn.Linear(D, K, bias=False), "W_o": nn.Linear(K, D, bias=False)})
         self.ln1 = nn.LayerNorm(D, eps=1e-5)
         self.ffn = FeedForward(D, config["d_ff"], config.get("activation", "gelu"))
 
@@ -182,9 +161,8 @@ class Translator(nn.Module):
             raise SystemExit(f"unknown positions '{self.positions}'")
         if self.positions in ("absolute", "absolute+rotary"):
             self.pos_embed = nn.Embedding(self.S + self.T_tgt, D)
-        # randomized rotary positions (TranslatorConfig::position_stride): a model that sampled its
-        # positions from [0, L) in training reads them round(L / layout) apart (this twin is the
-        # model outside training)
+        # randomized rotary positions (TranslatorConfig::position_stride): a model that sampled its positions
+        # from [0, L) in training reads them round(L / layout) apart (this twin is the model outside training)
         L, length = config.get("random_positions", 0), self.S + self.T_tgt
         self.stride = max(1, (L + length // 2) // length) if L > 0 else 1
         self.rotary_base = float(config.get("rotary_base", 10000.0))  # --rotary-base
@@ -211,22 +189,24 @@ class Translator(nn.Module):
                 keep[b] = torch.eye(T, dtype=torch.bool)  # each token sees only itself
                 continue
             keep[b, :, :n_src] = True                     # every query sees the real source words
-            for i in range(S, T):
-                keep[b, i, S:i + 1] = True                # target queries: causal over the target
+            keep[b, S:, S:] = torch.ones(T - S, T - S, dtype=torch.bool).tril()  # target queries: causal
         return keep
 
     def turn(self, positions, dtype):
         """turn(rows, first): RoPE on rows (..., n, H) at positions[..., first:first + n], each head
-        width's cos and sin made once, the half-split turn (GPT-NeoX, Llama) of the pairs
-        (x[i], x[i + H/2]) of each row; the identity for a model without rotary positions."""
+        width's cos and sin made once (angle position * base^(-i / half) for pair i < half = H/2,
+        computed in float64 and rounded to dtype, as qkv's tables), the half-split turn (GPT-NeoX,
+        Llama) of the pairs (x[i], x[i + H/2]) of each row; the identity without rotary positions."""
         if self.positions not in ("rotary", "absolute+rotary"):
             return lambda rows, first=0: rows
-        tables = {}
+        tables, base = {}, torch.tensor(self.rotary_base, dtype=torch.float64)
 
         def turn(rows, first=0):
             half = rows.shape[-1] // 2
             if half not in tables:
-                tables[half] = rotary_tables(positions, half, self.rotary_base, dtype)
+                exponents = torch.arange(half, dtype=torch.float64) / half
+                angles = positions.to(torch.float64)[..., None] * torch.pow(base, -exponents)
+                tables[half] = torch.cos(angles).to(dtype), torch.sin(angles).to(dtype)
             cos, sin = (table[..., first:first + rows.shape[-2], :] for table in tables[half])
             x1, x2 = rows[..., :half], rows[..., half:]
             return torch.cat([x1 * cos - x2 * sin, x2 * cos + x1 * sin], dim=-1)
@@ -242,15 +222,13 @@ class Translator(nn.Module):
     def forward(self, source, target_input, source_lengths):
         x = self.embed(source, target_input)
         # rotary positions: English word i at i, target slot t at n_src + t (right after its sentence)
-        T = x.shape[1]
-        slots = torch.arange(T)
+        slots = torch.arange(x.shape[1])
         positions = torch.stack([torch.where(slots < self.S, slots, n_src + slots - self.S) for n_src in source_lengths])
         positions = positions * self.stride  # --random-positions L: spread as outside training
         turn = self.turn(positions, x.dtype)
         # ALiBi (models::kAlibiSlope = 1/8): -slope * |pos(i) - pos(j)| on every score
-        bias = None
-        if self.positions == "alibi":
-            bias = (-0.125 * (positions[:, :, None] - positions[:, None, :]).abs().to(torch.float64)).to(x.dtype)
+        bias = None if self.positions != "alibi" else (
+            -0.125 * (positions[:, :, None] - positions[:, None, :]).abs().to(torch.float64)).to(x.dtype)
         keep = self.attention_mask(source_lengths)
         all_weights = []
         for block in self.blocks:
@@ -290,8 +268,7 @@ def usable_pairs(path, count, S, T_tgt, english_vocab, hindi_vocab):
 def make_batch(pairs, english_vocab, hindi_vocab, S, T_tgt):
     """As data::make_batch: source padded with <pad>; target_input <sep> y..; target_output y.. <eos>.
     The pairs are usable_pairs', so they fit the layout."""
-    e_index = {w: i for i, w in enumerate(english_vocab)}
-    h_index = {w: i for i, w in enumerate(hindi_vocab)}
+    e_index, h_index = ({w: i for i, w in enumerate(vocab)} for vocab in (english_vocab, hindi_vocab))
     B = len(pairs)
     source, target_input, target_output = (np.full((B, n), PAD, dtype=np.int64) for n in (S, T_tgt, T_tgt))
     lengths = np.zeros(B, dtype=np.int64)
@@ -310,8 +287,7 @@ def batch_loss(model, batch):
     each layer's attention weights."""
     source, target_input, target_output, lengths = batch
     logits, attentions = model(torch.from_numpy(source), torch.from_numpy(target_input), lengths.tolist())
-    V = logits.shape[-1]
-    loss = F.cross_entropy(logits.reshape(-1, V), torch.from_numpy(target_output).reshape(-1), ignore_index=PAD)
+    loss = F.cross_entropy(logits.flatten(0, 1), torch.from_numpy(target_output).reshape(-1), ignore_index=PAD)
     return loss, logits, attentions
 
 
@@ -329,20 +305,17 @@ def train_trajectory(model, batches, settings):
     params = list(model.parameters())
     optimizer = torch.optim.AdamW(params, lr=settings["lr"], betas=(settings["beta1"], settings["beta2"]),
                                   eps=settings["eps"], weight_decay=settings["weight_decay"], foreach=False)
-    losses, norms, lrs = [], [], []
+    rows = []  # (loss, gradient norm, learning rate) of each step
     for step, batch in enumerate(batches):
         lr = scheduled_learning_rate(step, settings["total_steps"], settings["warmup_steps"], settings["lr"])
-        for group in optimizer.param_groups:
-            group["lr"] = lr
+        optimizer.param_groups[0]["lr"] = lr  # (its only group)
         optimizer.zero_grad(set_to_none=True)
         loss, _, _ = batch_loss(model, batch)
         loss.backward()
         norm = torch.nn.utils.clip_grad_norm_(params, settings["clip"])
         optimizer.step()
-        losses.append(loss.item())
-        norms.append(norm.item())
-        lrs.append(lr)
-    return np.array(losses), np.array(norms), np.array(lrs)
+        rows.append((loss.item(), norm.item(), lr))
+    return tuple(np.array(column) for column in zip(*rows))
 
 
 # ---- main --------------------------------------------------------------------------------------
@@ -418,8 +391,7 @@ def main():
 
     # The training trajectory: qkv's defaults when the fixtures were made (qkv train --lr 5e-3
     # --weight-decay 0.01, clip 1.0, AdamW betas 0.9/0.999, eps 1e-8; the default decay is 0.1 since
-    # 7399b16, and the test reads the decay from the fixture), the schedule over
-    # exactly these steps.
+    # 7399b16, and the test reads the decay from the fixture), the schedule over exactly these steps.
     settings = {"steps": args.train_steps, "total_steps": args.train_steps, "warmup_steps": args.warmup_steps,
                 "schedule": "cosine", "lr": 5e-3, "weight_decay": 0.01, "beta1": 0.9, "beta2": 0.999,
                 "eps": 1e-8, "clip": 1.0}

@@ -1,9 +1,8 @@
 // qkv::render — a small, self-contained PNG rendering library for attention heatmaps and line plots.
 //
 // Text is shaped with HarfBuzz (so Devanagari vowel signs such as ि are reordered and positioned
-// correctly) and the resulting glyph ids are rasterised with stb_truetype. PNG output uses
-// stb_image_write. Nothing in this header depends on HarfBuzz or stb, so callers only need
-// `pkg-config --libs harfbuzz stb` at link time.
+// correctly) and its glyphs rasterised with stb_truetype; PNG output uses stb_image_write (this
+// header needs neither: callers link with `pkg-config --libs harfbuzz stb`).
 //
 // Font: Lohit Devanagari (Debian package fonts-lohit-deva), which also has Latin glyphs. The path
 // can be forced with the environment variable QKV_FONT. Characters it lacks (e.g. '→', '▁', Greek)
@@ -61,8 +60,7 @@ struct TextMask;
 // One shaped glyph: which font face (0 = primary, 1 = fallback), glyph id in that face, HarfBuzz
 // cluster (byte offset into the UTF-8 input), and its pen position/advance in pixels (y grows down).
 struct ShapedGlyph {
-  uint32_t glyph = 0;
-  uint32_t cluster = 0;
+  uint32_t glyph = 0, cluster = 0;
   int face = 0;
   double x = 0, y = 0, advance = 0;
 };
@@ -118,8 +116,7 @@ struct HeatmapLayout {
   int width = 0, height = 0;
   int rows = 0, cols = 0, cell = 0;
   int grid_x = 0, grid_y = 0;  // top-left of cell (0, 0)
-  bool rotated_col_labels = false;
-  bool values_shown = false;
+  bool rotated_col_labels = false, values_shown = false;
   std::vector<LabelBox> row_labels, col_labels;
   std::vector<LabelBox> other_text;  // title lines, colour-bar tick numbers, colour-bar label
   LabelBox colorbar;
@@ -140,8 +137,7 @@ struct Series {
   std::string name;
   std::vector<double> x, y;
   RGB color = {31, 119, 180};
-  bool dashed = false;
-  bool markers = false;  // draw a dot at each point
+  bool dashed = false, markers = false;  // markers: a dot at each point
 };
 
 struct LinePlotSpec {

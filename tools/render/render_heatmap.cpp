@@ -21,8 +21,10 @@ struct HeatmapPlan {
   std::shared_ptr<Font> title_font, label_font, tick_font, value_font;
 };
 
-// Column labels (keys) above the grid: horizontal on one baseline, or turned upright when too wide.
-void place_column_labels(HeatmapPlan& P, const HeatmapSpec& spec, const std::vector<LabelBox>& col0) {
+// The labels (boxes measured at the origin): the keys' above the grid, horizontal on one baseline or
+// turned upright when too wide; the queries' left of the grid, right-aligned, centred on their row.
+void place_labels(HeatmapPlan& P, const HeatmapSpec& spec, const std::vector<LabelBox>& row0,
+                  const std::vector<LabelBox>& col0) {
   const HeatmapLayout& L = P.layout;
   const Font& lf = *P.label_font;
   const int gx = L.grid_x, gy = L.grid_y, cell = L.cell;
@@ -40,13 +42,6 @@ void place_column_labels(HeatmapPlan& P, const HeatmapSpec& spec, const std::vec
                               : gy - 6 - max_below;  // horizontal, sharing one baseline just above the grid
     P.col_items.push_back(place(lf, spec.col_labels[c], x, pen_y, rotated, kText));
   }
-}
-
-// Row labels (queries) left of the grid, right-aligned, centred on the row.
-void place_row_labels(HeatmapPlan& P, const HeatmapSpec& spec, const std::vector<LabelBox>& row0) {
-  const HeatmapLayout& L = P.layout;
-  const Font& lf = *P.label_font;
-  const int gx = L.grid_x, gy = L.grid_y, cell = L.cell;
   for (int r = 0; r < L.rows; ++r) {
     const int top = gy + r * cell, cy = top + cell / 2;
     const LabelBox& b0 = row0[r];
@@ -134,42 +129,36 @@ HeatmapPlan plan_heatmap(const HeatmapSpec& spec) {
   HeatmapLayout& L = P.layout;
   L.rows = rows, L.cols = cols;
 
-  // Measure labels at the origin.
+  // The labels measured at the origin, and the widest and tallest of each kind.
   int max_row_w = 0, max_row_h = 0, max_col_w = 0, max_col_h = 0;
-  std::vector<LabelBox> row0, col0;
-  const auto measure = [&](const std::vector<std::string>& labels, std::vector<LabelBox>& boxes, int& max_w,
-                           int& max_h) {
+  const auto measure = [&](const std::vector<std::string>& labels, int& max_w, int& max_h) {
+    std::vector<LabelBox> boxes;
     for (const auto& s : labels) {
       boxes.push_back(lf.text_box(s, 0, 0));
-      max_w = std::max(max_w, boxes.back().width());
-      max_h = std::max(max_h, boxes.back().height());
+      max_w = std::max(max_w, boxes.back().width()), max_h = std::max(max_h, boxes.back().height());
     }
+    return boxes;
   };
-  measure(spec.row_labels, row0, max_row_w, max_row_h);
-  measure(spec.col_labels, col0, max_col_w, max_col_h);
+  const std::vector<LabelBox> row0 = measure(spec.row_labels, max_row_w, max_row_h);
+  const std::vector<LabelBox> col0 = measure(spec.col_labels, max_col_w, max_col_h);
   const int label_gap = 4;  // minimum free pixels between neighbouring labels
   int cell = std::max({spec.cell_px, 24, max_row_h + label_gap, max_col_h + label_gap});
   L.rotated_col_labels = max_col_w + label_gap + 2 > cell;
   L.cell = cell;
 
-  // Title.
   const int pad = 12;
   int y = pad;
   if (!spec.title.empty()) y = layout_title(*P.title_font, spec.title, 0, y, P.other_items) + 8;
 
-  // Column labels (keys) above the grid.
-  const int band_h = L.rotated_col_labels ? max_col_w : max_col_h;
-  L.grid_y = y + band_h + 6;
+  L.grid_y = y + (L.rotated_col_labels ? max_col_w : max_col_h) + 6;  // under the column labels' band
   L.grid_x = pad + max_row_w + 8;
-  place_column_labels(P, spec, col0);
-  place_row_labels(P, spec, row0);
+  place_labels(P, spec, row0, col0);
 
   // Cell values.
   const double span = spec.vmax - spec.vmin;
   P.value_decimals = span <= 2 ? 2 : span <= 20 ? 1 : 0;
   if (spec.show_values && cell >= 40) {
-    const float vpx = static_cast<float>(std::clamp(cell * 0.3, 10.0, 14.0));
-    P.value_font = std::make_shared<Font>(vpx);
+    P.value_font = std::make_shared<Font>(static_cast<float>(std::clamp(cell * 0.3, 10.0, 14.0)));
     int widest = 0;
     for (size_t i = 0; i < spec.values.size(); ++i)
       if (std::isfinite(spec.values[i]))
@@ -178,7 +167,6 @@ HeatmapPlan plan_heatmap(const HeatmapSpec& spec) {
   }
 
   place_colour_bar(P, spec);
-
   fit_to_content(P, spec, pad);
   return P;
 }
@@ -205,8 +193,7 @@ Image render_heatmap(const HeatmapSpec& spec) {
       const size_t i = static_cast<size_t>(r) * L.cols + c;
       const LabelBox b = L.cell_box(r, c);
       const double v = spec.values[i];
-      const bool masked = (!spec.masked.empty() && spec.masked[i]) || !std::isfinite(v);
-      if (masked) {
+      if ((!spec.masked.empty() && spec.masked[i]) || !std::isfinite(v)) {  // masked
         img.fill_rect(b.x0, b.y0, b.x1, b.y1, kMaskFill);
         for (int y = b.y0; y < b.y1; ++y)
           for (int x = b.x0; x < b.x1; ++x)
@@ -229,11 +216,8 @@ Image render_heatmap(const HeatmapSpec& spec) {
 
   // Colour bar: top = vmax.
   const LabelBox& cb = L.colorbar;
-  const int cb_h = cb.height();
-  for (int y = cb.y0; y < cb.y1; ++y) {
-    const RGB col = viridis(1.0 - static_cast<double>(y - cb.y0) / std::max(1, cb_h - 1));
-    img.fill_rect(cb.x0, y, cb.x1, y + 1, col);
-  }
+  for (int y = cb.y0; y < cb.y1; ++y)
+    img.fill_rect(cb.x0, y, cb.x1, y + 1, viridis(1.0 - static_cast<double>(y - cb.y0) / std::max(1, cb.height() - 1)));
   img.stroke_rect(cb.x0 - 1, cb.y0 - 1, cb.x1 + 1, cb.y1 + 1, kAxis);
   for (const int ty : P.tick_ys) img.fill_rect(cb.x1, ty, cb.x1 + 5, ty + 1, kAxis);
 

@@ -14,10 +14,9 @@ namespace {
 
 struct Axis {
   bool log = false;
-  double lo = 0, hi = 1;      // in transformed units (log10 for log axes)
-  std::vector<double> major;  // transformed units
-  std::vector<std::string> labels;
-  std::vector<double> minor;  // transformed units
+  double lo = 0, hi = 1;             // in transformed units (log10 for log axes)
+  std::vector<double> major, minor;  // transformed units
+  std::vector<std::string> labels;   // the major ticks'
 
   double tf(double v) const { return log ? (v > 0 ? std::log10(v) : std::numeric_limits<double>::quiet_NaN()) : v; }
 };
@@ -59,9 +58,8 @@ Axis make_axis(bool log, const std::vector<double>& values, bool pad_linear, int
 
   if (!log) {
     double step = 1;
-    for (double v : nice_ticks(lo, hi, max_ticks, &step)) a.major.push_back(v);
-    const int d = decimals_for(step);
-    for (double v : a.major) a.labels.push_back(format_fixed(v, d));
+    a.major = nice_ticks(lo, hi, max_ticks, &step);
+    for (double v : a.major) a.labels.push_back(format_fixed(v, decimals_for(step)));
     return a;
   }
   // Log axis: decades; if fewer than two fit, add 2x and 5x; if still too few, linear nice ticks.
@@ -128,8 +126,7 @@ void draw_ticks(Image& img, const PlotArea& a, const Font& tick_f, int W, std::v
   for (size_t i = 0; i < a.ax.major.size(); ++i) {
     const int x = column(a.ax.major[i], a.py1 + 1, a.py1 + 6, kAxis);
     const LabelBox b0 = tick_f.text_box(a.ax.labels[i], 0, 0);
-    int lx = x - (b0.x0 + b0.x1) / 2;
-    lx = std::clamp(lx, -b0.x0 + 1, W - 1 - b0.x1);
+    const int lx = std::clamp(x - (b0.x0 + b0.x1) / 2, -b0.x0 + 1, W - 1 - b0.x1);
     TextItem t =
         place(tick_f, a.ax.labels[i], lx, a.py1 + 8 + static_cast<int>(tick_f.pixel_height() * 0.8), false, kText);
     if (t.box.x0 > last_x1 + 3) {  // skip labels that would collide
@@ -254,18 +251,16 @@ Image render_line_plot(const LinePlotSpec& spec) {
   for (const auto* s : named) legend_w = std::max(legend_w, label_f.text_width(s->name));
   if (!named.empty()) legend_w += 28 + 8 + 16;
 
-  const int ymax_ticks = std::clamp((py1 - py0) / 45, 2, 10);
-  const Axis ay = make_axis(spec.log_y, ys, true, ymax_ticks);
+  const Axis ay = make_axis(spec.log_y, ys, true, std::clamp((py1 - py0) / 45, 2, 10));
   int ytick_w = 0;
   for (const auto& s : ay.labels) ytick_w = std::max(ytick_w, tick_f.text_width(s));
   const int ylabel_w = spec.y_label.empty() ? 0 : static_cast<int>(std::lround(label_f.pixel_height() * 1.5));
   const int px0 = pad + ylabel_w + ytick_w + 10;
   const int px1 = W - pad - (legend_w ? legend_w + 12 : 8);
   if (px1 - px0 < 40 || py1 - py0 < 40) throw std::invalid_argument("line plot: image too small for its labels");
-  const int xmax_ticks = std::clamp((px1 - px0) / 70, 2, 12);
   // Dots are drawn whole: a series with markers pads the x axis (a last point is not cut in half).
   const bool dots = std::any_of(spec.series.begin(), spec.series.end(), [](const Series& s) { return s.markers; });
-  Axis ax = make_axis(spec.log_x, xs, dots, xmax_ticks);
+  Axis ax = make_axis(spec.log_x, xs, dots, std::clamp((px1 - px0) / 70, 2, 12));
   if (spec.integer_x && !spec.log_x) {  // layers 0 and 1 get the ticks 0 and 1, never 0.2 ... 0.8
     for (size_t i = ax.major.size(); i-- > 0;)
       if (std::fabs(ax.major[i] - std::round(ax.major[i])) > 1e-9) {

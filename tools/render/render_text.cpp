@@ -55,15 +55,12 @@ namespace {
 
 using detail::FontData;
 
-const char* const kFontPackage = "fonts-lohit-deva";
 const std::vector<std::string> kFontCandidates = {
     "/usr/share/fonts/truetype/lohit-devanagari/Lohit-Devanagari.ttf",  // Debian/Ubuntu
     "/usr/share/fonts/lohit-devanagari/Lohit-Devanagari.ttf",           // Fedora-style layout
     "/usr/local/share/fonts/Lohit-Devanagari.ttf",
 };
-const std::vector<std::string> kFallbackCandidates = {
-    "/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf",
-};
+const std::vector<std::string> kFallbackCandidates = {"/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf"};
 
 bool file_exists(const std::string& p) {
   struct stat st {};
@@ -90,14 +87,13 @@ std::shared_ptr<const FontData> load_font_data(const std::string& path) {
   fd->font = hb_font_create(fd->face);  // scale defaults to upem: positions come in font units
   hb_font_make_immutable(fd->font);
   fd->upem = std::max(1u, hb_face_get_upem(fd->face));
-  std::shared_ptr<const FontData> result = fd;
-  cache.emplace(path, result);
-  return result;
+  cache.emplace(path, fd);
+  return fd;
 }
 
 std::string resolve_font_path(const std::string& explicit_path) {
   std::vector<std::string> tried;
-  std::string hint = std::string("install the Debian package ") + kFontPackage;
+  std::string hint = "install the Debian package fonts-lohit-deva";
   if (!explicit_path.empty()) {
     tried = {explicit_path};
   } else if (const char* env = std::getenv("QKV_FONT"); env && *env) {
@@ -205,15 +201,10 @@ std::vector<ShapedGlyph> Font::shape(const std::string& utf8) const {
     const hb_glyph_info_t* info = hb_buffer_get_glyph_infos(buf, &count);
     const hb_glyph_position_t* pos = hb_buffer_get_glyph_positions(buf, &count);
     for (unsigned k = 0; k < count; ++k) {
-      ShapedGlyph g;
-      g.glyph = info[k].codepoint;
-      g.cluster = info[k].cluster;
-      g.face = run.face;
-      g.x = pen + pos[k].x_offset * scale;
-      g.y = -pos[k].y_offset * scale;
-      g.advance = pos[k].x_advance * scale;
-      pen += g.advance;
-      out.push_back(g);
+      const double advance = pos[k].x_advance * scale;
+      out.push_back({info[k].codepoint, info[k].cluster, run.face, pen + pos[k].x_offset * scale,
+                     -pos[k].y_offset * scale, advance});
+      pen += advance;
     }
     hb_buffer_destroy(buf);
   }
@@ -226,18 +217,16 @@ detail::TextMask Font::rasterize(const std::string& utf8) const {
     int glyph, ix, iy, x0, y0, x1, y1;
     float fx, fy, scale;
   };
-  const auto glyphs = shape(utf8);
   std::vector<Placed> placed;
   double pen_end = 0;
   int bx0 = 0, by0 = 0, bx1 = 0, by1 = 0;  // union box relative to the origin
-  for (const auto& g : glyphs) {
+  for (const auto& g : shape(utf8)) {
     const FontData* fd = g.face == 1 ? fallback_.get() : primary_.get();
     const float scale = px_ / static_cast<float>(fd->upem);
-    Placed p{fd, static_cast<int>(g.glyph), 0, 0, 0, 0, 0, 0, 0, 0, scale};
-    p.ix = static_cast<int>(std::floor(g.x));
-    p.iy = static_cast<int>(std::floor(g.y));
-    p.fx = static_cast<float>(g.x - p.ix);
-    p.fy = static_cast<float>(g.y - p.iy);
+    const int ix = static_cast<int>(std::floor(g.x)), iy = static_cast<int>(std::floor(g.y));
+    Placed p{
+        fd,   static_cast<int>(g.glyph), ix, iy, 0, 0, 0, 0, static_cast<float>(g.x - ix), static_cast<float>(g.y - iy),
+        scale};
     stbtt_GetGlyphBitmapBoxSubpixel(&fd->info, p.glyph, scale, scale, p.fx, p.fy, &p.x0, &p.y0, &p.x1, &p.y1);
     pen_end = std::max(pen_end, g.x + g.advance);
     if (p.x1 > p.x0 && p.y1 > p.y0) {
@@ -273,29 +262,24 @@ detail::TextMask Font::rasterize(const std::string& utf8) const {
 
 int Font::text_width(const std::string& utf8) const { return rasterize(utf8).w; }
 
-namespace {
-LabelBox mask_box(const detail::TextMask& m, int x, int y, bool rotated) {
+LabelBox Font::text_box(const std::string& utf8, int x, int y, bool rotated) const {
+  const detail::TextMask m = rasterize(utf8);
   if (!rotated) return {x - m.ox, y - m.oy, x - m.ox + m.w, y - m.oy + m.h};
   // mask pixel (mx, my) -> image (x + (my - oy), y - (mx - ox))
   return {x - m.oy, y + m.ox - m.w + 1, x - m.oy + m.h, y + m.ox + 1};
 }
 
+namespace {
 void blit_mask(Image& img, const detail::TextMask& m, int x, int y, bool rotated, RGB color) {
   for (int my = 0; my < m.h; ++my)
     for (int mx = 0; mx < m.w; ++mx) {
       const uint8_t a = m.a[static_cast<size_t>(my) * m.w + mx];
       if (!a) continue;
-      if (rotated)
-        img.blend(x + (my - m.oy), y - (mx - m.ox), color, a / 255.0);
-      else
-        img.blend(x + (mx - m.ox), y + (my - m.oy), color, a / 255.0);
+      const int dx = rotated ? my - m.oy : mx - m.ox, dy = rotated ? m.ox - mx : my - m.oy;
+      img.blend(x + dx, y + dy, color, a / 255.0);
     }
 }
 }  // namespace
-
-LabelBox Font::text_box(const std::string& utf8, int x, int baseline_y, bool rotated) const {
-  return mask_box(rasterize(utf8), x, baseline_y, rotated);
-}
 
 void Font::draw(Image& img, int x, int baseline_y, const std::string& utf8, RGB color) const {
   blit_mask(img, rasterize(utf8), x, baseline_y, false, color);
