@@ -18,8 +18,7 @@ static std::string gigabytes(double bytes) { return fmt::format("{:.1f} GB", byt
 
 void check_training_fits(const TranslatorConfig& config, int value_bytes, const std::string& whose) {
   const double machine = static_cast<double>(machine_memory_bytes());
-  const double parameters = static_cast<double>(config.parameter_count());
-  const double needed = 4.0 * parameters * value_bytes;
+  const double parameters = static_cast<double>(config.parameter_count()), needed = 4.0 * parameters * value_bytes;
   if (machine > 0 && needed > machine)
     throw std::runtime_error(fmt::format(
         "{}: a model of {:.3g} parameters (d_model {}, d_ff {}, {} layers) needs {} to train (weights, gradients and "

@@ -10,7 +10,6 @@
 
 namespace qkv::models {
 
-// This machine's physical memory in bytes.
 uint64_t machine_memory_bytes();
 
 // Training keeps four copies of every parameter (weights, gradients and both AdamW moments) of

@@ -57,8 +57,7 @@ std::vector<Candidate> beam_candidates(Translator& model, const std::vector<int6
   for (int64_t r = 0; r < beam; ++r) std::copy(source.begin(), source.end(), rows.begin() + r * S);
   std::vector<Candidate> live{Candidate{}}, ended;
   bool cut = false;  // none ended by the limit: the live ones, cut there, are the candidates
-  ForwardOptions options;
-  options.max_length = limit;
+  const ForwardOptions options{.max_length = limit};
   const auto step = [&](const Tensor& logits, int64_t t, std::vector<int64_t>& next, std::vector<int64_t>& from) {
     const std::vector<double> log_p = log_softmax(logits).to_vector();  // (beam, 1, V): row a is live[a]
     const int64_t V = logits.size(2), k = std::min(beam, V);

@@ -338,28 +338,26 @@ class PackedContext final : public AttentionContext {
     if (!knockout_.applies_to(layer)) return values;  // (N_q, H): each row its own value
     // A knockout names padded positions: the rows are placed at them, and placed back.
     const bool last = this->last(layer);
-    const Tensor padded = unpack_rows(values, last ? rows_.target_slots : rows_.row_slots, rows_.B,
-                                      last ? rows_.Tt : rows_.T);  // (B, Tq, H)
-    const Tensor own = own_values(padded, last ? S_ : 0, knockout_, layer);
-    return embedding(reshape(own, {own.size(0) * own.size(1), own.size(2)}),
-                     last ? rows_.target_position_ids : rows_.position_ids);  // (N_q, H)
+    return packed(own_values(padded(values, last), last ? S_ : 0, knockout_, layer), last);
   }
 
  private:
   bool last(size_t layer) const { return layer + 1 == layers_; }
+  // Rows (N_q, width) placed at their padded positions (B, Tq, width), and back: the last layer's
+  // queries are the target rows alone.
+  Tensor padded(const Tensor& rows, bool last) const {
+    return unpack_rows(rows, last ? rows_.target_slots : rows_.row_slots, rows_.B, last ? rows_.Tt : rows_.T);
+  }
+  Tensor packed(const Tensor& x, bool last) const {
+    return embedding(reshape(x, {x.size(0) * x.size(1), x.size(2)}),
+                     last ? rows_.target_position_ids : rows_.position_ids);
+  }
   // A knockout names padded positions: its layers attend over (B, T, H) tensors rebuilt from the rows.
   Tensor attend_padded(size_t layer, const Tensor& q, const Tensor& k, const Tensor& v) const {
-    const int64_t B = rows_.B, T = rows_.T, Tt = rows_.Tt;
     const bool last = this->last(layer);
     AttentionMask layer_mask = knockout_.applied(mask_, layer);
     if (last) layer_mask.query_offset = S_;
-    Tensor attended =
-        attention(last ? unpack_rows(q, rows_.target_slots, B, Tt) : unpack_rows(q, rows_.row_slots, B, T),
-                  unpack_rows(k, rows_.row_slots, B, T), unpack_rows(v, rows_.row_slots, B, T), layer_mask,
-                  attention_scale(q));  // (B, Tq, H)
-    const int64_t H = attended.size(-1);
-    return embedding(reshape(attended, {attended.size(0) * attended.size(1), H}),
-                     last ? rows_.target_position_ids : rows_.position_ids);  // (N_q, H)
+    return packed(attention(padded(q, last), padded(k, false), padded(v, false), layer_mask, attention_scale(q)), last);
   }
 
   const PackedRows& rows_;

@@ -18,8 +18,6 @@ namespace qkv::models {
 
 using namespace row_layouts;
 
-// ---- the translator ----
-
 static TranslatorConfig checked(const TranslatorConfig& c) {
   c.validate();
   return c;
@@ -84,9 +82,8 @@ data::Layout Translator::layout_fitting(int64_t source_words, int64_t target_pos
   if (reads_longer()) return {source_words, target_positions};
   if (source_words <= own.max_source && target_positions <= own.max_target) return own;
   throw std::runtime_error(
-      fmt::format("a sentence of {} words and {} target positions is longer than this model's "
-                  "layout ({} source, {} target positions): its {} positions cannot read past "
-                  "it (a rotary or alibi model can)",
+      fmt::format("a sentence of {} words and {} target positions is longer than this model's layout ({} source, {} "
+                  "target positions): its {} positions cannot read past it (a rotary or alibi model can)",
                   source_words, target_positions, own.max_source, own.max_target, positions_name(config_.positions)));
 }
 
@@ -97,8 +94,8 @@ int64_t Translator::decode_limit(int64_t source_words, int64_t max_length) const
   if (reads_longer()) return max_length > 0 ? max_length : 2 * source_words + kDecodeMargin;
   if (max_length > layout_words)
     throw std::runtime_error(
-        fmt::format("--max-length {} is past this model's layout: its {} positions write at most "
-                    "{} Hindi words (a rotary or alibi model can write more)",
+        fmt::format("--max-length {} is past this model's layout: its {} positions write at most {} Hindi words (a "
+                    "rotary or alibi model can write more)",
                     max_length, positions_name(config_.positions), layout_words));
   return max_length > 0 ? max_length : layout_words;
 }
@@ -200,9 +197,8 @@ Tensor Translator::loss(const data::Batch& batch, const ForwardOptions& options)
       const int64_t n_src = batch.source_lengths[b], n_tgt = batch.target_lengths[b];
       if (n_src < 0 || n_src > S || n_tgt < 0 || n_tgt > Tt)
         throw std::runtime_error(
-            fmt::format("translator: batch row {} has {} source and {} target positions; the "
-                        "batch holds {} and {}",
-                        b, n_src, n_tgt, S, Tt));
+            fmt::format("translator: batch row {} has {} source and {} target positions; the batch holds {} and {}", b,
+                        n_src, n_tgt, S, Tt));
       real += n_src + n_tgt;
     }
     // randomized positions are sampled by the packed loss alone, so it runs even without padding
@@ -354,10 +350,9 @@ std::vector<std::vector<std::string>> Translator::translate(const std::vector<st
     longest = std::max(longest, static_cast<int64_t>(sentence.size()));
   }
   if (longest > config_.layout.max_source && !reads_longer())
-    throw std::runtime_error(
-        fmt::format("translate: the sentence has {} words; this model reads at most {} (its {} "
-                    "positions cannot read past them)",
-                    longest, config_.layout.max_source, positions_name(config_.positions)));
+    throw std::runtime_error(fmt::format(
+        "translate: the sentence has {} words; this model reads at most {} (its {} positions cannot read past them)",
+        longest, config_.layout.max_source, positions_name(config_.positions)));
   if (options.channel) {
     if (options.exact_lengths || options.record_attention || options.knockout.active() || options.recompute_prefix)
       throw std::runtime_error("translate: a channel's rerank takes no oracle length, knockout or recorded attention");

@@ -69,7 +69,6 @@ class Translator : public nn::Module {
   // batch knows its target lengths and has padding, the loss skips the padded positions in every
   // layer (packed_loss); otherwise it is cross_entropy(forward(batch, options)).
   Tensor loss(const data::Batch& batch, const ForwardOptions& options = {});
-  // Number of stacked layers (config().layers).
   int64_t layers() const { return static_cast<int64_t>(blocks_.size()); }
   // The (B, T, T) attention weights of layer `layer` (0-based) in the last forward pass (rows:
   // queries, columns: keys), or an undefined tensor when it did not record them; throws naming

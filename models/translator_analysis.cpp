@@ -11,8 +11,6 @@
 
 namespace qkv::models {
 
-// ---- knockout ----
-
 AttentionMask Knockout::applied(AttentionMask mask, size_t block) const {
   if (!applies_to(block)) return mask;
   mask.knockout_key = key;
@@ -25,14 +23,13 @@ void Knockout::validate(int64_t sequence_length, int64_t layers) const {
   if (!active()) return;
   if (key >= sequence_length || query_from < 0 || query_to > sequence_length || query_from >= query_to)
     throw std::runtime_error(
-        fmt::format("knockout: key {} and queries [{}, {}) must lie in the {} positions of the "
-                    "sequence (queries a non-empty range)",
+        fmt::format("knockout: key {} and queries [{}, {}) must lie in the {} positions of the sequence (queries a "
+                    "non-empty range)",
                     key, query_from, query_to, sequence_length));
   if (layer < -1 || layer >= layers)
     throw std::runtime_error(
-        fmt::format("knockout: layer {} is out of range: this model has {} layer{} (0 to {}, "
-                    "or -1 for all)",
-                    layer, layers, layers == 1 ? "" : "s", layers - 1));
+        fmt::format("knockout: layer {} is out of range: this model has {} layer{} (0 to {}, or -1 for all)", layer,
+                    layers, layers == 1 ? "" : "s", layers - 1));
 }
 
 std::vector<std::vector<std::vector<double>>> source_word_states(Translator& model,
@@ -56,9 +53,8 @@ std::vector<std::vector<std::vector<double>>> source_word_states(Translator& mod
       const int64_t p = positions[first + b];
       if (static_cast<int64_t>(words.size()) > S || p < 0 || p >= static_cast<int64_t>(words.size()))
         throw std::runtime_error(
-            fmt::format("source_word_states: word position {} of a {}-word sentence (the model "
-                        "reads at most {})",
-                        p, words.size(), S));
+            fmt::format("source_word_states: word position {} of a {}-word sentence (the model reads at most {})", p,
+                        words.size(), S));
       for (size_t i = 0; i < words.size(); ++i) ids[b * S + i] = english_vocab.id(words[i]);
       batch.source_lengths.push_back(static_cast<int64_t>(words.size()));
     }
@@ -102,8 +98,7 @@ AttentionTrace trace_attention(Translator& model, const std::vector<std::string>
   if (traced.active() && traced.query_from >= traced.query_to) traced = Knockout{};
   model.forward(batch, {.record_attention = true, .knockout = traced});
   const Tensor keep = model.attention_mask(batch);
-  const std::vector<double> weights = model.last_attention(layer).to_vector();
-  const std::vector<double> allowed = keep.to_vector();
+  const std::vector<double> weights = model.last_attention(layer).to_vector(), allowed = keep.to_vector();
   std::vector<int64_t> positions;
   for (int64_t i = 0; i < static_cast<int64_t>(english.size()); ++i) positions.push_back(i);
   for (int64_t i = 0; i <= static_cast<int64_t>(trace.hindi.size()); ++i) positions.push_back(layout.max_source + i);

@@ -109,18 +109,16 @@ void TranslatorConfig::validate() const {
         {"length_scale", length_scale, defaults.length_scale, "scales"}})
     if (value != standard && !has_rotary(positions))
       throw std::runtime_error(
-          fmt::format("model config: {} {} {} rotary positions, and {} positions have no rotary "
-                      "part (--positions rotary or absolute+rotary)",
+          fmt::format("model config: {} {} {} rotary positions, and {} positions have no rotary part (--positions "
+                      "rotary or absolute+rotary)",
                       name, value, verb, positions_name(positions)));
   if (random_positions != 0 && random_positions < layout.length())
     throw std::runtime_error(
-        fmt::format("model config: random_positions must be 0 or from the layout's {} positions "
-                    "to {}, got {}",
+        fmt::format("model config: random_positions must be 0 or from the layout's {} positions to {}, got {}",
                     layout.length(), kMaxRandomPositions, random_positions));
   if (has_rotary(positions) && head_width() % 2 != 0)
     throw std::runtime_error(fmt::format(
-        "model config: {} positions turn pairs of query and key features, so the head "
-        "width must be even, got {} ({})",
+        "model config: {} positions turn pairs of query and key features, so the head width must be even, got {} ({})",
         positions_name(positions), head_width(), attention == AttentionMode::Learned ? "--d-k" : "--d-model"));
 }
 

@@ -105,8 +105,7 @@ struct TranslatorConfig {
 // Fused and composed paths apply it alike.
 struct Knockout {
   int64_t key = -1;  // -1: no knockout
-  int64_t query_from = 0, query_to = 0;
-  int64_t layer = -1;
+  int64_t query_from = 0, query_to = 0, layer = -1;
   bool active() const { return key >= 0; }
   bool applies_to(size_t block) const { return active() && (layer < 0 || layer == static_cast<int64_t>(block)); }
   // The mask with this knockout added when it applies to `block`.

@@ -17,12 +17,11 @@ static const char* kFormat = "qkv-translator-1";
 
 void save_translator(const std::string& path, const Translator& model, const data::Vocab& english,
                      const data::Vocab& hindi) {
-  std::map<std::string, std::string> meta;
-  meta["format"] = kFormat;
-  meta["config"] = model.config().to_json();
-  meta["english_vocab"] = nlohmann::json(english.words()).dump();
-  meta["hindi_vocab"] = nlohmann::json(hindi.words()).dump();
-  save_checkpoint(path, model, meta);
+  save_checkpoint(path, model,
+                  {{"format", kFormat},
+                   {"config", model.config().to_json()},
+                   {"english_vocab", nlohmann::json(english.words()).dump()},
+                   {"hindi_vocab", nlohmann::json(hindi.words()).dump()}});
 }
 
 static data::Vocab vocab_from(const std::map<std::string, std::string>& meta, const char* key,
@@ -66,10 +65,9 @@ LoadedTranslator load_translator(const SafeTensorsFile& file, const std::string&
         fmt::format("{}: not a qkv translator checkpoint (metadata 'format' is not '{}')", path, kFormat));
   for (const auto& [key, value] : meta)  // a checkpoint holds these and nothing else
     if (key != "format" && key != "config" && key != "english_vocab" && key != "hindi_vocab")
-      throw std::runtime_error(
-          fmt::format("{}: metadata has an unknown key '{}' (a qkv checkpoint holds format, config, "
-                      "english_vocab and hindi_vocab)",
-                      path, key.size() <= 40 ? key : key.substr(0, 37) + "..."));
+      throw std::runtime_error(fmt::format(
+          "{}: metadata has an unknown key '{}' (a qkv checkpoint holds format, config, english_vocab and hindi_vocab)",
+          path, key.size() <= 40 ? key : key.substr(0, 37) + "..."));
   auto config_it = meta.find("config");
   if (config_it == meta.end()) throw std::runtime_error(fmt::format("{}: metadata has no 'config'", path));
   TranslatorConfig config;

@@ -15,49 +15,41 @@ namespace qkv::app {
 
 void register_bench(CLI::App& app) {
   auto* cmd = app.add_subcommand("bench", "measure matmul overhead and training throughput");
-  auto threads = std::make_shared<int>(0);
-  auto devices = std::make_shared<std::vector<std::string>>(std::vector<std::string>{"cpu"});
-  auto steps = std::make_shared<int>(20);
-  auto only = std::make_shared<std::string>("all");
-  auto lengths = std::make_shared<std::vector<int64_t>>();
-  auto width = std::make_shared<int64_t>(64);
-  auto format = std::make_shared<std::string>("text");
-  auto data_parallel = std::make_shared<bool>(false);
-  auto positions = std::make_shared<std::vector<std::string>>();
-  cmd->add_option("--size", *only, "toy | large | all")
+  auto o = std::make_shared<BenchOptions>();
+  cmd->add_option("--size", o->only, "toy | large | all")
       ->check(CLI::IsMember({"toy", "large", "all"}))
       ->capture_default_str();
-  add_threads_option(cmd, *threads);
-  cmd->add_option("--device", *devices, "devices to measure (repeatable): cpu, cuda")->capture_default_str();
-  cmd->add_option("--steps", *steps, "timed training steps per size")
+  add_threads_option(cmd, o->threads);
+  cmd->add_option("--device", o->devices, "devices to measure (repeatable): cpu, cuda")->capture_default_str();
+  cmd->add_option("--steps", o->steps, "timed training steps per size")
       ->check(whole_number_in(1, 100000))
       ->capture_default_str();
   auto* attention_length =
-      cmd->add_option("--attention-length", *lengths,
+      cmd->add_option("--attention-length", o->lengths,
                       "instead of training, time the fused and the composed attention op (forward and backward, "
                       "causal, one head of --attention-width) at these sequence lengths, on the first --device")
           ->check(whole_number_in(int64_t{1}, int64_t{1} << 20));
-  cmd->add_option("--attention-width", *width, "the head width H for --attention-length")
+  cmd->add_option("--attention-width", o->width, "the head width H for --attention-length")
       ->check(whole_number_in(int64_t{1}, int64_t{4096}))
       ->capture_default_str();
-  cmd->add_option("--format", *format, "text | json (every measurement with its unit, printed at the end)")
+  cmd->add_option("--format", o->format, "text | json (every measurement with its unit, printed at the end)")
       ->check(CLI::IsMember({"text", "json"}))
       ->capture_default_str();
-  auto* by_positions = cmd->add_option("--positions", *positions,
+  auto* by_positions = cmd->add_option("--positions", o->positions,
                                        "instead of the full set, time a training step with each of these positions "
                                        "schemes beside absolute, in alternating rounds, on the first --device")
                            ->check(CLI::IsMember({"absolute", "rotary", "absolute+rotary", "alibi"}));
   auto* parallel = cmd->add_flag(
-      "--data-parallel", *data_parallel,
+      "--data-parallel", o->data_parallel,
       "under mpirun: time data-parallel training steps (step, all-reduce, bytes) and project the scaling");
   by_positions->excludes(attention_length)->excludes(parallel);  // three different benchmarks
   attention_length->excludes(parallel);
-  cmd->callback([threads, devices, steps, only, lengths, width, format, data_parallel, positions] {
-    apply_threads(*threads);
+  cmd->callback([o] {
+    apply_threads(o->threads);
     BenchOutput out;
-    out.json = *format == "json";
-    measure_all(out, *devices, *steps, *only, *lengths, *width, *data_parallel, *positions);
-    if (*data_parallel && dist::ProcessGroup::world().rank() != 0) return;  // rank 0 reports
+    out.json = o->format == "json";
+    measure_all(out, *o);
+    if (o->data_parallel && dist::ProcessGroup::world().rank() != 0) return;  // rank 0 reports
     if (out.json) {
       nlohmann::ordered_json report;
       const std::string version = version_text();  // "qkv X.Y.Z\nbuild: ..."

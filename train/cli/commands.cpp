@@ -1,5 +1,7 @@
 // train/cli/commands.cpp — what every command shares: the option validators, the options of the
-// option table's rows, --threads and --out, and the list of commands.
+// option table's rows, --threads and --out, the list of commands, and how `qkv COMMAND --help` lists
+// an option: `--layers N  stacked blocks, 1 to 16 [5]`, a short type (N, X, TEXT or the choices) and
+// the default in brackets at the end.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -7,13 +9,53 @@
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
+#include <memory>
 #include <type_traits>
 
 #include "framework/backend.h"
+#include "framework/text_util.h"
 #include "models/noisy_channel.h"
 #include "train/cli/commands.h"
 
 namespace qkv::app {
+
+namespace {
+
+class HelpFormatter : public CLI::Formatter {
+ public:
+  // " N", " X", " TEXT" or " {learned,static,none}"; " ..." after an option that takes a list.
+  std::string make_option_opts(const CLI::Option* opt) const override {
+    if (!opt->get_option_text().empty()) return " " + opt->get_option_text();
+    if (opt->get_type_size() == 0 || opt->get_type_name().empty()) return "";  // a flag
+    std::string out = " " + short_type(opt->get_type_name());
+    if (opt->get_expected_max() == CLI::detail::expected_max_vector_size) out += " ...";
+    if (opt->get_required()) out += " (required)";
+    return out;
+  }
+  std::string make_option_desc(const CLI::Option* opt) const override {
+    std::string desc = opt->get_description();
+    if (opt->get_type_size() != 0 && !opt->get_default_str().empty()) desc += " [" + opt->get_default_str() + "]";
+    return desc;
+  }
+
+ private:
+  // CLI11's type names are "INT", "FLOAT", "TEXT", "UINT", each followed by its validators'
+  // descriptions after colons; the choices of a set ("{a,b}") say the most, the base type the rest.
+  static std::string short_type(const std::string& full) {
+    std::string base;
+    for (const std::string& part : split(full, ':')) {
+      if (!part.empty() && part.front() == '{') return part;
+      if (base.empty()) base = part;
+    }
+    if (base == "INT" || base == "UINT") return "N";
+    if (base == "FLOAT") return "X";
+    return base.empty() ? "VALUE" : base;
+  }
+};
+
+}  // namespace
+
+std::shared_ptr<CLI::Formatter> help_formatter() { return std::make_shared<HelpFormatter>(); }
 
 CLI::Validator whole_number() {
   return CLI::Validator(
@@ -41,7 +83,6 @@ CLI::Validator whole_number_in(int64_t lo, int64_t hi) {
       "");
 }
 
-// A finite number within the bounds; `what` is how they read ("> 0", "from 0 to 0.95").
 CLI::Validator number_within(const Bounds& b) {
   return CLI::Validator(
       [b, what = bounds_text(b, false)](std::string& text) -> std::string {

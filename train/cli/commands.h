@@ -18,7 +18,7 @@
 namespace qkv::app {
 
 void register_commands(CLI::App& app);
-// The --help layout every command shares (help_format.cpp); set on the app before the commands.
+// The --help layout every command shares; set on the app before the commands.
 std::shared_ptr<CLI::Formatter> help_formatter();
 
 // One per command, each in the file named for it.
@@ -35,15 +35,14 @@ void register_ablate(CLI::App& app);     // ablate.cpp: the blocks x attention x
 void register_cues(CLI::App& app);       // cues.cpp: cue attention and knockout flip rates
 void register_probe(CLI::App& app);      // probe.cpp: the sense probe per layer
 
-// Option validators shared by the commands. seed_value(): decimal digits only, at most 2^64 - 1
-// (no sign, no exponent, no wrap-around).
-// Decimal digits only, with an optional minus sign (no 1e3, 2.5, 0x10 or leading spaces); the
-// range check that follows it gives the bounds.
+// Option validators shared by the commands. whole_number(): decimal digits only, with an optional minus
+// sign (no 1e3, 2.5, 0x10 or leading spaces; the range check that follows it gives the bounds).
+// seed_value(): decimal digits only, at most 2^64 - 1 (no sign, no exponent, no wrap-around).
 CLI::Validator whole_number();
 CLI::Validator seed_value();
 // Range checks that say what they want in words: "must be a whole number from 1 to 16, got '0'",
 // "must be > 0, got 0", "must be from 0 to 0.95, got 2". Their help text is empty, so --help
-// shows the option's type and default alone (help_format.cpp).
+// shows the option's type and default alone (HelpFormatter, commands.cpp).
 CLI::Validator whole_number_in(int64_t lo, int64_t hi);
 // A finite number within a table row's bounds: "must be > 0, got 0", "must be from 0 to 0.95, got 2"
 // (nan and inf are refused first: they pass CLI11's range checks, every comparison with NaN being false).

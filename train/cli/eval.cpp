@@ -30,7 +30,6 @@ static nlohmann::ordered_json json_row(const std::string& name, const EvalResult
           {"cut_at_limit", r.cut_at_limit}};
 }
 
-// qkv eval's options.
 struct EvalOptions {
   std::string checkpoint, split = "all", data_dir = "data/idioms", device = "cpu", format = "text";
   int threads = 0;
@@ -39,42 +38,11 @@ struct EvalOptions {
   ChannelChoice channel;
 };
 
-static void run_eval(const EvalOptions& o);
-
-// qkv eval: one row (or JSON object) per split of a checkpoint's loss, accuracy and exact match.
-void register_eval(CLI::App& app) {
-  auto o = std::make_shared<EvalOptions>();
-  auto* eval = app.add_subcommand(
-      "eval", "report loss, token accuracy and exact match (greedy, or reranked by a channel model)");
-  add_checkpoint_option(eval, o->checkpoint);
-  eval->add_option("--split", o->split,
-                   "a split of --data by name (NAME reads DIR/NAME.tsv), a path to a .tsv file, or all (every .tsv "
-                   "in --data except train)")
-      ->capture_default_str();
-  add_data_option(eval, o->data_dir);
-  add_device_option(eval, o->device);
-  eval->add_option("--format", o->format, "text (an aligned table) | json")
-      ->check(CLI::IsMember({"text", "json"}))
-      ->capture_default_str();
-  add_threads_option(eval, o->threads);
-  eval->add_flag("--no-cache", o->no_cache,
-                 "decode by recomputing the whole prefix at every step instead of caching keys and values "
-                 "(the same translations, slower; for comparison)");
-  add_max_length_option(eval, o->max_length);
-  eval->add_flag("--oracle-length", o->oracle_length,
-                 "decode each sentence to exactly its reference's length, <eos> never chosen before it (Newman et "
-                 "al., 2020: separates when to stop from what to write)");
-  add_channel_options(eval, o->channel);
-  eval->callback([o] { run_eval(*o); });
-}
-
 static void run_eval(const EvalOptions& o) {
   apply_threads(o.threads);
   const Device dev = Device::parse(o.device);
   models::LoadedTranslator loaded = models::load_translator(o.checkpoint, dev);
-  models::ForwardOptions decoding;
-  decoding.recompute_prefix = o.no_cache;
-  decoding.max_length = o.max_length;
+  models::ForwardOptions decoding{.recompute_prefix = o.no_cache, .max_length = o.max_length};
   loaded.model->decode_limit(1, o.max_length);  // a --max-length past the model's layout fails before any work
   ChannelChoice choice = o.channel;
   if (o.oracle_length || o.no_cache) {  // both decode greedily: only a channel asked for by name is refused
@@ -122,6 +90,32 @@ static void run_eval(const EvalOptions& o) {
   }
   if (json) fmt::print("{}\n", report.dump(2));
   for (const auto& note : notes) fmt::print(stderr, "{}\n", note);
+}
+
+void register_eval(CLI::App& app) {
+  auto o = std::make_shared<EvalOptions>();
+  auto* eval = app.add_subcommand(
+      "eval", "report loss, token accuracy and exact match (greedy, or reranked by a channel model)");
+  add_checkpoint_option(eval, o->checkpoint);
+  eval->add_option("--split", o->split,
+                   "a split of --data by name (NAME reads DIR/NAME.tsv), a path to a .tsv file, or all (every .tsv "
+                   "in --data except train)")
+      ->capture_default_str();
+  add_data_option(eval, o->data_dir);
+  add_device_option(eval, o->device);
+  eval->add_option("--format", o->format, "text (an aligned table) | json")
+      ->check(CLI::IsMember({"text", "json"}))
+      ->capture_default_str();
+  add_threads_option(eval, o->threads);
+  eval->add_flag("--no-cache", o->no_cache,
+                 "decode by recomputing the whole prefix at every step instead of caching keys and values "
+                 "(the same translations, slower; for comparison)");
+  add_max_length_option(eval, o->max_length);
+  eval->add_flag("--oracle-length", o->oracle_length,
+                 "decode each sentence to exactly its reference's length, <eos> never chosen before it (Newman et "
+                 "al., 2020: separates when to stop from what to write)");
+  add_channel_options(eval, o->channel);
+  eval->callback([o] { run_eval(*o); });
 }
 
 }  // namespace qkv::app

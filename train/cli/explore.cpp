@@ -17,13 +17,6 @@ struct ExploreOptions {
   int threads = 0;                  // --threads
 };
 
-static void run_explore(const ExploreOptions& o) {
-  std::vector<std::string> paths = {o.checkpoint};
-  paths.insert(paths.end(), o.compare.begin(), o.compare.end());
-  write_explorer_page(paths, o.sentences, o.out, false,
-                      o.weights == "float16" ? PageWeights::float16 : PageWeights::float32);
-}
-
 void register_explore(CLI::App& app) {
   auto o = std::make_shared<ExploreOptions>();
   auto* cmd =
@@ -41,7 +34,10 @@ void register_explore(CLI::App& app) {
   cmd->callback([o] {
     check_output_file(o->out);  // a device, pipe or folder is refused before any work
     apply_threads(o->threads);
-    run_explore(*o);
+    std::vector<std::string> paths = {o->checkpoint};
+    paths.insert(paths.end(), o->compare.begin(), o->compare.end());
+    write_explorer_page(paths, o->sentences, o->out, false,
+                        o->weights == "float16" ? PageWeights::float16 : PageWeights::float32);
   });
 }
 

@@ -9,7 +9,7 @@
 
 #include "train/cli/commands.h"
 #include "train/experiments/probe/probe.h"
-#include "train/run/run_folder.h"
+#include "train/run/training_run.h"
 
 namespace qkv::app {
 

@@ -1,5 +1,5 @@
-// train/cli/train.cpp — `qkv train`: every option of the option table (train/run/train_options.h), then the
-// training run (train/run/trainer.cpp).
+// train/cli/train.cpp — `qkv train`: every option of the option table (train/run/train_options.h), checked
+// here and again (with the data) by the training run (train/run/trainer.cpp).
 #include <fmt/format.h>
 
 #include <memory>
@@ -11,8 +11,6 @@
 
 namespace qkv::app {
 
-// qkv train: every option of the table (train_options.h), checked here and again (with the data)
-// by train_translator.
 void register_train(CLI::App& app) {
   auto opts = std::make_shared<TrainOptions>();
   auto* train = app.add_subcommand("train", "train the self-attention translator");

@@ -19,7 +19,6 @@
 
 namespace qkv::app {
 
-// qkv translate: one sentence from the command line, or one per line from stdin or --input.
 void register_translate(CLI::App& app) {
   auto sentence_parts = std::make_shared<std::vector<std::string>>();
   auto translate_checkpoint = std::make_shared<std::string>();

@@ -76,13 +76,10 @@ void check_ranks_agree(dist::ProcessGroup& group, const TrainOptions& o, const d
             "data-parallel: rank {} was started with {} {}, rank 0 with {} {}; every rank needs the same flags", r,
             flag, shown(other["options"][key]), flag, shown(value)));
       }
-    if (other["dataset"] != first["dataset"])
-      throw std::runtime_error(fmt::format("data-parallel: rank {}'s dataset ({}) differs from rank 0's ({})", r,
-                                           other["dataset"].get<std::string>(), first["dataset"].get<std::string>()));
-    if (other["config"] != first["config"])
-      throw std::runtime_error(
-          fmt::format("data-parallel: rank {}'s model config or vocabulary ({}) differs from rank 0's ({})", r,
-                      other["config"].get<std::string>(), first["config"].get<std::string>()));
+    for (const auto& [key, what] : {std::pair{"dataset", "dataset"}, {"config", "model config or vocabulary"}})
+      if (other[key] != first[key])
+        throw std::runtime_error(fmt::format("data-parallel: rank {}'s {} ({}) differs from rank 0's ({})", r, what,
+                                             other[key].get<std::string>(), first[key].get<std::string>()));
   }
 }
 

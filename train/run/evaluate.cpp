@@ -12,10 +12,6 @@
 
 namespace qkv::app {
 
-// The layout with its target part cut to the longest target among pairs[idx] (plus <eos>). The slots
-// past it would hold only padding, which the causal mask keeps from every real position and the loss
-// ignores, so the result is the same as with the full layout, for less work. A target longer than
-// the model's layout still reaches make_batch's file:line error.
 data::Layout trimmed_layout(const data::Layout& layout, const std::vector<data::SentencePair>& pairs,
                             const std::vector<size_t>& idx) {
   int64_t longest = 1;

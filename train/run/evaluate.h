@@ -25,8 +25,10 @@ EvalResult evaluate(models::Translator& model, const std::vector<data::SentenceP
                     const data::Vocab& hindi, int64_t batch_size = 256, const models::ForwardOptions& decoding = {},
                     bool oracle_length = false);
 
-// The layout with its target part cut to the longest target among pairs[idx] (plus <eos>): the
-// slots past it would hold only padding (training's batches use it too).
+// The layout with its target part cut to the longest target among pairs[idx] (plus <eos>): the slots
+// past it would hold only padding, which the causal mask keeps from every real position and the loss
+// ignores, so the result is the same, for less work (training's batches use it too). A target longer
+// than the model's layout still reaches make_batch's file:line error.
 data::Layout trimmed_layout(const data::Layout& layout, const std::vector<data::SentencePair>& pairs,
                             const std::vector<size_t>& idx);
 

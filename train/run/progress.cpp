@@ -41,27 +41,21 @@ void write_loss_plot(const std::string& path, const std::vector<EpochRecord>& hi
     long long step = 0, epoch = 0;
     double loss = 0, learning_rate = 0;
     if (std::sscanf(steps_csv.c_str() + begin + 1, "%lld,%lld,%lf,%lf", &step, &epoch, &loss, &learning_rate) == 4) {
-      steps.x.push_back(static_cast<double>(step) / steps_per_epoch);
-      steps.y.push_back(loss);
-      lr.x.push_back(static_cast<double>(step) / steps_per_epoch);
-      lr.y.push_back(learning_rate);
+      steps.x.push_back(static_cast<double>(step) / steps_per_epoch), steps.y.push_back(loss);
+      lr.x.push_back(static_cast<double>(step) / steps_per_epoch), lr.y.push_back(learning_rate);
     }
     begin = end;
   }
   for (const auto& e : history) {  // the mean over an epoch is a level across that epoch, not a point
     train.x.insert(train.x.end(), {static_cast<double>(e.epoch) - 1, static_cast<double>(e.epoch)});
     train.y.insert(train.y.end(), {e.train_loss, e.train_loss});
-    valid.x.push_back(static_cast<double>(e.epoch));
-    valid.y.push_back(e.valid.loss);
+    valid.x.push_back(static_cast<double>(e.epoch)), valid.y.push_back(e.valid.loss);
   }
   valid.markers = true;
   steps.markers = steps.x.size() < 2;  // a run of one logged step still shows its point
   lr.markers = lr.x.size() < 2;
   spec.series = {steps, train, valid};
-  if (lr.x.empty()) {
-    render::write_png(render::render_line_plot(spec), path);
-    return;
-  }
+  if (lr.x.empty()) return render::write_png(render::render_line_plot(spec), path);
   rate.series = {lr};
   rate.width = 560;
   render::write_png(render::hstack({render::render_line_plot(spec), render::render_line_plot(rate)}, 16), path);
@@ -102,8 +96,7 @@ TrainingProgress console_progress(const TrainingRun& run) {
       if (seconds_since(*last_draw) <= 0.2) return;  // the live line reads the loss back ~5 times a second
       *last_draw = Clock::now();
       const RunState& st = run.st;
-      const double loss_value = loss.item();
-      const double eta = elapsed / st.step * (*total - st.step);
+      const double loss_value = loss.item(), eta = elapsed / st.step * (*total - st.step);
       fmt::print("\r\033[Kepoch {:>3}/{}  step {:>5}/{}  loss {:.4f}  {:>7.0f} tok/s  ETA {}", epoch, run.o.epochs,
                  st.step, *total, loss_value, st.tokens_seen / std::max(elapsed, 1e-9), format_eta(eta));
       std::fflush(stdout);

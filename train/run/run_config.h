@@ -23,7 +23,6 @@ models::TranslatorConfig translator_config(const TrainOptions& o, const data::Da
 // embedding (absolute positions), else none.
 int64_t sentences_past_layout(const models::Translator& model, const std::vector<data::SentencePair>& pairs);
 
-// The English and Hindi vocabularies of the train split.
 std::pair<data::Vocab, data::Vocab> train_vocabularies(const data::Dataset& ds);
 
 // Refuses a run whose valid sentences are all past the model's layout: validation would measure nothing.

@@ -1,6 +1,6 @@
-// train/run/run_folder.cpp — the files of a training run's folder: their names and the removals that
-// several places make.
-#include "train/run/run_folder.h"
+// train/run/run_folder.cpp — the files of a training run's folder (RunFolder, training_run.h): their names
+// and the removals that several places make.
+#include "train/run/training_run.h"
 
 #include <fmt/format.h>
 

@@ -24,12 +24,11 @@ namespace qkv::app {
 
 namespace fs = std::filesystem;
 
-// ---- a resumable run: DIR/train_state.safetensors ----
-// Written atomically every kStateEvery steps, at the end of every epoch and on an interrupt; removed
-// when the run completes. It holds the current weights (model.safetensors holds the best epoch's),
-// the AdamW moments and step, the random generators at the start of the epoch in progress and the
-// position in its shuffled order, and the bookkeeping (best so far, metrics so far). Resuming from
-// it gives the bytes an uninterrupted run gives (tests/cli/run.sh checks that).
+// DIR/train_state.safetensors is written atomically every kStateEvery steps, at the end of every epoch and on an
+// interrupt; removed when the run completes. It holds the current weights (model.safetensors holds the best
+// epoch's), the AdamW moments and step, the random generators at the start of the epoch in progress and the position
+// in its shuffled order, and the bookkeeping (best so far, metrics so far). Resuming from it gives the bytes an
+// uninterrupted run gives (tests/cli/run.sh checks that).
 
 constexpr const char* kStateFormat = "qkv-train-state-1";
 
@@ -92,7 +91,6 @@ const std::string& meta_of(const SafeTensorsFile& file, const std::string& key, 
   return it->second;
 }
 
-// Stale temp files of earlier runs that were killed: the next run removes them.
 bool resumed_run_is_complete(const TrainOptions& requested) {
   return requested.resume && !requested.force && RunFolder(requested.out_dir).holds_finished_run();
 }

@@ -3,7 +3,6 @@
 #pragma once
 
 #include <algorithm>
-
 #include <memory>
 #include <string>
 
@@ -15,7 +14,6 @@
 
 namespace qkv::app {
 
-// metrics.csv's first line.
 inline constexpr const char* kMetricsCsvHeader =
     "epoch,train_loss,valid_loss,valid_token_accuracy,valid_exact_match,seconds\n";
 

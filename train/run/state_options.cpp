@@ -41,15 +41,6 @@ std::string options_json(const TrainOptions& o) {
   return j.dump();
 }
 
-// A saved real number: exactly as exact() writes it, within the option's bounds.
-static double read_state_number(const std::string& text, const std::string& key, const Bounds& b) {
-  const double v = parse_exact(text, key, b.low, std::min(b.high, std::numeric_limits<double>::max()));
-  if (b.low_excluded && v == b.low)
-    throw std::runtime_error(fmt::format("training state: its {} is {}; it must be {}", key, v,
-                                         b.low == 0 ? "positive" : "> " + fmt::format("{}", b.low)));
-  return v;
-}
-
 // One saved option into `value`, checked for type, spelling and the table's bounds as the command
 // line checks it (before anything is sized from it).
 template <class T>
@@ -58,8 +49,12 @@ static void read_state_value(const nlohmann::json& j, const OptionInfo& info, T&
   const auto refused = [&](const std::string& text) {
     return std::runtime_error(fmt::format("training state: its {} {} is not one qkv train accepts", key, shown(text)));
   };
-  if constexpr (std::is_same_v<T, double>) {
-    value = read_state_number(j.at(key).get<std::string>(), key, info.bounds);
+  if constexpr (std::is_same_v<T, double>) {  // exactly as exact() writes it, within the option's bounds
+    const Bounds& b = info.bounds;
+    value = parse_exact(j.at(key).get<std::string>(), key, b.low, std::min(b.high, std::numeric_limits<double>::max()));
+    if (b.low_excluded && value == b.low)
+      throw std::runtime_error(fmt::format("training state: its {} is {}; it must be {}", key, value,
+                                           b.low == 0 ? "positive" : "> " + fmt::format("{}", b.low)));
   } else if constexpr (std::is_same_v<T, uint64_t>) {
     const std::string text = j.at(key).get<std::string>();
     const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);

@@ -49,13 +49,10 @@ class NonFiniteCheck {
       return first == last ? fmt::format("epoch {}, step {}", epoch, last)
                            : fmt::format("epoch {}, one of steps {} to {}", epoch, first, last);
     };
-    const double loss_value = window_loss_.item();
-    if (!std::isfinite(loss_value))
-      throw std::runtime_error(fmt::format("training stopped: the loss was {} at {} (learning rate {:g}){}", loss_value,
-                                           where(), run.optimizer.lr, kept_note(result)));
-    if (window_norm_.defined() && !std::isfinite(window_norm_.item()))
-      throw std::runtime_error(fmt::format("training stopped: the gradient norm was {} at {} (learning rate {:g}){}",
-                                           window_norm_.item(), where(), run.optimizer.lr, kept_note(result)));
+    for (const auto& [what, window] : {std::pair{"loss", &window_loss_}, {"gradient norm", &window_norm_}})
+      if (window->defined() && !std::isfinite(window->item()))
+        throw std::runtime_error(fmt::format("training stopped: the {} was {} at {} (learning rate {:g}){}", what,
+                                             window->item(), where(), run.optimizer.lr, kept_note(result)));
     window_loss_ = Tensor();
     window_norm_ = Tensor();
     checked_steps_ = last;

@@ -40,8 +40,7 @@ constexpr Bounds at_least(double low) { return {low, std::numeric_limits<double>
 
 // --random-positions' default: three times the layout's positions for a model with a rotary part
 // (the shipped model: rotary, translation spreading its positions 3 apart), off for one without.
-inline constexpr int64_t kAutoRandomPositions = -1;
-inline constexpr int64_t kAutoRandomPositionsFactor = 3;
+inline constexpr int64_t kAutoRandomPositions = -1, kAutoRandomPositionsFactor = 3;
 
 // The table. X(type, member, default, flag, kind, bounds, help): the state's JSON key is the flag
 // without its dashes, '-' read as '_' (--d-model: d_model). A choice option's type is an enum with

@@ -1,26 +1,23 @@
 // train/experiments/ablation/ablation.cpp — `qkv ablate`, the tutorial's experiment as a grid: blocks x
-// attention mode x token embeddings (trained or frozen), plus an equal-parameter control, each
-// trained with the same budget; one cached cell per folder, a TSV and JSON table, and a line plot of
-// generalisation against blocks. Also its pieces the demo shares: a cell trained and scored, a cell as
-// a point of the plot, the plot, and the reader of an ablation.tsv (the demo draws the recorded grid
-// beside its own cells).
+// attention mode x token embeddings (trained or frozen), plus an equal-parameter control, each trained
+// with the same budget; one cached cell per folder, a TSV and JSON table, and a line plot of
+// generalisation against blocks. Also the pieces the demo shares (ablation.h).
 #include "train/experiments/ablation/ablation.h"
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include <algorithm>
-#include <set>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <numeric>
 #include <sstream>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
 #include "data/dataset.h"
-
-#include <nlohmann/json.hpp>
-#include <cmath>
-#include <filesystem>
-#include <fstream>
 #include "framework/file_util.h"
 #include "framework/text_util.h"
 #include "models/translator_io.h"
@@ -114,9 +111,8 @@ std::vector<AblationPoint> parse_ablation_tsv(const std::string& text, const std
 }
 
 double ScoredCell::generalisation_mean() const {
-  double sum = 0;
-  for (size_t k = 1; k < exact_match.size(); ++k) sum += exact_match[k];
-  return exact_match.size() > 1 ? sum / static_cast<double>(exact_match.size() - 1) : 0.0;
+  if (exact_match.size() < 2) return 0.0;
+  return std::accumulate(exact_match.begin() + 1, exact_match.end(), 0.0) / static_cast<double>(exact_match.size() - 1);
 }
 
 std::vector<std::string> report_split_names(const data::Dataset& ds) {
@@ -283,10 +279,8 @@ void run_ablate(const AblateOptions& o) {
   const data::Dataset ds = data::load_dataset(o.base.data_dir);  // fail early, before any output
   const std::vector<std::string> report_splits = report_split_names(ds);
   const std::vector<Cell> cells = grid_of(o);
-  std::set<std::string> names;
-  for (const Cell& c : cells) names.insert(c.name());
   for (const auto& r : o.rerun)
-    if (!names.count(r))
+    if (std::none_of(cells.begin(), cells.end(), [&](const Cell& c) { return c.name() == r; }))
       throw std::runtime_error(
           fmt::format("--rerun: no cell '{}' in this grid (cells are named like {})", r, cells.front().name()));
   fs::create_directories(fs::path(o.out) / "cells");

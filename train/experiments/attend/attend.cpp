@@ -1,8 +1,9 @@
 // train/experiments/attend/attend.cpp — `qkv attend`: attention maps as PNG, text, CSV or JSON, and the
-// knockout of one key from one query (the demo is train/experiments/demo/demo.cpp).
+// knockout of one key from one query; the picture of one map, as attend draws it and the demo shows it.
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cctype>
 #include <filesystem>
 #include <map>
@@ -11,7 +12,6 @@
 
 #include "train/experiments/attend/attend.h"
 #include "train/experiments/common/sentences.h"
-#include "train/experiments/attend/attention_picture.h"
 #include "framework/file_util.h"
 #include "framework/text_util.h"
 #include "models/memory_budget.h"
@@ -22,15 +22,32 @@ namespace qkv::app {
 
 namespace fs = std::filesystem;
 
+std::string layer_name(const models::AttentionTrace& trace) {
+  return fmt::format("layer {} of {}", trace.layer + 1, trace.layers);
+}
+
+render::HeatmapSpec attention_heatmap(const models::AttentionTrace& trace, const std::string& mode,
+                                      const std::string& checkpoint) {
+  render::HeatmapSpec spec;
+  spec.title = fmt::format("{}\n-> {}\n{} attention · {} · {}", join(trace.english, " "), join(trace.hindi, " "), mode,
+                           layer_name(trace), checkpoint);
+  spec.row_labels = trace.labels;
+  spec.col_labels = trace.labels;
+  spec.values = trace.weights;
+  spec.masked = trace.masked;
+  spec.vmin = 0;
+  spec.vmax = 1;
+  spec.colorbar_label = "attention weight (rows: queries, columns: keys)";
+  return spec;
+}
+
 // Prints the weights as a terminal heatmap: colour blocks on a terminal, numbers otherwise.
 static std::string text_heatmap(const models::AttentionTrace& t, bool colour) {
   std::string out;
   const size_t n = t.labels.size();
   // Pad labels by their displayed width (code points), not bytes, so Devanagari lines up too.
   auto columns = [](const std::string& s) {
-    size_t n = 0;
-    for (unsigned char c : s) n += (c & 0xC0) != 0x80;
-    return n;
+    return static_cast<size_t>(std::count_if(s.begin(), s.end(), [](unsigned char c) { return (c & 0xC0) != 0x80; }));
   };
   size_t width = 5;
   for (const auto& l : t.labels) width = std::max(width, columns(l));
@@ -53,8 +70,7 @@ static std::string text_heatmap(const models::AttentionTrace& t, bool colour) {
     }
     out += "\n";
   }
-  out += fmt::format(
-      "rows are queries, columns are keys (numbered as the rows); '-' marks a masked cell; rows sum to 1\n");
+  out += "rows are queries, columns are keys (numbered as the rows); '-' marks a masked cell; rows sum to 1\n";
   return out;
 }
 
@@ -88,17 +104,15 @@ static nlohmann::ordered_json map_rows(const std::vector<In>& values, size_t n) 
 
 static nlohmann::ordered_json trace_json(const models::AttentionTrace& t, const std::string& mode,
                                          const std::string& checkpoint) {
-  nlohmann::ordered_json j;
-  j["sentence"] = join(t.english, " ");
-  j["translation"] = join(t.hindi, " ");
-  j["attention"] = mode;
-  j["layer"] = t.layer + 1;  // 1-based, as --layer
-  j["layers"] = t.layers;
-  j["checkpoint"] = checkpoint;
-  j["labels"] = t.labels;
-  j["weights"] = map_rows<double>(t.weights, t.labels.size());
-  j["masked"] = map_rows<int>(t.masked, t.labels.size());
-  return j;
+  return {{"sentence", join(t.english, " ")},
+          {"translation", join(t.hindi, " ")},
+          {"attention", mode},
+          {"layer", t.layer + 1},  // 1-based, as --layer
+          {"layers", t.layers},
+          {"checkpoint", checkpoint},
+          {"labels", t.labels},
+          {"weights", map_rows<double>(t.weights, t.labels.size())},
+          {"masked", map_rows<int>(t.masked, t.labels.size())}};
 }
 
 // Which queries --knockout hides its key from: one row of the map, every target row, or all rows.
@@ -264,15 +278,13 @@ void run_attend(const AttendOptions& o) {
     nlohmann::ordered_json all = nlohmann::ordered_json::array();
     for (size_t k = 0; k < traces.size(); ++k) all.push_back(trace_json(traces[k], modes[k], checkpoints[k]));
     text = (traces.size() == 1 ? all[0] : all).dump(2) + "\n";
-  } else if (format == "text") {
+  } else {  // text
     for (size_t k = 0; k < traces.size(); ++k) {
       text += fmt::format("{} attention · {} · {}\n{}  ->  {}\n", modes[k], layer_name(traces[k]), checkpoints[k],
                           join(traces[k].english, " "), join(traces[k].hindi, " "));
       text += text_heatmap(traces[k], o.out.empty() && isatty(STDOUT_FILENO));
       if (k + 1 < traces.size()) text += "\n";
     }
-  } else {
-    throw std::runtime_error("unknown --format '" + format + "' (expected png, text, csv or json)");
   }
   if (o.out.empty())
     fmt::print("{}", text);

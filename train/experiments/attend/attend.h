@@ -1,8 +1,12 @@
-// train/experiments/attend/attend.h — `qkv attend`'s options and run (attend.cpp).
+// train/experiments/attend/attend.h — `qkv attend`'s options and run (attend.cpp), and what it shares
+// with the demo: the heatmap of one traced attention matrix and its layer's name.
 #pragma once
 
 #include <cstdint>
 #include <string>
+
+#include "models/translator.h"
+#include "tools/render/render.h"
 
 namespace qkv::app {
 
@@ -19,5 +23,12 @@ struct AttendOptions {
 // Draws or prints the attention of o.sentence (or, with o.knockout, translates it without and with
 // the knockout).
 void run_attend(const AttendOptions& o);
+
+// "layer 2 of 3": the traced layer, 1-based as attend's --layer counts.
+std::string layer_name(const models::AttentionTrace& trace);
+// The picture of `trace` (rows: queries, columns: keys; masked cells hatched), titled with the
+// sentence, its translation, the mode, the layer and the checkpoint.
+render::HeatmapSpec attention_heatmap(const models::AttentionTrace& trace, const std::string& mode,
+                                      const std::string& checkpoint);
 
 }  // namespace qkv::app

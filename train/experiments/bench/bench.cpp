@@ -8,7 +8,6 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
-#include <chrono>
 #include <cmath>
 #include <functional>
 #include <map>
@@ -23,14 +22,12 @@
 #include "framework/optim.h"
 #include "models/train_step.h"
 #include "models/translator.h"
-#include "train/run/train_options.h"
+#include "train/run/training_run.h"
 #ifdef QKV_WITH_CUDA
 #include "framework/cuda/cuda_info.h"
 #endif
 
 namespace qkv::app {
-
-using Clock = std::chrono::steady_clock;
 
 // The median of the values (the upper one of an even count).
 static double median(std::vector<double> values) {
@@ -45,7 +42,7 @@ static double median_seconds(const std::function<void()>& fn, int repeats) {
   for (int i = 0; i < repeats; ++i) {
     const auto start = Clock::now();
     fn();
-    times.push_back(std::chrono::duration<double>(Clock::now() - start).count());
+    times.push_back(seconds_since(start));
   }
   return median(times);
 }
@@ -96,8 +93,7 @@ static void bench_cuda_gemm(int n, int repeats, BenchOutput& out) {
         be.synchronize();
       },
       repeats);
-  const double tflops = 2.0 * n * n * n / seconds / 1e12;
-  const double peak = cuda_peak_fp32_tflops(0);
+  const double tflops = 2.0 * n * n * n / seconds / 1e12, peak = cuda_peak_fp32_tflops(0);
   out.say("{}\n", cuda_device_summary(0));
   out.say("cuBLAS sgemm {}x{} through qkv: {:.3f} ms, {:.1f} TFLOP/s = {:.0f}% of the {:.1f} TFLOP/s float32 peak\n", n,
           n, seconds * 1e3, tflops, 100 * tflops / peak, peak);
@@ -127,7 +123,7 @@ static AttentionTiming time_attention(int64_t T, int64_t H, bool fused, int repe
   const bool cpu = device == Device::cpu();
   const double scale = 1.0 / std::sqrt(static_cast<double>(H));
   std::vector<double> forward, backward;
-  AttentionTiming t;
+  int64_t peak_bytes = 0;
   for (int r = 0; r < repeats; ++r) {
     Tensor q = q0.clone(), k = k0.clone(), v = v0.clone();
     for (Tensor* x : {&q, &k, &v}) x->set_requires_grad(true);
@@ -149,16 +145,14 @@ static AttentionTiming time_attention(int64_t T, int64_t H, bool fused, int repe
       out = matmul(softmax(masked_fill(scores, keep, -INFINITY)), v);
     }
     backend.synchronize();
-    forward.push_back(std::chrono::duration<double>(Clock::now() - start).count());
+    forward.push_back(seconds_since(start));
     start = Clock::now();
     out.backward(g);
     backend.synchronize();
-    backward.push_back(std::chrono::duration<double>(Clock::now() - start).count());
-    if (cpu) t.peak_bytes = std::max(t.peak_bytes, cpu_memory_use().peak - before);
+    backward.push_back(seconds_since(start));
+    if (cpu) peak_bytes = std::max(peak_bytes, cpu_memory_use().peak - before);
   }
-  t.forward_s = median(forward);
-  t.backward_s = median(backward);
-  return t;
+  return {median(forward), median(backward), peak_bytes};
 }
 
 // The rate of raw cblas_sgemm on the attention's own products at length T and width H: the scores
@@ -283,18 +277,13 @@ static double gemm_floor(const BenchSize& s) {
   return seconds;
 }
 
-// The translator a benchmark size describes (one vocabulary size for both languages).
+// The translator a benchmark size describes: one block, one vocabulary size for both languages.
 static models::TranslatorConfig config_for(const BenchSize& s, models::Positions positions) {
-  models::TranslatorConfig config;
-  config.positions = positions;
-  config.layers = 1;  // the sizes are one block's
-  config.d_model = s.d_model;
-  config.d_k = s.d_k;
-  config.d_ff = s.d_ff;
-  config.source_vocab = s.vocab;
-  config.target_vocab = s.vocab;
-  config.layout = {s.max_source, s.max_target};
-  return config;
+  models::TranslatorConfig c{.layers = 1, .d_model = s.d_model, .d_k = s.d_k, .d_ff = s.d_ff, .layout = {}};
+  c.positions = positions;
+  c.source_vocab = c.target_vocab = s.vocab;
+  c.layout = {s.max_source, s.max_target};
+  return c;
 }
 
 // `rows` full-length sentences of random ids (>= 4, past the specials), the target input the same
@@ -335,7 +324,7 @@ static StepRun run_steps(const BenchSize& s, Device device, int steps, models::P
   const auto start = Clock::now();
   for (int i = 0; i < steps; ++i) step();
   run.last_loss = loss.item();  // waits for the device
-  run.seconds = std::chrono::duration<double>(Clock::now() - start).count();
+  run.seconds = seconds_since(start);
   run.made_after = made_counts();
   run.graph_after = graph_counts();
   if (!std::isfinite(run.last_loss))
@@ -436,8 +425,7 @@ static void bench_data_parallel(const BenchSize& s, int steps, BenchOutput& out)
   const double reduce_before = group.all_reduce_seconds();
   const auto start = Clock::now();
   for (int i = 0; i < steps; ++i) step();
-  const double seconds = std::chrono::duration<double>(Clock::now() - start).count() / steps;
-  const double reduce = (group.all_reduce_seconds() - reduce_before) / steps;
+  const double seconds = seconds_since(start) / steps, reduce = (group.all_reduce_seconds() - reduce_before) / steps;
   const double bytes = static_cast<double>(model.parameter_count() + 1) * sizeof(float);
   if (rank != 0) return;
   out.say("data-parallel {}: {} rank{}, global batch {} ({} per rank)\n", s.name, N, N == 1 ? "" : "s", s.batch, rows);
@@ -449,15 +437,11 @@ static void bench_data_parallel(const BenchSize& s, int steps, BenchOutput& out)
   out.measure("data_parallel_bytes_per_step", where, bytes, "bytes");
 }
 
-// Everything `qkv bench` measures with these options, into `out`.
-void measure_all(BenchOutput& out, const std::vector<std::string>& devices, int steps, const std::string& only,
-                 const std::vector<int64_t>& lengths, int64_t width, bool data_parallel,
-                 const std::vector<std::string>& positions) {
-  if (!lengths.empty()) {
-    const Device device = Device::parse(devices.front());
+void measure_all(BenchOutput& out, const BenchOptions& o) {
+  if (!o.lengths.empty()) {
+    const Device device = Device::parse(o.devices.front());
     (void)backend_for(device);  // a missing GPU fails before any work
-    bench_attention(lengths, width, device, out);
-    return;
+    return bench_attention(o.lengths, o.width, device, out);
   }
   const std::vector<BenchSize> sizes = {
       {"toy defaults (B=64 T=21 D=64 F=256)", "toy", 64, 10, 11, 64, 64, 256, 300},
@@ -466,25 +450,22 @@ void measure_all(BenchOutput& out, const std::vector<std::string>& devices, int 
   // Each size --size names, with its timed steps (five times as many for the toy size).
   const auto for_each_size = [&](const auto& run) {
     for (const auto& s : sizes)
-      if (only == "all" || only == s.label) run(s, s.label == "toy" ? steps * 5 : steps);
+      if (o.only == "all" || o.only == s.label) run(s, s.label == "toy" ? o.steps * 5 : o.steps);
   };
-  if (data_parallel) {
-    for_each_size([&](const BenchSize& s, int size_steps) { bench_data_parallel(s, size_steps, out); });
-    return;
-  }
-  for (const auto& d : devices) (void)backend_for(Device::parse(d));  // fail before measuring anything
-  if (!positions.empty()) {
+  if (o.data_parallel)
+    return for_each_size([&](const BenchSize& s, int size_steps) { bench_data_parallel(s, size_steps, out); });
+  for (const auto& d : o.devices) (void)backend_for(Device::parse(d));  // fail before measuring anything
+  if (!o.positions.empty()) {
     out.say("training step by positions, beside absolute (synthetic tokens, one block):\n");
-    for_each_size([&](const BenchSize& s, int size_steps) {
-      bench_positions(positions, s, Device::parse(devices.front()), size_steps, out);
+    return for_each_size([&](const BenchSize& s, int size_steps) {
+      bench_positions(o.positions, s, Device::parse(o.devices.front()), size_steps, out);
     });
-    return;
   }
-  if (only == "all") bench_matmul(512, 20, out);
+  if (o.only == "all") bench_matmul(512, 20, out);
   out.say("training throughput (forward + backward + AdamW, synthetic tokens, {} positions):\n",
           models::positions_name(TrainOptions{}.positions));
   std::map<std::string, double> cpu_ms;  // size -> the CPU's ms per step, to give every other device's ratio
-  for (const auto& d : devices)
+  for (const auto& d : o.devices)
     for_each_size([&](const BenchSize& s, int size_steps) {
       const Device device = Device::parse(d);
       const double ms = bench_training(s, device, size_steps, out);
@@ -494,13 +475,11 @@ void measure_all(BenchOutput& out, const std::vector<std::string>& devices, int 
       out.measure("training_speedup_over_cpu", {{"size", s.label}, {"device", device.str()}}, cpu_ms[s.label] / ms,
                   "ratio");
     });
-  for (const auto& d : devices) {
-    if (Device::parse(d).type != DeviceType::CUDA) continue;
 #ifdef QKV_WITH_CUDA
+  if (std::any_of(o.devices.begin(), o.devices.end(),
+                  [](const auto& d) { return Device::parse(d).type == DeviceType::CUDA; }))
     bench_cuda_gemm(4096, 10, out);
 #endif
-    break;
-  }
 }
 
 }  // namespace qkv::app

@@ -30,11 +30,19 @@ struct BenchOutput {
   }
 };
 
+// `qkv bench`'s options, as train/cli/bench.cpp reads them.
+struct BenchOptions {
+  std::vector<std::string> devices = {"cpu"}, positions;  // --device; --positions: the schemes beside absolute
+  std::string only = "all", format = "text";              // --size; --format
+  int threads = 0, steps = 20;
+  std::vector<int64_t> lengths;  // --attention-length, and its head width (--attention-width)
+  int64_t width = 64;
+  bool data_parallel = false;
+};
+
 // Everything `qkv bench` measures with these options, into `out`: the attention op at `lengths`
 // (when given), each positions scheme beside absolute (when given), data-parallel steps, or the
-// full set (matmul overhead, the fused LayerNorm, training throughput at the sizes `only` names).
-void measure_all(BenchOutput& out, const std::vector<std::string>& devices, int steps, const std::string& only,
-                 const std::vector<int64_t>& lengths, int64_t width, bool data_parallel,
-                 const std::vector<std::string>& positions);
+// full set (matmul overhead, training throughput at the sizes `only` names, cuBLAS gemm on a GPU).
+void measure_all(BenchOutput& out, const BenchOptions& o);
 
 }  // namespace qkv::app

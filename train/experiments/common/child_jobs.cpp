@@ -54,32 +54,28 @@ class SignalsCaught {
     caught_signal = 0;
     sigset_t both;
     sigemptyset(&both);
-    sigaddset(&both, SIGINT);
-    sigaddset(&both, SIGTERM);
+    for (const int sig : kCaught) sigaddset(&both, sig);
     sigprocmask(SIG_BLOCK, &both, &old_mask_);
     struct sigaction action {};
     action.sa_handler = note_signal;
     sigemptyset(&action.sa_mask);
-    sigaction(SIGINT, &action, &old_int_);
-    sigaction(SIGTERM, &action, &old_term_);
+    for (size_t k = 0; k < 2; ++k) sigaction(kCaught[k], &action, &old_actions_[k]);
     wait_mask_ = old_mask_;
-    sigdelset(&wait_mask_, SIGINT);
-    sigdelset(&wait_mask_, SIGTERM);
+    for (const int sig : kCaught) sigdelset(&wait_mask_, sig);
   }
   ~SignalsCaught() { restore(); }
   SignalsCaught(const SignalsCaught&) = delete;
   SignalsCaught& operator=(const SignalsCaught&) = delete;
   void restore() const {
-    sigaction(SIGINT, &old_int_, nullptr);
-    sigaction(SIGTERM, &old_term_, nullptr);
+    for (size_t k = 0; k < 2; ++k) sigaction(kCaught[k], &old_actions_[k], nullptr);
     sigprocmask(SIG_SETMASK, &old_mask_, nullptr);
   }
   const sigset_t& wait_mask() const { return wait_mask_; }
 
  private:
+  static constexpr int kCaught[2] = {SIGINT, SIGTERM};
   sigset_t old_mask_{}, wait_mask_{};
-  struct sigaction old_int_ {
-  }, old_term_{};
+  struct sigaction old_actions_[2] = {};  // kCaught's
 };
 
 struct Child {

@@ -129,8 +129,7 @@ bool translate_lines(models::Translator& model, const models::LoadedTranslator& 
       all_ok = false;
       continue;
     }
-    const std::vector<std::string> typed = data::tokenize(line);
-    const std::vector<std::string> words = data::normalize_english(typed);
+    const std::vector<std::string> typed = data::tokenize(line), words = data::normalize_english(typed);
     if (words.empty()) continue;     // blank lines separate nothing and translate to nothing
     if (words != typed && !noted) {  // said once: the first line that changed
       fmt::print(stderr,

@@ -14,9 +14,14 @@ namespace qkv::models {
 
 namespace {
 
-bool is_other_word(const data::CueSentence& s, int64_t position) {
-  return position != s.cue_position &&
-         std::find(s.target_positions.begin(), s.target_positions.end(), position) == s.target_positions.end();
+// The positions of the sentence's other source words: neither the cue nor the ambiguous word or idiom.
+std::vector<int64_t> other_words(const data::CueSentence& s) {
+  std::vector<int64_t> others;
+  for (int64_t j = 0; j < static_cast<int64_t>(s.english.size()); ++j)
+    if (j != s.cue_position &&
+        std::find(s.target_positions.begin(), s.target_positions.end(), j) == s.target_positions.end())
+      others.push_back(j);
+  return others;
 }
 
 double peak_over_target_rows(const std::vector<double>& weights, int64_t T, int64_t S, int64_t target_rows,
@@ -38,10 +43,9 @@ std::vector<std::string> translate_knocked_out(Translator& model, const std::vec
                                                const data::Vocab& english_vocab, const data::Vocab& hindi_vocab,
                                                int64_t key, bool all_queries) {
   const int64_t n = static_cast<int64_t>(english.size()), S = model.source_slots(n);
-  ForwardOptions options;
-  options.knockout = {
+  const Knockout knockout = {
       .key = key, .query_from = all_queries ? 0 : S, .query_to = S + model.decode_limit(n) + 1, .layer = -1};
-  return model.translate({english}, english_vocab, hindi_vocab, options)[0];
+  return model.translate({english}, english_vocab, hindi_vocab, {.knockout = knockout})[0];
 }
 
 }  // namespace
@@ -54,15 +58,11 @@ CuePeaks cue_peaks(const std::vector<double>& weights, int64_t T, int64_t S, int
                                          sentence.source, weights.size(), T, S, target_rows, n));
   CuePeaks r;
   r.cue_peak = peak_over_target_rows(weights, T, S, target_rows, sentence.cue_position);
+  const std::vector<int64_t> others = other_words(sentence);
   double sum = 0;
-  int64_t count = 0;
-  for (int64_t j = 0; j < n; ++j)
-    if (is_other_word(sentence, j)) {
-      sum += peak_over_target_rows(weights, T, S, target_rows, j);
-      ++count;
-    }
-  r.has_baseline = count > 0;
-  r.baseline_peak = count ? sum / static_cast<double>(count) : 0.0;
+  for (const int64_t j : others) sum += peak_over_target_rows(weights, T, S, target_rows, j);
+  r.has_baseline = !others.empty();
+  r.baseline_peak = others.empty() ? 0.0 : sum / static_cast<double>(others.size());
   return r;
 }
 
@@ -98,9 +98,7 @@ CueReport measure_cues(Translator& model, const std::vector<data::CueSentence>& 
     }
     // the knockouts: the cue, and one other word drawn for every sentence (so the draws do not
     // depend on the model)
-    std::vector<int64_t> others;
-    for (int64_t j = 0; j < static_cast<int64_t>(s.english.size()); ++j)
-      if (is_other_word(s, j)) others.push_back(j);
+    const std::vector<int64_t> others = other_words(s);
     const int64_t random_key = others.empty() ? -1 : others[random_words() % others.size()];
     if (random_key < 0 || !holds_reading(hindi, s)) continue;
     ++report.trials;

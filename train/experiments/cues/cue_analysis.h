@@ -1,7 +1,7 @@
 // train/experiments/cues/cue_analysis.h — does the translator use the word that disambiguates? Over the sentences
 // of data/idioms/cues.tsv: the attention the target positions put on the cue against the other
 // source words, and how often knocking the cue out (against a random other word) changes the
-// translation. Measures only; the command, tables and pictures are train/cues_command.
+// translation. Measures only; the command, tables and pictures are cues.cpp.
 #pragma once
 
 #include <cstdint>

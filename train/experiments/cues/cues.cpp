@@ -1,6 +1,6 @@
 // train/experiments/cues/cues.cpp — `qkv cues`: cue attention and the knockout flip rates of one or more
-// checkpoints over a split of the cue file, as a table, TSV, JSON and a histogram PNG. The measuring
-// is cue_analysis.cpp; this file reads the checkpoints and writes the results.
+// checkpoints over a split of the cue file, as a table (the demo prints it too), TSV, JSON and a
+// histogram PNG. The measuring is cue_analysis.cpp; this file reads the checkpoints and writes the results.
 #include <fmt/format.h>
 
 #include <filesystem>
@@ -10,16 +10,39 @@
 #include <vector>
 
 #include "train/experiments/cues/cues.h"
-#include "train/experiments/cues/cue_report.h"
 #include "data/cues.h"
 #include "framework/file_util.h"
-#include "train/experiments/cues/cue_analysis.h"
 #include "models/translator_io.h"
 #include "tools/render/render.h"
 
 namespace qkv::app {
 
 namespace fs = std::filesystem;
+
+std::string cue_tables(const std::vector<CueResult>& results) {
+  std::string table =
+      fmt::format("{:<8} {:>5} {:>9} {:>9} {:>10}\n", "mode", "layer", "cue peak", "others", "cue above");
+  for (const CueResult& r : results)
+    for (const models::CueLayer& l : r.report.layers)
+      table += fmt::format("{:<8} {:>5} {:>9.3f} {:>9.3f} {:>9.1f}%\n", r.mode, l.layer + 1, l.cue_mean,
+                           l.baseline_mean, 100 * l.cue_above_fraction);
+  table += fmt::format("\n{:<8} {:>7} {:>12} {:>15} {:>14} {:>17} {:>19} {:>22}  {}\n", "mode", "trials", "cue KO flip",
+                       "random KO flip", "cue KO change", "random KO change", "cue KO flip, all q",
+                       "random KO flip, all q", "checkpoint");
+  for (const CueResult& r : results) {
+    const models::CueReport& k = r.report;
+    if (k.trials == 0) {  // no rate was measured: say so rather than print 0.0%, which reads as "no effect"
+      table += fmt::format("{:<8} {:>7}  no trials: no sentence kept its reading, so nothing was knocked out  {}\n",
+                           r.mode, 0, r.checkpoint);
+      continue;
+    }
+    table += fmt::format("{:<8} {:>7} {:>11.1f}% {:>14.1f}% {:>13.1f}% {:>16.1f}% {:>18.1f}% {:>21.1f}%  {}\n", r.mode,
+                         k.trials, 100 * k.cue_flip_rate(), 100 * k.random_flip_rate(),
+                         100 * k.rate(k.cue_changes, k.trials), 100 * k.rate(k.random_changes, k.trials),
+                         100 * k.cue_flip_rate_all_queries(), 100 * k.random_flip_rate_all_queries(), r.checkpoint);
+  }
+  return table;
+}
 
 namespace {
 
@@ -41,24 +64,20 @@ std::string results_tsv(const std::vector<CueResult>& results, const std::string
 }
 
 nlohmann::ordered_json results_json(const std::vector<CueResult>& results, const CuesOptions& o) {
-  nlohmann::ordered_json j;
-  j["split"] = o.split;
-  j["cues"] = o.cues;
-  j["seed"] = o.seed;
+  nlohmann::ordered_json j = {{"split", o.split}, {"cues", o.cues}, {"seed", o.seed}};
   for (const CueResult& r : results) {
-    nlohmann::ordered_json m;
-    m["checkpoint"] = r.checkpoint;
-    m["attention"] = r.mode;
-    m["sentences"] = r.report.sentences;
-    m["knockout_trials"] = r.report.trials;
-    m["cue_knockout_flips"] = r.report.cue_flips;
-    m["random_knockout_flips"] = r.report.random_flips;
-    m["cue_knockout_changes"] = r.report.cue_changes;
-    m["random_knockout_changes"] = r.report.random_changes;
-    m["cue_knockout_flip_rate"] = r.report.cue_flip_rate();
-    m["random_knockout_flip_rate"] = r.report.random_flip_rate();
-    m["cue_knockout_all_queries_flips"] = r.report.cue_flips_all_queries;
-    m["random_knockout_all_queries_flips"] = r.report.random_flips_all_queries;
+    nlohmann::ordered_json m = {{"checkpoint", r.checkpoint},
+                                {"attention", r.mode},
+                                {"sentences", r.report.sentences},
+                                {"knockout_trials", r.report.trials},
+                                {"cue_knockout_flips", r.report.cue_flips},
+                                {"random_knockout_flips", r.report.random_flips},
+                                {"cue_knockout_changes", r.report.cue_changes},
+                                {"random_knockout_changes", r.report.random_changes},
+                                {"cue_knockout_flip_rate", r.report.cue_flip_rate()},
+                                {"random_knockout_flip_rate", r.report.random_flip_rate()},
+                                {"cue_knockout_all_queries_flips", r.report.cue_flips_all_queries},
+                                {"random_knockout_all_queries_flips", r.report.random_flips_all_queries}};
     for (const models::CueLayer& l : r.report.layers)
       m["layers"].push_back({{"layer", l.layer + 1},
                              {"sentences", l.cue_peaks.size()},
@@ -73,10 +92,7 @@ nlohmann::ordered_json results_json(const std::vector<CueResult>& results, const
 // Counts of values in [0, 1] over `bins` equal bins, as (bin centre, fraction of the values).
 render::Series histogram(const std::vector<double>& values, int bins, const std::string& name, render::RGB colour,
                          bool dashed) {
-  render::Series s;
-  s.name = name;
-  s.color = colour;
-  s.dashed = dashed;
+  render::Series s{.name = name, .x = {}, .y = {}, .color = colour, .dashed = dashed};
   std::vector<double> counts(static_cast<size_t>(bins), 0.0);
   for (double v : values) counts[static_cast<size_t>(std::clamp(static_cast<int>(v * bins), 0, bins - 1))] += 1.0;
   for (int b = 0; b < bins; ++b) {
@@ -125,9 +141,8 @@ void run_cues(CuesOptions o) {
   std::vector<CueResult> results;
   for (const std::string& path : checkpoints) {
     models::LoadedTranslator loaded = models::load_translator(path, Device::parse(o.device));
-    CueResult r{path, models::attention_mode_name(loaded.model->config().attention), {}};
-    r.report = models::measure_cues(*loaded.model, sentences, loaded.english, loaded.hindi, o.seed);
-    results.push_back(std::move(r));
+    results.push_back({path, models::attention_mode_name(loaded.model->config().attention),
+                       models::measure_cues(*loaded.model, sentences, loaded.english, loaded.hindi, o.seed)});
   }
   fmt::print("cue attention and knockout on {} ({} sentences of {})\n", o.split, sentences.size(), o.cues);
   fmt::print("{}", cue_tables(results));

@@ -22,16 +22,16 @@
 #include "train/experiments/common/child_jobs.h"
 #include "train/experiments/demo/demo.h"
 #include "train/experiments/explorer/explorer_page.h"
-#include "train/experiments/cues/cue_report.h"
+#include "train/experiments/cues/cues.h"
 #include "framework/backend.h"
 #include "framework/file_util.h"
 #include "framework/text_util.h"
-#include "train/experiments/attend/attention_picture.h"
+#include "train/experiments/attend/attend.h"
 #include "train/experiments/cues/cue_analysis.h"
 #include "models/translator_io.h"
 #include "train/experiments/probe/probe.h"
 #include "tools/render/render.h"
-#include "train/run/run_folder.h"
+#include "train/run/trainer.h"
 
 namespace qkv::app {
 
@@ -271,13 +271,12 @@ void accuracy_sections(Demo& d) {
       tutorial_static.generalisation(), tutorial_none.test(), tutorial_none.generalisation());
   const std::string default_says = fmt::format(
       "With {} blocks and trained embeddings, learned attention reaches {:.1f}% on test and {:.1f}% on the "
-      "generalisation splits against {:.1f}% and {:.1f}% for parameter-free attention: {} points apart on test, {} on "
-      "the sentences that put known words in new roles. Parameter-free attention comes close inside the training "
-      "distribution because from block 2 on its Q = K = V are outputs of learned feed-forward layers, and its "
+      "generalisation splits against {:.1f}% and {:.1f}% for parameter-free attention: {:.1f} points apart on test, "
+      "{:.1f} on the sentences that put known words in new roles. Parameter-free attention comes close inside the "
+      "training distribution because from block 2 on its Q = K = V are outputs of learned feed-forward layers, and its "
       "embeddings are trained too: the learning moves below the attention.",
       learned.blocks, learned.test(), learned.generalisation(), fixed.test(), fixed.generalisation(),
-      fmt::format("{:.1f}", learned.test() - fixed.test()),
-      fmt::format("{:.1f}", learned.generalisation() - fixed.generalisation()));
+      learned.test() - fixed.test(), learned.generalisation() - fixed.generalisation());
   fmt::print("\nThe tutorial's setting: one block, frozen token embeddings (greedy exact match):\n{}{}\n",
              tutorial_table, tutorial_says);
   fmt::print("\nThe default model ({} blocks, trained embeddings):\n{}{}\n", learned.blocks, default_table,
@@ -347,17 +346,17 @@ void cue_section(Demo& d) {
          models::measure_cues(*m.loaded.model, sentences, m.loaded.english, m.loaded.hindi, d.options.base.seed)});
     const models::CueReport& r = results.back().report;
     says += fmt::format(
-        "{}{}: hiding the cue from the Hindi positions flips the ambiguous word's translation in {:.1f}% "
-        "of {} sentences (a random other word: {:.1f}%); hiding it from every position, {:.1f}% ({:.1f}%).",
+        "{}{}: hiding the cue from the Hindi positions flips the ambiguous word's translation in {:.1f}% of {} "
+        "sentences (a random other word: {:.1f}%); hiding it from every position, {:.1f}% ({:.1f}%).",
         says.empty() ? "" : " ", m.mode_name(), 100 * r.cue_flip_rate(), r.trials, 100 * r.random_flip_rate(),
         100 * r.cue_flip_rate_all_queries(), 100 * r.random_flip_rate_all_queries());
   }
   const std::string tables = cue_tables(results);
   says +=
-      " The cue peak is the cue's largest weight from any Hindi position; others, the mean of the same for the "
-      "other source words. A cue flip rate far above the random one means the model uses the attention to the cue; "
-      "where hiding it from the Hindi positions alone changes little, the English positions have already carried "
-      "the cue into the ambiguous word's vector (the sense probe below reads it there).";
+      " The cue peak is the cue's largest weight from any Hindi position; others, the mean of the same for the other "
+      "source words. A cue flip rate far above the random one means the model uses the attention to the cue; where "
+      "hiding it from the Hindi positions alone changes little, the English positions have already carried the cue "
+      "into the ambiguous word's vector (the sense probe below reads it there).";
   fmt::print("\nCue attention on sense_context ({} sentences; qkv cues --split sense_context):\n{}{}\n",
              sentences.size(), tables, says);
   d.page["CUE_TABLE"] = html_escape(tables);
@@ -412,8 +411,8 @@ void probe_section(Demo& d) {
   d.page["PROBE_TABLE"] = html_escape(table);
   d.page["PROBE_SAYS"] = html_escape(says);
   d.figures.push_back({"sense_probe.png",
-                       "The sense probe: held-out accuracy of a logistic regression reading the "
-                       "ambiguous word's sense from its vector after each layer; chance is 50%."});
+                       "The sense probe: held-out accuracy of a logistic regression reading the ambiguous word's sense "
+                       "from its vector after each layer; chance is 50%."});
 }
 
 // The showcase sentences translated by every default model, and their last-layer attention side by
@@ -439,9 +438,9 @@ void showcase_section(Demo& d) {
     const std::string file = fmt::format("attention_{}.png", name);
     render::write_png(render::hstack(images, 24), (fs::path(d.options.out) / file).string());
     d.figures.push_back(
-        {file, fmt::format("\"{}\": static (left) vs learned (right) attention in the last layer of the "
-                           "default model ({} of {}). Each row is a query; the row of a target token "
-                           "is the position that predicts the next token. Hatched cells are masked.",
+        {file, fmt::format("\"{}\": static (left) vs learned (right) attention in the last layer of the default model "
+                           "({} of {}). Each row is a query; the row of a target token is the position that predicts "
+                           "the next token. Hatched cells are masked.",
                            sentence, d.options.base.layers, d.options.base.layers)});
   }
   fmt::print("\nShowcase translations:{}", translations);

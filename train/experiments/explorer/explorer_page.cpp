@@ -87,12 +87,10 @@ static nlohmann::ordered_json model_json(const std::string& path, const models::
   j["config"]["layers"] = loaded.model->layers();  // to_json leaves out layers = 1
   j["english"] = loaded.english.words();
   j["hindi"] = loaded.hindi.words();
-  nlohmann::ordered_json tensors = nlohmann::ordered_json::object();
-  for (const auto& [name, tensor] : loaded.model->named_parameters()) {
-    const char* key = weights == PageWeights::float16 ? "float16_base64" : "float32_base64";
-    tensors[name] = {{"shape", tensor.shape()}, {key, encode_weights(tensor.to_vector(), weights)}};
-  }
-  j["tensors"] = std::move(tensors);
+  j["tensors"] = nlohmann::ordered_json::object();
+  const char* key = weights == PageWeights::float16 ? "float16_base64" : "float32_base64";
+  for (const auto& [name, tensor] : loaded.model->named_parameters())
+    j["tensors"][name] = {{"shape", tensor.shape()}, {key, encode_weights(tensor.to_vector(), weights)}};
   return j;
 }
 

@@ -38,9 +38,8 @@ std::vector<ProbeResult> run_probes(const ProbeOptions& o, const std::vector<std
   std::vector<ProbeResult> results;
   for (const std::string& path : checkpoints) {
     models::LoadedTranslator loaded = models::load_translator(path, Device::parse(o.device));
-    ProbeResult r{path, models::attention_mode_name(loaded.model->config().attention), {}};
-    r.report = models::probe_senses(*loaded.model, words, loaded.english);
-    results.push_back(std::move(r));
+    results.push_back({path, models::attention_mode_name(loaded.model->config().attention),
+                       models::probe_senses(*loaded.model, words, loaded.english)});
   }
   return results;
 }
@@ -63,8 +62,8 @@ std::string probe_table(const std::vector<ProbeResult>& results) {
     for (size_t w = 0; w < first.words.size(); ++w)
       words += fmt::format("{}{} ({})", w ? ", " : "", first.words[w], first.examples[w]);
     table += fmt::format(
-        "mean over the words {}: held-out accuracy of a logistic regression on the word's vector "
-        "after each layer (embedding: token + position); chance 50%\n",
+        "mean over the words {}: held-out accuracy of a logistic regression on the word's vector after each layer "
+        "(embedding: token + position); chance 50%\n",
         words);
   }
   return table;
@@ -74,13 +73,12 @@ void write_probe_files(const std::vector<ProbeResult>& results, const ProbeOptio
   fs::create_directories(dir);
   std::string tsv = "checkpoint\tattention\tlayer\tword\texamples\taccuracy\n";
   nlohmann::ordered_json j = {{"split", o.split}, {"per_sense", o.per_sense}, {"seed", std::to_string(o.seed)}};
-  render::LinePlotSpec plot{
-      .title = fmt::format("sense probe: held-out accuracy reading the ambiguous word's sense from "
-                           "its vector\nmean over the words, split {}; chance is 50%",
-                           o.split),
-      .x_label = "layer (0: the input embedding)",
-      .y_label = "probe accuracy (%)",
-      .series = {}};
+  render::LinePlotSpec plot{.title = fmt::format("sense probe: held-out accuracy reading the ambiguous word's sense "
+                                                 "from its vector\nmean over the words, split {}; chance is 50%",
+                                                 o.split),
+                            .x_label = "layer (0: the input embedding)",
+                            .y_label = "probe accuracy (%)",
+                            .series = {}};
   static const render::RGB palette[] = {{31, 119, 180}, {255, 127, 14}, {44, 160, 44}, {148, 103, 189}};
   for (size_t m = 0; m < results.size(); ++m) {
     const ProbeResult& r = results[m];
@@ -101,16 +99,12 @@ void write_probe_files(const std::vector<ProbeResult>& results, const ProbeOptio
     j["models"].push_back(model);
     plot.series.push_back(std::move(s));
   }
-  render::Series chance;  // drawn so that the axis starts at chance
-  chance.name = "chance (50%)";
-  chance.color = {127, 127, 127};
-  chance.dashed = true;
   double last_layer = 1;
   for (const ProbeResult& r : results)
     last_layer = std::max(last_layer, static_cast<double>(r.report.accuracy.size() - 1));
-  chance.x = {0, last_layer};
-  chance.y = {50, 50};
-  plot.series.push_back(chance);
+  // chance, drawn so that the axis starts there
+  plot.series.push_back(
+      {.name = "chance (50%)", .x = {0, last_layer}, .y = {50, 50}, .color = {127, 127, 127}, .dashed = true});
   plot.width = 1000;
   plot.integer_x = true;
   const std::string stem = (fs::path(dir) / "sense_probe").string();

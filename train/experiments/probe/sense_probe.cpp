@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <numeric>
 #include <stdexcept>
 
 namespace qkv::models {
@@ -71,14 +72,17 @@ double probe_accuracy(const std::vector<std::vector<double>>& features, const st
   };
   // Newton's method on the mean log loss + l2/2 |w|^2 (the bias is not penalised).
   std::vector<double> w(P, 0.0);
+  auto probability = [&](const std::vector<double>& x) {
+    double z = 0;
+    for (size_t k = 0; k < P; ++k) z += w[k] * x[k];
+    return sigmoid(z);
+  };
   for (int iteration = 0; iteration < 50; ++iteration) {
     std::vector<double> grad(P, 0.0), hess(P * P, 0.0);
     for (size_t i = 0; i < N; ++i) {
       if (!fit[i]) continue;
       const std::vector<double> x = row(i);
-      double z = 0;
-      for (size_t k = 0; k < P; ++k) z += w[k] * x[k];
-      const double p = sigmoid(z), r = p * (1 - p);
+      const double p = probability(x), r = p * (1 - p);
       for (size_t a = 0; a < P; ++a) {
         grad[a] += (p - labels[i]) * x[a];
         for (size_t b = 0; b <= a; ++b) hess[a * P + b] += r * x[a] * x[b];
@@ -98,10 +102,7 @@ double probe_accuracy(const std::vector<std::vector<double>>& features, const st
   size_t right = 0, scored = 0;
   for (size_t i = 0; i < N; ++i) {
     if (fit[i]) continue;
-    const std::vector<double> x = row(i);
-    double z = 0;
-    for (size_t k = 0; k < P; ++k) z += w[k] * x[k];
-    right += (sigmoid(z) > 0.5 ? 1 : 0) == labels[i];
+    right += (probability(row(i)) > 0.5 ? 1 : 0) == labels[i];
     ++scored;
   }
   return static_cast<double>(right) / static_cast<double>(scored);
@@ -109,9 +110,7 @@ double probe_accuracy(const std::vector<std::vector<double>>& features, const st
 
 double SenseProbeReport::mean(size_t layer) const {
   const auto& a = accuracy.at(layer);
-  double sum = 0;
-  for (double v : a) sum += v;
-  return a.empty() ? 0.0 : sum / static_cast<double>(a.size());
+  return a.empty() ? 0.0 : std::accumulate(a.begin(), a.end(), 0.0) / static_cast<double>(a.size());
 }
 
 SenseProbeReport probe_senses(Translator& model, const std::vector<data::SenseWord>& words,

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <numeric>
 #include <stdexcept>
 #include <string>
 
@@ -32,9 +33,7 @@ void validate(const ScalingOptions& o) {
 }
 
 double average(const std::vector<double>& v) {
-  double s = 0;
-  for (const double x : v) s += x;
-  return s / static_cast<double>(v.size());
+  return std::accumulate(v.begin(), v.end(), 0.0) / static_cast<double>(v.size());
 }
 
 double median(std::vector<double> v) {
@@ -68,28 +67,18 @@ static std::vector<VarianceRow> score_variance(const ScalingOptions& o, const Sc
     const int64_t chunk = std::max<int64_t>(1, std::min(o.chunk, (int64_t{1} << 23) / d));
     for (int64_t done = 0; done < o.pairs; done += chunk) {
       const int64_t n = std::min(chunk, o.pairs - done);
-      const Tensor q = randn({n, d}, gen, DType::F64);
-      const Tensor k = randn({n, d}, gen, DType::F64);
+      const Tensor q = randn({n, d}, gen, DType::F64), k = randn({n, d}, gen, DType::F64);
       const Tensor dots = sum(mul(q, k), -1);              // (n,) the scores q·k
       const Tensor scaled = mul_scalar(dots, inv_sqrt_d);  // (n,) q·k / sqrt(d)
-      for (const double x : dots.to_vector()) {
-        s_raw += x;
-        ss_raw += x * x;
-      }
-      for (const double x : scaled.to_vector()) {
-        s_scaled += x;
-        ss_scaled += x * x;
-      }
+      for (const double x : dots.to_vector()) s_raw += x, ss_raw += x * x;
+      for (const double x : scaled.to_vector()) s_scaled += x, ss_scaled += x * x;
     }
-    const double n = static_cast<double>(o.pairs);
-    VarianceRow row;
-    row.d = d;
-    row.n = o.pairs;
-    row.var_raw = (ss_raw - s_raw * s_raw / n) / (n - 1);
-    row.var_scaled = (ss_scaled - s_scaled * s_scaled / n) / (n - 1);
-    const double dd = static_cast<double>(d);
-    row.se_ratio = std::sqrt((2 * dd * dd + 6 * dd) / n) / dd;
-    rows.push_back(row);
+    const double n = static_cast<double>(o.pairs), dd = static_cast<double>(d);
+    rows.push_back({.d = d,
+                    .n = o.pairs,
+                    .var_raw = (ss_raw - s_raw * s_raw / n) / (n - 1),
+                    .var_scaled = (ss_scaled - s_scaled * s_scaled / n) / (n - 1),
+                    .se_ratio = std::sqrt((2 * dd * dd + 6 * dd) / n) / dd});
     if (progress) progress("variance", d);
   }
   return rows;
@@ -115,8 +104,7 @@ static std::vector<GradientRow> softmax_gradient(const ScalingOptions& o, const 
       Tensor S;
       {
         NoGradGuard no_grad;
-        const Tensor Q = randn({o.queries, d}, gen, DType::F64);
-        const Tensor K = randn({o.keys, d}, gen, DType::F64);
+        const Tensor Q = randn({o.queries, d}, gen, DType::F64), K = randn({o.keys, d}, gen, DType::F64);
         S = matmul(Q, K, false, true);  // (T_q, T_k) raw scores Q K^T
       }
       for (const bool scaled : {false, true}) {
@@ -127,8 +115,7 @@ static std::vector<GradientRow> softmax_gradient(const ScalingOptions& o, const 
           logits = scaled ? mul_scalar(S, inv_sqrt_d) : S.clone();
         }
         logits.set_requires_grad(true);
-        const Tensor p = softmax(logits);
-        const Tensor loss = sum(mul(p, G));
+        const Tensor p = softmax(logits), loss = sum(mul(p, G));
         loss.backward();
         NoGradGuard no_grad;
         const Tensor& g = logits.grad();
@@ -136,15 +123,13 @@ static std::vector<GradientRow> softmax_gradient(const ScalingOptions& o, const 
         for (const double x : max(p.detach(), -1).to_vector()) max_weights[scaled].push_back(x);
       }
     }
-    GradientRow row;
-    row.d = d;
-    row.grad_unscaled = median(norms[0]);
-    row.grad_scaled = median(norms[1]);
-    row.grad_mean_unscaled = average(norms[0]);
-    row.grad_mean_scaled = average(norms[1]);
-    row.max_weight_unscaled = average(max_weights[0]);
-    row.max_weight_scaled = average(max_weights[1]);
-    rows.push_back(row);
+    rows.push_back({.d = d,
+                    .grad_unscaled = median(norms[0]),
+                    .grad_scaled = median(norms[1]),
+                    .grad_mean_unscaled = average(norms[0]),
+                    .grad_mean_scaled = average(norms[1]),
+                    .max_weight_unscaled = average(max_weights[0]),
+                    .max_weight_scaled = average(max_weights[1])});
     if (progress) progress("gradient", d);
   }
   return rows;
