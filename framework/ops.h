@@ -101,6 +101,9 @@ Tensor add_layer_norm(const Tensor& x, const Tensor& residual, const Tensor& wei
 Tensor cross_entropy(const Tensor& logits, const Tensor& targets, int64_t ignore_index = -100,
                      double label_smoothing = 0.0);
 // ---- fused attention (ops_attention.cpp) ----
+struct RotaryTables {  // rotary()'s cos and sin (below)
+  Tensor cos, sin;
+};
 // Which keys each query may see. Query i sits at key position query_offset + i; key j is visible
 // to it iff j < prefix ? (key_lengths empty or j < key_lengths[b]) : j <= query_offset + i.
 struct AttentionMask {
@@ -134,9 +137,11 @@ Tensor attention(const Tensor& q, const Tensor& k, const Tensor& v, const Attent
 // (B, T, H + H + Hv) holds q, k and v side by side in its last dim (every position a query), with
 // H = width; kv (B, Tk, H + Hv) holds the keys and the values, q is apart (B, Tq, H). The results
 // and the gradients' bits are attention's on the column blocks; the gradient of a packed input is
-// one tensor, written in place by the kernels.
-Tensor attention_qkv(const Tensor& qkv, int64_t width, const AttentionMask& mask, double scale);
-Tensor attention_kv(const Tensor& q, const Tensor& kv, const AttentionMask& mask, double scale);
+// one tensor, written in place by the kernels. With rotary tables `turn` (the packed input's rows)
+// its keys (and in qkv its queries) are turned as rotary() turns them, in place where it is moved in
+// and held alone (as relu's input), and their gradients turned back: the bits on rotary's outputs.
+Tensor attention_qkv(Tensor qkv, int64_t width, const AttentionMask& mask, double scale, const RotaryTables& turn = {});
+Tensor attention_kv(const Tensor& q, Tensor kv, const AttentionMask& mask, double scale, const RotaryTables& turn = {});
 // The rows of B sequences of different lengths, back to back (FlashAttention's varlen form): entry
 // b's queries are rows [query_starts[b], query_starts[b + 1]) of q, its keys and values rows
 // [key_starts[b], key_starts[b + 1]) of k and v. With Tq_b and Tk_b its counts, its key j is visible
@@ -155,22 +160,20 @@ struct RaggedLayout {
 Tensor attention_ragged(const Tensor& q, const Tensor& k, const Tensor& v, const RaggedLayout& layout, double scale);
 // attention_ragged with the projections packed, as attention_qkv and attention_kv: qkv (N, H + H
 // + Hv) where every row is a query (the translator's inner layers), or q (Nq, H) and kv (Nk, H + Hv).
-Tensor attention_ragged_qkv(const Tensor& qkv, int64_t width, const RaggedLayout& layout, double scale);
-Tensor attention_ragged_kv(const Tensor& q, const Tensor& kv, const RaggedLayout& layout, double scale);
+Tensor attention_ragged_qkv(Tensor qkv, int64_t width, const RaggedLayout& layout, double scale,
+                            const RotaryTables& turn = {});
+Tensor attention_ragged_kv(const Tensor& q, Tensor kv, const RaggedLayout& layout, double scale,
+                           const RotaryTables& turn = {});
 
 // ---- rotary position embedding (ops_nn.cpp) ----
 // RoPE (Su et al., 2021) in the half-split form of GPT-NeoX and Llama: for x (..., H), H even, the
 // pairs (x[i], x[i + H/2]) turn by the angles whose cos and sin are given, (..., H/2) broadcastable
 // to x's leading dims: out = [x1 cos - x2 sin, x2 cos + x1 sin], rounded as those products and
-// sums are. With blocks > 1, x (..., W) holds packed projections: each of its first `blocks`
-// H-wide column blocks (H = 2 × cos's last dim) is turned and the rest (values) passed through.
-// One pass each way (Backend::rotary_rows); the gradient is the turn by the opposite angle.
-Tensor rotary(const Tensor& x, const Tensor& cos, const Tensor& sin, int64_t blocks = 1);
+// sums are. One pass each way (Backend::rotary_rows), in place where x is moved in and held alone
+// (as relu's); the gradient is the turn by the opposite angle. Packed projections: attention_qkv.
+Tensor rotary(Tensor x, const Tensor& cos, const Tensor& sin);
 // rotary's tables for rows at `positions`: cos and sin of p * base^(-i / half), i = 0 .. half - 1,
 // shaped `rows` + (half) (rows' product must be positions.size()); no gradient.
-struct RotaryTables {
-  Tensor cos, sin;
-};
 RotaryTables rotary_tables(const std::vector<int64_t>& positions, const Shape& rows, int64_t half, DType dtype,
                            Device device, double base = 10000.0);
 

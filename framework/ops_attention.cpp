@@ -42,13 +42,20 @@ constexpr Placement kApart{{0, 1, 2}, {0, 0, 0}};
 // One checked call, padded or ragged: the forward (q's rows with v's width out, and each row's
 // log-sum-exp) and, beside it, the backward. The kernels read q, k and v as column blocks of the
 // inputs (row strides of the inputs' widths) and write each gradient into the same block of one
-// gradient per input, so a packed input gets one gradient and no sum.
-Tensor fused_attention(const std::vector<Tensor>& inputs, const Placement& at, AttentionShape shape, const char* op) {
+// gradient per input, so a packed input gets one gradient and no sum. With rotary tables `turn`, the
+// blocks before the values in the packed (last) input are turned, in place when the caller held it
+// alone, else in a copy, and their gradients are turned back.
+Tensor fused_attention(const std::vector<Tensor>& inputs, const Placement& at, AttentionShape shape, const char* op,
+                       const RotaryTables& turn = {}, bool in_place = false) {
   const Tensor &q = inputs[at.input[0]], &v = inputs[at.input[2]];
   const size_t elem = dtype_size(q.dtype());
   const auto width_of = [&](int i) { return inputs[at.input[i]].size(-1); };
   shape.q_stride = width_of(0), shape.k_stride = width_of(1), shape.v_stride = width_of(2);
-  const auto block = [&](int i) { return at.block(inputs, i, elem); };
+  const RotaryTables rows = turn.cos.defined() ? rotary_rows_for(v, turn, shape.width, op) : RotaryTables{};
+  const int64_t blocks = rows.cos.defined() ? at.column[2] / shape.width : 0;  // 2 (q, k) in qkv, 1 (k) in kv
+  std::vector<Tensor> read = inputs;  // what the kernels read: the packed input turned, if it is
+  if (blocks > 0) turn_blocks(v, rows, blocks, 1.0, read.back() = in_place ? v : v.clone());
+  const auto block = [&](int i) { return at.block(read, i, elem); };
   Shape out_shape = q.shape();
   out_shape.back() = shape.value_width;
   const Shape lse_shape(q.shape().begin(), q.shape().end() - 1);
@@ -61,9 +68,9 @@ Tensor fused_attention(const std::vector<Tensor>& inputs, const Placement& at, A
   //   d v = P^T g,   dP = g v^T,   dS = P * (dP - delta),  delta_i = sum_j P_ij dP_ij = g_i . out_i
   //   d q = scale * dS k,   d k = scale * dS^T q
   std::vector<Tensor> saved;
-  for (const Tensor& x : inputs) saved.push_back(x.detach());
+  for (const Tensor& x : read) saved.push_back(x.detach());
   Tensor out_saved = out.detach();
-  return record(out, op, inputs, [shape, at, saved, out_saved, lse, elem](const Tensor& g) -> std::vector<Tensor> {
+  return record(out, op, inputs, [shape, at, saved, out_saved, lse, elem, rows, blocks](const Tensor& g) {
     std::vector<Tensor> grads;
     int64_t entries = 0;
     for (const Tensor& x : saved) {
@@ -75,6 +82,7 @@ Tensor fused_attention(const std::vector<Tensor>& inputs, const Placement& at, A
           .attention_backward(g.dtype(), shape, at.block(saved, 0, elem), at.block(saved, 1, elem),
                               at.block(saved, 2, elem), out_saved.data_ptr(), g.data_ptr(), lse.data_ptr(),
                               at.block(grads, 0, elem), at.block(grads, 1, elem), at.block(grads, 2, elem));
+    if (blocks > 0) turn_blocks(grads.back(), rows, blocks, -1.0, grads.back());
     return grads;
   });
 }
@@ -166,20 +174,22 @@ Tensor attention(const Tensor& q, const Tensor& k, const Tensor& v, const Attent
   return fused_attention({q, k, v}, kApart, padded_shape(B, Tq, Tk, H, Hv, mask, scale, "attention"), "attention");
 }
 
-Tensor attention_qkv(const Tensor& qkv, int64_t width, const AttentionMask& mask, double scale) {
+Tensor attention_qkv(Tensor qkv, int64_t width, const AttentionMask& mask, double scale, const RotaryTables& turn) {
   const int64_t Hv = packed_value_width(qkv, width, 3, "B, T", "attention_qkv"), B = qkv.size(0), T = qkv.size(1);
   const AttentionShape shape = padded_shape(B, T, T, width, Hv, mask, scale, "attention_qkv");
-  return fused_attention({qkv}, Placement{{0, 0, 0}, {0, width, 2 * width}}, shape, "attention_qkv");
+  const bool alone = held_alone(qkv);  // before the op takes its own handles on qkv
+  return fused_attention({qkv}, Placement{{0, 0, 0}, {0, width, 2 * width}}, shape, "attention_qkv", turn, alone);
 }
 
-Tensor attention_kv(const Tensor& q, const Tensor& kv, const AttentionMask& mask, double scale) {
+Tensor attention_kv(const Tensor& q, Tensor kv, const AttentionMask& mask, double scale, const RotaryTables& turn) {
   check_pair(q, kv, "attention_kv");
   if (q.dim() != 3 || kv.dim() != 3 || q.size(0) != kv.size(0) || q.size(2) < 1 || kv.size(2) <= q.size(2))
     throw std::runtime_error(fmt::format("attention_kv: q {} and kv {} do not fit (B, Tq, H) and (B, Tk, H + Hv)",
                                          shape_str(q.shape()), shape_str(kv.shape())));
   const int64_t B = q.size(0), H = q.size(2);
   const AttentionShape shape = padded_shape(B, q.size(1), kv.size(1), H, kv.size(2) - H, mask, scale, "attention_kv");
-  return fused_attention({q, kv}, Placement{{0, 1, 1}, {0, 0, H}}, shape, "attention_kv");
+  const bool alone = held_alone(kv);  // before the op takes its own handles on kv
+  return fused_attention({q, kv}, Placement{{0, 1, 1}, {0, 0, H}}, shape, "attention_kv", turn, alone);
 }
 
 Tensor attention_ragged(const Tensor& q, const Tensor& k, const Tensor& v, const RaggedLayout& layout, double scale) {
@@ -193,7 +203,8 @@ Tensor attention_ragged(const Tensor& q, const Tensor& k, const Tensor& v, const
   return fused_attention({q, k, v}, kApart, shape, "attention_ragged");
 }
 
-Tensor attention_ragged_qkv(const Tensor& qkv, int64_t width, const RaggedLayout& layout, double scale) {
+Tensor attention_ragged_qkv(Tensor qkv, int64_t width, const RaggedLayout& layout, double scale,
+                            const RotaryTables& turn) {
   const int64_t Hv = packed_value_width(qkv, width, 2, "N", "attention_ragged_qkv"), N = qkv.size(0);
   const AttentionShape shape = ragged_shape(N, N, width, Hv, layout, scale, "attention_ragged_qkv");
   if (layout.query_starts != layout.key_starts)  // every row a query: the same rows for both
@@ -201,10 +212,13 @@ Tensor attention_ragged_qkv(const Tensor& qkv, int64_t width, const RaggedLayout
         fmt::format("attention_ragged_qkv: query starts {} differ from key starts {} (every row "
                     "of qkv is a query and a key)",
                     fmt::join(layout.query_starts, ", "), fmt::join(layout.key_starts, ", ")));
-  return fused_attention({qkv}, Placement{{0, 0, 0}, {0, width, 2 * width}}, shape, "attention_ragged_qkv");
+  const bool alone = held_alone(qkv);  // before the op takes its own handles on qkv
+  return fused_attention({qkv}, Placement{{0, 0, 0}, {0, width, 2 * width}}, shape, "attention_ragged_qkv", turn,
+                         alone);
 }
 
-Tensor attention_ragged_kv(const Tensor& q, const Tensor& kv, const RaggedLayout& layout, double scale) {
+Tensor attention_ragged_kv(const Tensor& q, Tensor kv, const RaggedLayout& layout, double scale,
+                           const RotaryTables& turn) {
   check_pair(q, kv, "attention_ragged_kv");
   if (q.dim() != 2 || kv.dim() != 2 || q.size(1) < 1 || kv.size(1) <= q.size(1))
     throw std::runtime_error(fmt::format("attention_ragged_kv: q {} and kv {} do not fit (Nq, H) and (Nk, H + Hv)",
@@ -212,7 +226,8 @@ Tensor attention_ragged_kv(const Tensor& q, const Tensor& kv, const RaggedLayout
   const int64_t H = q.size(1);
   const AttentionShape shape =
       ragged_shape(q.size(0), kv.size(0), H, kv.size(1) - H, layout, scale, "attention_ragged_kv");
-  return fused_attention({q, kv}, Placement{{0, 1, 1}, {0, 0, H}}, shape, "attention_ragged_kv");
+  const bool alone = held_alone(kv);  // before the op takes its own handles on kv
+  return fused_attention({q, kv}, Placement{{0, 1, 1}, {0, 0, H}}, shape, "attention_ragged_kv", turn, alone);
 }
 
 }  // namespace qkv

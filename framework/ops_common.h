@@ -48,6 +48,16 @@ inline bool held_alone(const Tensor& t) {
          t.storage()->nbytes == static_cast<size_t>(t.numel()) * dtype_size(t.dtype());
 }
 
+// rotary's tables `turn` checked against x's rows and H-wide blocks (H = `width`; `op` names the
+// caller) and made one row per row of x, (rows.., H/2) in x's dtype, without gradient (ops_nn.cpp).
+RotaryTables rotary_rows_for(const Tensor& x, const RotaryTables& turn, int64_t width, const char* op);
+// x's first `blocks` H-wide column blocks turned by such rows into out's (x's shape, or x itself),
+// forward (sign 1) or back (-1); out's other columns are left as they are.
+inline void turn_blocks(const Tensor& x, const RotaryTables& rows, int64_t blocks, double sign, const Tensor& out) {
+  backend_of(x).rotary_rows(x.dtype(), x.data_ptr(), rows.cos.data_ptr(), rows.sin.data_ptr(), x.numel() / x.size(-1),
+                            x.size(-1), rows.cos.size(-1), blocks, sign, out.data_ptr());
+}
+
 inline int64_t normalize_axis(int64_t axis, int64_t rank, const char* op) {
   const int64_t a = axis < 0 ? axis + rank : axis;
   if (a < 0 || a >= rank)

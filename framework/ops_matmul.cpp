@@ -121,33 +121,35 @@ Tensor matmul(const Tensor& a, const Tensor& b, bool transpose_a, bool transpose
 
 Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias) {
   check_pair(x, weight, "linear");
-  if (!bias.defined()) return matmul(x, weight, false, true);
-  check_pair(x, bias, "linear");
-  if (x.dim() < 1 || weight.dim() != 2 || x.size(-1) != weight.size(1) || bias.shape() != Shape{weight.size(0)})
+  if (bias.defined()) check_pair(x, bias, "linear");
+  if (x.dim() < 1 || weight.dim() != 2 || x.size(-1) != weight.size(1) ||
+      (bias.defined() && bias.shape() != Shape{weight.size(0)}))
     throw std::runtime_error(fmt::format("linear: input {} does not fit weight {} (out, in) and bias {} (out,)",
-                                         shape_str(x.shape()), shape_str(weight.shape()), shape_str(bias.shape())));
+                                         shape_str(x.shape()), shape_str(weight.shape()),
+                                         bias.defined() ? shape_str(bias.shape()) : "none"));
   const int64_t in = weight.size(1), out_features = weight.size(0);
   Shape out_shape(x.shape().begin(), x.shape().end() - 1);
   const int64_t rows = shape_numel(out_shape);  // every leading dim flattened
   out_shape.push_back(out_features);
-  // out = bias in every row, then out += x W^T on the gemm (beta = 1)
+  // out = bias in every row, then out += x W^T on the gemm (beta = 1); without bias out = x W^T
   Tensor out = Tensor::empty(out_shape, x.dtype(), x.device());
   Backend& be = backend_of(x);
-  be.strided_copy(x.dtype(), bias.data_ptr(), Strides{0, 1}, out.data_ptr(), Strides{out_features, 1},
-                  Shape{rows, out_features});
-  be.gemm_batched(x.dtype(), false, true, 1, rows, out_features, in, 1.0, x.data_ptr(), 0, weight.data_ptr(), 0, 1.0,
-                  out.data_ptr(), 0);
+  if (bias.defined())
+    be.strided_copy(x.dtype(), bias.data_ptr(), Strides{0, 1}, out.data_ptr(), Strides{out_features, 1},
+                    Shape{rows, out_features});
+  be.gemm_batched(x.dtype(), false, true, 1, rows, out_features, in, 1.0, x.data_ptr(), 0, weight.data_ptr(), 0,
+                  bias.defined() ? 1.0 : 0.0, out.data_ptr(), 0);
   Tensor cx = x.detach(), cw = weight.detach();
-  const bool need_x = x.requires_grad(), need_w = weight.requires_grad();
+  const bool need_x = x.requires_grad(), need_w = weight.requires_grad(), need_b = bias.defined();
   return record(out, "linear", {x, weight, bias},
-                [cx, cw, rows, in, out_features, need_x, need_w](const Tensor& g) -> std::vector<Tensor> {
+                [cx, cw, rows, in, out_features, need_x, need_w, need_b](const Tensor& g) -> std::vector<Tensor> {
                   // y = x W^T + b:  d x = g W,  d W = g^T x,  d b = sum of g over rows
-                  Tensor d_x, d_w;
+                  Tensor d_x, d_w, d_b;
                   if (need_x)
                     d_x = gemm_product(g, false, 0, cw, false, 0, 1, rows, in, out_features, cx.shape(), false);
                   if (need_w)
                     d_w = gemm_product(g, true, 0, cx, false, 0, 1, out_features, in, rows, cw.shape(), false);
-                  Tensor d_b = sum_to(reshape(g, {rows, out_features}), Shape{out_features});
+                  if (need_b) d_b = sum_to(reshape(g, {rows, out_features}), Shape{out_features});
                   return {d_x, d_w, d_b};
                 });
 }

@@ -303,38 +303,38 @@ Tensor dropout(const Tensor& x, double p, bool training, Generator& gen) {
   return mul(x, mask);  // d x = g * mask, through mul's backward
 }
 
-// x (rows.., width) turned block by block by tables (rows.., half) of x's dtype and device, forward
-// (sign 1) or back (-1). The turn is orthogonal: its gradient is the turn back by the same angles.
-static Tensor turned(const Tensor& x, const Tensor& cos, const Tensor& sin, int64_t blocks, double sign) {
-  Tensor out = Tensor::empty(x.shape(), x.dtype(), x.device());
-  const int64_t width = x.size(-1), half = cos.size(-1);
-  backend_of(x).rotary_rows(x.dtype(), x.data_ptr(), cos.data_ptr(), sin.data_ptr(), x.numel() / width, width, half,
-                            blocks, sign, out.data_ptr());
-  return record(out, "rotary", {x}, [cos, sin, blocks, sign](const Tensor& g) -> std::vector<Tensor> {
-    return {turned(g, cos, sin, blocks, -sign)};  // d x = g turned back
-  });
-}
-
-Tensor rotary(const Tensor& x, const Tensor& cos, const Tensor& sin, int64_t blocks) {
-  check_float(x, "rotary");
-  const int64_t width = x.dim() == 0 ? 0 : x.size(-1);
+RotaryTables detail::rotary_rows_for(const Tensor& x, const RotaryTables& turn, int64_t width, const char* op) {
+  const Tensor &cos = turn.cos, &sin = turn.sin;
   const int64_t half = cos.defined() && cos.dim() > 0 ? cos.size(-1) : 0;
-  if (!sin.defined() || cos.shape() != sin.shape() || half == 0 || blocks < 1 || blocks * 2 * half > width)
-    throw std::runtime_error(fmt::format(
-        "rotary: x {} must hold {} block(s) of twice the last dim of cos and sin, which must match; got {} and {}",
-        shape_str(x.shape()), blocks, cos.defined() ? shape_str(cos.shape()) : "none",
-        sin.defined() ? shape_str(sin.shape()) : "none"));
-  if (cos.device() != x.device() || sin.device() != x.device())
-    throw std::runtime_error(
-        fmt::format("rotary: tensors are on different devices: {} and {}", x.device().str(), cos.device().str()));
+  if (!sin.defined() || cos.shape() != sin.shape() || half == 0 || 2 * half != width)
+    throw std::runtime_error(fmt::format("{}: cos and sin must match and be half of {} wide; got {} and {}", op, width,
+                                         cos.defined() ? shape_str(cos.shape()) : "none",
+                                         sin.defined() ? shape_str(sin.shape()) : "none"));
+  check_same_device(x, cos, op);
+  check_same_device(x, sin, op);
   Shape rows(x.shape().begin(), x.shape().end() - 1);
   rows.push_back(half);
-  // the tables (..., half) broadcast to one row per row of x, in x's dtype, no gradient
   const auto table = [&](const Tensor& t) {
     const Tensor same = t.dtype() == x.dtype() ? t.detach() : t.detach().to(x.dtype());
     return same.shape() == rows ? same : broadcast_to(same, rows).detach();
   };
-  return turned(x, table(cos), table(sin), blocks, 1.0);
+  return {table(cos), table(sin)};
+}
+
+// x (rows.., H) turned by tables (rows.., H/2) of x's dtype and device, forward (sign 1) or back
+// (-1), into x's own storage when `in_place`. The turn is orthogonal: its gradient is the turn back
+// by the same angles (into g's storage where nothing else holds g).
+static Tensor turned(const Tensor& x, const RotaryTables& rows, double sign, bool in_place) {
+  Tensor out = in_place ? x.detach() : Tensor::empty(x.shape(), x.dtype(), x.device());
+  turn_blocks(x, rows, 1, sign, out);
+  return record(out, "rotary", {x}, [rows, sign](const Tensor& g) -> std::vector<Tensor> {
+    return {turned(g, rows, -sign, held_alone(g))};  // d x = g turned back
+  });
+}
+
+Tensor rotary(Tensor x, const Tensor& cos, const Tensor& sin) {
+  check_float(x, "rotary");
+  return turned(x, rotary_rows_for(x, {cos, sin}, x.dim() == 0 ? 0 : x.size(-1), "rotary"), 1.0, held_alone(x));
 }
 
 RotaryTables rotary_tables(const std::vector<int64_t>& positions, const Shape& rows, int64_t half, DType dtype,

@@ -77,20 +77,19 @@ Tensor BlockAttention::forward(size_t layer, const Tensor& x_queries, const Tens
 [[noreturn]] static void refuse_packed() {
   throw std::logic_error("translator: this context does not take packed projections");
 }
-Tensor AttentionContext::attend_qkv(size_t, const Tensor&, int64_t) { refuse_packed(); }
-Tensor AttentionContext::attend_kv(size_t, const Tensor&, const Tensor&) { refuse_packed(); }
+Tensor AttentionContext::attend_qkv(size_t, Tensor, int64_t) { refuse_packed(); }
+Tensor AttentionContext::attend_kv(size_t, Tensor, Tensor) { refuse_packed(); }
 
 Tensor LearnedAttention::forward(size_t layer, const Tensor& x_queries, const Tensor& x, AttentionContext& context,
                                  Tensor* weights_out) const {
   if (weights_out || !x_queries.defined() || !context.takes_packed(layer))
     return BlockAttention::forward(layer, x_queries, x, context, weights_out);
   const int64_t H = W_q.weight.size(0);
-  if (x_queries.impl() == x.impl()) {  // the queries are x's own rows: one (.., T, 3H) product
-    const Tensor qkv = matmul(x, concat({W_q.weight, W_k.weight, W_v.weight}, 0), false, true);
-    return output(context.attend_qkv(layer, qkv, H));
-  }
-  const Tensor kv = matmul(x, concat({W_k.weight, W_v.weight}, 0), false, true);  // (.., T, 2H)
-  return output(context.attend_kv(layer, queries(x_queries), kv));
+  // The products go on held by nothing else (linear's one gemm), so rotary positions turn them in place.
+  if (x_queries.impl() == x.impl())  // the queries are x's own rows: one (.., T, 3H) product
+    return output(context.attend_qkv(layer, linear(x, concat({W_q.weight, W_k.weight, W_v.weight}, 0), {}), H));
+  Tensor kv = linear(x, concat({W_k.weight, W_v.weight}, 0), {});  // (.., T, 2H)
+  return output(context.attend_kv(layer, queries(x_queries), std::move(kv)));
 }
 
 Tensor NoAttention::forward(size_t layer, const Tensor& x_queries, const Tensor&, AttentionContext& context,

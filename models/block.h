@@ -65,14 +65,14 @@ class AttentionContext {
   // itself. weights_out, when given, gets the identity weights; a context that forms none throws.
   virtual Tensor attend_self(size_t layer, const Tensor& values, Tensor* weights_out) = 0;
   // Whether layer `layer` takes its projections packed, as one product makes them (attend_qkv,
-  // attend_kv): the fused paths say yes (rotary positions turn the packed q and k in one pass),
+  // attend_kv): the fused paths say yes (rotary positions go in with them: the ops turn q and k),
   // except, in the packed loss, where a knockout applies (its layers are rebuilt as padded tensors);
   // the composed path and the cache say no.
   virtual bool takes_packed(size_t /*layer*/) const { return false; }
   // attend with the projections packed: qkv (.., T, H + H + Hv) of a layer whose queries are its
   // rows (queries of width `width`), or queries (.., Tq, H) apart and kv (.., T, H + Hv).
-  virtual Tensor attend_qkv(size_t layer, const Tensor& qkv, int64_t width);
-  virtual Tensor attend_kv(size_t layer, const Tensor& queries, const Tensor& kv);
+  virtual Tensor attend_qkv(size_t layer, Tensor qkv, int64_t width);
+  virtual Tensor attend_kv(size_t layer, Tensor queries, Tensor kv);
 };
 
 // The attention half of a block. forward is the same for every mode (project the query rows and

@@ -31,12 +31,12 @@ inline Tensor knocked_keep(const Tensor& keep, const Knockout& knockout) {
 // Rotary positions where q meets k: the tables of a set of rows, or none (absolute positions
 // alone), when apply hands x back unchanged. Every context turns its queries and keys by their
 // positions before the attention op, so the fused, ragged, cached and composed paths and every
-// knockout see the same turned vectors, and the cache holds turned keys. Packed projections turn
-// their first `blocks` head-wide blocks (q and k of a (.., 3H) qkv, k of a (.., 2H) kv).
+// knockout see the same turned vectors, and the cache holds turned keys. Packed projections go to
+// the packed ops with the tables, which turn their q and k blocks as they read them.
 struct Turn {
   RotaryTables tables;
-  Tensor apply(const Tensor& x, int64_t blocks = 1) const {
-    return tables.cos.defined() && x.defined() ? rotary(x, tables.cos, tables.sin, blocks) : x;
+  Tensor apply(Tensor x) const {  // x turned in place where it is moved in (ops.h)
+    return tables.cos.defined() && x.defined() ? rotary(std::move(x), tables.cos, tables.sin) : x;
   }
   Turn rows(int64_t axis, int64_t begin, int64_t end) const {  // the tables of a slice of the rows
     if (!tables.cos.defined()) return {};
@@ -161,15 +161,15 @@ class SequenceContext final : public AttentionContext {
     if (weights_out) throw std::logic_error("translator: the fused attention op forms no weights to record");
     return attention(queries, keys, values, layer_mask(layer), attention_scale(queries));
   }
-  // Packed projections go to the fused op (turned in one pass first, with rotary positions).
+  // Packed projections go to the fused op (with the rotary tables, if any).
   bool takes_packed(size_t) const override { return !keep_.defined(); }
-  Tensor attend_qkv(size_t layer, const Tensor& qkv, int64_t width) override {
+  Tensor attend_qkv(size_t layer, Tensor qkv, int64_t width) override {
     if (target_only(layer)) throw std::logic_error("translator: the last layer's queries are not its key rows");
-    return attention_qkv(turn_.apply(qkv, 2), width, knockout_.applied(mask_, layer), attention_scale(width));
+    return attention_qkv(std::move(qkv), width, knockout_.applied(mask_, layer), attention_scale(width), turn_.tables);
   }
-  Tensor attend_kv(size_t layer, const Tensor& plain_queries, const Tensor& kv) override {
-    const Tensor queries = (target_only(layer) ? target_turn_ : turn_).apply(plain_queries);
-    return attention_kv(queries, turn_.apply(kv), layer_mask(layer), attention_scale(queries));
+  Tensor attend_kv(size_t layer, Tensor plain_queries, Tensor kv) override {
+    const Tensor queries = (target_only(layer) ? target_turn_ : turn_).apply(std::move(plain_queries));
+    return attention_kv(queries, std::move(kv), layer_mask(layer), attention_scale(queries), turn_.tables);
   }
   Tensor attend_self(size_t layer, const Tensor& values, Tensor* weights_out) override {
     const int64_t first = target_only(layer) ? S_ : 0;
@@ -321,17 +321,17 @@ class PackedContext final : public AttentionContext {
     const RaggedLayout& layout = last(layer) ? rows_.target_queries : rows_.all_queries;
     return attention_ragged(q, k, v, layout, attention_scale(q));  // (N_q, H)
   }
-  // Packed projections go to the fused op (turned in one pass first, with rotary positions) where
-  // no knockout needs the padded layout.
+  // Packed projections go to the fused op (with the rotary tables, if any) where no knockout needs
+  // the padded layout.
   bool takes_packed(size_t layer) const override { return !knockout_.applies_to(layer); }
-  Tensor attend_qkv(size_t layer, const Tensor& qkv, int64_t width) override {
+  Tensor attend_qkv(size_t layer, Tensor qkv, int64_t width) override {
     if (last(layer)) throw std::logic_error("translator: the last layer's queries are not its key rows");
-    return attention_ragged_qkv(turn_.apply(qkv, 2), width, rows_.all_queries, attention_scale(width));
+    return attention_ragged_qkv(std::move(qkv), width, rows_.all_queries, attention_scale(width), turn_.tables);
   }
-  Tensor attend_kv(size_t layer, const Tensor& plain_q, const Tensor& kv) override {
+  Tensor attend_kv(size_t layer, Tensor plain_q, Tensor kv) override {
     const RaggedLayout& layout = last(layer) ? rows_.target_queries : rows_.all_queries;
-    const Tensor q = (last(layer) ? target_turn_ : turn_).apply(plain_q);
-    return attention_ragged_kv(q, turn_.apply(kv), layout, attention_scale(q));  // (N_q, H)
+    const Tensor q = (last(layer) ? target_turn_ : turn_).apply(std::move(plain_q));
+    return attention_ragged_kv(q, std::move(kv), layout, attention_scale(q), turn_.tables);  // (N_q, H)
   }
   Tensor attend_self(size_t layer, const Tensor& values, Tensor* weights_out) override {
     if (weights_out) throw std::logic_error("translator: the packed loss forms no attention weights to record");

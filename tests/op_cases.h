@@ -777,24 +777,19 @@ inline void rotary_cases(CaseList& t) {
                   turned({0, 1}, {2})))
         .expect({2, 2}, {1, 2, -1.7449770216271667, 4.685622177896248});
   }
-  // ---- rotary on packed projections: the first `blocks` head-wide blocks turned, the rest passed ----
+  // ---- the packed attention ops with rotary tables: q and k (qkv) or k (kv) read turned ----
   {
-    auto packed = [](std::vector<int64_t> positions, Shape rows, int64_t half, int64_t blocks) {
-      return [positions, rows, half, blocks](const V& x) {
-        const RotaryTables t = rotary_tables(positions, rows, half, x[0].dtype(), x[0].device());
-        return rotary(x[0], t.cos, t.sin, blocks);
-      };
+    const auto tables = [](std::vector<int64_t> positions, Shape rows, int64_t half, const Tensor& like) {
+      return rotary_tables(positions, rows, half, like.dtype(), like.device());
     };
-    // qkv (B, T, 3H), H = 4: q and k turned by the same tables, v passed through
-    add_case(make("rotary packed qkv (2,3,12), q and k turned", {"rotary", "rotary_tables"}, randoms({{2, 3, 12}}),
-                  packed({0, 1, 2, 3, 7, 4}, {2, 3}, 2, 2)));
-    // kv (N, H + Hv), H = 6, Hv = 4: k turned
-    add_case(make("rotary packed kv (5,10), k turned", {"rotary", "rotary_tables"}, randoms({{5, 10}}),
-                  packed({0, 3, 9, 2, 1}, {5}, 3, 1)));
-    // H = 2, position 1: (1, 2) and (3, 4) each turn by 1 radian, (5, 6) pass
-    add_case(make("rotary packed values (1,6)", {"rotary", "rotary_tables"}, literals({{{1, 2, 3, 4, 5, 6}, {1, 6}}}),
-                  packed({1}, {1}, 1, 2)))
-        .expect({1, 6}, {-1.1426396637476532, 1.922075596544176, -1.7449770216271667, 4.685622177896248, 5, 6});
+    // qkv (B, T, 3H), H = 4, causal, with a (T, H/2) table shared by every batch entry
+    add_case(make("attention_qkv, rotary tables", {"attention_qkv", "rotary_tables"}, randoms({{2, 3, 12}}),
+                  [tables](const V& x) { return attention_qkv(x[0], 4, AttentionMask::causal(), 0.5, tables({0, 7, 2}, {3}, 2, x[0])); }));
+    // q (Nq, H) apart and kv (Nk, H + Hv), H = 6, Hv = 4: a position per key row
+    add_case(make("attention_ragged_kv, rotary tables", {"attention_ragged_kv", "rotary_tables"}, randoms({{3, 6}, {5, 10}}),
+                  [tables](const V& x) {
+                    return attention_ragged_kv(x[0], x[1], {{0, 1, 3}, {0, 2, 5}, {1, 1}}, 0.4, tables({0, 3, 9, 2, 1}, {5}, 3, x[0]));
+                  }));
   }
 }
 

@@ -730,7 +730,6 @@ class CpuBackend final : public Backend {
             const int64_t at = b * 2 * half;
             rotate_run(row + at, row + at + half, cr, sr, turn, half, to + at, to + at + half);
           }
-          std::copy(row + blocks * 2 * half, row + width, to + blocks * 2 * half);
         }
       });
     });

@@ -339,21 +339,16 @@ __global__ void adam_kernel(T* param, const T* grad, T* m, T* v, int64_t n, form
   QKV_GRID_LOOP(i, n) adam.apply(param[i], grad[i], m[i], v[i]);
 }
 
-// Backend::rotary_rows, one thread per entry of out: a turned pair's entry or a copied column.
+// Backend::rotary_rows, one thread per turned pair (so that out may be x).
 template <typename T>
 __global__ void rotary_kernel(const T* x, const T* cos, const T* sin, int64_t rows, int64_t width, int64_t half,
                               int64_t blocks, T sign, T* out) {
-  QKV_GRID_LOOP(e, rows * width) {
-    const int64_t r = e / width, j = e % width;
-    if (j >= blocks * 2 * half) {
-      out[e] = x[e];
-      continue;
-    }
-    const int64_t within = j % (2 * half), i = within % half;  // the column in its block, its pair
-    const int64_t pair = r * width + (j - within) + i;         // x1's entry; x2's is pair + half
+  QKV_GRID_LOOP(e, rows * blocks * half) {
+    const int64_t r = e / (blocks * half), b = e % (blocks * half) / half, i = e % half;  // row, block, pair
+    const int64_t pair = r * width + b * 2 * half + i;  // x1's entry; x2's is pair + half
     T y1, y2;
     formula::rotate_pair(x[pair], x[pair + half], cos[r * half + i], sin[r * half + i] * sign, y1, y2);
-    out[e] = within < half ? y1 : y2;
+    out[pair] = y1, out[pair + half] = y2;
   }
 }
 
@@ -858,11 +853,11 @@ void CudaBackend::layer_norm_backward_rows(DType dtype, const void* g, const voi
 void CudaBackend::rotary_rows(DType dtype, const void* x, const void* cos, const void* sin, int64_t rows, int64_t width,
                               int64_t half, int64_t blocks, double sign, void* out) {
   activate();
-  if (rows * width <= 0) return;
+  if (rows * blocks * half <= 0) return;
   launch_float(dtype, "rotary", [&]<typename T>(T) {
-    rotary_kernel<T><<<grid_for(rows * width), kThreads>>>(static_cast<const T*>(x), static_cast<const T*>(cos),
-                                                           static_cast<const T*>(sin), rows, width, half, blocks,
-                                                           static_cast<T>(sign), static_cast<T*>(out));
+    rotary_kernel<T><<<grid_for(rows * blocks * half), kThreads>>>(static_cast<const T*>(x), static_cast<const T*>(cos),
+                                                                   static_cast<const T*>(sin), rows, width, half,
+                                                                   blocks, static_cast<T>(sign), static_cast<T*>(out));
   });
 }
 

@@ -177,34 +177,41 @@ TEST_CASE("the packed projections give attention_ragged's bits on their column b
                                              {{0, 300, 310}, {0, 300, 310}, {40, 3}, 0.0}};
   set_cpu_threads(2);
   for (DType dtype : {DType::F32, DType::F64})
-    for (const RaggedLayout& layout : layouts) {
-      const std::string dtype_text = dtype_name(dtype);
-      CAPTURE(dtype_text);
-      const int64_t N = layout.query_starts.back(), H = 16, Hv = 32;
-      const Tensor qkv_values = randn({N, 2 * H + Hv}, gen, dtype), g = randn({N, Hv}, gen, dtype);
-      // apart: the three column blocks as tensors of their own
-      V apart{slice(qkv_values, 1, 0, H), slice(qkv_values, 1, H, 2 * H), slice(qkv_values, 1, 2 * H, 2 * H + Hv)};
-      for (Tensor& x : apart) x.set_requires_grad(true);
-      const Tensor apart_out = attention_ragged(apart[0], apart[1], apart[2], layout, 0.3);
-      apart_out.backward(g);
-      const Tensor apart_grad = concat({apart[0].grad(), apart[1].grad(), apart[2].grad()}, 1);
-      // all three packed
-      Tensor qkv = qkv_values.clone();
-      qkv.set_requires_grad(true);
-      const Tensor qkv_out = attention_ragged_qkv(qkv, H, layout, 0.3);
-      qkv_out.backward(g);
-      CHECK(bitwise_same(qkv_out, apart_out));
-      CHECK(bitwise_same(qkv.grad(), apart_grad));
-      // keys and values packed, queries apart
-      Tensor q = apart[0].detach().clone(), kv = slice(qkv_values, 1, H, 2 * H + Hv);
-      q.set_requires_grad(true);
-      kv.set_requires_grad(true);
-      const Tensor kv_out = attention_ragged_kv(q, kv, layout, 0.3);
-      kv_out.backward(g);
-      CHECK(bitwise_same(kv_out, apart_out));
-      CHECK(bitwise_same(q.grad(), apart[0].grad()));
-      CHECK(bitwise_same(kv.grad(), slice(apart_grad, 1, H, 2 * H + Hv)));
-    }
+    for (const RaggedLayout& layout : layouts)
+      for (int form : {0, 1, 2}) {  // no turn; rotary's bits, turned in a copy or (moved in, held alone) in place
+        const std::string dtype_text = dtype_name(dtype);
+        CAPTURE(dtype_text);
+        CAPTURE(form);
+        const int64_t N = layout.query_starts.back(), H = 16, Hv = 32;
+        const Tensor qkv_values = randn({N, 2 * H + Hv}, gen, dtype), g = randn({N, Hv}, gen, dtype);
+        std::vector<int64_t> positions;
+        for (int64_t r = 0; r < N; ++r) positions.push_back(r * 7 % 40);
+        const RotaryTables t = form > 0 ? rotary_tables(positions, {N}, H / 2, dtype, Device::cpu()) : RotaryTables{};
+        const auto turn = [&](Tensor x) { return form > 0 ? rotary(std::move(x), t.cos, t.sin) : x; };
+        const auto fed = [&](const Tensor& x) { return form == 2 ? mul_scalar(x, 1.0) : x; };  // held alone, or not
+        // apart: the three column blocks as tensors of their own
+        V apart{slice(qkv_values, 1, 0, H), slice(qkv_values, 1, H, 2 * H), slice(qkv_values, 1, 2 * H, 2 * H + Hv)};
+        for (Tensor& x : apart) x.set_requires_grad(true);
+        const Tensor apart_out = attention_ragged(turn(apart[0]), turn(apart[1]), apart[2], layout, 0.3);
+        apart_out.backward(g);
+        const Tensor apart_grad = concat({apart[0].grad(), apart[1].grad(), apart[2].grad()}, 1);
+        // all three packed
+        Tensor qkv = qkv_values.clone();
+        qkv.set_requires_grad(true);
+        const Tensor qkv_out = attention_ragged_qkv(fed(qkv), H, layout, 0.3, t);
+        qkv_out.backward(g);
+        CHECK(bitwise_same(qkv_out, apart_out));
+        CHECK(bitwise_same(qkv.grad(), apart_grad));
+        // keys and values packed, queries apart
+        Tensor q = apart[0].detach().clone(), kv = slice(qkv_values, 1, H, 2 * H + Hv);
+        q.set_requires_grad(true);
+        kv.set_requires_grad(true);
+        const Tensor kv_out = attention_ragged_kv(turn(fed(q)), fed(kv), layout, 0.3, t);
+        kv_out.backward(g);
+        CHECK(bitwise_same(kv_out, apart_out));
+        CHECK(bitwise_same(q.grad(), apart[0].grad()));
+        CHECK(bitwise_same(kv.grad(), slice(apart_grad, 1, H, 2 * H + Hv)));
+      }
   set_cpu_threads(0);
 }
 

@@ -200,13 +200,16 @@ TEST_CASE("a CUDA tensor in a build without CUDA") {
 #endif
 }
 
-TEST_CASE("rotary names x and tables that do not fit its blocks") {
+TEST_CASE("rotary and the packed ops name x and tables that do not fit") {
   const RotaryTables t = rotary_tables({0, 1}, {2}, 2, DType::F32, Device::cpu());  // (2, 2): H = 4
   CHECK_MSG_HAS(error_of([&] {
-                  rotary(Tensor::zeros({2, 6}), t.cos, t.sin, 2);
+                  rotary(Tensor::zeros({2, 6}), t.cos, t.sin);
                 }),
-                "rotary: x (2, 6) must hold 2 block(s) of twice the last dim of cos and sin");
+                "rotary: cos and sin must match and be half of 6 wide; got (2, 2) and (2, 2)");
   CHECK_MSG_HAS(error_of([&] { rotary(Tensor::zeros({2, 4}), t.cos, Tensor()); }), "got (2, 2) and none");
-  CHECK_MSG_HAS(error_of([&] { rotary(Tensor::zeros({2, 8}), t.cos, t.sin, 0); }), "must hold 0 block(s)");
-  CHECK(rotary(Tensor::zeros({2, 8}), t.cos, t.sin, 2).shape() == Shape{2, 8});
+  CHECK_MSG_HAS(error_of([&] {
+                  attention_ragged_qkv(Tensor::zeros({2, 13}), 5, {{0, 2}, {0, 2}, {0}}, 1.0, t);
+                }),
+                "attention_ragged_qkv: cos and sin must match and be half of 5 wide");
+  CHECK(attention_kv(Tensor::zeros({1, 2, 4}), Tensor::zeros({1, 2, 7}), {}, 1.0, t).shape() == Shape{1, 2, 3});
 }
