@@ -256,8 +256,10 @@ const std::string& Vocab::word(int64_t id) const {
 }
 
 Batch make_batch(const std::vector<SentencePair>& pairs, const std::vector<size_t>& indices, const Vocab& english,
-                 const Vocab& hindi, const Layout& layout, Device device) {
+                 const Vocab& hindi, const Layout& layout, Device device, const HiddenInputs& hidden) {
   const int64_t B = static_cast<int64_t>(indices.size());
+  if (hidden.rate > 0 && hidden.row_keys.size() != indices.size())
+    throw std::runtime_error(fmt::format("make_batch: {} row keys for {} rows", hidden.row_keys.size(), B));
   const int64_t S = layout.max_source, Tt = layout.max_target;
   std::vector<int64_t> src(B * S, Vocab::PAD), tin(B * Tt, Vocab::PAD), tout(B * Tt, Vocab::PAD);
   Batch batch;
@@ -273,8 +275,9 @@ Batch make_batch(const std::vector<SentencePair>& pairs, const std::vector<size_
           fmt::format("{}: hindi has {} tokens, the model writes at most {}", p.source, n_tgt, Tt - 1));
     for (int64_t i = 0; i < n_src; ++i) src[b * S + i] = english.id(p.english[i]);
     tin[b * Tt] = Vocab::SEP;
+    Generator hide(hidden.rate > 0 ? hidden.row_keys[b] : 0);
     for (int64_t i = 0; i < n_tgt; ++i) {
-      tin[b * Tt + i + 1] = hindi.id(p.hindi[i]);
+      tin[b * Tt + i + 1] = hidden.rate > 0 && hide.uniform() < hidden.rate ? Vocab::UNK : hindi.id(p.hindi[i]);
       tout[b * Tt + i] = hindi.id(p.hindi[i]);
     }
     tout[b * Tt + n_tgt] = Vocab::EOS;

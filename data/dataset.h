@@ -133,9 +133,18 @@ struct Batch {
   int64_t size() const { return source.size(0); }
 };
 
+// Word dropout on the teacher-forced Hindi inputs (Bowman et al., 2016): each input word after <sep>
+// becomes <unk> with probability `rate`, drawn from a generator seeded by its row's key, so that the
+// next word must be read from the English rather than from the word before. The targets are kept.
+struct HiddenInputs {
+  double rate = 0.0;
+  std::vector<uint64_t> row_keys;  // one per row when rate > 0
+};
+
 // Builds a batch from pairs[indices]. Sentences longer than the layout throw with file:line.
 Batch make_batch(const std::vector<SentencePair>& pairs, const std::vector<size_t>& indices, const Vocab& english,
-                 const Vocab& hindi, const Layout& layout, Device device = Device::cpu());
+                 const Vocab& hindi, const Layout& layout, Device device = Device::cpu(),
+                 const HiddenInputs& hidden = {});
 
 // Indices 0..n-1 shuffled by `gen` (Fisher-Yates).
 std::vector<size_t> shuffled_indices(size_t n, Generator& gen);

@@ -698,6 +698,16 @@ done
 expect_error "--ema 1" "--ema: must be from 0 to 0.9999, got 1 \(see" \
   "$QKV" train "${run[@]}" --ema 1 --out "$work/ema_bad"
 expect_absent "--ema 1" "$work/ema_bad"
+# --target-noise: hidden Hindi inputs change the run; their draws are keyed by seed, step and pair,
+# so a run interrupted mid-epoch resumes byte for byte
+"$QKV" train "${run[@]}" --epochs 3 --target-noise 0.5 --out "$work/noise_whole" >"$work/out" 2>&1 ||
+  fail "--target-noise 0.5 run: $(cat "$work/out")"
+! cmp -s "$work/whole/model.safetensors" "$work/noise_whole/model.safetensors" && pass ||
+  fail "--target-noise 0.5 writes the same checkpoint as a run without it"
+resumes_like "$work/noise_whole" "--target-noise 0.5" 4 --target-noise 0.5
+expect_error "--target-noise 1" "--target-noise: must be from 0 to 0.9, got 1 \(see" \
+  "$QKV" train "${run[@]}" --target-noise 1 --out "$work/noise_bad"
+expect_absent "--target-noise 1" "$work/noise_bad"
 expect_error "a rerun into a finished run" "already holds a run \(model.safetensors\), finished; use --force to start over" \
   "$QKV" train "${run[@]}" --epochs 3 --out "$work/whole"
 [ -f "$work/whole/model.safetensors" ] && pass || fail "a refused rerun removed the earlier model"

@@ -51,6 +51,13 @@ mpi 2 "$QKV" train "${small[@]}" --epochs 2 --dtype float64 --data-parallel --ou
   fail "2-rank float64 run: $(tail -n 5 "$work/out")"
 python3 tests/dp/compare.py checkpoints "$work/one64/model.safetensors" "$work/two64/model.safetensors" 1e-10 && pass ||
   fail "2 ranks vs 1 process, float64 checkpoints (above)"
+# --target-noise hides Hindi inputs by each pair's key: 2 ranks hide what 1 process hides
+"$QKV" train "${small[@]}" --epochs 1 --dtype float64 --target-noise 0.3 --out "$work/noise1" >/dev/null 2>&1 ||
+  fail "1-process --target-noise run"
+mpi 2 "$QKV" train "${small[@]}" --epochs 1 --dtype float64 --target-noise 0.3 --data-parallel --out "$work/noise2" \
+  >"$work/out" 2>&1 || fail "2-rank --target-noise run: $(tail -n 5 "$work/out")"
+python3 tests/dp/compare.py checkpoints "$work/noise1/model.safetensors" "$work/noise2/model.safetensors" 1e-10 &&
+  pass || fail "2 ranks with --target-noise 0.3 differ from 1 process"
 "$QKV" train "${small[@]}" --epochs 1 --out "$work/one32" --step-losses "$work/one32.losses" >/dev/null 2>&1 ||
   fail "1-process float32 run"
 mpi 2 "$QKV" train "${small[@]}" --epochs 1 --data-parallel --out "$work/two32" --step-losses "$work/two32.losses" \

@@ -177,3 +177,40 @@ TEST_CASE("dataset lines are read 64 KB at most, the longer one named with file:
   CHECK(qkv::testing::error_of([&] { data::parse_pairs(no_newline, "zeros"); }).rfind("zeros:1: a line longer", 0) ==
         0);
 }
+
+TEST_CASE("--target-noise: hidden Hindi inputs become <unk> by their row's key; <sep>, padding and targets stay") {
+  std::vector<data::SentencePair> pairs;
+  for (int i = 0; i < 8; ++i)
+    pairs.push_back(
+        {{"the", "boy"}, {"लड़का", "आज", "घर", "आया", "और", "फिर", "सो", "गया"}, fmt::format("t:{}", i + 1)});
+  const data::Vocab english = data::Vocab::build({pairs[0].english}), hindi = data::Vocab::build({pairs[0].hindi});
+  const data::Layout layout{3, 10};
+  const std::vector<size_t> rows = {0, 1, 2, 3, 4, 5, 6, 7};
+  const std::vector<uint64_t> keys = {11, 12, 13, 14, 15, 16, 17, 18};
+  const data::Batch plain = data::make_batch(pairs, rows, english, hindi, layout);
+  const data::Batch hidden = data::make_batch(pairs, rows, english, hindi, layout, Device::cpu(), {0.5, keys});
+  CHECK(hidden.target_output.to_ids() == plain.target_output.to_ids());
+  CHECK(hidden.source.to_ids() == plain.source.to_ids());
+  const std::vector<int64_t> in = hidden.target_input.to_ids(), was = plain.target_input.to_ids();
+  int64_t unk = 0;
+  for (size_t i = 0; i < in.size(); ++i) {
+    const size_t t = i % 10;
+    if (t == 0 || t > 8) {
+      CHECK(in[i] == was[i]);  // <sep> and the padding
+    } else if (in[i] != was[i]) {
+      CHECK(in[i] == data::Vocab::UNK);
+      ++unk;
+    }
+  }
+  CHECK(unk > 16);  // about half of the 64 words, none certain
+  CHECK(unk < 48);
+  CHECK(data::make_batch(pairs, rows, english, hindi, layout, Device::cpu(), {0.5, keys}).target_input.to_ids() == in);
+  std::vector<uint64_t> other = keys;
+  other[0] = 99;
+  const std::vector<int64_t> moved =
+      data::make_batch(pairs, rows, english, hindi, layout, Device::cpu(), {0.5, other}).target_input.to_ids();
+  CHECK(std::vector<int64_t>(moved.begin() + 10, moved.end()) == std::vector<int64_t>(in.begin() + 10, in.end()));
+  CHECK(error_of([&] {
+          data::make_batch(pairs, rows, english, hindi, layout, Device::cpu(), {0.5, {1}});
+        }) == "make_batch: 1 row keys for 8 rows");
+}

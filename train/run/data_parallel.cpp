@@ -91,14 +91,18 @@ RankBatch rank_batch(const TrainingRun& run, std::vector<size_t> idx, int64_t st
                  N = static_cast<size_t>(run.group->size());
     idx = std::vector<size_t>(idx.begin() + n * rank / N, idx.begin() + n * (rank + 1) / N);
   }
+  // each row's draws are keyed by the seed, the step and its pair, as one process would draw them
+  std::vector<uint64_t> keys;
+  for (size_t i : idx)
+    keys.push_back(Generator::mixed_seed(Generator::mixed_seed(run.o.seed, static_cast<uint64_t>(step)), i));
+  data::HiddenInputs hidden{run.o.target_noise, {}};
+  if (hidden.rate > 0)
+    for (uint64_t key : keys) hidden.row_keys.push_back(Generator::mixed_seed(key, 1));
   r.batch = idx.empty() ? data::Batch{}
                         : data::make_batch(run.ds.train, idx, run.english, run.hindi,
-                                           trimmed_layout(run.config.layout, run.ds.train, idx), run.device);
+                                           trimmed_layout(run.config.layout, run.ds.train, idx), run.device, hidden);
   if (run.group) r.share = static_cast<double>(r.batch.target_tokens) / static_cast<double>(r.batch_tokens);
-  if (run.config.random_positions > 0)
-    for (size_t i : idx)
-      r.batch.row_keys.push_back(
-          Generator::mixed_seed(Generator::mixed_seed(run.o.seed, static_cast<uint64_t>(step)), i));
+  if (run.config.random_positions > 0) r.batch.row_keys = std::move(keys);
   return r;
 }
 
