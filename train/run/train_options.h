@@ -100,8 +100,9 @@ inline constexpr int64_t kAutoRandomPositions = -1, kAutoRandomPositionsFactor =
   X(double, label_smoothing, 0.0, "--label-smoothing", LaterSetting, from_to(0, 1),                                   \
     "label smoothing of the training loss, as PyTorch's CrossEntropyLoss (validation reports the plain loss)")        \
   X(double, target_noise, 0.0, "--target-noise", LaterSetting, from_to(0, 0.9),                                       \
-    "word dropout: each teacher-forced Hindi input word becomes <unk> with this probability while training, so "      \
-    "the next word is read from the English (the targets are kept; 0 = off)")                                         \
+    "word dropout: each teacher-forced input word of the translation (Hindi; English with --reverse) becomes <unk> "  \
+    "with this probability while training, so the next word is read from the source (the targets are kept; 0 = "      \
+    "off)")                                                                                                           \
   X(double, ema, 0.0, "--ema", LaterSetting, from_to(0, 0.9999),                                                      \
     "decay of an exponential moving average of the weights (Polyak averaging), which validation, the best epoch "     \
     "and the checkpoint use (0 = off, the trained weights themselves)")                                               \
