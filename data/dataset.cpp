@@ -263,6 +263,7 @@ Batch make_batch(const std::vector<SentencePair>& pairs, const std::vector<size_
   const int64_t S = layout.max_source, Tt = layout.max_target;
   std::vector<int64_t> src(B * S, Vocab::PAD), tin(B * Tt, Vocab::PAD), tout(B * Tt, Vocab::PAD);
   Batch batch;
+  Generator hide;  // seeded per row, only when inputs are hidden
   for (int64_t b = 0; b < B; ++b) {
     const SentencePair& p = pairs.at(indices[b]);
     const int64_t n_src = static_cast<int64_t>(p.english.size());
@@ -275,7 +276,7 @@ Batch make_batch(const std::vector<SentencePair>& pairs, const std::vector<size_
           fmt::format("{}: hindi has {} tokens, the model writes at most {}", p.source, n_tgt, Tt - 1));
     for (int64_t i = 0; i < n_src; ++i) src[b * S + i] = english.id(p.english[i]);
     tin[b * Tt] = Vocab::SEP;
-    Generator hide(hidden.rate > 0 ? hidden.row_keys[b] : 0);
+    if (hidden.rate > 0) hide.seed(hidden.row_keys[b]);
     for (int64_t i = 0; i < n_tgt; ++i) {
       tin[b * Tt + i + 1] = hidden.rate > 0 && hide.uniform() < hidden.rate ? Vocab::UNK : hindi.id(p.hindi[i]);
       tout[b * Tt + i] = hindi.id(p.hindi[i]);
