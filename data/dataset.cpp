@@ -207,6 +207,16 @@ void swap_languages(Dataset& ds) {
     for (SentencePair& pair : pairs) std::swap(pair.english, pair.hindi);
 }
 
+void turn_targets(std::vector<SentencePair>& pairs) {
+  for (SentencePair& pair : pairs) std::reverse(pair.hindi.begin(), pair.hindi.end());
+}
+
+void turn_targets(Dataset& ds) {
+  for (auto* split : {&ds.train, &ds.valid, &ds.test}) turn_targets(*split);
+  for (auto& [name, pairs] : ds.generalisation) turn_targets(pairs);
+  ds.targets_turned = !ds.targets_turned;
+}
+
 Vocab::Vocab() : Vocab(from_words({"<pad>", "<unk>", "<sep>", "<eos>"})) {}
 
 Vocab Vocab::from_words(const std::vector<std::string>& words) {

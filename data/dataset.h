@@ -57,6 +57,7 @@ struct Dataset {
   std::string dir;
   std::vector<SentencePair> train, valid, test;                     // always present
   std::map<std::string, std::vector<SentencePair>> generalisation;  // only the files that exist
+  bool targets_turned = false;                                      // by turn_targets: last word first
   // True for train, valid, test and every generalisation split whose file was present.
   bool has(const std::string& name) const;
   // The splits present, in all_split_names() order.
@@ -84,6 +85,9 @@ Dataset load_dataset(const std::string& dir);
 // Every pair of every split turned round, Hindi as the source and English as the target (qkv train
 // --reverse: the channel model of models/noisy_channel.h).
 void swap_languages(Dataset& ds);
+// Each pair's target words in reverse order, in every split or in one (qkv train --right-to-left).
+void turn_targets(std::vector<SentencePair>& pairs);
+void turn_targets(Dataset& ds);
 
 class Vocab {
  public:

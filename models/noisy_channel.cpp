@@ -99,33 +99,56 @@ std::vector<Candidate> beam_candidates(Translator& model, const std::vector<int6
   return ended.empty() ? live : ended;
 }
 
+// log p(targets[r] + <eos> | sources[r]) under `model` for each row, read from one teacher-forced batch.
+std::vector<double> forced_scores(Translator& model, const std::vector<std::vector<int64_t>>& sources,
+                                  const std::vector<std::vector<int64_t>>& targets) {
+  int64_t longest = 0;
+  for (const auto& s : sources) longest = std::max<int64_t>(longest, static_cast<int64_t>(s.size()));
+  const Tensor logits = model.forward(forced_batch(sources, model.source_slots(longest), targets, model.device()));
+  const std::vector<double> log_p = log_softmax(logits).to_vector();  // (rows, longest target + 1, V)
+  const int64_t T = logits.size(1), V = logits.size(2);
+  std::vector<double> scores;
+  for (size_t r = 0; r < sources.size(); ++r) {
+    const std::vector<int64_t>& target = targets[r];
+    double sum = 0;
+    for (size_t t = 0; t <= target.size(); ++t)
+      sum += log_p[(r * T + t) * V + (t < target.size() ? target[t] : Vocab::EOS)];
+    scores.push_back(sum);
+  }
+  return scores;
+}
+
 // log p(english + <eos> | candidate) under the channel for each candidate (the channel's vocabularies
 // are the forward model's turned round, so a candidate's ids are its source ids); a candidate with
 // no words gets -infinity (it cannot give any English back).
 std::vector<double> channel_scores(const Channel& channel, const std::vector<int64_t>& english_ids,
                                    const std::vector<Candidate>& candidates) {
-  Translator& model = *channel.loaded.model;
   std::vector<double> scores(candidates.size(), -std::numeric_limits<double>::infinity());
-  std::vector<std::vector<int64_t>> sources, targets;
+  std::vector<std::vector<int64_t>> sources;
   std::vector<size_t> scored;
-  int64_t longest = 0;
-  for (size_t c = 0; c < candidates.size(); ++c) {
-    if (candidates[c].ids.empty()) continue;
-    sources.push_back(candidates[c].ids);
-    targets.push_back(english_ids);
-    scored.push_back(c);
-    longest = std::max<int64_t>(longest, static_cast<int64_t>(candidates[c].ids.size()));
-  }
+  for (size_t c = 0; c < candidates.size(); ++c)
+    if (!candidates[c].ids.empty()) sources.push_back(candidates[c].ids), scored.push_back(c);
   if (scored.empty()) return scores;
-  const Tensor logits = model.forward(forced_batch(sources, model.source_slots(longest), targets, model.device()));
-  const std::vector<double> log_p = log_softmax(logits).to_vector();  // (scored, words + 1, V)
-  const int64_t T = logits.size(1), V = logits.size(2);
-  for (size_t r = 0; r < scored.size(); ++r) {
-    double sum = 0;
-    for (int64_t t = 0; t < T; ++t) sum += log_p[(r * T + t) * V + (t < T - 1 ? english_ids[t] : Vocab::EOS)];
-    scores[scored[r]] = sum;
-  }
+  const std::vector<double> back = forced_scores(*channel.loaded.model, sources, {scored.size(), english_ids});
+  for (size_t r = 0; r < scored.size(); ++r) scores[scored[r]] = back[r];
   return scores;
+}
+
+// The right-to-left model's candidates (turned round; its words have the forward model's ids) added
+// where new, then each candidate scored by log p under the forward model plus under the right-to-left one.
+void add_right_to_left(Translator& right_to_left, Translator& forward, const std::vector<int64_t>& source,
+                       int64_t limit, int64_t beam, std::vector<Candidate>& candidates) {
+  for (Candidate& c : beam_candidates(right_to_left, source, limit, beam)) {
+    std::ranges::reverse(c.ids);
+    if (std::ranges::none_of(candidates, [&](const Candidate& d) { return d.ids == c.ids; }))
+      candidates.push_back(std::move(c));
+  }
+  std::vector<std::vector<int64_t>> words, turned;
+  for (const Candidate& c : candidates) words.push_back(c.ids), turned.emplace_back(c.ids.rbegin(), c.ids.rend());
+  const std::vector<std::vector<int64_t>> sources(candidates.size(), source);
+  const std::vector<double> left = forced_scores(forward, sources, words);
+  const std::vector<double> right = forced_scores(right_to_left, sources, turned);
+  for (size_t c = 0; c < candidates.size(); ++c) candidates[c].score = left[c] + right[c];
 }
 
 }  // namespace
@@ -133,7 +156,7 @@ std::vector<double> channel_scores(const Channel& channel, const std::vector<int
 Channel load_channel(const std::string& path, const LoadedTranslator& forward, int64_t beam, Device device) {
   if (beam < 1 || beam > Channel::kMaxBeam)
     throw std::runtime_error(fmt::format("--beam {} is outside 1 to {}", beam, Channel::kMaxBeam));
-  Channel channel{load_translator(path, device), beam};
+  Channel channel{load_translator(path, device), beam, std::nullopt};
   const LoadedTranslator& c = channel.loaded;
   if (c.english.words() != forward.hindi.words() || c.hindi.words() != forward.english.words())
     throw std::runtime_error(
@@ -145,6 +168,18 @@ Channel load_channel(const std::string& path, const LoadedTranslator& forward, i
         fmt::format("{}: a channel model must read any length (rotary or alibi positions); this one has {} positions",
                     path, positions_name(c.model->config().positions)));
   return channel;
+}
+
+void load_right_to_left(Channel& channel, const std::string& path, const LoadedTranslator& forward, Device device) {
+  LoadedTranslator model = load_translator(path, device);
+  const char* mismatch =
+      !model.model->config().right_to_left ? "it was not trained with `qkv train --right-to-left`"
+      : !model.model->reads_longer()       ? "it must read any length (rotary or alibi positions)"
+      : model.english.words() != forward.english.words() || model.hindi.words() != forward.hindi.words()
+          ? "its vocabularies are not this model's (train it on the same data)"
+          : nullptr;
+  if (mismatch) throw std::runtime_error(fmt::format("{}: not a right-to-left model for this one: {}", path, mismatch));
+  channel.right_to_left = std::move(model);
 }
 
 std::vector<std::vector<std::string>> translate_reranked(Translator& forward,
@@ -159,7 +194,9 @@ std::vector<std::vector<std::string>> translate_reranked(Translator& forward,
     std::vector<int64_t> ids;
     for (const std::string& word : english[b]) ids.push_back(english_vocab.id(word));
     const int64_t limit = forward.decode_limit(static_cast<int64_t>(ids.size()), options.max_length);
-    const std::vector<Candidate> candidates = beam_candidates(forward, ids, limit, channel.beam);
+    std::vector<Candidate> candidates = beam_candidates(forward, ids, limit, channel.beam);
+    if (channel.right_to_left)
+      add_right_to_left(*channel.right_to_left->model, forward, ids, limit, channel.beam, candidates);
     const std::vector<double> back = channel_scores(channel, ids, candidates);
     size_t best = 0;
     for (size_t c = 1; c < candidates.size(); ++c)

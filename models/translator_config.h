@@ -36,6 +36,8 @@ namespace qkv::models {
   X(Positions, positions, Positions::Absolute, Positions::Absolute, 0, 0, Option)                                  \
   /* trained with its token embeddings frozen at their initial values (--freeze-embeddings): the page labels it */ \
   X(bool, frozen_embeddings, false, false, 0, 1, Derived)                                                          \
+  /* trained to write each translation last word first (--right-to-left): the rerank's second forward model */     \
+  X(bool, right_to_left, false, false, 0, 1, Option)                                                               \
   /* Randomized rotary positions (Ruoss et al., 2023; --random-positions): 0, off, or L, when half the */          \
   /* training sequences turn their queries and keys by a sorted random sample of positions from [0, L), the */     \
   /* other half by the positions translation gives them: spread position_stride() apart, the mean gap of a */      \

@@ -285,6 +285,15 @@ if [ $? -eq 0 ] && python3 -c 'import json,sys; r=json.load(open(sys.argv[1]))["
 else
   fail "eval --oracle-length: no early or late stops, no cuts: $(cat "$work/out" "$work/err")"
 fi
+# a reference holding a Hindi word the model's vocabulary lacks is counted: no translation can match it
+{ head -n 2 "$gen/deeper.tsv"; head -n 1 "$gen/deeper.tsv" | sed 's/\t\(.*\)$/\t\1 अनदेखा/'; } >"$work/unreachable.tsv"
+"$QKV" eval --checkpoint "$work/rotary/model.safetensors" --data "$gen" --split "$work/unreachable.tsv" --format json >"$work/out" 2>"$work/err"
+if [ $? -eq 0 ] && python3 -c 'import json,sys; r=json.load(open(sys.argv[1]))["splits"][0]; sys.exit(0 if r["unreachable"] == 1 and r["sentences"] == 3 and r["exact_match"] <= 2 / 3 else 1)' "$work/out" &&
+   grep -q "1 of 3 references hold a Hindi word the model's vocabulary lacks, so no translation can match them: exact match is at most 66.67%" "$work/err"; then
+  pass
+else
+  fail "eval counts the references it cannot match: $(cat "$work/out" "$work/err")"
+fi
 # noisy-channel reranking: a model trained --reverse on the same data reranks the forward model's beam
 if "$QKV" train "${small[@]}" --positions rotary --reverse --out "$work/reverse" >"$work/out" 2>&1; then pass; else
   fail "train --reverse: $(tail -n 3 "$work/out")"; fi
@@ -334,6 +343,54 @@ expect_error "a missing channel" "none.safetensors" \
 "$QKV" train "${small[@]}" --positions absolute --reverse --out "$work/reverse_absolute" >/dev/null 2>&1
 expect_error "a channel tied to its layout" "a channel model must read any length \(rotary or alibi positions\); this one has absolute positions" \
   "$QKV" translate --checkpoint "$work/rotary/model.safetensors" --channel "$work/reverse_absolute/model.safetensors" "money bank grows"
+# a right-to-left model (train --right-to-left) writes last word first; translate and eval read it in
+# reading order, and its beam and scores join the channel's rerank
+mkdir -p "$work/memo" && for f in train valid test; do cp "$gen/train.tsv" "$work/memo/$f.tsv"; done  # learnt by heart
+r2l=(--epochs 60 --d-model 16 --d-k 8 --d-ff 32 --data "$work/memo" --positions rotary)
+if "$QKV" train "${r2l[@]}" --right-to-left --out "$work/r2l" >"$work/out" 2>&1 &&
+   "$QKV" train "${r2l[@]}" --out "$work/l2r" >/dev/null 2>&1 &&
+   "$QKV" train "${r2l[@]}" --reverse --out "$work/r2l_channel" >/dev/null 2>&1; then pass; else
+  fail "train --right-to-left: $(tail -n 3 "$work/out")"; fi
+cut -f1 "$gen/train.tsv" >"$work/train.en"
+"$QKV" translate --checkpoint "$work/r2l/model.safetensors" --input "$work/train.en" 2>/dev/null | cut -f2 >"$work/r2l.out"
+right=$(paste "$work/r2l.out" <(cut -f2 "$gen/train.tsv") | awk -F'\t' '$1 == $2' | wc -l)
+"$QKV" eval --checkpoint "$work/r2l/model.safetensors" --data "$work/memo" --split train --format json >"$work/out" 2>"$work/err"
+if [ "$right" -ge 4 ] && python3 -c 'import json,sys; r=json.load(open(sys.argv[1]))["splits"][0]; sys.exit(0 if round(r["exact_match"] * 5) == int(sys.argv[2]) else 1)' "$work/out" "$right"; then
+  pass
+else
+  fail "a right-to-left model: translate in reading order ($right of 5 right), eval agrees: $(cat "$work/out" "$work/err")"
+fi
+both=(--checkpoint "$work/l2r/model.safetensors" --channel "$work/r2l_channel/model.safetensors" --right-to-left "$work/r2l/model.safetensors")
+one=$("$QKV" translate "${both[@]}" --beam 1 "$longer" 2>"$work/err")
+if [ -n "$one" ] && { [ "$one" = "$("$QKV" translate --checkpoint "$work/l2r/model.safetensors" "$longer" 2>/dev/null)" ] ||
+                      [ "$one" = "$("$QKV" translate --checkpoint "$work/r2l/model.safetensors" "$longer" 2>/dev/null)" ]; }; then
+  pass
+else
+  fail "translate --right-to-left --beam 1 keeps one of the two greedy translations: '$one' $(cat "$work/err")"
+fi
+cp "$work/r2l_channel/model.safetensors" "$work/l2r/channel.safetensors"
+cp "$work/r2l/model.safetensors" "$work/l2r/right_to_left.safetensors"
+"$QKV" translate --checkpoint "$work/l2r/model.safetensors" --input "$work/train.en" >"$work/auto" 2>"$work/err"
+"$QKV" translate "${both[@]}" --input "$work/train.en" >"$work/named" 2>/dev/null
+if [ -s "$work/auto" ] && cmp -s "$work/auto" "$work/named" && grep -q "note: reranking with .*l2r/right_to_left.safetensors, the right-to-left model beside the checkpoint" "$work/err"; then
+  pass
+else
+  fail "translate: the right-to-left model beside the checkpoint joins the rerank, said on stderr: $(cat "$work/err")"
+fi
+expect_error "--right-to-left without a channel" "--right-to-left joins a channel's rerank: give --channel too" \
+  "$QKV" translate --checkpoint "$work/rotary/model.safetensors" --right-to-left "$work/r2l/model.safetensors" "money bank grows"
+expect_error "--right-to-left: a left-to-right model" "l2r/model.safetensors: not a right-to-left model for this one: it was not trained with .qkv train --right-to-left." \
+  "$QKV" translate "${both[@]:0:4}" --right-to-left "$work/l2r/model.safetensors" "money bank grows"
+"$QKV" train "${small[@]}" --positions absolute --right-to-left --out "$work/r2l_absolute" >/dev/null 2>&1
+expect_error "--right-to-left: a model tied to its layout" "not a right-to-left model for this one: it must read any length \(rotary or alibi positions\)" \
+  "$QKV" translate "${both[@]:0:4}" --right-to-left "$work/r2l_absolute/model.safetensors" "money bank grows"
+mkdir -p "$work/other_data" && head -n 2 "$gen/train.tsv" >"$work/other_data/train.tsv"
+cp "$gen/valid.tsv" "$work/other_data/valid.tsv" && cp "$gen/test.tsv" "$work/other_data/test.tsv"
+"$QKV" train --epochs 1 --d-model 8 --d-k 4 --d-ff 16 --data "$work/other_data" --positions rotary --right-to-left --out "$work/r2l_other" >/dev/null 2>&1
+expect_error "--right-to-left: another data's model" "not a right-to-left model for this one: its vocabularies are not this model's \(train it on the same data\)" \
+  "$QKV" translate "${both[@]:0:4}" --right-to-left "$work/r2l_other/model.safetensors" "money bank grows"
+expect_error "--greedy with --right-to-left" "(--greedy excludes --right-to-left|--right-to-left excludes --greedy)" \
+  "$QKV" translate --checkpoint "$work/l2r/model.safetensors" --greedy --right-to-left "$work/r2l/model.safetensors" "money bank grows"
 expect_error "eval --channel with --oracle-length" "--channel reranks a beam: it takes neither --oracle-length nor --no-cache" \
   "$QKV" eval --checkpoint "$work/rotary/model.safetensors" --data "$gen" --split deeper --channel "$rev" --oracle-length
 for bad in 0 -3 1025 two; do
@@ -529,6 +586,7 @@ if "$QKV" "${demo_small[@]}" --threads 1 >"$work/out_t1" 2>"$work/err" && mv "$w
   same=1
   for f in tutorial_learned/model.safetensors tutorial_static/model.safetensors tutorial_none/model.safetensors \
     learned/model.safetensors static/model.safetensors reverse/model.safetensors learned/channel.safetensors \
+    right_to_left/model.safetensors learned/right_to_left.safetensors \
     explore.html $(cd "$work/demo_t1" && ls *.png); do
     cmp -s "$work/demo_t1/$f" "$work/demo_same/$f" || { same=0; echo "differs: $f"; }
   done

@@ -79,6 +79,23 @@ TEST_CASE("generalisation files that exist are loaded, in the fixed report order
   CHECK(data::load_dataset(dir.path.string()).available() == data::all_split_names());
 }
 
+TEST_CASE("turn_targets writes each target last word first, in every split, and turns back") {
+  TempDir dir;
+  write_required(dir);
+  dir.write("role_swap.tsv", "bank money grows\tबैंक पैसा बढ़ता है\n");
+  const data::Dataset plain = data::load_dataset(dir.path.string());
+  data::Dataset ds = plain;
+  data::turn_targets(ds);
+  CHECK(ds.targets_turned);
+  CHECK(ds.train[1].hindi == std::vector<std::string>{"है", "बहती", "नदी"});
+  CHECK(ds.train[1].english == plain.train[1].english);
+  CHECK(ds.test[0].hindi == std::vector<std::string>{"है", "बढ़ती", "नदी"});
+  CHECK(ds.split("role_swap")[0].hindi == std::vector<std::string>{"है", "बढ़ता", "पैसा", "बैंक"});
+  data::turn_targets(ds);
+  CHECK(!ds.targets_turned);
+  CHECK(ds.valid[0].hindi == plain.valid[0].hindi);
+}
+
 TEST_CASE("a malformed line in a generalisation file is an error naming file:line") {
   TempDir dir;
   write_required(dir);

@@ -144,23 +144,36 @@ void add_channel_options(CLI::App* cmd, ChannelChoice& choice) {
   auto* beam = cmd->add_option("--beam", choice.beam, "with a channel: hypotheses kept at each step, 1 to 64")
                    ->check(whole_number_in(1, models::Channel::kMaxBeam))
                    ->capture_default_str();
-  cmd->add_flag("--greedy", choice.greedy, "decode greedily, without the channel beside the checkpoint")
+  auto* right_to_left = cmd->add_option(
+      "--right-to-left", choice.right_to_left,
+      "with a channel: a model trained --right-to-left on the same data, whose beam's candidates and scores join the "
+      "rerank; left out: right_to_left.safetensors beside the checkpoint, when there is one");
+  cmd->add_flag("--greedy", choice.greedy, "decode greedily, without the models beside the checkpoint")
       ->excludes(path)
-      ->excludes(beam);
+      ->excludes(beam)
+      ->excludes(right_to_left);
 }
 
 std::optional<models::Channel> open_channel(const ChannelChoice& choice, const std::string& checkpoint,
                                             const models::LoadedTranslator& forward, Device device) {
-  std::string path = choice.path;
-  if (path.empty() && !choice.greedy) {
-    const std::filesystem::path beside = std::filesystem::path(checkpoint).parent_path() / "channel.safetensors";
-    if (!std::filesystem::is_regular_file(beside)) return std::nullopt;
-    path = beside.string();
-    fmt::print(stderr, "note: reranking with {}, the channel model beside the checkpoint (--greedy: without it)\n",
-               path);
+  // A model named on the command line, else the file beside the checkpoint (said on stderr), else none.
+  const auto chosen = [&](const std::string& named, const char* file, const char* what) -> std::string {
+    const std::filesystem::path beside = std::filesystem::path(checkpoint).parent_path() / file;
+    if (!named.empty() || choice.greedy || !std::filesystem::is_regular_file(beside)) return named;
+    fmt::print(stderr, "note: reranking with {}, the {} model beside the checkpoint (--greedy: without it)\n",
+               beside.string(), what);
+    return beside.string();
+  };
+  const std::string path = chosen(choice.path, "channel.safetensors", "channel");
+  if (path.empty()) {
+    if (!choice.right_to_left.empty())
+      throw std::runtime_error("--right-to-left joins a channel's rerank: give --channel too");
+    return std::nullopt;
   }
-  if (path.empty()) return std::nullopt;
-  return models::load_channel(path, forward, choice.beam, device);
+  models::Channel channel = models::load_channel(path, forward, choice.beam, device);
+  const std::string right_to_left = chosen(choice.right_to_left, "right_to_left.safetensors", "right-to-left");
+  if (!right_to_left.empty()) models::load_right_to_left(channel, right_to_left, forward, device);
+  return channel;
 }
 
 CLI::Option* add_data_option(CLI::App* cmd, std::string& dir, const std::string& help) {

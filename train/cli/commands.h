@@ -118,7 +118,7 @@ CLI::Option* add_max_length_option(CLI::App* cmd, int64_t& max_length);
 // How translate and eval decode: reranked by a channel model (models/noisy_channel.h), --channel's or
 // the channel.safetensors beside the checkpoint, unless --greedy.
 struct ChannelChoice {
-  std::string path;
+  std::string path, right_to_left;
   int64_t beam = models::Channel::kDefaultBeam;
   bool greedy = false;
 };

@@ -27,7 +27,8 @@ static nlohmann::ordered_json json_row(const std::string& name, const EvalResult
           {"skipped", r.skipped},
           {"stopped_early", r.stopped_early},
           {"stopped_late", r.stopped_late},
-          {"cut_at_limit", r.cut_at_limit}};
+          {"cut_at_limit", r.cut_at_limit},
+          {"unreachable", r.unreachable}};
 }
 
 struct EvalOptions {
@@ -46,7 +47,7 @@ static void run_eval(const EvalOptions& o) {
   loaded.model->decode_limit(1, o.max_length);  // a --max-length past the model's layout fails before any work
   ChannelChoice choice = o.channel;
   if (o.oracle_length || o.no_cache) {  // both decode greedily: only a channel asked for by name is refused
-    if (!choice.path.empty())
+    if (!choice.path.empty() || !choice.right_to_left.empty())
       throw std::runtime_error("--channel reranks a beam: it takes neither --oracle-length nor --no-cache");
     choice.greedy = true;
   }
@@ -58,6 +59,8 @@ static void run_eval(const EvalOptions& o) {
       o.split == "all" ? data::evaluation_split_names(o.data_dir) : std::vector<std::string>{o.split};
   std::vector<data::NamedSplit> splits;
   for (const auto& name : names) splits.push_back(data::read_split(o.data_dir, name));
+  if (loaded.model->config().right_to_left)  // scored in the order it writes
+    for (auto& split : splits) data::turn_targets(split.pairs);
   // One aligned row per split; exact match is greedy decoding of the whole sentence.
   const bool json = o.format == "json";
   nlohmann::ordered_json report = {
@@ -74,7 +77,11 @@ static void run_eval(const EvalOptions& o) {
                                   name, r.cut_at_limit, r.cut_at_limit == 1 ? "" : "s",
                                   r.cut_at_limit == 1 ? "was" : "were",
                                   loaded.model->reads_longer() ? " (--max-length raises it)" : ""));
-
+    if (r.unreachable > 0)
+      notes.push_back(fmt::format(
+          "{}: {} of {} references hold a Hindi word the model's vocabulary lacks, so no "
+          "translation can match them: exact match is at most {:.2f}%",
+          name, r.unreachable, r.sentences, 100.0 * static_cast<double>(r.sentences - r.unreachable) / r.sentences));
     const double per_second = r.decode_seconds > 0 ? static_cast<double>(r.sentences) / r.decode_seconds : 0.0;
     if (json) {
       report["splits"].push_back(json_row(name, r, per_second));

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <memory>
 #include <optional>
@@ -64,7 +65,8 @@ void register_translate(CLI::App& app) {
     std::vector<uint8_t> cut;
     models::ForwardOptions options = *decoding;
     options.cut_at_limit = &cut;
-    const auto out = loaded.model->translate({words}, loaded.english, loaded.hindi, options);
+    auto out = loaded.model->translate({words}, loaded.english, loaded.hindi, options);
+    if (loaded.model->config().right_to_left) std::ranges::reverse(out[0]);  // in reading order
     if (cut[0]) fmt::print(stderr, "note: {}\n", cut_note(*loaded.model, words, *decoding));
     fmt::print("{}\n", join(out[0], " "));
   });

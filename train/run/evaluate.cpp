@@ -95,6 +95,8 @@ EvalResult evaluate(models::Translator& model, const std::vector<data::SentenceP
       r.cut_at_limit += cut[k];
       r.stopped_early += outputs[k].size() < reference.size();
       r.stopped_late += outputs[k].size() > reference.size();
+      r.unreachable +=
+          std::ranges::any_of(reference, [&](const std::string& w) { return hindi.id(w) == data::Vocab::UNK; });
     }
   }
   r.sentences = static_cast<int64_t>(pairs.size());

@@ -72,6 +72,8 @@ int64_t sentences_past_layout(const models::Translator& model, const std::vector
 std::pair<data::Vocab, data::Vocab> train_vocabularies(const data::Dataset& ds) {
   std::vector<std::vector<std::string>> english, hindi;
   for (const auto& p : ds.train) english.push_back(p.english), hindi.push_back(p.hindi);
+  if (ds.targets_turned)  // in reading order, so that a word has the id a left-to-right model gives it
+    for (auto& sentence : hindi) std::ranges::reverse(sentence);
   return {data::Vocab::build(english), data::Vocab::build(hindi)};
 }
 

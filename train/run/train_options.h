@@ -109,6 +109,9 @@ inline constexpr int64_t kAutoRandomPositions = -1, kAutoRandomPositionsFactor =
   X(bool, reverse, false, "--reverse", LaterSetting, unbounded(),                                                     \
     "train the other way round, Hindi to English (every pair turned): the channel model that translate and "          \
     "eval's --channel rerank with")                                                                                   \
+  X(bool, right_to_left, false, "--right-to-left", LaterSetting, unbounded(),                                         \
+    "write each translation last word first (the words of every target turned round): the second forward model "      \
+    "that translate and eval's --channel rerank adds (right_to_left.safetensors beside the checkpoint)")              \
   /* 0: keep the count set before (apply_threads: QKV_THREADS, else one per core) */                                  \
   X(int, threads, 0, "--threads", Run, from_to(0, 256),                                                               \
     "CPU threads for gemm and the loops (0 = QKV_THREADS when set, else one per core; results are the same for "      \

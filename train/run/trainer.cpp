@@ -199,6 +199,7 @@ std::unique_ptr<TrainingRun> TrainingRun::open(const TrainOptions& requested, di
   if (o.threads > 0) set_cpu_threads(o.threads);
   data::Dataset ds = data::load_dataset(o.data_dir);
   if (o.reverse) data::swap_languages(ds);
+  if (o.right_to_left) data::turn_targets(ds);
   if (saved) {  // the saved config against this dataset's, before a model is sized from it
     const auto [english, hindi] = train_vocabularies(ds);
     check_saved_config(*saved, RunFolder(o.out_dir).state_path(), translator_config(o, ds, english, hindi), o.data_dir);

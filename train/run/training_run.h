@@ -50,6 +50,7 @@ struct EvalResult {
   // Of the greedy translations that missed: shorter than the reference (stopped early) or longer
   // (stopped late); and how many were cut at the decode limit without <eos> (missed or not).
   int64_t stopped_early = 0, stopped_late = 0, cut_at_limit = 0;
+  int64_t unreachable = 0;  // references holding a Hindi word the model's vocabulary lacks: no translation equals them
 };
 
 struct EpochRecord {

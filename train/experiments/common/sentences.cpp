@@ -108,7 +108,8 @@ bool translate_lines(models::Translator& model, const models::LoadedTranslator& 
     std::vector<uint8_t> cut;
     models::ForwardOptions options = decoding;
     options.cut_at_limit = &cut;
-    const auto out = model.translate(batch, loaded.english, loaded.hindi, options);
+    auto out = model.translate(batch, loaded.english, loaded.hindi, options);
+    if (model.config().right_to_left) std::ranges::for_each(out, std::ranges::reverse);  // in reading order
     for (size_t i = 0; i < batch.size(); ++i) {
       if (cut[i]) fmt::print(stderr, "{}: note: {}\n", wheres[i], cut_note(model, batch[i], decoding));
       fmt::print("{}\t{}\n", lines[i], join(out[i], " "));

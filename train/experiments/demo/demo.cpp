@@ -134,35 +134,40 @@ ScoredCell train_demo_model(const Demo& d, const Cell& c, int threads) {
   return train_and_score(t, d.dataset, d.report_splits);
 }
 
-// The channel model (models/noisy_channel.h): the default learned model's settings with half its
-// blocks and one epoch fewer, trained the other way round, Hindi to English, into OUT/reverse, on
-// `threads` threads. It costs a third of the default settings' run and reranks nearly as well
-// (data/long.tsv, seeds 1-3: 88.75% against 89.9%; RESULTS.md, "A channel model's rerank").
-void train_channel(const Demo& d, int threads) {
+// The rerank's models (models/noisy_channel.h), trained on `threads` threads: the channel, the
+// default learned model's settings with half its blocks and one epoch fewer, trained the other way
+// round into OUT/reverse (a third of the default run's cost, and it reranks nearly as well:
+// data/long.tsv, seeds 1-3, 88.75% against 89.9%; RESULTS.md, "A channel model's rerank"); or the
+// default model's settings trained right to left into OUT/right_to_left ("A right-to-left model in
+// the rerank").
+void train_rerank_model(const Demo& d, int threads, bool right_to_left) {
   TrainOptions t = cell_options(demo_cells(d.options)[kTutorialModels], d.options.base,
-                                (fs::path(d.options.out) / "reverse").string());
-  t.layers = std::max<int64_t>(1, t.layers / 2);
-  t.epochs = std::max<int64_t>(1, t.epochs - 1);
-  t.reverse = true;
+                                (fs::path(d.options.out) / (right_to_left ? "right_to_left" : "reverse")).string());
+  if (!right_to_left) t.layers = std::max<int64_t>(1, t.layers / 2), t.epochs = std::max<int64_t>(1, t.epochs - 1);
+  t.reverse = !right_to_left, t.right_to_left = right_to_left;
   t.threads = threads;
   t.force = true;
   train_translator(t);
 }
 
-// The channel's checkpoint copied beside the default learned model's as channel.safetensors, where
-// translate and eval find it and rerank with it.
-void place_channel(const Demo& d) {
-  const fs::path from = fs::path(d.options.out) / "reverse" / "model.safetensors",
-                 to = fs::path(d.options.out) / "learned" / "channel.safetensors";
-  std::ifstream in(from, std::ios::binary);
-  const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  if (!in.good() && !in.eof())
-    throw std::runtime_error(fmt::format("{}: cannot read the channel model", from.string()));
-  write_file_atomic(to.string(), bytes);
+// The two checkpoints copied beside the default learned model's as channel.safetensors and
+// right_to_left.safetensors, where translate and eval find them and rerank with them.
+void place_rerank_models(const Demo& d) {
+  const fs::path out = d.options.out;
+  for (const auto& [folder, file] : {std::pair{"reverse", "channel"}, std::pair{"right_to_left", "right_to_left"}}) {
+    const fs::path from = out / folder / "model.safetensors",
+                   to = out / "learned" / (std::string(file) + ".safetensors");
+    std::ifstream in(from, std::ios::binary);
+    const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    if (!in.good() && !in.eof()) throw std::runtime_error(fmt::format("{}: cannot read the model", from.string()));
+    write_file_atomic(to.string(), bytes);
+  }
   fmt::print(
-      "\nThe channel model (the default model, half its blocks, trained Hindi to English): {}. `qkv translate` and "
-      "`qkv eval` rerank the default model's beam with it (RESULTS.md, \"A channel model's rerank\").\n",
-      to.string());
+      "\nThe rerank's models beside the default model in {}: channel.safetensors (the default model, half its "
+      "blocks, trained Hindi to English) and right_to_left.safetensors (trained to write last word first). `qkv "
+      "translate` and `qkv eval` rerank the default model's beam with them (RESULTS.md, \"A right-to-left model in "
+      "the rerank\").\n",
+      (out / "learned").string());
 }
 
 // The model at position k of demo_cells, loaded, into its section.
@@ -196,8 +201,9 @@ void train_models_in_order(Demo& d, const std::vector<Cell>& cells) {
     add_model(d, k, cells[k], train_demo_model(d, cells[k], d.options.base.threads));
     fmt::print("{}", training_line_end((k < kTutorialModels ? d.tutorial_setting : d.defaults).back()));
   }
-  train_channel(d, d.options.base.threads);
-  place_channel(d);
+  train_rerank_model(d, d.options.base.threads, false);
+  train_rerank_model(d, d.options.base.threads, true);
+  place_rerank_models(d);
 }
 
 // More threads: the models train side by side, each in its own child process (child_jobs.h) at one
@@ -211,17 +217,18 @@ void train_models_concurrently(Demo& d, const std::vector<Cell>& cells, int jobs
   std::vector<std::optional<DemoModel>> trained(cells.size());
   std::vector<std::string> names;
   for (const Cell& c : cells) names.push_back("training " + DemoModel{c, {}, {}}.label());
-  names.push_back("training the channel model");  // the last job (it is not a cell of the grid)
+  names.push_back("training the channel model");  // the last two jobs (they are not cells of the grid)
+  names.push_back("training the right-to-left model");
   const int channel_job = static_cast<int>(cells.size());
   size_t printed = 0;
   fmt::print("{}", section_heading(0, d.options));
   const auto job = [&](int k) {
-    if (k != channel_job) return nlohmann::json(train_demo_model(d, cells[k], 1)).dump();
-    train_channel(d, 1);
+    if (k < channel_job) return nlohmann::json(train_demo_model(d, cells[k], 1)).dump();
+    train_rerank_model(d, 1, k > channel_job);
     return std::string();
   };
   const auto done = [&](int k, const std::string& result) {
-    if (k == channel_job) return;
+    if (k >= channel_job) return;
     trained[k] = DemoModel{cells[k], nlohmann::json::parse(result).get<ScoredCell>(), {}};
     for (; printed < cells.size() && trained[printed]; ++printed)
       fmt::print("{}{}{}", printed == 0 ? "" : section_heading(printed, d.options),
@@ -230,7 +237,7 @@ void train_models_concurrently(Demo& d, const std::vector<Cell>& cells, int jobs
   };
   run_child_jobs(names, jobs, job, done);
   for (size_t k = 0; k < cells.size(); ++k) add_model(d, k, cells[k], *trained[k]);
-  place_channel(d);
+  place_rerank_models(d);
 }
 
 // One exact-match column per split, each as wide as its name, then the generalisation mean.
