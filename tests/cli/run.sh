@@ -391,8 +391,10 @@ expect_error "--right-to-left: another data's model" "not a right-to-left model 
   "$QKV" translate "${both[@]:0:4}" --right-to-left "$work/r2l_other/model.safetensors" "money bank grows"
 expect_error "--greedy with --right-to-left" "(--greedy excludes --right-to-left|--right-to-left excludes --greedy)" \
   "$QKV" translate --checkpoint "$work/l2r/model.safetensors" --greedy --right-to-left "$work/r2l/model.safetensors" "money bank grows"
-expect_error "eval --channel with --oracle-length" "--channel reranks a beam: it takes neither --oracle-length nor --no-cache" \
+expect_error "eval --channel with --oracle-length" "--channel and --right-to-left rerank a beam: they take neither --oracle-length nor --no-cache" \
   "$QKV" eval --checkpoint "$work/rotary/model.safetensors" --data "$gen" --split deeper --channel "$rev" --oracle-length
+expect_error "eval --right-to-left with --no-cache" "--channel and --right-to-left rerank a beam: they take neither --oracle-length nor --no-cache" \
+  "$QKV" eval --checkpoint "$work/l2r/model.safetensors" --data "$work/memo" --split train --right-to-left "$work/r2l/model.safetensors" --no-cache
 for bad in 0 -3 1025 two; do
   expect_error "translate --max-length $bad" "--max-length: must be a whole number (from 1 to 1024|in decimal digits), got '$bad'" \
     "$QKV" translate --checkpoint "$work/rotary/model.safetensors" --max-length "$bad" "money bank grows"

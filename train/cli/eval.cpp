@@ -48,7 +48,8 @@ static void run_eval(const EvalOptions& o) {
   ChannelChoice choice = o.channel;
   if (o.oracle_length || o.no_cache) {  // both decode greedily: only a channel asked for by name is refused
     if (!choice.path.empty() || !choice.right_to_left.empty())
-      throw std::runtime_error("--channel reranks a beam: it takes neither --oracle-length nor --no-cache");
+      throw std::runtime_error(
+          "--channel and --right-to-left rerank a beam: they take neither --oracle-length nor --no-cache");
     choice.greedy = true;
   }
   const std::optional<models::Channel> channel = open_channel(choice, o.checkpoint, loaded, dev);
