@@ -210,26 +210,26 @@ void train_models_in_order(Demo& d, const std::vector<Cell>& cells) {
 // thread, `jobs` at a time, and send back their scores as JSON. On two cores one model at two
 // threads runs about 1.4x faster than at one, while two models at one thread each finish together
 // about 1.25x sooner than one after the other at two; the bytes are the same for any thread count.
-// They start in the printed order, so the lines can print in order as they finish: on two workers
-// the two long default models then start third and fourth, and the short tutorial models fill the
-// other worker meanwhile. The parent then loads each checkpoint for the sections that follow.
+// They start in the printed order, so the lines can print in order as they finish, after the
+// right-to-left model (the longest job; it and the channel are not cells of the grid): on two
+// workers the short tutorial models and then the first long default model fill the other worker
+// meanwhile. The parent then loads each checkpoint for the sections that follow.
 void train_models_concurrently(Demo& d, const std::vector<Cell>& cells, int jobs) {
   std::vector<std::optional<DemoModel>> trained(cells.size());
-  std::vector<std::string> names;
+  std::vector<std::string> names{"training the right-to-left model"};  // job 0, then cell k as job k + 1
   for (const Cell& c : cells) names.push_back("training " + DemoModel{c, {}, {}}.label());
-  names.push_back("training the channel model");  // the last two jobs (they are not cells of the grid)
-  names.push_back("training the right-to-left model");
-  const int channel_job = static_cast<int>(cells.size());
+  names.push_back("training the channel model");
+  const int last_cell = static_cast<int>(cells.size());
   size_t printed = 0;
   fmt::print("{}", section_heading(0, d.options));
   const auto job = [&](int k) {
-    if (k < channel_job) return nlohmann::json(train_demo_model(d, cells[k], 1)).dump();
-    train_rerank_model(d, 1, k > channel_job);
+    if (k >= 1 && k <= last_cell) return nlohmann::json(train_demo_model(d, cells[k - 1], 1)).dump();
+    train_rerank_model(d, 1, k == 0);
     return std::string();
   };
   const auto done = [&](int k, const std::string& result) {
-    if (k >= channel_job) return;
-    trained[k] = DemoModel{cells[k], nlohmann::json::parse(result).get<ScoredCell>(), {}};
+    if (k == 0 || k > last_cell) return;
+    trained[k - 1] = DemoModel{cells[k - 1], nlohmann::json::parse(result).get<ScoredCell>(), {}};
     for (; printed < cells.size() && trained[printed]; ++printed)
       fmt::print("{}{}{}", printed == 0 ? "" : section_heading(printed, d.options),
                  training_line_start(*trained[printed], d.options.base.epochs), training_line_end(*trained[printed]));
