@@ -156,6 +156,10 @@ void add_right_to_left(Translator& right_to_left, Translator& forward, const std
 Channel load_channel(const std::string& path, const LoadedTranslator& forward, int64_t beam, Device device) {
   if (beam < 1 || beam > Channel::kMaxBeam)
     throw std::runtime_error(fmt::format("--beam {} is outside 1 to {}", beam, Channel::kMaxBeam));
+  if (forward.model->config().right_to_left)
+    throw std::runtime_error(
+        "this checkpoint writes right to left: the rerank takes it as --right-to-left beside a "
+        "left-to-right model, not as the model it reranks");
   Channel channel{load_translator(path, device), beam, std::nullopt};
   const LoadedTranslator& c = channel.loaded;
   if (c.english.words() != forward.hindi.words() || c.hindi.words() != forward.english.words())

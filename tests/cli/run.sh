@@ -389,6 +389,8 @@ cp "$gen/valid.tsv" "$work/other_data/valid.tsv" && cp "$gen/test.tsv" "$work/ot
 "$QKV" train --epochs 1 --d-model 8 --d-k 4 --d-ff 16 --data "$work/other_data" --positions rotary --right-to-left --out "$work/r2l_other" >/dev/null 2>&1
 expect_error "--right-to-left: another data's model" "not a right-to-left model for this one: its vocabularies are not this model's \(train it on the same data\)" \
   "$QKV" translate "${both[@]:0:4}" --right-to-left "$work/r2l_other/model.safetensors" "money bank grows"
+expect_error "a right-to-left model as the one reranked" "this checkpoint writes right to left: the rerank takes it as --right-to-left beside a left-to-right model" \
+  "$QKV" translate --checkpoint "$work/r2l/model.safetensors" --channel "$work/r2l_channel/model.safetensors" "money bank grows"
 expect_error "--greedy with --right-to-left" "(--greedy excludes --right-to-left|--right-to-left excludes --greedy)" \
   "$QKV" translate --checkpoint "$work/l2r/model.safetensors" --greedy --right-to-left "$work/r2l/model.safetensors" "money bank grows"
 expect_error "eval --channel with --oracle-length" "--channel and --right-to-left rerank a beam: they take neither --oracle-length nor --no-cache" \
