@@ -118,19 +118,23 @@ std::vector<double> forced_scores(Translator& model, const std::vector<std::vect
   return scores;
 }
 
-// log p(english + <eos> | candidate) under the channel for each candidate (the channel's vocabularies
-// are the forward model's turned round, so a candidate's ids are its source ids); a candidate with
-// no words gets -infinity (it cannot give any English back).
+// The sum over the channels of log p(english + <eos> | candidate) for each candidate (a channel's
+// vocabularies are the forward model's turned round, so a candidate's ids are its source ids; one
+// trained right to left scores the English turned round); a candidate with no words gets -infinity
+// (it cannot give any English back).
 std::vector<double> channel_scores(const Channel& channel, const std::vector<int64_t>& english_ids,
                                    const std::vector<Candidate>& candidates) {
   std::vector<double> scores(candidates.size(), -std::numeric_limits<double>::infinity());
   std::vector<std::vector<int64_t>> sources;
   std::vector<size_t> scored;
   for (size_t c = 0; c < candidates.size(); ++c)
-    if (!candidates[c].ids.empty()) sources.push_back(candidates[c].ids), scored.push_back(c);
-  if (scored.empty()) return scores;
-  const std::vector<double> back = forced_scores(*channel.loaded.model, sources, {scored.size(), english_ids});
-  for (size_t r = 0; r < scored.size(); ++r) scores[scored[r]] = back[r];
+    if (!candidates[c].ids.empty()) sources.push_back(candidates[c].ids), scored.push_back(c), scores[c] = 0;
+  for (const LoadedTranslator& model : channel.loaded) {
+    std::vector<int64_t> english = english_ids;
+    if (model.model->config().right_to_left) std::ranges::reverse(english);
+    const std::vector<double> back = forced_scores(*model.model, sources, {scored.size(), english});
+    for (size_t r = 0; r < scored.size(); ++r) scores[scored[r]] += back[r];
+  }
   return scores;
 }
 
@@ -153,24 +157,33 @@ void add_right_to_left(Translator& right_to_left, Translator& forward, const std
 
 }  // namespace
 
-Channel load_channel(const std::string& path, const LoadedTranslator& forward, int64_t beam, Device device) {
+Channel load_channel(const std::vector<std::string>& paths, const LoadedTranslator& forward, int64_t beam,
+                     Device device) {
   if (beam < 1 || beam > Channel::kMaxBeam)
     throw std::runtime_error(fmt::format("--beam {} is outside 1 to {}", beam, Channel::kMaxBeam));
   if (forward.model->config().right_to_left)
     throw std::runtime_error(
         "this checkpoint writes right to left: the rerank takes it as --right-to-left beside a "
         "left-to-right model, not as the model it reranks");
-  Channel channel{load_translator(path, device), beam, std::nullopt};
-  const LoadedTranslator& c = channel.loaded;
-  if (c.english.words() != forward.hindi.words() || c.hindi.words() != forward.english.words())
+  Channel channel{{}, beam, std::nullopt};
+  for (const std::string& path : paths) {
+    const LoadedTranslator& c = channel.loaded.emplace_back(load_translator(path, device));
+    if (c.english.words() != forward.hindi.words() || c.hindi.words() != forward.english.words())
+      throw std::runtime_error(fmt::format(
+          "{}: its vocabularies ({} source, {} target words) are not this model's turned round ({} Hindi, {} "
+          "English): train the channel with `qkv train --reverse` on the same data",
+          path, c.english.size(), c.hindi.size(), forward.hindi.size(), forward.english.size()));
+    if (!c.model->reads_longer())
+      throw std::runtime_error(
+          fmt::format("{}: a channel model must read any length (rotary or alibi positions); this one has {} positions",
+                      path, positions_name(c.model->config().positions)));
+  }
+  if (paths.size() > 2 || (paths.size() == 2 && channel.loaded[0].model->config().right_to_left ==
+                                                    channel.loaded[1].model->config().right_to_left))
     throw std::runtime_error(
-        fmt::format("{}: its vocabularies ({} source, {} target words) are not this model's turned round ({} Hindi, {} "
-                    "English): train the channel with `qkv train --reverse` on the same data",
-                    path, c.english.size(), c.hindi.size(), forward.hindi.size(), forward.english.size()));
-  if (!c.model->reads_longer())
-    throw std::runtime_error(
-        fmt::format("{}: a channel model must read any length (rotary or alibi positions); this one has {} positions",
-                    path, positions_name(c.model->config().positions)));
+        fmt::format("{} channels{}: give at most two, one trained `qkv train --reverse` and one "
+                    "`--reverse --right-to-left`",
+                    paths.size(), paths.size() == 2 ? " that write the English the same way" : ""));
   return channel;
 }
 

@@ -377,6 +377,26 @@ if [ -s "$work/auto" ] && cmp -s "$work/auto" "$work/named" && grep -q "note: re
 else
   fail "translate: the right-to-left model beside the checkpoint joins the rerank, said on stderr: $(cat "$work/err")"
 fi
+# a second channel trained --reverse --right-to-left scores the English turned round: named, or beside the checkpoint
+if "$QKV" train "${r2l[@]}" --reverse --right-to-left --out "$work/r2l_rchannel" >/dev/null 2>&1; then pass; else
+  fail "train --reverse --right-to-left"; fi
+"$QKV" translate "${both[@]}" --channel "$work/r2l_rchannel/model.safetensors" --input "$work/train.en" >"$work/named2" 2>/dev/null
+right=$(paste <(cut -f2 "$work/named2") <(cut -f2 "$gen/train.tsv") | awk -F'\t' '$1 == $2' | wc -l)
+cp "$work/r2l_rchannel/model.safetensors" "$work/l2r/channel_right_to_left.safetensors"
+"$QKV" translate --checkpoint "$work/l2r/model.safetensors" --input "$work/train.en" >"$work/auto2" 2>"$work/err"
+if [ "$right" -ge 4 ] && cmp -s "$work/auto2" "$work/named2" && grep -q "note: reranking with .*l2r/channel_right_to_left.safetensors, the right-to-left channel model beside" "$work/err"; then
+  pass
+else
+  fail "translate: both channels, named or beside the checkpoint ($right of 5 right): $(cat "$work/err")"
+fi
+rm "$work/l2r/channel_right_to_left.safetensors" "$work/l2r/right_to_left.safetensors"
+one=$("$QKV" translate --checkpoint "$work/l2r/model.safetensors" --channel "$work/r2l_rchannel/model.safetensors" --beam 1 "$longer" 2>/dev/null)
+if [ -n "$one" ] && [ "$one" = "$("$QKV" translate --checkpoint "$work/l2r/model.safetensors" --greedy "$longer" 2>/dev/null)" ]; then pass; else
+  fail "translate: a right-to-left channel alone, --beam 1, keeps greedy decoding's translation: '$one'"; fi
+expect_error "two channels that write the same way" "2 channels that write the English the same way: give at most two, one trained .qkv train --reverse. and one .--reverse --right-to-left." \
+  "$QKV" translate "${both[@]:0:4}" --channel "$work/r2l_channel/model.safetensors" "money bank grows"
+expect_error "three channels" "3 channels: give at most two" \
+  "$QKV" translate "${both[@]:0:4}" --channel "$work/r2l_rchannel/model.safetensors" --channel "$work/r2l_channel/model.safetensors" "money bank grows"
 expect_error "--right-to-left without a channel" "--right-to-left joins a channel's rerank: give --channel too" \
   "$QKV" translate --checkpoint "$work/rotary/model.safetensors" --right-to-left "$work/r2l/model.safetensors" "money bank grows"
 expect_error "--right-to-left: a left-to-right model" "l2r/model.safetensors: not a right-to-left model for this one: it was not trained with .qkv train --right-to-left." \
@@ -590,8 +610,8 @@ if "$QKV" "${demo_small[@]}" --threads 1 >"$work/out_t1" 2>"$work/err" && mv "$w
   same=1
   for f in tutorial_learned/model.safetensors tutorial_static/model.safetensors tutorial_none/model.safetensors \
     learned/model.safetensors static/model.safetensors reverse/model.safetensors learned/channel.safetensors \
-    right_to_left/model.safetensors learned/right_to_left.safetensors \
-    explore.html $(cd "$work/demo_t1" && ls *.png); do
+    right_to_left/model.safetensors learned/right_to_left.safetensors reverse_right_to_left/model.safetensors \
+    learned/channel_right_to_left.safetensors explore.html $(cd "$work/demo_t1" && ls *.png); do
     cmp -s "$work/demo_t1/$f" "$work/demo_same/$f" || { same=0; echo "differs: $f"; }
   done
   [ "$same" -eq 1 ] && pass || fail "demo --threads 2 and --threads 1 give bit-identical checkpoints, pictures and explorer"

@@ -136,11 +136,13 @@ CLI::Option* add_max_length_option(CLI::App* cmd, int64_t& max_length) {
 }
 
 void add_channel_options(CLI::App* cmd, ChannelChoice& choice) {
-  auto* path = cmd->add_option("--channel", choice.path,
+  auto* path = cmd->add_option("--channel", choice.paths,
                                "a model trained the other way round on the same data (qkv train --reverse): each "
                                "sentence is decoded by beam search and the candidate that best gives its English "
-                               "back is kept (noisy-channel reranking; slower); left out: channel.safetensors beside "
-                               "the checkpoint, when there is one");
+                               "back is kept (noisy-channel reranking; slower); given twice, the second trained "
+                               "--reverse --right-to-left, both score; left out: channel.safetensors and "
+                               "channel_right_to_left.safetensors beside the checkpoint, those there are")
+                   ->allow_extra_args(false);
   auto* beam = cmd->add_option("--beam", choice.beam, "with a channel: hypotheses kept at each step, 1 to 64")
                    ->check(whole_number_in(1, models::Channel::kMaxBeam))
                    ->capture_default_str();
@@ -164,13 +166,17 @@ std::optional<models::Channel> open_channel(const ChannelChoice& choice, const s
                beside.string(), what);
     return beside.string();
   };
-  const std::string path = chosen(choice.path, "channel.safetensors", "channel");
-  if (path.empty()) {
+  std::vector<std::string> paths = choice.paths;
+  if (paths.empty())
+    for (const auto& [file, what] : {std::pair{"channel.safetensors", "channel"},
+                                     std::pair{"channel_right_to_left.safetensors", "right-to-left channel"}})
+      if (std::string beside = chosen("", file, what); !beside.empty()) paths.push_back(beside);
+  if (paths.empty()) {
     if (!choice.right_to_left.empty())
       throw std::runtime_error("--right-to-left joins a channel's rerank: give --channel too");
     return std::nullopt;
   }
-  models::Channel channel = models::load_channel(path, forward, choice.beam, device);
+  models::Channel channel = models::load_channel(paths, forward, choice.beam, device);
   const std::string right_to_left = chosen(choice.right_to_left, "right_to_left.safetensors", "right-to-left");
   if (!right_to_left.empty()) models::load_right_to_left(channel, right_to_left, forward, device);
   return channel;

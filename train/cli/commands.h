@@ -115,10 +115,11 @@ void apply_threads(int threads);
 // --max-length on a command that decodes: the most Hindi words a sentence may get, 1 to
 // Translator::kMaxDecodeLength (left out: 0, the model's own limit, Translator::decode_limit).
 CLI::Option* add_max_length_option(CLI::App* cmd, int64_t& max_length);
-// How translate and eval decode: reranked by a channel model (models/noisy_channel.h), --channel's or
-// the channel.safetensors beside the checkpoint, unless --greedy.
+// How translate and eval decode: reranked by channel models (models/noisy_channel.h), --channel's or
+// the channel.safetensors and channel_right_to_left.safetensors beside the checkpoint, unless --greedy.
 struct ChannelChoice {
-  std::string path, right_to_left;
+  std::vector<std::string> paths;
+  std::string right_to_left;
   int64_t beam = models::Channel::kDefaultBeam;
   bool greedy = false;
 };

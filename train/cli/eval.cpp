@@ -47,7 +47,7 @@ static void run_eval(const EvalOptions& o) {
   loaded.model->decode_limit(1, o.max_length);  // a --max-length past the model's layout fails before any work
   ChannelChoice choice = o.channel;
   if (o.oracle_length || o.no_cache) {  // both decode greedily: only a channel asked for by name is refused
-    if (!choice.path.empty() || !choice.right_to_left.empty())
+    if (!choice.paths.empty() || !choice.right_to_left.empty())
       throw std::runtime_error(
           "--channel and --right-to-left rerank a beam: they take neither --oracle-length nor --no-cache");
     choice.greedy = true;

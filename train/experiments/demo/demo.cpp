@@ -134,39 +134,46 @@ ScoredCell train_demo_model(const Demo& d, const Cell& c, int threads) {
   return train_and_score(t, d.dataset, d.report_splits);
 }
 
-// The rerank's models (models/noisy_channel.h), trained on `threads` threads: the channel, the
-// default learned model's settings with half its blocks and one epoch fewer, trained the other way
-// round into OUT/reverse (a third of the default run's cost, and it reranks nearly as well:
-// data/long.tsv, seeds 1-3, 88.75% against 89.9%; RESULTS.md, "A channel model's rerank"); or the
-// default model's settings trained right to left into OUT/right_to_left ("A right-to-left model in
-// the rerank").
-void train_rerank_model(const Demo& d, int threads, bool right_to_left) {
+// The rerank's models (models/noisy_channel.h), trained on `threads` threads: kRerankModels[k]'s
+// folder under OUT and file beside the default learned model, where translate and eval find them.
+// The channels are the default learned model's settings with half its blocks and one epoch fewer,
+// trained the other way round (a third of the default run's cost, and it reranks nearly as well:
+// data/long.tsv, seeds 1-3, 88.75% against 89.9%; RESULTS.md, "A channel model's rerank"), the
+// second also right to left ("Both channels"); the right-to-left model is the default model's
+// settings trained right to left ("A right-to-left model in the rerank").
+struct RerankModel {
+  const char *folder, *file;
+  bool reverse, right_to_left;
+};
+constexpr RerankModel kRerankModels[] = {{"right_to_left", "right_to_left", false, true},
+                                         {"reverse", "channel", true, false},
+                                         {"reverse_right_to_left", "channel_right_to_left", true, true}};
+
+void train_rerank_model(const Demo& d, int threads, const RerankModel& m) {
   TrainOptions t = cell_options(demo_cells(d.options)[kTutorialModels], d.options.base,
-                                (fs::path(d.options.out) / (right_to_left ? "right_to_left" : "reverse")).string());
-  if (!right_to_left) t.layers = std::max<int64_t>(1, t.layers / 2), t.epochs = std::max<int64_t>(1, t.epochs - 1);
-  t.reverse = !right_to_left, t.right_to_left = right_to_left;
+                                (fs::path(d.options.out) / m.folder).string());
+  if (m.reverse) t.layers = std::max<int64_t>(1, t.layers / 2), t.epochs = std::max<int64_t>(1, t.epochs - 1);
+  t.reverse = m.reverse, t.right_to_left = m.right_to_left;
   t.threads = threads;
   t.force = true;
   train_translator(t);
 }
 
-// The two checkpoints copied beside the default learned model's as channel.safetensors and
-// right_to_left.safetensors, where translate and eval find them and rerank with them.
 void place_rerank_models(const Demo& d) {
   const fs::path out = d.options.out;
-  for (const auto& [folder, file] : {std::pair{"reverse", "channel"}, std::pair{"right_to_left", "right_to_left"}}) {
-    const fs::path from = out / folder / "model.safetensors",
-                   to = out / "learned" / (std::string(file) + ".safetensors");
+  for (const RerankModel& m : kRerankModels) {
+    const fs::path from = out / m.folder / "model.safetensors",
+                   to = out / "learned" / (std::string(m.file) + ".safetensors");
     std::ifstream in(from, std::ios::binary);
     const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
     if (!in.good() && !in.eof()) throw std::runtime_error(fmt::format("{}: cannot read the model", from.string()));
     write_file_atomic(to.string(), bytes);
   }
   fmt::print(
-      "\nThe rerank's models beside the default model in {}: channel.safetensors (the default model, half its "
-      "blocks, trained Hindi to English) and right_to_left.safetensors (trained to write last word first). `qkv "
-      "translate` and `qkv eval` rerank the default model's beam with them (RESULTS.md, \"A right-to-left model in "
-      "the rerank\").\n",
+      "\nThe rerank's models beside the default model in {}: channel.safetensors and "
+      "channel_right_to_left.safetensors (the default model, half its blocks, trained Hindi to English, the second "
+      "writing last word first) and right_to_left.safetensors (trained to write last word first). `qkv translate` "
+      "and `qkv eval` rerank the default model's beam with them (RESULTS.md, \"Both channels\").\n",
       (out / "learned").string());
 }
 
@@ -201,8 +208,7 @@ void train_models_in_order(Demo& d, const std::vector<Cell>& cells) {
     add_model(d, k, cells[k], train_demo_model(d, cells[k], d.options.base.threads));
     fmt::print("{}", training_line_end((k < kTutorialModels ? d.tutorial_setting : d.defaults).back()));
   }
-  train_rerank_model(d, d.options.base.threads, false);
-  train_rerank_model(d, d.options.base.threads, true);
+  for (const RerankModel& m : kRerankModels) train_rerank_model(d, d.options.base.threads, m);
   place_rerank_models(d);
 }
 
@@ -211,7 +217,7 @@ void train_models_in_order(Demo& d, const std::vector<Cell>& cells) {
 // threads runs about 1.4x faster than at one, while two models at one thread each finish together
 // about 1.25x sooner than one after the other at two; the bytes are the same for any thread count.
 // They start in the printed order, so the lines can print in order as they finish, after the
-// right-to-left model (the longest job; it and the channel are not cells of the grid): on two
+// right-to-left model (the longest job; it and the channels are not cells of the grid): on two
 // workers the short tutorial models and then the first long default model fill the other worker
 // meanwhile. The parent then loads each checkpoint for the sections that follow.
 void train_models_concurrently(Demo& d, const std::vector<Cell>& cells, int jobs) {
@@ -219,12 +225,13 @@ void train_models_concurrently(Demo& d, const std::vector<Cell>& cells, int jobs
   std::vector<std::string> names{"training the right-to-left model"};  // job 0, then cell k as job k + 1
   for (const Cell& c : cells) names.push_back("training " + DemoModel{c, {}, {}}.label());
   names.push_back("training the channel model");
+  names.push_back("training the right-to-left channel model");
   const int last_cell = static_cast<int>(cells.size());
   size_t printed = 0;
   fmt::print("{}", section_heading(0, d.options));
   const auto job = [&](int k) {
     if (k >= 1 && k <= last_cell) return nlohmann::json(train_demo_model(d, cells[k - 1], 1)).dump();
-    train_rerank_model(d, 1, k == 0);
+    train_rerank_model(d, 1, kRerankModels[k == 0 ? 0 : k - last_cell]);
     return std::string();
   };
   const auto done = [&](int k, const std::string& result) {
