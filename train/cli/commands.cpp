@@ -139,7 +139,7 @@ void add_channel_options(CLI::App* cmd, ChannelChoice& choice) {
   auto* path = cmd->add_option("--channel", choice.paths,
                                "a model trained the other way round on the same data (qkv train --reverse): each "
                                "sentence is decoded by beam search and the candidate that best gives its English "
-                               "back is kept (noisy-channel reranking; slower); given twice, the second trained "
+                               "back is kept (noisy-channel reranking; slower); given twice, one of them trained "
                                "--reverse --right-to-left, both score; left out: channel.safetensors and "
                                "channel_right_to_left.safetensors beside the checkpoint, those there are")
                    ->allow_extra_args(false);
