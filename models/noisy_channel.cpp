@@ -138,21 +138,26 @@ std::vector<double> channel_scores(const Channel& channel, const std::vector<int
   return scores;
 }
 
-// The right-to-left model's candidates (turned round; its words have the forward model's ids) added
-// where new, then each candidate scored by log p under the forward model plus under the right-to-left one.
-void add_right_to_left(Translator& right_to_left, Translator& forward, const std::vector<int64_t>& source,
-                       int64_t limit, int64_t beam, std::vector<Candidate>& candidates) {
-  for (Candidate& c : beam_candidates(right_to_left, source, limit, beam)) {
-    std::ranges::reverse(c.ids);
-    if (std::ranges::none_of(candidates, [&](const Candidate& d) { return d.ids == c.ids; }))
-      candidates.push_back(std::move(c));
-  }
+// Each writer's candidates (a right-to-left one's turned round; its words have the forward model's
+// ids) added where new, then each candidate scored by log p under the forward model plus under each writer.
+void add_writers(const std::vector<LoadedTranslator>& writers, Translator& forward, const std::vector<int64_t>& source,
+                 int64_t limit, int64_t beam, std::vector<Candidate>& candidates) {
+  for (const LoadedTranslator& writer : writers)
+    for (Candidate& c : beam_candidates(*writer.model, source, limit, beam)) {
+      if (writer.model->config().right_to_left) std::ranges::reverse(c.ids);
+      if (std::ranges::none_of(candidates, [&](const Candidate& d) { return d.ids == c.ids; }))
+        candidates.push_back(std::move(c));
+    }
   std::vector<std::vector<int64_t>> words, turned;
   for (const Candidate& c : candidates) words.push_back(c.ids), turned.emplace_back(c.ids.rbegin(), c.ids.rend());
   const std::vector<std::vector<int64_t>> sources(candidates.size(), source);
-  const std::vector<double> left = forced_scores(forward, sources, words);
-  const std::vector<double> right = forced_scores(right_to_left, sources, turned);
-  for (size_t c = 0; c < candidates.size(); ++c) candidates[c].score = left[c] + right[c];
+  std::vector<double> total = forced_scores(forward, sources, words);
+  for (const LoadedTranslator& writer : writers) {
+    const std::vector<double> own =
+        forced_scores(*writer.model, sources, writer.model->config().right_to_left ? turned : words);
+    for (size_t c = 0; c < candidates.size(); ++c) total[c] += own[c];
+  }
+  for (size_t c = 0; c < candidates.size(); ++c) candidates[c].score = total[c];
 }
 
 }  // namespace
@@ -165,7 +170,7 @@ Channel load_channel(const std::vector<std::string>& paths, const LoadedTranslat
     throw std::runtime_error(
         "this checkpoint writes right to left: the rerank takes it as --right-to-left beside a "
         "left-to-right model, not as the model it reranks");
-  Channel channel{{}, beam, std::nullopt};
+  Channel channel{{}, beam, {}};
   for (const std::string& path : paths) {
     const LoadedTranslator& c = channel.loaded.emplace_back(load_translator(path, device));
     if (c.english.words() != forward.hindi.words() || c.hindi.words() != forward.english.words())
@@ -178,25 +183,26 @@ Channel load_channel(const std::vector<std::string>& paths, const LoadedTranslat
           fmt::format("{}: a channel model must read any length (rotary or alibi positions); this one has {} positions",
                       path, positions_name(c.model->config().positions)));
   }
-  if (paths.size() > 2 || (paths.size() == 2 && channel.loaded[0].model->config().right_to_left ==
-                                                    channel.loaded[1].model->config().right_to_left))
-    throw std::runtime_error(
-        fmt::format("{} channels{}: give at most two, one trained `qkv train --reverse` and one "
-                    "`--reverse --right-to-left`",
-                    paths.size(), paths.size() == 2 ? " that write the English the same way" : ""));
   return channel;
 }
 
-void load_right_to_left(Channel& channel, const std::string& path, const LoadedTranslator& forward, Device device) {
+void load_writer(Channel& channel, const std::string& path, const LoadedTranslator& forward, bool right_to_left,
+                 Device device) {
   LoadedTranslator model = load_translator(path, device);
   const char* mismatch =
-      !model.model->config().right_to_left ? "it was not trained with `qkv train --right-to-left`"
-      : !model.model->reads_longer()       ? "it must read any length (rotary or alibi positions)"
+      model.english.words() == forward.hindi.words() && model.hindi.words() == forward.english.words()
+          ? "it was trained with `qkv train --reverse` (give it as --channel)"
       : model.english.words() != forward.english.words() || model.hindi.words() != forward.hindi.words()
           ? "its vocabularies are not this model's (train it on the same data)"
-          : nullptr;
-  if (mismatch) throw std::runtime_error(fmt::format("{}: not a right-to-left model for this one: {}", path, mismatch));
-  channel.right_to_left = std::move(model);
+      : model.model->config().right_to_left != right_to_left
+          ? (right_to_left ? "it was not trained with `qkv train --right-to-left`"
+                           : "it was trained with `qkv train --right-to-left` (give it as --right-to-left)")
+      : !model.model->reads_longer() ? "it must read any length (rotary or alibi positions)"
+                                     : nullptr;
+  if (mismatch)
+    throw std::runtime_error(fmt::format("{}: not a {} model for this one: {}", path,
+                                         right_to_left ? "right-to-left" : "left-to-right", mismatch));
+  channel.writers.push_back(std::move(model));
 }
 
 std::vector<std::vector<std::string>> translate_reranked(Translator& forward,
@@ -212,13 +218,11 @@ std::vector<std::vector<std::string>> translate_reranked(Translator& forward,
     for (const std::string& word : english[b]) ids.push_back(english_vocab.id(word));
     const int64_t limit = forward.decode_limit(static_cast<int64_t>(ids.size()), options.max_length);
     std::vector<Candidate> candidates = beam_candidates(forward, ids, limit, channel.beam);
-    if (channel.right_to_left)
-      add_right_to_left(*channel.right_to_left->model, forward, ids, limit, channel.beam, candidates);
+    if (!channel.writers.empty()) add_writers(channel.writers, forward, ids, limit, channel.beam, candidates);
     const std::vector<double> back = channel_scores(channel, ids, candidates);
     size_t best = 0;
     for (size_t c = 1; c < candidates.size(); ++c)
-      if (candidates[c].score + Channel::kWeight * back[c] > candidates[best].score + Channel::kWeight * back[best])
-        best = c;
+      if (candidates[c].score + back[c] > candidates[best].score + back[best]) best = c;
     std::vector<std::string> words;
     for (int64_t id : candidates[best].ids) words.push_back(hindi_vocab.word(id));
     out.push_back(std::move(words));

@@ -6,7 +6,6 @@
 #pragma once
 
 #include <cstdint>
-#include <optional>
 #include <string>
 #include <vector>
 
@@ -18,30 +17,32 @@ namespace qkv::models {
 
 struct Channel {
   static constexpr int64_t kDefaultBeam = 8, kMaxBeam = 64;
-  static constexpr double kWeight = 1.0;  // each channel's log-probability counts as the forward's
   // Hindi (a channel's `english` vocabulary) to English (its `hindi`): one model, or two that write
   // the English each way (one trained --reverse, one --reverse --right-to-left), each one's log p added.
   std::vector<LoadedTranslator> loaded;
   int64_t beam = kDefaultBeam;
-  // A model trained --right-to-left on the same data, or none: its beam's candidates join the forward
-  // model's, and its log-probability of each joins the score (Liu et al., 2016; RESULTS.md).
-  std::optional<LoadedTranslator> right_to_left;
+  // Models trained on the same data that write the Hindi too: one trained --right-to-left (Liu et al.,
+  // 2016), another seed's left-to-right model (an ensemble). Each one's beam's candidates join the
+  // forward model's, and each one's log p(hindi | english) joins the score (RESULTS.md).
+  std::vector<LoadedTranslator> writers;
 };
 
 // The channel models at `paths` for `forward`: each one's vocabularies must be the forward model's
-// turned round (a model `qkv train --reverse` trained on the same data), it must read any length
-// (rotary or alibi positions), since a candidate may be longer than any Hindi sentence of train,
-// and two must write the English in opposite directions. Throws one line naming the path and the mismatch.
+// turned round (a model `qkv train --reverse` trained on the same data), and it must read any length
+// (rotary or alibi positions), since a candidate may be longer than any Hindi sentence of train.
+// Throws one line naming the path and the mismatch.
 Channel load_channel(const std::vector<std::string>& paths, const LoadedTranslator& forward, int64_t beam,
                      Device device);
-// The right-to-left model at `path` for `forward`, into `channel`: trained `qkv train --right-to-left`
-// on the same data (the same words), reading any length. Throws one line naming the path and the mismatch.
-void load_right_to_left(Channel& channel, const std::string& path, const LoadedTranslator& forward, Device device);
+// The model at `path` for `forward`, into `channel`'s writers: trained on the same data (the same
+// words), reading any length, and writing right to left (`qkv train --right-to-left`) when
+// `right_to_left`, else left to right. Throws one line naming the path and the mismatch.
+void load_writer(Channel& channel, const std::string& path, const LoadedTranslator& forward, bool right_to_left,
+                 Device device);
 
 // Each sentence decoded on its own by beam search (options.max_length, or the model's limit, as
 // greedy decoding's), every candidate that ended (and those cut at the limit when none did) scored
-// by log p(hindi | english) + kWeight * log p(english | hindi) under each channel, the best kept;
-// with a right-to-left model, its candidates too, and its log p(hindi | english) added.
+// by log p(hindi | english) + log p(english | hindi) under each channel (all weights 1), the best kept;
+// with writers, their candidates too, and each one's log p(hindi | english) added.
 // A sentence's translation never depends on the others. options.cut_at_limit is filled as by
 // Translator::translate.
 std::vector<std::vector<std::string>> translate_reranked(Translator& forward,

@@ -393,12 +393,28 @@ rm "$work/l2r/channel_right_to_left.safetensors" "$work/l2r/right_to_left.safete
 one=$("$QKV" translate --checkpoint "$work/l2r/model.safetensors" --channel "$work/r2l_rchannel/model.safetensors" --beam 1 "$longer" 2>/dev/null)
 if [ -n "$one" ] && [ "$one" = "$("$QKV" translate --checkpoint "$work/l2r/model.safetensors" --greedy "$longer" 2>/dev/null)" ]; then pass; else
   fail "translate: a right-to-left channel alone, --beam 1, keeps greedy decoding's translation: '$one'"; fi
-expect_error "two channels that write the same way" "2 channels that write the English the same way: give at most two, one trained .qkv train --reverse. and one .--reverse --right-to-left." \
-  "$QKV" translate "${both[@]:0:4}" --channel "$work/r2l_channel/model.safetensors" "money bank grows"
-expect_error "three channels" "3 channels: give at most two" \
-  "$QKV" translate "${both[@]:0:4}" --channel "$work/r2l_rchannel/model.safetensors" --channel "$work/r2l_channel/model.safetensors" "money bank grows"
-expect_error "--right-to-left without a channel" "--right-to-left joins a channel's rerank: give --channel too" \
-  "$QKV" translate --checkpoint "$work/rotary/model.safetensors" --right-to-left "$work/r2l/model.safetensors" "money bank grows"
+# an ensemble: another seed's left-to-right model and channel join the rerank (--ensemble, --channel again)
+if "$QKV" train "${r2l[@]}" --seed 2 --out "$work/l2r_2" >/dev/null 2>&1 &&
+   "$QKV" train "${r2l[@]}" --seed 2 --reverse --out "$work/r2l_channel_2" >/dev/null 2>&1; then pass; else
+  fail "train a second seed's models"; fi
+ensemble=("${both[@]}" --channel "$work/r2l_rchannel/model.safetensors" --channel "$work/r2l_channel_2/model.safetensors" --ensemble "$work/l2r_2/model.safetensors")
+"$QKV" translate "${ensemble[@]}" --input "$work/train.en" >"$work/named3" 2>"$work/err"
+right=$(paste <(cut -f2 "$work/named3") <(cut -f2 "$gen/train.tsv") | awk -F'\t' '$1 == $2' | wc -l)
+if [ "$right" -ge 4 ]; then pass; else fail "translate --ensemble: $right of 5 memorised sentences right: $(cat "$work/err")"; fi
+one=$("$QKV" translate "${ensemble[@]}" --beam 1 "$longer" 2>/dev/null)
+if [ -n "$one" ] && for m in l2r r2l l2r_2; do "$QKV" translate --checkpoint "$work/$m/model.safetensors" "$longer" 2>/dev/null; done | grep -qxF "$one"; then
+  pass
+else
+  fail "translate --ensemble --beam 1 keeps one of the three greedy translations: '$one'"
+fi
+expect_error "--ensemble: a right-to-left model" "r2l/model.safetensors: not a left-to-right model for this one: it was trained with .qkv train --right-to-left. \(give it as --right-to-left\)" \
+  "$QKV" translate "${both[@]:0:4}" --ensemble "$work/r2l/model.safetensors" "money bank grows"
+expect_error "--ensemble: a channel" "r2l_channel_2/model.safetensors: not a left-to-right model for this one: it was trained with .qkv train --reverse. \(give it as --channel\)" \
+  "$QKV" translate "${both[@]:0:4}" --ensemble "$work/r2l_channel_2/model.safetensors" "money bank grows"
+expect_error "--ensemble without a channel" "--right-to-left and --ensemble join a channel's rerank: give --channel too" \
+  "$QKV" translate --checkpoint "$work/rotary/model.safetensors" --ensemble "$work/l2r_2/model.safetensors" "money bank grows"
+expect_error "--greedy with --ensemble" "(--greedy excludes --ensemble|--ensemble excludes --greedy)" \
+  "$QKV" translate --checkpoint "$work/l2r/model.safetensors" --greedy --ensemble "$work/l2r_2/model.safetensors" "money bank grows"
 expect_error "--right-to-left: a left-to-right model" "l2r/model.safetensors: not a right-to-left model for this one: it was not trained with .qkv train --right-to-left." \
   "$QKV" translate "${both[@]:0:4}" --right-to-left "$work/l2r/model.safetensors" "money bank grows"
 "$QKV" train "${small[@]}" --positions absolute --right-to-left --out "$work/r2l_absolute" >/dev/null 2>&1
@@ -413,9 +429,9 @@ expect_error "a right-to-left model as the one reranked" "this checkpoint writes
   "$QKV" translate --checkpoint "$work/r2l/model.safetensors" --channel "$work/r2l_channel/model.safetensors" "money bank grows"
 expect_error "--greedy with --right-to-left" "(--greedy excludes --right-to-left|--right-to-left excludes --greedy)" \
   "$QKV" translate --checkpoint "$work/l2r/model.safetensors" --greedy --right-to-left "$work/r2l/model.safetensors" "money bank grows"
-expect_error "eval --channel with --oracle-length" "--channel and --right-to-left rerank a beam: they take neither --oracle-length nor --no-cache" \
+expect_error "eval --channel with --oracle-length" "--channel, --right-to-left and --ensemble rerank a beam: they take neither --oracle-length nor --no-cache" \
   "$QKV" eval --checkpoint "$work/rotary/model.safetensors" --data "$gen" --split deeper --channel "$rev" --oracle-length
-expect_error "eval --right-to-left with --no-cache" "--channel and --right-to-left rerank a beam: they take neither --oracle-length nor --no-cache" \
+expect_error "eval --right-to-left with --no-cache" "--channel, --right-to-left and --ensemble rerank a beam: they take neither --oracle-length nor --no-cache" \
   "$QKV" eval --checkpoint "$work/l2r/model.safetensors" --data "$work/memo" --split train --right-to-left "$work/r2l/model.safetensors" --no-cache
 for bad in 0 -3 1025 two; do
   expect_error "translate --max-length $bad" "--max-length: must be a whole number (from 1 to 1024|in decimal digits), got '$bad'" \

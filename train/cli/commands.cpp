@@ -139,46 +139,60 @@ void add_channel_options(CLI::App* cmd, ChannelChoice& choice) {
   auto* path = cmd->add_option("--channel", choice.paths,
                                "a model trained the other way round on the same data (qkv train --reverse): each "
                                "sentence is decoded by beam search and the candidate that best gives its English "
-                               "back is kept (noisy-channel reranking; slower); given twice, one of them trained "
-                               "--reverse --right-to-left, both score; left out: channel.safetensors and "
-                               "channel_right_to_left.safetensors beside the checkpoint, those there are")
+                               "back is kept (noisy-channel reranking; slower); may be given more than once (one "
+                               "trained --reverse --right-to-left, another seed's), each one scores; left out: "
+                               "channel.safetensors and channel_right_to_left.safetensors beside the checkpoint, "
+                               "those there are")
                    ->allow_extra_args(false);
   auto* beam = cmd->add_option("--beam", choice.beam, "with a channel: hypotheses kept at each step, 1 to 64")
                    ->check(whole_number_in(1, models::Channel::kMaxBeam))
                    ->capture_default_str();
-  auto* right_to_left = cmd->add_option(
-      "--right-to-left", choice.right_to_left,
-      "with a channel: a model trained --right-to-left on the same data, whose beam's candidates and scores join the "
-      "rerank; left out: right_to_left.safetensors beside the checkpoint, when there is one");
+  auto* right_to_left = cmd->add_option("--right-to-left", choice.right_to_left,
+                                        "with a channel: a model trained --right-to-left on the same data, whose "
+                                        "beam's candidates and scores join the rerank (may be given more than once); "
+                                        "left out: right_to_left.safetensors beside the checkpoint, when there is one")
+                            ->allow_extra_args(false);
+  auto* ensemble = cmd->add_option("--ensemble", choice.ensemble,
+                                   "with a channel: another left-to-right model trained on the same data (another "
+                                   "seed), whose beam's candidates and scores join the rerank, as --right-to-left's "
+                                   "(may be given more than once)")
+                       ->allow_extra_args(false);
   cmd->add_flag("--greedy", choice.greedy, "decode greedily, without the models beside the checkpoint")
       ->excludes(path)
       ->excludes(beam)
-      ->excludes(right_to_left);
+      ->excludes(right_to_left)
+      ->excludes(ensemble);
 }
 
 std::optional<models::Channel> open_channel(const ChannelChoice& choice, const std::string& checkpoint,
                                             const models::LoadedTranslator& forward, Device device) {
-  // A model named on the command line, else the file beside the checkpoint (said on stderr), else none.
-  const auto chosen = [&](const std::string& named, const char* file, const char* what) -> std::string {
-    const std::filesystem::path beside = std::filesystem::path(checkpoint).parent_path() / file;
-    if (!named.empty() || choice.greedy || !std::filesystem::is_regular_file(beside)) return named;
-    fmt::print(stderr, "note: reranking with {}, the {} model beside the checkpoint (--greedy: without it)\n",
-               beside.string(), what);
-    return beside.string();
+  // Models named on the command line, else the files beside the checkpoint (each said on stderr), else none.
+  using Files = std::initializer_list<std::pair<const char*, const char*>>;  // file name, what it holds
+  const auto named_or_beside = [&](const std::vector<std::string>& named, Files files) {
+    if (!named.empty() || choice.greedy) return named;
+    std::vector<std::string> found;
+    for (const auto& [file, what] : files) {
+      const std::filesystem::path path = std::filesystem::path(checkpoint).parent_path() / file;
+      if (!std::filesystem::is_regular_file(path)) continue;
+      fmt::print(stderr, "note: reranking with {}, the {} model beside the checkpoint (--greedy: without it)\n",
+                 path.string(), what);
+      found.push_back(path.string());
+    }
+    return found;
   };
-  std::vector<std::string> paths = choice.paths;
-  if (paths.empty())
-    for (const auto& [file, what] : {std::pair{"channel.safetensors", "channel"},
-                                     std::pair{"channel_right_to_left.safetensors", "right-to-left channel"}})
-      if (std::string beside = chosen("", file, what); !beside.empty()) paths.push_back(beside);
+  const std::vector<std::string> paths = named_or_beside(
+      choice.paths,
+      {{"channel.safetensors", "channel"}, {"channel_right_to_left.safetensors", "right-to-left channel"}});
   if (paths.empty()) {
-    if (!choice.right_to_left.empty())
-      throw std::runtime_error("--right-to-left joins a channel's rerank: give --channel too");
+    if (!choice.right_to_left.empty() || !choice.ensemble.empty())
+      throw std::runtime_error("--right-to-left and --ensemble join a channel's rerank: give --channel too");
     return std::nullopt;
   }
   models::Channel channel = models::load_channel(paths, forward, choice.beam, device);
-  const std::string right_to_left = chosen(choice.right_to_left, "right_to_left.safetensors", "right-to-left");
-  if (!right_to_left.empty()) models::load_right_to_left(channel, right_to_left, forward, device);
+  for (const std::string& path :
+       named_or_beside(choice.right_to_left, {{"right_to_left.safetensors", "right-to-left"}}))
+    models::load_writer(channel, path, forward, true, device);
+  for (const std::string& path : choice.ensemble) models::load_writer(channel, path, forward, false, device);
   return channel;
 }
 

@@ -118,8 +118,7 @@ CLI::Option* add_max_length_option(CLI::App* cmd, int64_t& max_length);
 // How translate and eval decode: reranked by channel models (models/noisy_channel.h), --channel's or
 // the channel.safetensors and channel_right_to_left.safetensors beside the checkpoint, unless --greedy.
 struct ChannelChoice {
-  std::vector<std::string> paths;
-  std::string right_to_left;
+  std::vector<std::string> paths, right_to_left, ensemble;
   int64_t beam = models::Channel::kDefaultBeam;
   bool greedy = false;
 };

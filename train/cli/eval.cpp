@@ -47,9 +47,9 @@ static void run_eval(const EvalOptions& o) {
   loaded.model->decode_limit(1, o.max_length);  // a --max-length past the model's layout fails before any work
   ChannelChoice choice = o.channel;
   if (o.oracle_length || o.no_cache) {  // both decode greedily: only a channel asked for by name is refused
-    if (!choice.paths.empty() || !choice.right_to_left.empty())
+    if (!choice.paths.empty() || !choice.right_to_left.empty() || !choice.ensemble.empty())
       throw std::runtime_error(
-          "--channel and --right-to-left rerank a beam: they take neither --oracle-length nor --no-cache");
+          "--channel, --right-to-left and --ensemble rerank a beam: they take neither --oracle-length nor --no-cache");
     choice.greedy = true;
   }
   const std::optional<models::Channel> channel = open_channel(choice, o.checkpoint, loaded, dev);

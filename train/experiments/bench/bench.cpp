@@ -106,8 +106,6 @@ static void bench_cuda_gemm(int n, int repeats, BenchOutput& out) {
 
 // ---- attention at length T: the fused op against the composed softmax(q k^T) v ----
 
-static double gb(double bytes) { return bytes / 1e9; }
-
 struct AttentionTiming {
   double forward_s = 0, backward_s = 0;
   int64_t peak_bytes = 0;  // tensor storage at its highest, above what was held before
@@ -186,7 +184,7 @@ static void bench_attention(const std::vector<int64_t>& lengths, int64_t H, Devi
     const auto say_row = [&](const char* path, const AttentionTiming& t) {
       const double total = t.forward_s + t.backward_s;
       out.say("  {:>7}  {:<9} {:>8.1f}ms {:>8.1f}ms {:>8.1f}ms {:>10.4f}GB  {:>9.1f}\n", T, path, t.forward_s * 1e3,
-              t.backward_s * 1e3, total * 1e3, gb(t.peak_bytes), flops / total / 1e9);
+              t.backward_s * 1e3, total * 1e3, t.peak_bytes / 1e9, flops / total / 1e9);
     };
     const AttentionTiming fused = time_attention(T, H, true, repeats, device);
     const double fused_total = fused.forward_s + fused.backward_s;
