@@ -17,8 +17,8 @@ namespace qkv::models {
 
 struct Channel {
   static constexpr int64_t kDefaultBeam = 8, kMaxBeam = 64;
-  // Hindi (a channel's `english` vocabulary) to English (its `hindi`): one model, or two that write
-  // the English each way (one trained --reverse, one --reverse --right-to-left), each one's log p added.
+  // Hindi (a channel's `english` vocabulary) to English (its `hindi`): one model or more (one trained
+  // --reverse, one --reverse --right-to-left, another seed's), each one's log p added.
   std::vector<LoadedTranslator> loaded;
   int64_t beam = kDefaultBeam;
   // Models trained on the same data that write the Hindi too: one trained --right-to-left (Liu et al.,
